@@ -1,0 +1,7 @@
+"""``python -m roofline_decode`` runs the command line."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

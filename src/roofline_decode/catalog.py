@@ -1,0 +1,186 @@
+"""The catalog: bundled accelerators, memory tiers and model configs, plus the user's own.
+
+Accelerator and tier ids are the stems of ``hardware_specs/**/<id>.toml`` files; model ids the
+stems of the bundled ``model_configs/<id>.json`` files.  Users add their own spec directories
+with :func:`add_spec_directory` or the ``ROOFLINE_DECODE_SPEC_PATH`` environment variable
+(``os.pathsep``-separated); a user file overrides a bundled one with the same id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .errors import SpecFileError, UnknownIdError
+from .specs.accelerator import Accelerator, MemoryTier
+from .specs.model import Model
+from .specs.spec_file import load_spec_file
+
+__all__ = [
+    "bundled_spec_directory",
+    "add_spec_directory",
+    "spec_directories",
+    "list_accelerators",
+    "list_memory_tiers",
+    "load_accelerator",
+    "load_memory_tier",
+    "list_models",
+    "load_model",
+    "model_metadata",
+    "ENV_SPEC_PATH",
+]
+
+ENV_SPEC_PATH = "ROOFLINE_DECODE_SPEC_PATH"
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_MODEL_DIR = _PACKAGE_DIR / "model_configs"
+_user_directories: list[Path] = []
+
+
+def bundled_spec_directory() -> Path:
+    """The shipped ``hardware_specs`` folder: inside the wheel, or at the repository top level
+    for an editable install."""
+    for candidate in (_PACKAGE_DIR / "hardware_specs", _PACKAGE_DIR.parents[1] / "hardware_specs"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("roofline_decode's bundled hardware_specs folder is missing from the installation")
+
+
+def add_spec_directory(path: str | Path) -> None:
+    """Add a directory of user spec files; its ids override bundled ones (latest added wins)."""
+    path = Path(path)
+    if not path.is_dir():
+        raise SpecFileError(path, "(directory)", "not a directory")
+    _user_directories.append(path.resolve())
+    _index.cache_clear()
+
+
+def spec_directories() -> list[Path]:
+    """Spec directories in increasing precedence: bundled, environment, added."""
+    env = [Path(p) for p in os.environ.get(ENV_SPEC_PATH, "").split(os.pathsep) if p]
+    return [bundled_spec_directory(), *env, *_user_directories]
+
+
+@lru_cache(maxsize=4)
+def _index(directories: tuple[Path, ...]) -> dict[str, dict[str, Path]]:
+    """id -> file for each spec type, later directories overriding earlier ones."""
+    import tomllib
+
+    index: dict[str, dict[str, Path]] = {"accelerator": {}, "memory_tier": {}}
+    for directory in directories:
+        seen: dict[str, Path] = {}
+        for path in sorted(directory.rglob("*.toml")):
+            if path.stem in seen:
+                raise SpecFileError(path, "(id)", f"id {path.stem!r} is also defined by {seen[path.stem]}")
+            seen[path.stem] = path
+            try:
+                with path.open("rb") as handle:
+                    kind = tomllib.load(handle).get("type")
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise SpecFileError(path, "(toml)", f"malformed TOML: {exc}") from None
+            if kind not in index:
+                raise SpecFileError(path, "type", f"expected 'accelerator' or 'memory_tier', got {kind!r}")
+            for other in index.values():
+                other.pop(path.stem, None)
+            index[kind][path.stem] = path
+    return index
+
+
+def _current_index() -> dict[str, dict[str, Path]]:
+    return _index(tuple(spec_directories()))
+
+
+@lru_cache(maxsize=256)
+def _load_cached(path: Path, mtime: float):
+    return load_spec_file(path)
+
+
+def _load(kind: str, id_or_path: str | Path, label: str):
+    if isinstance(id_or_path, Path) or str(id_or_path).endswith(".toml"):
+        spec = load_spec_file(id_or_path)
+        if not isinstance(spec, Accelerator if kind == "accelerator" else MemoryTier):
+            raise SpecFileError(id_or_path, "type", f"expected a {label} spec file")
+        return spec
+    files = _current_index()[kind]
+    if id_or_path not in files:
+        raise UnknownIdError(label, str(id_or_path), files)
+    path = files[id_or_path]
+    return _load_cached(path, path.stat().st_mtime)
+
+
+def list_accelerators() -> list[str]:
+    """Ids of every known accelerator, sorted."""
+    return sorted(_current_index()["accelerator"])
+
+
+def list_memory_tiers() -> list[str]:
+    """Ids of every known memory tier (PCIe, CXL, DDR5 channels), sorted."""
+    return sorted(_current_index()["memory_tier"])
+
+
+def load_accelerator(id_or_path: str | Path) -> Accelerator:
+    """Load an accelerator by catalog id (``"h100-sxm"``) or from a TOML file path.
+
+    Examples
+    --------
+    >>> load_accelerator("h100-sxm").memory_bandwidth
+    3350000000000.0
+    """
+    if isinstance(id_or_path, Accelerator):
+        return id_or_path
+    return _load("accelerator", id_or_path, "accelerator")
+
+
+def load_memory_tier(id_or_path: str | Path) -> MemoryTier:
+    """Load a memory tier by id (``"pcie5-x16"``) or from a TOML file path."""
+    if isinstance(id_or_path, MemoryTier):
+        return id_or_path
+    return _load("memory_tier", id_or_path, "memory tier")
+
+
+def list_models() -> list[str]:
+    """Ids of the bundled model configs, sorted."""
+    return sorted(p.stem for p in _MODEL_DIR.glob("*.json"))
+
+
+def model_metadata(model_id: str) -> dict[str, Any]:
+    """The ``_roofline`` block of a bundled config: name, sources, stated parameter counts."""
+    path = _MODEL_DIR / f"{model_id}.json"
+    if not path.is_file():
+        raise UnknownIdError("model", model_id, list_models())
+    return json.loads(path.read_text(encoding="utf-8")).get("_roofline", {})
+
+
+def load_model(id_or_path: str | Path, weights=None, kv=None, **overrides: Any) -> Model:
+    """Load a bundled model by id (``"llama-3.1-8b"``) or a config.json path or directory.
+
+    Parameters
+    ----------
+    id_or_path : str or Path
+        Catalog id, or a path to a Hugging Face config.json (or its folder).
+    weights, kv : str or NumberFormat, optional
+        Weight and KV-cache formats (default: the config's quantization, else bf16).
+    **overrides
+        Other Model fields to set.
+
+    Examples
+    --------
+    >>> load_model("llama-2-7b", weights="int8").weight_format.name
+    'int8'
+    """
+    if isinstance(id_or_path, Model):
+        model = id_or_path
+    else:
+        path = Path(id_or_path)
+        if str(id_or_path).endswith(".json") or path.is_dir():
+            model = Model.from_hf_config(path, **overrides)
+        else:
+            bundled = _MODEL_DIR / f"{id_or_path}.json"
+            if not bundled.is_file():
+                raise UnknownIdError("model", str(id_or_path), list_models())
+            model = Model.from_hf_config(bundled, **overrides)
+    if weights is not None or kv is not None:
+        model = model.with_precision(weights=weights, kv=kv)
+    return model

@@ -1,0 +1,56 @@
+"""The ``roofline-decode`` command line.
+
+Each subcommand lives in a module with a ``register(subparsers)`` function; this file only
+wires them up and turns library errors into one line on stderr with exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .errors import RooflineError
+
+#: Modules that register subcommands, in the order they appear in ``--help``.
+COMMAND_MODULES = [
+    "roofline_decode.cli_core",
+]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2, no traceback
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = _Parser(
+        prog="roofline-decode",
+        description="How fast can an LLM possibly decode on a given accelerator, and why.",
+    )
+    parser.add_argument("--version", action="version", version=f"roofline_decode {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except RooflineError as exc:
+        print(f"roofline-decode: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. piped into `head`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Argument types and output helpers shared by the CLI subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+from typing import Any
+
+from .errors import InvalidValueError
+
+
+def number_list(text: str) -> list[float]:
+    """Parse ``"1,8,64"`` (also ``1e3``, ``4k``, ``32K``) into numbers; an argparse type."""
+    values = []
+    for part in text.split(","):
+        part = part.strip()
+        scale = 1
+        if part[-1:] in ("k", "K"):
+            part, scale = part[:-1], 1024
+        try:
+            value = float(part) * scale
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r}: values must be finite")
+        values.append(int(value) if value.is_integer() else value)
+    return values
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, gpu_required: bool = True) -> None:
+    """--model, --gpu (repeatable), --weights, --kv."""
+    parser.add_argument("--model", required=True, help="catalog model id or path to a config.json")
+    parser.add_argument(
+        "--gpu", action="append", required=gpu_required, metavar="ID",
+        help="accelerator id or path to a spec TOML; repeat for several",
+    )
+    parser.add_argument("--weights", metavar="FMT", help="weight format (bf16, fp8, int8, int4-g32, q4_0, mxfp4 ...)")
+    parser.add_argument("--kv", metavar="FMT", help="KV-cache format (bf16, fp8 ...)")
+
+
+def load_model_from_args(args: argparse.Namespace):
+    from .catalog import load_model
+
+    return load_model(args.model, weights=args.weights, kv=args.kv)
+
+
+def emit_records(records: list[dict[str, Any]], fmt: str) -> str:
+    """Records as JSON (a list of objects) or CSV."""
+    if fmt == "json":
+        return json.dumps([{k: _jsonable(v) for k, v in r.items()} for r in records], indent=2)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(records[0]) if records else [], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(records)
+    return buffer.getvalue().rstrip("\n")
+
+
+def _jsonable(value: Any) -> Any:
+    # JSON has no infinity: an unreachable critical batch is written as null
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def positive(name: str):
+    """An argparse type for a finite number > 0 named ``name``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0, got {text!r}")
+        return value
+
+    return parse
+
+
+__all__ = ["number_list", "add_model_arguments", "load_model_from_args", "emit_records", "positive", "InvalidValueError"]

@@ -1,0 +1,171 @@
+"""Core subcommands: ``floor``, ``list``, ``show`` and ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+
+from .cli_common import add_model_arguments, emit_records, load_model_from_args, number_list
+from .units import GB, TB, TFLOP, format_number
+
+#: The built-in default of ``demo``: a model and a spread of catalog accelerators.
+DEMO_MODEL = "llama-3.1-8b"
+DEMO_GPUS = ("a100-80gb-sxm", "h100-sxm", "h200-sxm", "mi300x", "l4")
+DEMO_BATCH = (1, 8, 64, 256)
+DEMO_CONTEXT = 4096
+
+
+def register(subparsers) -> None:
+    floor = subparsers.add_parser("floor", help="decode step floors of a model on accelerators")
+    add_model_arguments(floor)
+    floor.add_argument("--batch", type=number_list, default=[1], help="comma-separated batch sizes (default 1)")
+    floor.add_argument("--context", type=number_list, default=[4096], help="comma-separated contexts (default 4096)")
+    floor.add_argument("--sparse", action="store_true", help="use 2:4 sparse peaks instead of dense")
+    floor.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    floor.set_defaults(handler=run_floor)
+
+    listing = subparsers.add_parser("list", help="list catalog ids")
+    listing.add_argument("what", choices=("models", "gpus", "tiers", "formats"))
+    listing.set_defaults(handler=run_list)
+
+    show = subparsers.add_parser("show", help="every figure of an accelerator or tier with unit, kind and source; or a model")
+    show.add_argument("id", help="accelerator, memory tier or model id (or a spec/config path)")
+    show.set_defaults(handler=run_show)
+
+    demo = subparsers.add_parser("demo", help="floors of a default model on several accelerators, and a ridge plot")
+    demo.add_argument("--out", default="demo-output", help="folder for the plot (default demo-output)")
+    demo.set_defaults(handler=run_demo)
+
+
+def run_floor(args: argparse.Namespace) -> int:
+    from .estimate import sweep
+
+    model = load_model_from_args(args)
+    result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse)
+    print(str(result) if args.format == "table" else emit_records(result.to_records(), args.format))
+    return 0
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from . import catalog
+    from .formats import FORMATS
+
+    if args.what == "models":
+        rows = []
+        for model_id in catalog.list_models():
+            meta = catalog.model_metadata(model_id)
+            rows.append([model_id, meta.get("name", ""), meta.get("params_stated", "")])
+        print(_table(["id", "name", "parameters (stated)"], rows))
+    elif args.what == "gpus":
+        rows = []
+        for gpu_id in catalog.list_accelerators():
+            gpu = catalog.load_accelerator(gpu_id)
+            bf16 = gpu.peak_flops.get("bf16")
+            rows.append([
+                gpu_id, gpu.name, f"{gpu.memory_capacity / GB:g} GB", f"{gpu.memory_bandwidth / TB:.3g} TB/s",
+                f"{bf16 / TFLOP:.4g} TFLOP/s" if bf16 else "-",
+                f"{gpu.ridge_point('bf16'):.4g}" if bf16 else "-",
+            ])
+        print(_table(["id", "name", "memory", "bandwidth", "dense bf16", "ridge FLOP/B"], rows))
+    elif args.what == "tiers":
+        rows = []
+        for tier_id in catalog.list_memory_tiers():
+            tier = catalog.load_memory_tier(tier_id)
+            rows.append([tier_id, tier.name, f"{tier.bandwidth / GB:.4g} GB/s", tier.direction])
+        print(_table(["id", "name", "bandwidth", "meaning"], rows))
+    else:
+        rows = [[f.name, format_number(f.bits_per_element), f.compute_precision, f.description] for f in FORMATS.values()]
+        print(_table(["format", "bits/element", "computes on", "description"], rows))
+    return 0
+
+
+def _show_hardware(spec) -> str:
+    lines = [f"{spec.name}  [{spec.id}]" + (f"  from {spec.path}" if spec.path else "")]
+    for key, fig in spec.figures.items():
+        how = f" ({fig.derivation})" if fig.derivation else ""
+        lines.append(f"  {key:28s} {fig.value:g} {fig.unit:8s} {fig.kind}{how}  [{fig.source}]")
+        if fig.note:
+            lines.append(f"  {'':28s} note: {fig.note}")
+    link = getattr(spec, "interconnect", None)
+    if link is not None:
+        lines.append(f"  interconnect: {link.name}, {link.direction}, {link.scope}")
+    if spec.notes:
+        lines.append(f"  notes: {spec.notes}")
+    lines.append("  sources:")
+    for key, source in spec.sources.items():
+        lines.append(f"    [{key}] {source.title}, {source.url} (retrieved {source.retrieved})")
+    return "\n".join(lines)
+
+
+def _show_model(model) -> str:
+    rows = [
+        ("parameters", f"{model.parameter_count:,}"),
+        ("active parameters", f"{model.active_parameter_count:,}"),
+        ("layers (global / sliding)", f"{model.num_layers} ({model.num_global_layers} / {model.num_sliding_layers})"),
+        ("hidden, heads, KV heads, head_dim", f"{model.hidden_size}, {model.num_heads}, {model.num_kv_heads}, {model.head_dim}"),
+        ("intermediate", str(model.intermediate_size)),
+        ("vocab", str(model.vocab_size)),
+        ("experts (k of E)", f"{model.num_experts_per_token} of {model.num_experts}" if model.is_moe else "dense"),
+        ("MLA latent", str(model.kv_lora_rank) if model.is_mla else "no"),
+        ("weights", f"{model.weight_format.name}: {model.weight_bytes / GB:.4g} GB"),
+        ("KV per token", f"{model.kv_bytes_per_token:,.0f} B ({model.kv_format.name})"),
+        ("source", model.source or "-"),
+    ]
+    return "\n".join([model.name] + [f"  {k:36s} {v}" for k, v in rows])
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from . import catalog
+    from .errors import UnknownIdError
+
+    ident = args.id
+    if ident.endswith(".json") or ident in catalog.list_models():
+        print(_show_model(catalog.load_model(ident)))
+        return 0
+    try:
+        print(_show_hardware(catalog.load_accelerator(ident)))
+    except UnknownIdError:
+        if ident not in catalog.list_memory_tiers():
+            raise UnknownIdError(
+                "accelerator, tier or model", ident,
+                catalog.list_accelerators() + catalog.list_memory_tiers() + catalog.list_models(),
+            ) from None
+        print(_show_hardware(catalog.load_memory_tier(ident)))
+    return 0
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from .estimate import sweep
+
+    result = sweep([DEMO_MODEL], list(DEMO_GPUS), batch=list(DEMO_BATCH), context=[DEMO_CONTEXT])
+    print(result)
+    print()
+    print(write_demo_plot(result, args.out))
+    return 0
+
+
+def write_demo_plot(result, out: str) -> str:
+    """Write the demo's ridge-point plot; returns a line saying where (or why not)."""
+    from pathlib import Path
+
+    try:
+        from .plotting import ridge_plot
+    except ImportError as exc:
+        return f"(no plot written: {exc})"
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = Path(out) / "ridge.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ax = ridge_plot(DEMO_MODEL, list(DEMO_GPUS), batch=[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], context=[DEMO_CONTEXT])
+    ax.figure.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(ax.figure)
+    return f"ridge-point plot written to {path}"

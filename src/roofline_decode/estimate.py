@@ -1,0 +1,347 @@
+"""Layer 3: ``decode_floor`` and ``sweep``, orchestrating the formulas for a Model on an Accelerator.
+
+Every field of the result broadcasts like numpy over ``batch`` and ``context``; the result
+keeps every intermediate term so a user can see *why* a step takes what it takes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import formulas as f
+from .errors import InvalidValueError
+from .specs.accelerator import Accelerator
+from .specs.model import Model
+
+__all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS"]
+
+#: Keys of :meth:`DecodeFloor.to_records` (and of the CLI's JSON output), all in SI units.
+RECORD_KEYS = (
+    "model", "accelerator", "batch", "context", "weight_format", "kv_format", "weight_bytes",
+    "kv_read_bytes", "kv_write_bytes", "bytes_total", "flops", "memory_time_s", "compute_time_s",
+    "step_time_s", "tokens_per_s", "arithmetic_intensity", "ridge_point", "bound", "critical_batch",
+)
+
+
+def _as_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.ndarray:
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidValueError(name, value, "a number or an array of numbers") from None
+    allowed = f"finite numbers {'>=' if inclusive else '>'} {minimum:g}"
+    if array.size == 0:
+        raise InvalidValueError(name, value, allowed + " (got an empty array)")
+    bad = ~np.isfinite(array) | ((array < minimum) if inclusive else (array <= minimum))
+    if bad.any():
+        raise InvalidValueError(name, array[bad].flat[0].item(), allowed)
+    return array
+
+
+@dataclass(frozen=True)
+class _Traffic:
+    """Bytes and FLOPs of a step: depend on the model and the grid, not on the device."""
+
+    weight_bytes: np.ndarray
+    kv_read_bytes: np.ndarray
+    kv_write_bytes: np.ndarray
+    flops: np.ndarray
+
+
+def _traffic(model: Model, batch: np.ndarray, context: np.ndarray) -> _Traffic:
+    g = model._groups
+    b_w = model.weight_format.bytes_per_element
+    b_e = model.routed_expert_format.bytes_per_element
+    layers = (model.num_global_layers, model.num_sliding_layers, model.window)
+    m_kv = model.kv_bytes_per_token_per_layer
+    experts = (model.num_moe_layers, max(model.num_experts, 1), max(model.num_experts_per_token, 1))
+
+    weight = f.weight_bytes_read(
+        batch, model.streamed_parameters, model.embedding_row_parameters, model.vocab_size, b_w,
+        *experts, model.expert_parameters, b_e,
+    )
+    kv_read = f.kv_read_bytes(batch, context, m_kv, *layers)
+    kv_write = f.kv_write_bytes(batch, m_kv, model.num_layers)
+    matmul = f.matmul_flops(batch, model.matmul_parameters_per_token)
+    scores = f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
+
+    return _Traffic(weight, kv_read, kv_write, matmul + scores)
+
+
+def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
+    """Bytes and FLOPs per component; they add up to the totals of :func:`_traffic`."""
+    g = model._groups
+    b_w = model.weight_format.bytes_per_element
+    b_e = model.routed_expert_format.bytes_per_element
+    layers = (model.num_global_layers, model.num_sliding_layers, model.window)
+    m_kv = model.kv_bytes_per_token_per_layer
+    zero = np.zeros(np.broadcast(batch, context).shape)
+    routed = model.num_moe_layers * f.expected_experts_touched(
+        max(model.num_experts, 1), max(model.num_experts_per_token, 1), batch
+    ) * model.expert_parameters
+    mlp_streamed = sum(g[k] for k in ("dense_mlp_matrix", "dense_mlp_bias", "shared_expert_matrix",
+                                      "shared_expert_bias", "router_matrix", "router_bias"))
+    mlp_matrix = (g["dense_mlp_matrix"] + g["shared_expert_matrix"] + g["router_matrix"]
+                  + model.num_moe_layers * model.num_experts_per_token * g["expert_matrix"])
+    bytes_parts = {
+        "attention_weights": zero + b_w * g["attention_matrix"],
+        "mlp_weights": zero + b_w * mlp_streamed + b_e * routed,
+        "norms_and_biases": zero + b_w * g["layer_vector"],
+        "embedding": zero + b_w * np.minimum(batch, model.vocab_size) * model.embedding_row_parameters,
+        "lm_head": zero + b_w * g["lm_head"],
+        "kv_read": zero + f.kv_read_bytes(batch, context, m_kv, *layers),
+        "kv_write": zero + f.kv_write_bytes(batch, m_kv, model.num_layers),
+    }
+    flops_parts = {
+        "attention_projections": zero + f.matmul_flops(batch, g["attention_matrix"]),
+        "attention_scores": zero + f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers),
+        "mlp": zero + f.matmul_flops(batch, mlp_matrix),
+        "lm_head": zero + f.matmul_flops(batch, g["lm_head"]),
+    }
+    return {"bytes": bytes_parts, "flops": flops_parts}
+
+
+def _critical_batch(model: Model, context: np.ndarray, peak: float, bandwidth: float) -> np.ndarray:
+    """Smallest (real) batch with T_comp >= T_mem at each context."""
+    one = _traffic(model, np.ones_like(context), context)
+    per_sequence_bytes = one.kv_read_bytes + one.kv_write_bytes + (
+        model.weight_format.bytes_per_element * model.embedding_row_parameters
+    )
+    fixed = model.weight_format.bytes_per_element * model.streamed_parameters
+    if not model.is_moe:
+        return np.asarray(f.critical_batch(fixed, per_sequence_bytes, one.flops, peak, bandwidth), dtype=float)
+    # MoE: expert bytes grow concavely with B, so T_comp - T_mem is convex in B and negative at
+    # B = 0: one crossing at most.  Bracket it with every expert read (an upper bound) and bisect.
+    all_experts = model.num_moe_layers * model.num_experts * model.expert_parameters
+    fixed_all = fixed + model.routed_expert_format.bytes_per_element * all_experts
+    upper = np.asarray(f.critical_batch(fixed_all, per_sequence_bytes, one.flops, peak, bandwidth), dtype=float)
+    finite = np.isfinite(upper)
+    low = np.zeros_like(upper)
+    high = np.where(finite, upper, 1.0)
+
+    def margin(b: np.ndarray) -> np.ndarray:
+        t = _traffic(model, b, context)
+        return t.flops / peak - (t.weight_bytes + t.kv_read_bytes + t.kv_write_bytes) / bandwidth
+
+    for _ in range(64):
+        mid = 0.5 * (low + high)
+        positive = margin(mid) >= 0
+        high, low = np.where(positive, mid, high), np.where(positive, low, mid)
+    return np.where(finite, high, np.inf)
+
+
+@dataclass(frozen=True)
+class DecodeFloor:
+    """The decode step floor of a model on an accelerator, broadcast over batch and context.
+
+    All quantities in SI units: bytes [B], FLOPs, seconds [s], tokens per second [1/s],
+    intensities [FLOP/B].  ``tokens_per_s`` is generated tokens aggregated over the batch;
+    ``per_sequence_tokens_per_s`` is what one sequence sees (1 / step time).
+    """
+
+    model: str
+    accelerator: str
+    weight_format: str
+    kv_format: str
+    compute_precision: str
+    batch: np.ndarray
+    context: np.ndarray
+    weight_bytes: np.ndarray
+    kv_read_bytes: np.ndarray
+    kv_write_bytes: np.ndarray
+    bytes_total: np.ndarray
+    flops: np.ndarray
+    memory_time_s: np.ndarray
+    compute_time_s: np.ndarray
+    step_time_s: np.ndarray
+    tokens_per_s: np.ndarray
+    per_sequence_tokens_per_s: np.ndarray
+    arithmetic_intensity: np.ndarray
+    ridge_point: float
+    critical_batch: np.ndarray
+    memory_bandwidth: float
+    peak_flops: float
+    spec: Model = field(repr=False)
+
+    @property
+    def bound(self) -> np.ndarray:
+        """``"compute"`` where T_comp >= T_mem, else ``"memory"`` (array of str)."""
+        return np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.step_time_s.shape
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per grid point with the keys of :data:`RECORD_KEYS` (SI units, plain floats)."""
+        shape = self.shape
+        columns = {
+            key: np.broadcast_to(getattr(self, key), shape).ravel()
+            for key in RECORD_KEYS
+            if key not in ("model", "accelerator", "weight_format", "kv_format", "ridge_point")
+        }
+        records = []
+        for i in range(int(np.prod(shape))):
+            record: dict[str, Any] = {
+                "model": self.model, "accelerator": self.accelerator,
+                "weight_format": self.weight_format, "kv_format": self.kv_format,
+                "ridge_point": float(self.ridge_point),
+            }
+            for key, column in columns.items():
+                value = column[i]
+                record[key] = str(value) if key == "bound" else float(value)
+            for key in ("batch", "context"):
+                if float(record[key]).is_integer():
+                    record[key] = int(record[key])
+            records.append({key: record[key] for key in RECORD_KEYS})
+        return records
+
+    def breakdown(self) -> dict[str, dict[str, np.ndarray]]:
+        """Bytes [B] and FLOPs per component, to see what dominates the step.
+
+        ``bytes``: attention_weights, mlp_weights (dense MLPs, shared and routed experts,
+        routers), norms_and_biases, embedding (gathered rows), lm_head, kv_read, kv_write;
+        ``flops``: attention_projections, attention_scores, mlp, lm_head.  Each part has the
+        shape of the grid and the parts add up to ``bytes_total`` and ``flops``.
+
+        Examples
+        --------
+        >>> r = decode_floor("llama-3.1-8b", "h100-sxm", batch=1, context=4096)
+        >>> parts = r.breakdown()["bytes"]
+        >>> max(parts, key=lambda k: parts[k])
+        'mlp_weights'
+        """
+        return _breakdown(self.spec, self.batch, self.context)
+
+    def _table_rows(self) -> list[list[str]]:
+        from .views_table import floor_rows
+
+        return floor_rows(self)
+
+    def __str__(self) -> str:
+        from .views_table import render_text
+
+        return render_text(self)
+
+    def _repr_html_(self) -> str:
+        from .views_table import render_html
+
+        return render_html(self)
+
+
+def decode_floor(
+    model: Model | str,
+    accelerator: Accelerator | str,
+    batch: Any = 1,
+    context: Any = 0,
+    *,
+    sparse: bool = False,
+) -> DecodeFloor:
+    """The fastest possible decode step of ``model`` on ``accelerator``.
+
+    Parameters
+    ----------
+    model : Model or str
+        A :class:`Model` or a catalog id.
+    accelerator : Accelerator or str
+        An :class:`Accelerator` or a catalog id.
+    batch : array_like
+        Sequences decoded together B [1], > 0.
+    context : array_like
+        Tokens already cached per sequence T [1], >= 0; broadcasts against ``batch``.
+    sparse : bool
+        Use 2:4 structured-sparsity peaks (off: dense peaks, DESIGN.md §4).
+
+    Returns
+    -------
+    DecodeFloor
+        Every term of the floor, broadcast over batch and context.
+
+    Examples
+    --------
+    Llama-3.1-8B in bf16 on an H100 SXM, batch 1 at 4096 tokens: about 5 ms per token.
+
+    >>> r = decode_floor("llama-3.1-8b", "h100-sxm", batch=1, context=4096)
+    >>> round(float(r.step_time_s) * 1e3, 2), str(r.bound)
+    (4.64, 'memory')
+    """
+    from .catalog import load_accelerator, load_model
+
+    model = load_model(model)
+    accelerator = load_accelerator(accelerator)
+    batch_array = _as_array("batch", batch, 0.0, inclusive=False)
+    context_array = _as_array("context", context, 0.0, inclusive=True)
+    batch_array, context_array = np.broadcast_arrays(batch_array, context_array)
+    traffic = _traffic(model, batch_array, context_array)
+    return _timed(model, accelerator, batch_array, context_array, traffic, sparse)
+
+
+def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool) -> DecodeFloor:
+    try:
+        precision, peak = accelerator.peak(model.weight_format, sparse)
+    except InvalidValueError:
+        # No published peak for this precision: drop the compute bound, keep the memory bound.
+        precision, peak = "none published (compute time not bounded)", float("inf")
+    bandwidth = accelerator.memory_bandwidth
+    bytes_total = traffic.weight_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
+    memory = f.memory_time(bytes_total, bandwidth)
+    compute = f.compute_time(traffic.flops, peak)
+    step = f.step_time(memory, compute)
+    if model.is_moe:  # bisection: solve once per distinct context
+        contexts, inverse = np.unique(context, return_inverse=True)
+        critical = _critical_batch(model, contexts, peak, bandwidth)[inverse].reshape(context.shape)
+    else:
+        critical = _critical_batch(model, context, peak, bandwidth)
+    return DecodeFloor(
+        model=model.name, accelerator=accelerator.id or accelerator.name,
+        weight_format=model.weight_format.name, kv_format=model.kv_format.name, compute_precision=precision,
+        batch=batch, context=context, weight_bytes=traffic.weight_bytes, kv_read_bytes=traffic.kv_read_bytes,
+        kv_write_bytes=traffic.kv_write_bytes, bytes_total=bytes_total, flops=traffic.flops,
+        memory_time_s=memory, compute_time_s=compute, step_time_s=step,
+        tokens_per_s=f.tokens_per_second(batch, step), per_sequence_tokens_per_s=1.0 / step,
+        arithmetic_intensity=f.arithmetic_intensity(traffic.flops, bytes_total),
+        ridge_point=float(f.ridge_point(peak, bandwidth)), critical_batch=critical,
+        memory_bandwidth=bandwidth, peak_flops=peak, spec=model,
+    )
+
+
+class SweepResult(list):
+    """The floors of a sweep: a list of :class:`DecodeFloor`, one per (model, accelerator),
+    each over the batch × context grid (axis 0: batch, axis 1: context)."""
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [record for floor in self for record in floor.to_records()]
+
+    def __str__(self) -> str:
+        return "\n\n".join(str(floor) for floor in self)
+
+
+def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: bool = False) -> SweepResult:
+    """Floors for every model × accelerator over the outer product of ``batch`` and ``context``.
+
+    Bytes and FLOPs are computed once per model on the whole grid; only the timing is
+    repeated per accelerator.
+
+    Examples
+    --------
+    >>> result = sweep(["llama-3.1-8b"], ["a100-80gb-sxm", "h100-sxm"], batch=[1, 8, 64], context=[1024, 8192])
+    >>> [r.step_time_s.shape for r in result]
+    [(3, 2), (3, 2)]
+    """
+    from .catalog import load_accelerator, load_model
+
+    models = [models] if isinstance(models, (str, Model)) else list(models)
+    accelerators = [accelerators] if isinstance(accelerators, (str, Accelerator)) else list(accelerators)
+    batch_axis = _as_array("batch", batch, 0.0, inclusive=False).ravel()[:, None]
+    context_axis = _as_array("context", context, 0.0, inclusive=True).ravel()[None, :]
+    batch_grid, context_grid = np.broadcast_arrays(batch_axis, context_axis)
+    devices = [load_accelerator(a) for a in accelerators]
+    result = SweepResult()
+    for model in models:
+        model = load_model(model)
+        traffic = _traffic(model, batch_grid, context_grid)
+        result.extend(_timed(model, device, batch_grid, context_grid, traffic, sparse) for device in devices)
+    return result
+

@@ -1,0 +1,60 @@
+"""Layer 1: the physics, as pure numpy-broadcasting functions that also run on sympy symbols.
+
+No pydantic, no I/O, no globals (DESIGN.md §2).  Every public function here has a symbolic
+twin in :mod:`roofline_decode.symbolic` obtained by calling it on sympy symbols.
+"""
+
+from .flops import attention_flops, matmul_flops
+from .kv_cache import (
+    attended_positions,
+    kv_bytes_per_token_per_layer,
+    kv_cache_bytes,
+    kv_read_bytes,
+    kv_write_bytes,
+    mla_kv_bytes_per_token_per_layer,
+)
+from .roofline import (
+    arithmetic_intensity,
+    compute_time,
+    critical_batch,
+    memory_time,
+    ridge_point,
+    step_time,
+    tokens_per_second,
+)
+from .weights import (
+    attention_matrix_parameters,
+    expected_experts_touched,
+    mla_matrix_parameters,
+    mlp_matrix_parameters,
+    weight_bytes_read,
+)
+
+#: Every public formula, by name: the registry the symbolic layer and its meta-test use.
+PUBLIC_FORMULAS = {
+    f.__name__: f
+    for f in (
+        attention_matrix_parameters,
+        mla_matrix_parameters,
+        mlp_matrix_parameters,
+        expected_experts_touched,
+        weight_bytes_read,
+        kv_bytes_per_token_per_layer,
+        mla_kv_bytes_per_token_per_layer,
+        attended_positions,
+        kv_cache_bytes,
+        kv_read_bytes,
+        kv_write_bytes,
+        matmul_flops,
+        attention_flops,
+        memory_time,
+        compute_time,
+        step_time,
+        arithmetic_intensity,
+        ridge_point,
+        tokens_per_second,
+        critical_batch,
+    )
+}
+
+__all__ = [*PUBLIC_FORMULAS, "PUBLIC_FORMULAS"]

@@ -1,0 +1,48 @@
+"""The few non-arithmetic operations formulas need, working on numpy and sympy alike.
+
+Formulas are written with ``+ - * / **`` and these helpers only, so the symbolic layer can call
+the *same* functions on sympy symbols (DESIGN.md §2).  sympy is never imported here unless a
+symbolic argument is actually passed in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def is_symbolic(*values) -> bool:
+    """True if any value is a sympy expression (detected without importing sympy)."""
+    return any(hasattr(v, "free_symbols") for v in values)
+
+
+def maximum(a, b):
+    """Element-wise maximum: ``numpy.maximum`` or ``sympy.Max``."""
+    if is_symbolic(a, b):
+        import sympy
+
+        return sympy.Max(a, b)
+    return np.maximum(a, b)
+
+
+def minimum(a, b):
+    """Element-wise minimum: ``numpy.minimum`` or ``sympy.Min``."""
+    if is_symbolic(a, b):
+        import sympy
+
+        return sympy.Min(a, b)
+    return np.minimum(a, b)
+
+
+def ratio_or_infinite(numerator, denominator):
+    """``numerator / denominator`` where ``denominator > 0``, else +infinity.
+
+    Symbolic arguments give a ``sympy.Piecewise``.
+    """
+    if is_symbolic(numerator, denominator):
+        import sympy
+
+        return sympy.Piecewise((numerator / denominator, denominator > 0), (sympy.oo, True))
+    numerator = np.asarray(numerator, dtype=float)
+    denominator = np.asarray(denominator, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, numerator / denominator, np.inf)

@@ -1,0 +1,264 @@
+"""Parameter counts and weight bytes read per decode step (DESIGN.md §4).
+
+Only matrices count as *matmul* parameters (they drive FLOPs); biases and norm weights are
+*vector* parameters: read every step, never multiplied as matrices.
+"""
+
+from __future__ import annotations
+
+from ._ops import minimum
+
+__all__ = [
+    "attention_matrix_parameters",
+    "mla_matrix_parameters",
+    "mlp_matrix_parameters",
+    "expected_experts_touched",
+    "weight_bytes_read",
+]
+
+
+def attention_matrix_parameters(hidden_size, num_heads, num_kv_heads, head_dim):
+    r"""Matrix parameters of one grouped-query attention layer (q, k, v and o projections).
+
+    .. math:: P_{attn} = d\,H_q d_h + 2\,d\,H_{kv} d_h + H_q d_h\,d
+
+    Parameters
+    ----------
+    hidden_size : array_like
+        Model width d [1].
+    num_heads : array_like
+        Query heads H_q [1].
+    num_kv_heads : array_like
+        Key/value heads H_kv [1]; H_kv = H_q is multi-head attention, 1 is multi-query.
+    head_dim : array_like
+        Width of one head d_h [1]; taken from the config, never assumed to be d / H_q.
+
+    Returns
+    -------
+    array_like
+        Parameters [1] of the four projection matrices (biases not included).
+
+    Notes
+    -----
+    The projection width H_q·d_h may differ from d (Qwen3-30B-A3B: 32·128 = 4096 vs d = 2048).
+
+    References
+    ----------
+    .. [1] Ainslie et al., "GQA: Training Generalized Multi-Query Transformer Models from
+       Multi-Head Checkpoints", arXiv:2305.13245, §2.
+
+    Examples
+    --------
+    Llama-3.1-8B (d = 4096, 32 query heads, 8 KV heads, d_h = 128):
+
+    >>> attention_matrix_parameters(4096, 32, 8, 128)
+    41943040
+    """
+    return hidden_size * num_heads * head_dim * 2 + 2 * hidden_size * num_kv_heads * head_dim
+
+
+def mla_matrix_parameters(
+    hidden_size, num_heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
+):
+    r"""Matrix parameters of one multi-head latent attention (MLA) layer.
+
+    .. math::
+        P_{MLA} = \underbrace{d\,r_q + r_q H (d_{nope} + d_{rope})}_{q}
+                + \underbrace{d\,(r_{kv} + d_{rope}) + r_{kv} H (d_{nope} + d_v)}_{kv}
+                + \underbrace{H d_v\,d}_{o}
+
+    With ``q_lora_rank = 0`` the query is a single d × H(d_nope + d_rope) matrix (DeepSeek-V2-Lite).
+
+    Parameters
+    ----------
+    hidden_size : array_like
+        Model width d [1].
+    num_heads : array_like
+        Attention heads H [1].
+    q_lora_rank : array_like
+        Query compression rank r_q [1]; 0 for an uncompressed query projection.
+    kv_lora_rank : array_like
+        Key/value latent rank r_kv [1].
+    qk_nope_head_dim, qk_rope_head_dim : array_like
+        Per-head query/key widths without and with rotary embedding [1].
+    v_head_dim : array_like
+        Per-head value width d_v [1].
+
+    Returns
+    -------
+    array_like
+        Parameters [1] of the MLA projection matrices (norms not included).
+
+    References
+    ----------
+    .. [1] DeepSeek-AI, "DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts
+       Language Model", arXiv:2405.04434, §2.1.
+
+    Examples
+    --------
+    DeepSeek-V3 (d = 7168, H = 128, r_q = 1536, r_kv = 512, 128 + 64 q/k, d_v = 128):
+
+    >>> mla_matrix_parameters(7168, 128, 1536, 512, 128, 64, 128)
+    187105280
+    """
+    qk_head_dim = qk_nope_head_dim + qk_rope_head_dim
+    if q_lora_rank == 0:
+        query = hidden_size * num_heads * qk_head_dim
+    else:
+        query = hidden_size * q_lora_rank + q_lora_rank * num_heads * qk_head_dim
+    key_value = hidden_size * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank * num_heads * (
+        qk_nope_head_dim + v_head_dim
+    )
+    output = num_heads * v_head_dim * hidden_size
+    return query + key_value + output
+
+
+def mlp_matrix_parameters(hidden_size, intermediate_size, gated=True):
+    r"""Matrix parameters of one feed-forward block (or one expert).
+
+    .. math:: P_{mlp} = (2 + g)\,d\,d_{ff}, \qquad g = 1 \text{ (gated: SwiGLU, GeGLU)}, 0 \text{ (plain)}
+
+    Parameters
+    ----------
+    hidden_size : array_like
+        Model width d [1].
+    intermediate_size : array_like
+        Feed-forward width d_ff [1].
+    gated : bool or array_like
+        1 (True) for a gated MLP with gate, up and down matrices; 0 for up and down only.
+
+    Returns
+    -------
+    array_like
+        Parameters [1] of the MLP matrices (biases not included).
+
+    References
+    ----------
+    .. [1] Shazeer, "GLU Variants Improve Transformer", arXiv:2002.05202, §2.
+
+    Examples
+    --------
+    Llama-2-7B (d = 4096, d_ff = 11008, SwiGLU):
+
+    >>> mlp_matrix_parameters(4096, 11008, gated=True)
+    135266304
+    """
+    return (2 + 1 * gated) * hidden_size * intermediate_size
+
+
+def expected_experts_touched(num_experts, experts_per_token, batch):
+    r"""Expected number of distinct routed experts a batch touches in one MoE layer.
+
+    .. math:: U(B) = E \left(1 - \left(1 - \frac{k}{E}\right)^{B}\right)
+
+    Parameters
+    ----------
+    num_experts : array_like
+        Routed experts per layer E [1].
+    experts_per_token : array_like
+        Experts each token is routed to k [1], 1 <= k <= E.
+    batch : array_like
+        Sequences in the decode step B [1].
+
+    Returns
+    -------
+    array_like
+        Expected distinct experts read [1]; U(1) = k, U → E as B → ∞.
+
+    Notes
+    -----
+    Assumes uniform, independent routing: each token picks any expert with probability k/E
+    (the k picks of one token are distinct, which this approximation ignores beyond B = 1).
+    Real routers are skewed, which touches fewer experts, so this is an upper estimate of the
+    expert bytes read for a given batch.
+
+    References
+    ----------
+    .. [1] Fedus, Zoph and Shazeer, "Switch Transformers", JMLR 23 (2022), §2.1 (routing);
+       the occupancy expectation is the classical balls-in-bins result.
+
+    Examples
+    --------
+    Mixtral-8x7B (E = 8, k = 2) at batch 1 and batch 8:
+
+    >>> float(expected_experts_touched(8, 2, 1))
+    2.0
+    >>> round(float(expected_experts_touched(8, 2, 8)), 3)
+    7.199
+    """
+    return num_experts * (1 - (1 - experts_per_token / num_experts) ** batch)
+
+
+def weight_bytes_read(
+    batch,
+    streamed_parameters,
+    embedding_row_parameters,
+    vocab_size,
+    bytes_per_weight,
+    num_moe_layers=0,
+    num_experts=1,
+    experts_per_token=1,
+    expert_parameters=0,
+    bytes_per_expert_weight=None,
+):
+    r"""Weight bytes one decode step reads from memory.
+
+    .. math::
+        W_{read} = b_w \left(P_{stream} + \min(B, V)\,P_{row}\right)
+                 + b_e\,L_{moe}\,U(B)\,P_{expert}
+
+    Parameters
+    ----------
+    batch : array_like
+        Sequences in the step B [1].
+    streamed_parameters : array_like
+        Parameters read in full every step [1]: attention, dense MLPs, shared experts, routers,
+        norms, biases and the full lm_head (V × d, also when tied to the embedding).
+    embedding_row_parameters : array_like
+        Parameters gathered per distinct token from the embedding tables [1]: d, plus d for a
+        learned position table.
+    vocab_size : array_like
+        Vocabulary size V [1]; at most V distinct embedding rows exist.
+    bytes_per_weight : array_like
+        Stored bytes per weight b_w [B], block scales included.
+    num_moe_layers : array_like, optional
+        Layers with routed experts L_moe [1].
+    num_experts, experts_per_token : array_like, optional
+        Routed experts E and experts per token k [1].
+    expert_parameters : array_like, optional
+        Matrix and bias parameters of one routed expert P_expert [1].
+    bytes_per_expert_weight : array_like, optional
+        Bytes per expert weight b_e [B]; defaults to ``bytes_per_weight`` (gpt-oss ships its
+        experts in MXFP4 and the rest in bf16).
+
+    Returns
+    -------
+    array_like
+        Bytes read [B].
+
+    Notes
+    -----
+    Each distinct gathered row is read once; the sequences of a batch are assumed to hold
+    distinct tokens (the worst case, min(B, V) rows). Routed experts follow
+    :func:`expected_experts_touched`.
+
+    References
+    ----------
+    .. [1] Pope et al., "Efficiently Scaling Transformer Inference", MLSys 2023, §2 (memory
+       time of weight loading).
+
+    Examples
+    --------
+    Llama-2-7B in bf16 at batch 1: everything but the 32000 × 4096 input embedding, plus one row.
+
+    >>> weight_bytes_read(1, 6_738_415_616 - 32000 * 4096, 4096, 32000, 2)
+    13214695424
+    """
+    if bytes_per_expert_weight is None:
+        bytes_per_expert_weight = bytes_per_weight
+    gathered = minimum(batch, vocab_size) * embedding_row_parameters
+    if isinstance(num_moe_layers, int) and num_moe_layers == 0:
+        experts = 0  # dense model: skip the (vanishing) expert term
+    else:
+        experts = num_moe_layers * expected_experts_touched(num_experts, experts_per_token, batch)
+    return bytes_per_weight * (streamed_parameters + gathered) + bytes_per_expert_weight * experts * expert_parameters

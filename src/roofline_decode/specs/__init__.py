@@ -1,0 +1,6 @@
+"""Layer 2: pydantic specs (frozen, unknown fields rejected) that validate and feed the formulas."""
+
+from .accelerator import Accelerator, Figure, Interconnect, MemoryTier, Source
+from .model import Model
+
+__all__ = ["Accelerator", "Figure", "Interconnect", "MemoryTier", "Model", "Source"]

@@ -1,0 +1,56 @@
+"""Common base of the pydantic specs: frozen, no extra fields, our own errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..errors import InvalidValueError
+
+__all__ = ["Spec", "SpecValidationError", "describe_validation_error"]
+
+
+def describe_validation_error(exc: ValidationError) -> list[tuple[str, Any, str]]:
+    """(field path, offending value, what is allowed) for each problem pydantic found."""
+    problems = []
+    for err in exc.errors(include_url=False):
+        field = ".".join(str(part) for part in err["loc"]) or "(root)"
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "unknown field (not allowed)"
+        elif err["type"] == "missing":
+            message = "required field is missing"
+        problems.append((field, err.get("input"), message))
+    return problems
+
+
+class SpecValidationError(InvalidValueError):
+    """A spec (Model, Accelerator, ...) was given invalid fields."""
+
+    def __init__(self, spec: str, problems: list[tuple[str, Any, str]]):
+        self.spec, self.problems = spec, problems
+        parts = [
+            f"{spec}.{field}: {message}" + ("" if message.startswith("required") or "unknown field" in message else f" (got {value!r})")
+            for field, value, message in problems
+        ]
+        field, value, _ = problems[0]
+        self.field, self.value = f"{spec}.{field}", value
+        self.allowed = problems[0][2]
+        Exception.__init__(self, "; ".join(parts))
+
+
+class Spec(BaseModel):
+    """Base of every spec: immutable, unknown fields rejected, errors of our own hierarchy."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True, ser_json_inf_nan="strings")
+
+    def __init__(self, **data: Any):
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise SpecValidationError(type(self).__name__, describe_validation_error(exc)) from None
+
+    def replace(self, **changes: Any):
+        """A validated copy with some fields changed (``model_copy`` would skip validation)."""
+        return type(self)(**{**{k: getattr(self, k) for k in type(self).model_fields}, **changes})

@@ -1,0 +1,337 @@
+"""``Model``: a decoder-only LLM architecture plus the number formats it is served in.
+
+The spec validates and derives; all arithmetic is delegated to :mod:`roofline_decode.formulas`.
+Layers come in two orthogonal kinds: attention (``full`` or ``sliding``, from ``layer_types``)
+and feed-forward (dense for the first ``first_dense_layers`` layers of an MoE model, routed
+experts after).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
+
+from .. import formulas as f
+from ..formats import NumberFormat, get_format
+from ._base import Spec
+
+__all__ = ["Model", "LayerType"]
+
+LayerType = Literal["full", "sliding"]
+
+
+class Model(Spec):
+    """A decoder-only transformer and its storage formats.
+
+    Parameters
+    ----------
+    name : str
+        Display name, e.g. ``"Llama-3.1-8B"``.
+    num_layers, hidden_size, num_heads, num_kv_heads, head_dim, intermediate_size, vocab_size : int
+        L, d, H_q, H_kv, d_h, d_ff (dense MLP width; 0 if every layer is MoE), V.
+    mlp_gated : bool
+        Gated MLP (SwiGLU/GeGLU: gate, up, down) or plain (up, down).
+    qkv_bias, o_bias, mlp_bias : bool
+        Whether those projections carry biases.
+    tie_word_embeddings : bool
+        lm_head shares the embedding matrix (counted once; still read in full every step).
+    norm_type : {"rms", "layer"}
+        RMSNorm (weight) or LayerNorm (weight and bias).
+    norms_per_layer : int
+        Norm vectors of width d per layer (2 for Llama, 4 for Gemma 2/3).
+    qk_norm : bool
+        Per-head query and key norms (Qwen3, Gemma 3).
+    position_embedding_rows : int
+        Rows of a learned absolute position table (GPT-2: 1024; 0 for rotary models).
+    sliding_window : int, optional
+        Window W of sliding-window layers [tokens].
+    layer_types : tuple of {"full", "sliding"}, optional
+        Attention kind per layer; if omitted, every layer slides when ``sliding_window`` is set.
+    num_experts, num_experts_per_token, moe_intermediate_size : int
+        Routed experts E, experts per token k, expert width (0 experts: a dense model).
+    shared_expert_intermediate_size : int
+        Total width of the always-active shared experts of each MoE layer.
+    first_dense_layers : int
+        Leading layers with a dense MLP of ``intermediate_size`` (DeepSeek first_k_dense_replace).
+    kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim : int
+        Multi-head latent attention (MLA) when ``kv_lora_rank > 0``.
+    weight_format, kv_format, activation_format : str or NumberFormat
+        Storage formats; ``expert_weight_format`` overrides the format of routed experts.
+    """
+
+    name: str = Field(min_length=1)
+    num_layers: PositiveInt
+    hidden_size: PositiveInt
+    num_heads: PositiveInt
+    num_kv_heads: PositiveInt
+    head_dim: PositiveInt
+    intermediate_size: NonNegativeInt
+    vocab_size: PositiveInt
+    mlp_gated: bool = True
+    qkv_bias: bool = False
+    o_bias: bool = False
+    mlp_bias: bool = False
+    tie_word_embeddings: bool = False
+    norm_type: Literal["rms", "layer"] = "rms"
+    norms_per_layer: NonNegativeInt = 2
+    qk_norm: bool = False
+    position_embedding_rows: NonNegativeInt = 0
+    max_position_embeddings: PositiveInt | None = None
+    sliding_window: PositiveInt | None = None
+    layer_types: tuple[LayerType, ...] | None = None
+    num_experts: NonNegativeInt = 0
+    num_experts_per_token: NonNegativeInt = 0
+    moe_intermediate_size: NonNegativeInt = 0
+    shared_expert_intermediate_size: NonNegativeInt = 0
+    first_dense_layers: NonNegativeInt = 0
+    kv_lora_rank: NonNegativeInt = 0
+    q_lora_rank: NonNegativeInt = 0
+    qk_rope_head_dim: NonNegativeInt = 0
+    qk_nope_head_dim: NonNegativeInt = 0
+    v_head_dim: NonNegativeInt = 0
+    weight_format: NumberFormat = Field(default="bf16", validate_default=True)
+    kv_format: NumberFormat = Field(default="bf16", validate_default=True)
+    activation_format: NumberFormat = Field(default="bf16", validate_default=True)
+    expert_weight_format: NumberFormat | None = None
+    source: str | None = None
+
+    # -- validation ---------------------------------------------------------------------------
+    @field_validator("weight_format", "kv_format", "activation_format", "expert_weight_format", mode="before")
+    @classmethod
+    def _resolve_format(cls, value: Any, info) -> Any:
+        if value is None or isinstance(value, NumberFormat):
+            return value
+        if isinstance(value, dict):
+            return NumberFormat(**value)
+        return get_format(value, field=info.field_name)
+
+    @model_validator(mode="after")
+    def _check_consistency(self) -> Model:
+        problems = []
+        if self.num_heads % self.num_kv_heads:
+            problems.append(f"num_heads={self.num_heads} must be a multiple of num_kv_heads={self.num_kv_heads}")
+        if self.layer_types is not None:
+            if len(self.layer_types) != self.num_layers:
+                problems.append(f"layer_types has {len(self.layer_types)} entries, expected num_layers={self.num_layers}")
+            if "sliding" in self.layer_types and self.sliding_window is None:
+                problems.append("layer_types contains 'sliding' but sliding_window is not set")
+        if self.num_experts:
+            if not 1 <= self.num_experts_per_token <= self.num_experts:
+                problems.append(
+                    f"num_experts_per_token={self.num_experts_per_token} must be in [1, num_experts={self.num_experts}]"
+                )
+            if self.moe_intermediate_size == 0:
+                problems.append("moe_intermediate_size must be > 0 for an MoE model (num_experts > 0)")
+            if self.first_dense_layers >= self.num_layers:
+                problems.append(f"first_dense_layers={self.first_dense_layers} must be < num_layers={self.num_layers}")
+        elif self.intermediate_size == 0:
+            problems.append("intermediate_size must be > 0 for a dense model (num_experts = 0)")
+        if self.first_dense_layers and self.intermediate_size == 0:
+            problems.append("first_dense_layers > 0 needs intermediate_size > 0")
+        if self.kv_lora_rank and not (self.qk_rope_head_dim and self.qk_nope_head_dim and self.v_head_dim):
+            problems.append("MLA (kv_lora_rank > 0) needs qk_rope_head_dim, qk_nope_head_dim and v_head_dim > 0")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    # -- precision ----------------------------------------------------------------------------
+    def with_precision(self, weights=None, kv=None, activations=None, experts=None) -> Model:
+        """A copy served in other formats; ``None`` keeps a format as it is.
+
+        Examples
+        --------
+        >>> from roofline_decode import load_model
+        >>> load_model("llama-3.1-8b").with_precision(weights="q4_0", kv="fp8").kv_format.name
+        'fp8_e4m3'
+        """
+        changes: dict[str, Any] = {}
+        if weights is not None:
+            changes["weight_format"] = weights
+            if experts is None and self.expert_weight_format is not None:
+                changes["expert_weight_format"] = weights
+        for field, value in (("kv_format", kv), ("activation_format", activations), ("expert_weight_format", experts)):
+            if value is not None:
+                changes[field] = value
+        return self.replace(**changes)
+
+    @property
+    def routed_expert_format(self) -> NumberFormat:
+        """Format of routed-expert weights (``expert_weight_format`` or ``weight_format``)."""
+        return self.expert_weight_format or self.weight_format
+
+    # -- layer structure ----------------------------------------------------------------------
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 0
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def num_sliding_layers(self) -> int:
+        if self.layer_types is not None:
+            return self.layer_types.count("sliding")
+        return self.num_layers if self.sliding_window is not None else 0
+
+    @property
+    def num_global_layers(self) -> int:
+        return self.num_layers - self.num_sliding_layers
+
+    @property
+    def window(self) -> float:
+        """Sliding window [tokens], +inf when no layer slides."""
+        return float(self.sliding_window) if self.num_sliding_layers else float("inf")
+
+    @property
+    def num_moe_layers(self) -> int:
+        return self.num_layers - self.first_dense_layers if self.is_moe else 0
+
+    @property
+    def num_dense_mlp_layers(self) -> int:
+        return self.num_layers - self.num_moe_layers
+
+    # -- parameter groups (counts, not bytes) -------------------------------------------------
+    @cached_property
+    def _groups(self) -> dict[str, float]:
+        d, gated = self.hidden_size, self.mlp_gated
+        if self.is_mla:
+            attn_matrix = f.mla_matrix_parameters(
+                d, self.num_heads, self.q_lora_rank, self.kv_lora_rank,
+                self.qk_nope_head_dim, self.qk_rope_head_dim, self.v_head_dim,
+            )
+            attn_vector = self.q_lora_rank + self.kv_lora_rank  # the latent norms
+            attn_vector += self.o_bias * d
+        else:
+            attn_matrix = f.attention_matrix_parameters(d, self.num_heads, self.num_kv_heads, self.head_dim)
+            attn_vector = self.qkv_bias * (self.num_heads + 2 * self.num_kv_heads) * self.head_dim + self.o_bias * d
+        norm_width = 2 if self.norm_type == "layer" else 1
+        layer_vector = attn_vector + self.norms_per_layer * norm_width * d + self.qk_norm * 2 * self.head_dim
+
+        def mlp(width: int) -> tuple[int, int]:
+            matrix = f.mlp_matrix_parameters(d, width, gated)
+            bias = self.mlp_bias * ((1 + gated) * width + d) if width else 0
+            return matrix, bias
+
+        dense_matrix, dense_bias = mlp(self.intermediate_size)
+        expert_matrix, expert_bias = mlp(self.moe_intermediate_size)
+        shared_matrix, shared_bias = mlp(self.shared_expert_intermediate_size)
+        router_matrix = d * self.num_experts
+        router_bias = self.mlp_bias * self.num_experts
+        L, L_dense, L_moe = self.num_layers, self.num_dense_mlp_layers, self.num_moe_layers
+        vocab_rows = self.vocab_size * d
+        return {
+            "attention_matrix": L * attn_matrix,
+            "layer_vector": L * layer_vector + norm_width * d,  # + the final norm
+            "dense_mlp_matrix": L_dense * dense_matrix,
+            "dense_mlp_bias": L_dense * dense_bias,
+            "shared_expert_matrix": L_moe * shared_matrix,
+            "shared_expert_bias": L_moe * shared_bias,
+            "router_matrix": L_moe * router_matrix,
+            "router_bias": L_moe * router_bias,
+            "expert": expert_matrix + expert_bias,  # one routed expert
+            "expert_matrix": expert_matrix,
+            "embedding": vocab_rows + self.position_embedding_rows * d,
+            "lm_head": vocab_rows,
+        }
+
+    @property
+    def parameter_count(self) -> int:
+        """Total parameters [1] (tied lm_head counted once).
+
+        Examples
+        --------
+        >>> from roofline_decode import load_model
+        >>> load_model("llama-2-7b").parameter_count
+        6738415616
+        """
+        g = self._groups
+        total = sum(v for k, v in g.items() if k not in ("expert", "expert_matrix", "lm_head"))
+        total += self.num_moe_layers * self.num_experts * g["expert"]
+        total += 0 if self.tie_word_embeddings else g["lm_head"]
+        return int(total)
+
+    @property
+    def active_parameter_count(self) -> int:
+        """Parameters one token uses [1]: as :attr:`parameter_count` with k of E experts."""
+        return self.parameter_count - int(
+            self.num_moe_layers * (self.num_experts - self.num_experts_per_token) * self._groups["expert"]
+        )
+
+    @property
+    def streamed_parameters(self) -> int:
+        """Parameters read in full every step [1]: all but the embedding tables and routed
+        experts, with the lm_head (V × d) included even when tied."""
+        g = self._groups
+        return int(sum(v for k, v in g.items() if k not in ("expert", "expert_matrix", "embedding")))
+
+    @property
+    def embedding_row_parameters(self) -> int:
+        """Parameters gathered per token from the embedding tables [1]."""
+        return self.hidden_size * (2 if self.position_embedding_rows else 1)
+
+    @property
+    def expert_parameters(self) -> int:
+        """Parameters of one routed expert [1] (0 for a dense model)."""
+        return int(self._groups["expert"]) if self.is_moe else 0
+
+    @property
+    def matmul_parameters_per_token(self) -> int:
+        """Matrix parameters each token multiplies through [1] (drives FLOPs)."""
+        g = self._groups
+        return int(
+            g["attention_matrix"] + g["dense_mlp_matrix"] + g["shared_expert_matrix"] + g["router_matrix"]
+            + self.num_moe_layers * self.num_experts_per_token * g["expert_matrix"] + g["lm_head"]
+        )
+
+    # -- KV cache and attention -----------------------------------------------------------------
+    @property
+    def kv_bytes_per_token_per_layer(self) -> float:
+        """KV bytes of one token in one layer [B] (MLA: one latent plus the rotary key)."""
+        b = self.kv_format.bytes_per_element
+        if self.is_mla:
+            return f.mla_kv_bytes_per_token_per_layer(self.kv_lora_rank, self.qk_rope_head_dim, b)
+        return f.kv_bytes_per_token_per_layer(self.num_kv_heads, self.head_dim, b)
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """KV bytes one token adds over all layers [B].
+
+        Examples
+        --------
+        >>> from roofline_decode import load_model
+        >>> load_model("llama-3.1-70b").kv_bytes_per_token
+        327680.0
+        """
+        return float(self.kv_bytes_per_token_per_layer * self.num_layers)
+
+    @property
+    def score_value_width(self) -> int:
+        """Multiply-adds per head per cached position (q·k plus p·v) [1]."""
+        if self.is_mla:
+            return 2 * self.kv_lora_rank + self.qk_rope_head_dim
+        return 2 * self.head_dim
+
+    @property
+    def weight_bytes(self) -> float:
+        """Bytes the weights occupy in memory [B] (all experts, tied lm_head once)."""
+        expert_total = self.num_moe_layers * self.num_experts * self.expert_parameters
+        return (self.parameter_count - expert_total) * self.weight_format.bytes_per_element + (
+            expert_total * self.routed_expert_format.bytes_per_element
+        )
+
+    @classmethod
+    def from_hf_config(cls, config, name: str | None = None, **overrides: Any) -> Model:
+        """Build a Model from a Hugging Face ``config.json`` (path or dict), offline.
+
+        See :func:`roofline_decode.specs.hf_config.model_from_hf_config` for the supported
+        ``model_type`` values and the keys read.
+        """
+        from .hf_config import model_from_hf_config
+
+        return model_from_hf_config(config, name=name, **overrides)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.weight_format.name} weights, {self.kv_format.name} KV)"
