@@ -1,0 +1,244 @@
+"""Decode on several devices: tensor-parallel shares and collectives, pipeline stages.
+
+Tensor parallelism (Megatron) splits every matrix n ways and joins the partial results with
+two all-reduces per layer (after attention and after the MLP), each of B·d activations.
+Pipeline parallelism gives each of p devices L/p whole layers and passes B·d activations
+from stage to stage.
+"""
+
+from __future__ import annotations
+
+from ._ops import maximum, minimum
+
+__all__ = [
+    "ring_all_reduce_time",
+    "tensor_parallel_communication_time",
+    "kv_head_share",
+    "sharded_bytes",
+    "pipeline_step_time",
+]
+
+
+def ring_all_reduce_time(message_bytes, num_devices, link_bandwidth, collective_latency=0):
+    r"""Time of one ring all-reduce of a message over n devices.
+
+    .. math:: T_{AR} = \alpha\,\min(n - 1, 1) + \frac{2\,(n-1)}{n}\,\frac{S}{BW_{link}}
+
+    Parameters
+    ----------
+    message_bytes : array_like
+        Bytes each device contributes and receives S [B].
+    num_devices : array_like
+        Devices in the ring n [1], ≥ 1 (n = 1 costs nothing).
+    link_bandwidth : array_like
+        Bandwidth each device sends with, in one direction BW_link [B/s].
+    collective_latency : array_like, optional
+        Fixed cost α of one collective [s] (kernel launch, synchronisation, link hops).
+
+    Returns
+    -------
+    array_like
+        Seconds [s].
+
+    Notes
+    -----
+    A ring reduce-scatter followed by an all-gather sends 2(n−1)/n of the message over every
+    link, the bandwidth optimum for all-reduce; at decode the messages are small and α
+    usually dominates.
+
+    References
+    ----------
+    .. [1] Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
+       workstations", J. Parallel Distrib. Comput. 69(2), 2009.
+    .. [2] NVIDIA nccl-tests, doc/PERFORMANCE.md ("bus bandwidth" = 2(n−1)/n × algorithm
+       bandwidth for all-reduce).
+
+    Examples
+    --------
+    kipply's 13B model (d = 5120) at batch 1 in fp16 on 2 A100s (NVLink 3, 300 GB/s per
+    direction): 10,240 B take 34 ns of link time, plus the fixed cost.
+
+    >>> round(ring_all_reduce_time(5120 * 2, 2, 300e9) * 1e9, 1)
+    34.1
+    >>> round(ring_all_reduce_time(5120 * 2, 2, 300e9, 5e-6) * 1e6, 3)
+    5.034
+    """
+    return collective_latency * minimum(num_devices - 1, 1) + (
+        2 * (num_devices - 1) / num_devices * message_bytes / link_bandwidth
+    )
+
+
+def tensor_parallel_communication_time(
+    batch,
+    hidden_size,
+    bytes_per_activation,
+    num_layers,
+    num_devices,
+    link_bandwidth,
+    collective_latency=0,
+    all_reduces_per_layer=2,
+):
+    r"""Communication time of one tensor-parallel decode step.
+
+    .. math:: T_{comm} = k\,L\left(\alpha\,\min(n-1, 1) + \frac{2\,(n-1)}{n}\,\frac{B\,d\,b_{act}}{BW_{link}}\right)
+
+    Parameters
+    ----------
+    batch : array_like
+        Sequences B [1].
+    hidden_size : array_like
+        Model width d [1].
+    bytes_per_activation : array_like
+        Bytes per activation element b_act [B] (the model's activation format).
+    num_layers : array_like
+        Layers L [1].
+    num_devices : array_like
+        Tensor-parallel degree n [1].
+    link_bandwidth : array_like
+        Per-direction link bandwidth of each device [B/s].
+    collective_latency : array_like, optional
+        Fixed cost of one all-reduce α [s].
+    all_reduces_per_layer : array_like, optional
+        k [1]: 2 for Megatron attention + MLP blocks.
+
+    Returns
+    -------
+    array_like
+        Seconds per step [s].
+
+    References
+    ----------
+    .. [1] Shoeybi et al., "Megatron-LM", arXiv:1909.08053, §3 (two all-reduces per layer
+       in the forward pass).
+    .. [2] kipply, "Transformer Inference Arithmetic", 2022, "model parallelism".
+
+    Examples
+    --------
+    Llama-3.1-70B (80 layers, d = 8192, bf16 activations) at batch 16 on 8 H100s (450 GB/s
+    per direction) with 5 µs per all-reduce: 0.96 ms, of which 0.8 ms is fixed cost.
+
+    >>> round(tensor_parallel_communication_time(16, 8192, 2, 80, 8, 450e9, 5e-6) * 1e3, 3)
+    0.963
+    """
+    message = batch * hidden_size * bytes_per_activation
+    return all_reduces_per_layer * num_layers * ring_all_reduce_time(
+        message, num_devices, link_bandwidth, collective_latency
+    )
+
+
+def kv_head_share(num_kv_heads, num_devices):
+    r"""Fraction of the KV cache (and of the k/v projections) one tensor-parallel device holds.
+
+    .. math:: s_{kv} = \max\left(\frac{1}{n}, \frac{1}{H_{kv}}\right)
+
+    Parameters
+    ----------
+    num_kv_heads : array_like
+        Key/value heads H_kv [1] (1 for an MLA latent, which every device needs whole).
+    num_devices : array_like
+        Tensor-parallel degree n [1].
+
+    Returns
+    -------
+    array_like
+        Share [1].  Up to n = H_kv each device keeps H_kv / n heads; beyond, each KV head
+        is replicated on n / H_kv devices and the per-device cache stops shrinking.
+
+    Notes
+    -----
+    Real-valued: when n does not divide H_kv (or H_kv does not divide n) the busiest device
+    holds ⌈H_kv / n⌉ heads, which this share rounds down.
+
+    References
+    ----------
+    .. [1] vLLM ``QKVParallelLinear`` and SGLang attention layers: KV heads per rank =
+       max(1, H_kv / n), i.e. heads are replicated once n exceeds H_kv.
+
+    Examples
+    --------
+    Llama-3.1-70B (8 KV heads): 1/4 on 4 devices, 1/8 on 8, still 1/8 on 16.
+
+    >>> [float(kv_head_share(8, n)) for n in (4, 8, 16)]
+    [0.25, 0.125, 0.125]
+    """
+    return maximum(1 / num_devices, 1 / num_kv_heads)
+
+
+def sharded_bytes(split_bytes, replicated_bytes, num_devices):
+    r"""Bytes one device holds (or reads) when part of them is split n ways.
+
+    .. math:: b_{device} = \frac{b_{split}}{n} + b_{replicated}
+
+    Parameters
+    ----------
+    split_bytes : array_like
+        Bytes divided evenly among the devices [B].
+    replicated_bytes : array_like
+        Bytes every device keeps a full copy of [B] (norm vectors, replicated KV heads).
+    num_devices : array_like
+        Devices n [1].
+
+    Returns
+    -------
+    array_like
+        Bytes per device [B]; never increases with n.
+
+    References
+    ----------
+    .. [1] Shoeybi et al., "Megatron-LM", arXiv:1909.08053, §3.
+
+    Examples
+    --------
+    Llama-3.1-70B's 141.1 GB of bf16 weights over 8 devices, norms (about 2.6 MB) replicated:
+
+    >>> round(sharded_bytes(141.1e9, 2.6e6, 8) / 1e9, 3)
+    17.64
+    """
+    return split_bytes / num_devices + replicated_bytes
+
+
+def pipeline_step_time(stage_time, num_stages, microbatches=1, hop_time=0):
+    r"""Time between two tokens of one sequence under pipeline parallelism.
+
+    The batch is cut into m micro-batches that circulate through p stages; a micro-batch
+    needs p stage passes and p hand-offs per token, and each stage serves all m micro-batches:
+
+    .. math:: T_{round} = \max\left(m\,t_{stage},\ p\,(t_{stage} + t_{hop})\right)
+
+    Every round produces one token for each of the B sequences.
+
+    Parameters
+    ----------
+    stage_time : array_like
+        Time one stage takes for one micro-batch t_stage [s] (its L/p layers).
+    num_stages : array_like
+        Pipeline stages p [1].
+    microbatches : array_like, optional
+        Micro-batches in flight m [1] (1: the whole batch moves as one, no stage overlap).
+    hop_time : array_like, optional
+        Stage-to-stage transfer of one micro-batch's activations t_hop [s] (0 for p = 1).
+
+    Returns
+    -------
+    array_like
+        Seconds per token per sequence [s]; aggregate tokens/s = B / T_round.
+
+    Notes
+    -----
+    With m = 1 pipelining adds capacity, not speed: the p stages run one after another.  With
+    m ≥ p every stage is busy and throughput rises toward p×, but each micro-batch re-reads the
+    stage's weights, which :func:`pipeline_step_time` sees through t_stage.
+
+    References
+    ----------
+    .. [1] Huang et al., "GPipe", NeurIPS 2019, §2.2; Pope et al., "Efficiently Scaling
+       Transformer Inference", MLSys 2023, §3.1.
+
+    Examples
+    --------
+    Four stages of 5 ms each with 10 µs hops: 20.04 ms per token with one micro-batch.
+
+    >>> round(pipeline_step_time(5e-3, 4, 1, 10e-6) * 1e3, 2)
+    20.04
+    """
+    return maximum(microbatches * stage_time, num_stages * (stage_time + hop_time))
