@@ -15,6 +15,9 @@ from .errors import RooflineError
 #: Modules that register subcommands, in the order they appear in ``--help``.
 COMMAND_MODULES = [
     "roofline_decode.cli_core",
+    "roofline_decode.cli_plan",
+    "roofline_decode.cli_plot",
+    "roofline_decode.cli_measure",
 ]
 
 

@@ -1,0 +1,198 @@
+"""Capacity planning: usable memory, the largest batch and the longest context that fit.
+
+The usable-memory rule
+----------------------
+1. **Capacity as printed, read as binary.**  A vendor's memory "GB" is physically GiB (DRAM
+   dies have power-of-two densities: an H100's "80 GB" is 5 × 16 GiB stacks, nvidia-smi shows
+   about 79.6 GiB).  The catalog keeps the printed unit in
+   ``accelerator.figures["memory_capacity"].unit``; with ``binary_units=True`` (default) a
+   printed ``GB``/``MB``/``TB`` is read as GiB/MiB/TiB and a printed ``GiB`` is taken as is.
+   An Accelerator built from plain numbers (no figures) keeps ``memory_capacity`` in bytes.
+2. **Minus a runtime reserve.**  ``reserve`` bytes (default :data:`DEFAULT_RESERVE` = 2 GiB:
+   CUDA context, allocator slack, communication buffers, activation workspace) plus
+   ``reserve_fraction`` of the capacity (default 0; vLLM's ``gpu_memory_utilization=0.9`` is
+   ``reserve_fraction=0.1, reserve=0``).
+
+Resident bytes are the weights (:attr:`Model.weight_bytes`, every expert included) plus the
+KV cache of every sequence at the planned context (sliding-window layers hold min(T, W)).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import formulas as f
+from ..errors import InvalidValueError
+from ..units import GiB, MiB, TiB
+
+__all__ = [
+    "DEFAULT_RESERVE",
+    "capacity_bytes",
+    "usable_memory",
+    "kv_bytes_per_sequence",
+    "resident_bytes",
+    "max_batch",
+    "max_context",
+]
+
+#: Default runtime reserve per device [B]: 2 GiB (SPECS_NOTES §2: "often 1-3 GiB per GPU").
+DEFAULT_RESERVE = 2 * GiB
+
+_BINARY = {"GB": GiB, "MB": MiB, "TB": TiB}
+
+
+def _load(model, accelerator):
+    from ..catalog import load_accelerator, load_model
+
+    return load_model(model), load_accelerator(accelerator)
+
+
+def _check_reserve(reserve: float, reserve_fraction: float) -> None:
+    if not np.isfinite(reserve) or reserve < 0:
+        raise InvalidValueError("reserve", reserve, "a finite number of bytes >= 0")
+    if not 0 <= reserve_fraction < 1:
+        raise InvalidValueError("reserve_fraction", reserve_fraction, "a fraction in [0, 1)")
+
+
+def capacity_bytes(accelerator, binary_units: bool = True) -> float:
+    """Physical memory of an accelerator [B] under the usable-memory rule (step 1).
+
+    Examples
+    --------
+    >>> capacity_bytes("h100-sxm") / 2**30, capacity_bytes("h100-sxm", binary_units=False) / 1e9
+    (80.0, 80.0)
+    """
+    from ..catalog import load_accelerator
+
+    accelerator = load_accelerator(accelerator)
+    figure = accelerator.figures.get("memory_capacity")
+    if binary_units and figure is not None and figure.unit in _BINARY:
+        return float(figure.value * _BINARY[figure.unit])
+    return float(accelerator.memory_capacity)
+
+
+def usable_memory(accelerator, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
+                  binary_units: bool = True) -> float:
+    """Bytes one device can fill with weights and KV cache [B] (the usable-memory rule).
+
+    Parameters
+    ----------
+    accelerator : Accelerator or str
+        Device or catalog id.
+    reserve : float
+        Runtime reserve [B] (default 2 GiB).
+    reserve_fraction : float
+        Additional reserve as a fraction of capacity [1].
+    binary_units : bool
+        Read a printed "GB" as GiB (default; see the module docstring).
+
+    Examples
+    --------
+    >>> round(usable_memory("h100-sxm") / 2**30, 2)
+    78.0
+    >>> round(usable_memory("h100-sxm", reserve=0, reserve_fraction=0.1) / 2**30, 2)
+    72.0
+    """
+    _check_reserve(reserve, reserve_fraction)
+    return float(f.usable_memory(capacity_bytes(accelerator, binary_units), reserve, reserve_fraction))
+
+
+def kv_bytes_per_sequence(model, context: Any) -> np.ndarray:
+    """Resident KV cache of one sequence holding ``context`` tokens [B] (broadcasts).
+
+    Examples
+    --------
+    >>> from roofline_decode import load_model
+    >>> float(kv_bytes_per_sequence(load_model("llama-3.1-70b"), 8192)) / 2**30
+    2.5
+    """
+    model = _load(model, None)[0] if isinstance(model, str) else model
+    context = np.asarray(context, dtype=float)
+    return np.asarray(f.kv_cache_bytes(
+        1, context, model.kv_bytes_per_token_per_layer, model.num_global_layers,
+        model.num_sliding_layers, model.window,
+    ), dtype=float)
+
+
+def resident_bytes(model, batch: Any, context: Any) -> np.ndarray:
+    """Weights plus the KV cache of ``batch`` sequences at ``context`` tokens [B] (one device)."""
+    model = _load(model, None)[0] if isinstance(model, str) else model
+    return model.weight_bytes + np.asarray(batch, dtype=float) * kv_bytes_per_sequence(model, context)
+
+
+def _context_array(context: Any, name: str = "context", minimum: float = 1) -> np.ndarray:
+    try:
+        array = np.asarray(context, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidValueError(name, context, "a number or an array of numbers") from None
+    if array.size == 0 or not np.all(np.isfinite(array)) or np.any(array < minimum):
+        raise InvalidValueError(name, context, f"finite numbers >= {minimum:g}")
+    return array
+
+
+def max_batch(model, accelerator, context: Any, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
+              binary_units: bool = True) -> np.ndarray:
+    """Largest number of sequences whose KV caches fit beside the weights on one device.
+
+    ``weights + B·kv(T) <= usable < weights + (B+1)·kv(T)``: the batch fills capacity to within
+    one sequence.  0 when the weights alone do not fit.
+
+    Parameters
+    ----------
+    model : Model or str
+    accelerator : Accelerator or str
+    context : array_like
+        Tokens each sequence holds T [1], >= 1 (broadcasts; an int array comes back).
+    reserve, reserve_fraction, binary_units
+        The usable-memory rule (see :func:`usable_memory`).
+
+    Examples
+    --------
+    Llama-3.1-8B in bf16 on one H100 SXM at 32K tokens: 15 sequences (4 GiB of KV each).
+
+    >>> int(max_batch("llama-3.1-8b", "h100-sxm", 32768))
+    15
+    """
+    model, accelerator = _load(model, accelerator)
+    context = _context_array(context)
+    usable = usable_memory(accelerator, reserve, reserve_fraction, binary_units)
+    per_sequence = kv_bytes_per_sequence(model, context)
+    real = f.batch_capacity(usable, model.weight_bytes, per_sequence)
+    batch = np.floor(np.maximum(real, 0))
+    # guard the floor against rounding at an exact boundary: B must fit, B + 1 must not
+    batch = np.where(model.weight_bytes + batch * per_sequence > usable, np.maximum(batch - 1, 0), batch)
+    return batch.astype(np.int64)
+
+
+def max_context(model, accelerator, batch: Any = 1, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
+                binary_units: bool = True) -> np.ndarray:
+    """Longest context (tokens per sequence) that ``batch`` sequences can all hold on one device.
+
+    Sliding-window layers stop growing at the window W, so the answer comes from the exact
+    inverse of the KV size (:func:`roofline_decode.formulas.context_capacity`).  A model whose
+    every layer slides needs at most W tokens per layer: its context is unbounded (a float
+    ``inf``) once those fit.  The result ignores ``max_position_embeddings``; compare it
+    yourself.  0 when not even one token fits.
+
+    Examples
+    --------
+    >>> int(max_context("llama-3.1-8b", "h100-sxm", batch=16))
+    32277
+    """
+    model, accelerator = _load(model, accelerator)
+    batch = _context_array(batch, "batch", 1)
+    usable = usable_memory(accelerator, reserve, reserve_fraction, binary_units)
+    free = np.maximum(usable - model.weight_bytes, 0) / batch
+    m_kv = model.kv_bytes_per_token_per_layer
+    if model.num_global_layers == 0:  # every layer slides: bounded by the window
+        positions = free / m_kv
+        window_positions = model.num_sliding_layers * model.window
+        tokens = np.where(positions >= window_positions, np.inf, np.floor(positions / model.num_sliding_layers))
+        return tokens
+    real = f.context_capacity(free, m_kv, model.num_global_layers, model.num_sliding_layers, model.window)
+    tokens = np.floor(np.asarray(real, dtype=float))
+    too_many = resident_bytes(model, batch, tokens) > usable
+    tokens = np.where(too_many, np.maximum(tokens - 1, 0), tokens)
+    return tokens.astype(np.int64)

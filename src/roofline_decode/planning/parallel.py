@@ -1,0 +1,275 @@
+"""Decode floors on several devices: tensor parallelism (default) and pipeline parallelism.
+
+Tensor parallelism over n devices (Megatron):
+
+* every weight matrix is split n ways, except the k/v projections, which split only up to
+  H_kv ways: beyond n = H_kv each KV head (and its cache) is **replicated** on n / H_kv
+  devices, so per-device KV bytes stop shrinking.  An MLA latent cache is needed whole by
+  every device (treated as H_kv = 1).  Norm vectors are replicated.
+* two all-reduces per layer of B·d activations (activation_format bytes), each costing
+  ``collective_latency + 2(n−1)/n · size / link_bandwidth`` (ring).
+* step floor = max(memory, compute) + communication: the all-reduces sit between layers on
+  the critical path (``overlap_communication=True`` takes the max of all three instead, the
+  strict floor).
+
+Link bandwidth: ``Accelerator.interconnect.per_direction_bandwidth`` (half a bidirectional
+headline).  An ``aggregate`` figure (NVSwitch, meshes) is taken as what each device can send
+in a ring: exact for NVSwitch, optimistic for AMD/Gaudi full meshes (pass ``link_bandwidth=``
+the per-peer figure, e.g. 64e9 for MI300X, for a realistic estimate).  A ``per_peer`` figure
+(NVLink bridges) is the ring's per-hop bandwidth; a bridge joins only two cards, so beyond two
+devices the result carries a note.
+
+Collective latency: :data:`DEFAULT_COLLECTIVE_LATENCY` = 5 µs per all-reduce, slightly below
+measured small-message NVLink all-reduces (about 6 µs on 2 H100s with CUDA graphs, NCCL issue
+#1259; 10 µs on 2 and 34 µs on 8 A100s ring without, nccl-tests issue #123), so the result
+stays a floor.  Set 0 for a pure bandwidth bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import formulas as f
+from ..errors import InvalidValueError
+
+__all__ = [
+    "DEFAULT_COLLECTIVE_LATENCY",
+    "ParallelFloor",
+    "tensor_parallel_floor",
+    "pipeline_parallel_floor",
+    "device_traffic",
+    "link_bandwidth_of",
+]
+
+#: Fixed cost of one all-reduce or stage hand-off [s] (see the module docstring).
+DEFAULT_COLLECTIVE_LATENCY = 5e-6
+
+
+@dataclass(frozen=True)
+class DeviceTraffic:
+    """What one of n tensor-parallel devices holds and moves per step (arrays, SI units)."""
+
+    weight_bytes: float  # resident
+    kv_bytes: np.ndarray  # resident at the context
+    weight_read_bytes: np.ndarray
+    kv_read_bytes: np.ndarray
+    kv_write_bytes: np.ndarray
+    flops: np.ndarray
+    kv_share: float
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not float(value).is_integer() or value < 1:
+        raise InvalidValueError(name, value, "an integer >= 1")
+    return int(value)
+
+
+def _grid(batch: Any, context: Any) -> tuple[np.ndarray, np.ndarray]:
+    from ..estimate import _as_array
+
+    b = _as_array("batch", batch, 0.0, inclusive=False)
+    t = _as_array("context", context, 0.0, inclusive=True)
+    return tuple(np.broadcast_arrays(b, t))  # type: ignore[return-value]
+
+
+def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: int = 1) -> DeviceTraffic:
+    """Per-device resident bytes, bytes moved and FLOPs under n-way tensor parallelism."""
+    from ..estimate import _traffic
+
+    n = num_devices
+    b_w = model.weight_format.bytes_per_element
+    total = _traffic(model, batch, context)
+    replicated = b_w * model._groups["layer_vector"]
+    kv_heads = 1 if model.is_mla else model.num_kv_heads
+    share = float(f.kv_head_share(kv_heads, n))
+    kv_proj = 0.0 if model.is_mla else b_w * model.num_layers * 2 * model.hidden_size * model.num_kv_heads * model.head_dim
+
+    def split(total_bytes):
+        return f.sharded_bytes(total_bytes - replicated - kv_proj, replicated + kv_proj * share, n)
+
+    kv_resident = batch * f.kv_cache_bytes(
+        1, context, model.kv_bytes_per_token_per_layer, model.num_global_layers, model.num_sliding_layers, model.window
+    )
+    return DeviceTraffic(
+        weight_bytes=float(split(model.weight_bytes)),
+        kv_bytes=kv_resident * share,
+        weight_read_bytes=split(total.weight_bytes),
+        kv_read_bytes=total.kv_read_bytes * share,
+        kv_write_bytes=total.kv_write_bytes * share,
+        flops=total.flops / n,
+        kv_share=share,
+    )
+
+
+def link_bandwidth_of(accelerator, link_bandwidth: float | None, num_devices: int) -> tuple[float, list[str]]:
+    """Per-direction link bandwidth [B/s] for n devices, and notes on what it means."""
+    notes: list[str] = []
+    if num_devices == 1:
+        return float("inf"), notes
+    if link_bandwidth is not None:
+        if not np.isfinite(link_bandwidth) or link_bandwidth <= 0:
+            raise InvalidValueError("link_bandwidth", link_bandwidth, "a finite bandwidth > 0 in B/s")
+        return float(link_bandwidth), notes
+    link = accelerator.interconnect
+    if link is None:
+        raise InvalidValueError(
+            "link_bandwidth", None,
+            f"a per-direction link bandwidth in B/s: {accelerator.name} has no interconnect figure",
+        )
+    if link.scope == "per_peer" and num_devices > 2:
+        notes.append(f"{link.name} is a per-peer bridge joining two cards; {num_devices} devices assume every hop gets it")
+    return float(link.per_direction_bandwidth), notes
+
+
+@dataclass(frozen=True)
+class ParallelFloor:
+    """Decode floor of a model on n devices (arrays broadcast over batch × context, SI units).
+
+    Per-device fields are for the busiest device; ``tokens_per_s`` is aggregate over the batch.
+    """
+
+    model: str
+    accelerator: str
+    strategy: str
+    num_devices: int
+    batch: np.ndarray
+    context: np.ndarray
+    weight_bytes_per_device: float
+    kv_bytes_per_device: np.ndarray
+    bytes_read_per_device: np.ndarray
+    memory_time_s: np.ndarray
+    compute_time_s: np.ndarray
+    communication_time_s: np.ndarray
+    step_time_s: np.ndarray
+    tokens_per_s: np.ndarray
+    kv_replication: float
+    link_bandwidth: float
+    collective_latency: float
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def resident_bytes_per_device(self) -> np.ndarray:
+        """Weights plus KV cache one device holds [B]."""
+        return self.weight_bytes_per_device + self.kv_bytes_per_device
+
+
+def _peak(model, accelerator) -> float:
+    try:
+        return accelerator.peak(model.weight_format)[1]
+    except InvalidValueError:
+        return float("inf")
+
+
+def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, num_devices: int = 1, *,
+                          collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
+                          overlap_communication: bool = False) -> ParallelFloor:
+    """Decode step floor of ``model`` split over ``num_devices`` devices by tensor parallelism.
+
+    Parameters
+    ----------
+    model, accelerator : Model/str, Accelerator/str
+    batch, context : array_like
+        B and T as in :func:`roofline_decode.decode_floor` (broadcast).
+    num_devices : int
+        Tensor-parallel degree n (1: the single-device floor plus nothing).
+    collective_latency : float
+        Fixed cost of one all-reduce [s] (default 5 µs; see the module docstring).
+    link_bandwidth : float, optional
+        Per-direction link bandwidth [B/s]; default the accelerator's interconnect.
+    overlap_communication : bool
+        Take max(memory, compute, communication) instead of max(memory, compute) + communication.
+
+    Examples
+    --------
+    kipply's 13B model on 2 A100s: about 9 ms per token at batch 1 (FasterTransformer measured 13.5).
+
+    >>> from roofline_decode import Model
+    >>> m = Model(name="13B", num_layers=40, hidden_size=5120, num_heads=40, num_kv_heads=40,
+    ...           head_dim=128, intermediate_size=20480, vocab_size=50272, mlp_gated=False)
+    >>> r = tensor_parallel_floor(m, "a100-40gb-sxm", batch=1, context=512, num_devices=2)
+    >>> round(float(r.step_time_s) * 1e3, 1)
+    8.8
+    """
+    from ..catalog import load_accelerator, load_model
+
+    model, accelerator = load_model(model), load_accelerator(accelerator)
+    n = _positive_int("num_devices", num_devices)
+    if collective_latency < 0 or not np.isfinite(collective_latency):
+        raise InvalidValueError("collective_latency", collective_latency, "a finite time >= 0 in seconds")
+    batch, context = _grid(batch, context)
+    link, notes = link_bandwidth_of(accelerator, link_bandwidth, n)
+    traffic = device_traffic(model, batch, context, n)
+    read = traffic.weight_read_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
+    memory = f.memory_time(read, accelerator.memory_bandwidth)
+    compute = f.compute_time(traffic.flops, _peak(model, accelerator))
+    comm = f.tensor_parallel_communication_time(
+        batch, model.hidden_size, model.activation_format.bytes_per_element, model.num_layers, n,
+        link, collective_latency,
+    ) if n > 1 else np.zeros_like(memory)
+    step = np.maximum(np.maximum(memory, compute), comm) if overlap_communication else np.maximum(memory, compute) + comm
+    kv_heads = 1 if model.is_mla else model.num_kv_heads
+    replication = max(n / kv_heads, 1.0)
+    if replication > 1:
+        notes.append(f"{n} devices > {kv_heads} KV heads: each KV head is replicated on {replication:g} devices")
+    return ParallelFloor(
+        model=model.name, accelerator=accelerator.id or accelerator.name, strategy="tensor", num_devices=n,
+        batch=batch, context=context, weight_bytes_per_device=traffic.weight_bytes,
+        kv_bytes_per_device=traffic.kv_bytes, bytes_read_per_device=read, memory_time_s=memory,
+        compute_time_s=compute, communication_time_s=comm, step_time_s=step,
+        tokens_per_s=f.tokens_per_second(batch, step), kv_replication=replication,
+        link_bandwidth=link, collective_latency=collective_latency, notes=tuple(notes),
+    )
+
+
+def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, num_stages: int = 1,
+                            microbatches: int = 1, *, collective_latency: float = DEFAULT_COLLECTIVE_LATENCY,
+                            link_bandwidth: float | None = None) -> ParallelFloor:
+    """Decode floor with the layers split into ``num_stages`` pipeline stages.
+
+    Each device holds 1/p of the weights and of the KV cache; a stage pass for one micro-batch
+    of B/m sequences takes the single-device floor of that micro-batch divided by p (stages are
+    balanced, weights re-read per micro-batch); a hand-off sends (B/m)·d activations at
+    ``collective_latency`` + size / link bandwidth.  Step time per token:
+    :func:`roofline_decode.formulas.pipeline_step_time`.
+
+    Examples
+    --------
+    Pipelining Llama-3.1-70B over 2 H100s with one micro-batch does not beat one device's speed
+    (it is the same bytes, read one stage after the other) — it only halves the memory needed:
+
+    >>> r = pipeline_parallel_floor("llama-3.1-70b", "h100-sxm", batch=8, context=4096, num_stages=2)
+    >>> round(float(r.step_time_s) * 1e3, 1), round(r.weight_bytes_per_device / 1e9, 1)
+    (44.7, 70.6)
+    """
+    from ..catalog import load_accelerator, load_model
+    from ..estimate import _traffic
+
+    model, accelerator = load_model(model), load_accelerator(accelerator)
+    p = _positive_int("num_stages", num_stages)
+    m = _positive_int("microbatches", microbatches)
+    batch, context = _grid(batch, context)
+    if np.any(batch < m):
+        raise InvalidValueError("microbatches", m, f"at most the batch ({batch.min():g})")
+    link, notes = link_bandwidth_of(accelerator, link_bandwidth, p)
+    micro = batch / m
+    traffic = _traffic(model, micro, context)
+    read = (traffic.weight_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes) / p
+    memory = f.memory_time(read, accelerator.memory_bandwidth)
+    compute = f.compute_time(traffic.flops / p, _peak(model, accelerator))
+    stage = np.maximum(memory, compute)
+    hop = (collective_latency + micro * model.hidden_size * model.activation_format.bytes_per_element / link) if p > 1 else 0.0
+    step = np.asarray(f.pipeline_step_time(stage, p, m, hop), dtype=float)
+    kv_resident = batch * f.kv_cache_bytes(
+        1, context, model.kv_bytes_per_token_per_layer, model.num_global_layers, model.num_sliding_layers, model.window
+    ) / p
+    return ParallelFloor(
+        model=model.name, accelerator=accelerator.id or accelerator.name, strategy="pipeline", num_devices=p,
+        batch=batch, context=context, weight_bytes_per_device=model.weight_bytes / p, kv_bytes_per_device=kv_resident,
+        bytes_read_per_device=read * m, memory_time_s=memory * m, compute_time_s=compute * m,
+        communication_time_s=np.zeros_like(step) + p * hop, step_time_s=step,
+        tokens_per_s=f.tokens_per_second(batch, step), kv_replication=1.0, link_bandwidth=link,
+        collective_latency=collective_latency, notes=tuple(notes),
+    )

@@ -1,0 +1,225 @@
+"""``plan()``: does it fit, is it fast enough, and how many devices would make it both.
+
+Capacity and bandwidth are answered separately, then combined in a verdict:
+
+======================  ======  =================  =============================================
+verdict                 fits    meets the target   meaning
+======================  ======  =================  =============================================
+``ok``                  yes     yes (or no target)
+``bandwidth-limited``   yes     no                 more HBM would not help; more bandwidth would
+``capacity-limited``    no      yes                fast enough on paper, but it does not fit
+``both``                no      no
+======================  ======  =================  =============================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidValueError
+from ..units import GB, format_number
+from .capacity import DEFAULT_RESERVE, usable_memory
+from .parallel import DEFAULT_COLLECTIVE_LATENCY
+from .tiers import OffloadFloor, offload_floor
+
+__all__ = ["PlanRow", "PlanResult", "plan", "VERDICTS"]
+
+VERDICTS = ("ok", "bandwidth-limited", "capacity-limited", "both")
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """The plan for one accelerator (SI units; times in seconds)."""
+
+    model: str
+    accelerator: str
+    devices: int
+    batch: int
+    context: int
+    usable_bytes_per_device: float
+    resident_bytes_per_device: float
+    tier_resident_bytes_per_device: float
+    fits: bool
+    max_batch: int
+    step_time_s: float
+    tokens_per_s: float
+    per_sequence_tokens_per_s: float
+    bound: str
+    slo_ms_per_token: float | None
+    meets_target: bool | None
+    verdict: str
+    min_devices: int | None
+    min_devices_step_time_s: float | None
+    notes: tuple[str, ...] = field(default=())
+
+    def to_record(self) -> dict[str, Any]:
+        record = asdict(self)
+        record["notes"] = list(self.notes)
+        return record
+
+
+class PlanResult(list):
+    """A list of :class:`PlanRow`, one per accelerator, printed as a verdict table."""
+
+    HEADERS = ["accelerator", "devices", "fits", "GB/device", "usable GB", "max batch", "step ms", "tok/s",
+               "bound", "target ms", "verdict", "min devices"]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [row.to_record() for row in self]
+
+    def rows(self) -> list[list[str]]:
+        out = []
+        for r in self:
+            out.append([
+                r.accelerator, str(r.devices), "yes" if r.fits else "no",
+                format_number(r.resident_bytes_per_device / GB), format_number(r.usable_bytes_per_device / GB),
+                str(r.max_batch), format_number(r.step_time_s * 1e3), format_number(r.tokens_per_s),
+                r.bound, "-" if r.slo_ms_per_token is None else format_number(r.slo_ms_per_token),
+                r.verdict, "-" if r.min_devices is None else str(r.min_devices),
+            ])
+        return out
+
+    def __str__(self) -> str:
+        if not self:
+            return "(no accelerators)"
+        first = self[0]
+        title = f"{first.model}: batch {first.batch}, context {first.context}"
+        rows = self.rows()
+        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(self.HEADERS)]
+        lines = [title, "  ".join(h.ljust(w) for h, w in zip(self.HEADERS, widths))]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+        notes = [f"  {r.accelerator}: {note}" for r in self for note in r.notes]
+        return "\n".join(lines + (["notes:"] + notes if notes else []))
+
+
+def _verdict(fits: bool, meets: bool | None) -> str:
+    meets = True if meets is None else meets
+    return VERDICTS[(not fits) * 2 + (not meets)]
+
+
+def _bound(floor: OffloadFloor) -> str:
+    terms = {
+        "memory": float(floor.device_time_s), "tier": float(floor.tier_time_s),
+        "compute": float(floor.compute_time_s), "communication": float(floor.communication_time_s),
+    }
+    return max(terms, key=terms.get)
+
+
+def _max_batch(model, floor: OffloadFloor, usable: float, context: float, kv_fraction: float,
+               weight_fraction: float) -> int:
+    from .parallel import device_traffic
+
+    one = device_traffic(model, np.ones(1), np.full(1, float(context)), floor.num_devices)
+    weights = (1 - weight_fraction) * one.weight_bytes
+    per_sequence = float((1 - kv_fraction) * one.kv_bytes[0])
+    if per_sequence == 0:
+        return 0 if weights > usable else int(np.iinfo(np.int64).max)
+    batch = int(max(np.floor((usable - weights) / per_sequence), 0))
+    return batch - 1 if batch and weights + batch * per_sequence > usable else batch
+
+
+def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float | None = None, *,
+         tp: int = 1, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0, binary_units: bool = True,
+         offload_kv: float = 0.0, offload_weights: float = 0.0, tier=None, tier_links: int = 1,
+         overlapped_tier: bool = False, max_devices: int = 8,
+         collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
+         overlap_communication: bool = False) -> PlanResult:
+    """Capacity and bandwidth verdicts of ``model`` at ``batch`` × ``context`` on each accelerator.
+
+    Parameters
+    ----------
+    model : Model or str
+    accelerators : Accelerator, str or a list of them
+    batch, context : int
+        Sequences decoded together and tokens each holds.
+    slo_ms_per_token : float, optional
+        Target time between two tokens of one sequence [ms] (= the step time).
+    tp : int
+        Devices per replica (tensor parallelism) for the main row.
+    reserve, reserve_fraction, binary_units
+        The usable-memory rule per device (:mod:`roofline_decode.planning.capacity`).
+    offload_kv, offload_weights, tier, tier_links, overlapped_tier
+        Fractions kept in a slower tier (:mod:`roofline_decode.planning.tiers`).
+    max_devices : int
+        Largest tensor-parallel degree searched for ``min_devices`` (degrees that divide the
+        number of query heads).
+    collective_latency, link_bandwidth, overlap_communication
+        Tensor-parallel options (:mod:`roofline_decode.planning.parallel`).
+
+    Returns
+    -------
+    PlanResult
+        One :class:`PlanRow` per accelerator: whether it fits, the floor step time and tokens/s,
+        the bound, the verdict, and the smallest device count that fits and meets the target
+        (``None`` if none up to ``max_devices`` does, or if the device has no interconnect
+        figure and ``link_bandwidth`` is not given).
+
+    Examples
+    --------
+    Llama-3.1-70B in bf16, batch 16 at 32K tokens, 50 ms per token:
+
+    >>> r = plan("llama-3.1-70b", ["h100-sxm", "h200-sxm"], batch=16, context=32768, slo_ms_per_token=50)
+    >>> [(row.accelerator, row.verdict, row.min_devices) for row in r]
+    [('h100-sxm', 'both', 4), ('h200-sxm', 'both', 4)]
+    """
+    from ..catalog import load_accelerator, load_model
+
+    model = load_model(model)
+    devices = [accelerators] if not isinstance(accelerators, (list, tuple)) else list(accelerators)
+    if not devices:
+        raise InvalidValueError("accelerators", accelerators, "at least one accelerator")
+    for name, value in (("batch", batch), ("context", context)):
+        if isinstance(value, bool) or not float(value).is_integer() or value < (1 if name == "batch" else 0):
+            raise InvalidValueError(name, value, f"a whole number >= {1 if name == 'batch' else 0}")
+    if slo_ms_per_token is not None and (not np.isfinite(slo_ms_per_token) or slo_ms_per_token <= 0):
+        raise InvalidValueError("slo_ms_per_token", slo_ms_per_token, "a finite time > 0 in milliseconds")
+    if isinstance(max_devices, bool) or max_devices < 1:
+        raise InvalidValueError("max_devices", max_devices, "an integer >= 1")
+    options = dict(kv_fraction=offload_kv, weight_fraction=offload_weights, links=tier_links,
+                   overlapped=overlapped_tier, collective_latency=collective_latency,
+                   link_bandwidth=link_bandwidth, overlap_communication=overlap_communication)
+
+    def evaluate(device, n):
+        floor = offload_floor(model, device, tier, batch, context, num_devices=n, **options)
+        usable = usable_memory(device, reserve, reserve_fraction, binary_units)
+        fits = bool(float(floor.device_resident_bytes) <= usable)
+        step = float(floor.step_time_s)
+        meets = None if slo_ms_per_token is None else bool(step <= slo_ms_per_token / 1e3)
+        return floor, usable, fits, meets
+
+    result = PlanResult()
+    for device in devices:
+        device = load_accelerator(device)
+        floor, usable, fits, meets = evaluate(device, tp)
+        min_devices = min_step = None
+        notes = list(getattr(floor, "notes", ()))
+        for n in range(1, max_devices + 1):
+            if model.num_heads % n:
+                continue
+            try:
+                candidate = evaluate(device, n)
+            except InvalidValueError:
+                notes.append("no interconnect figure: pass link_bandwidth to search multi-device plans")
+                break
+            if candidate[2] and candidate[3] in (None, True):
+                min_devices, min_step = n, float(candidate[0].step_time_s)
+                break
+        from .parallel import tensor_parallel_floor
+
+        tp_notes = tensor_parallel_floor(model, device, batch, context, tp, collective_latency=collective_latency,
+                                         link_bandwidth=link_bandwidth).notes if tp > 1 else ()
+        step = float(floor.step_time_s)
+        result.append(PlanRow(
+            model=model.name, accelerator=device.id or device.name, devices=floor.num_devices, batch=int(batch),
+            context=int(context), usable_bytes_per_device=usable,
+            resident_bytes_per_device=float(floor.device_resident_bytes),
+            tier_resident_bytes_per_device=float(floor.tier_resident_bytes), fits=fits,
+            max_batch=_max_batch(model, floor, usable, context, offload_kv, offload_weights),
+            step_time_s=step, tokens_per_s=batch / step, per_sequence_tokens_per_s=1 / step, bound=_bound(floor),
+            slo_ms_per_token=slo_ms_per_token, meets_target=meets, verdict=_verdict(fits, meets),
+            min_devices=min_devices, min_devices_step_time_s=min_step, notes=tuple(notes) + tuple(tp_notes),
+        ))
+    return result

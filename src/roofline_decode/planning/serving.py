@@ -1,0 +1,132 @@
+"""Serving rate: the highest request rate a deployment sustains within a per-token target.
+
+Continuous batching admits a request into a free slot and keeps it for its N_out decode
+steps.  In steady state Little's law ties concurrency B, arrival rate λ and step time:
+
+    B = λ · N_out · T_step(B)        =>        λ(B) = B / (N_out · T_step(B))
+
+λ(B) is the aggregate tokens/s divided by N_out, which never falls as B grows (each added
+sequence adds at most its own KV bytes to a step that already reads the weights), so the
+highest rate that meets a target is reached at the largest concurrency B whose step time
+meets the target and whose KV caches fit.
+
+Sequences in steady state sit at every point of their decode, so the mean context is
+``prompt_length + (output_length − 1) / 2``; KV bytes are linear in the context, so both the
+resident cache and the bytes read per step are those of every sequence at that mean.
+Prefill is not counted (decode-only servers, or prefill on other devices).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import formulas as f
+from ..errors import InvalidValueError
+from .capacity import DEFAULT_RESERVE, usable_memory
+from .parallel import DEFAULT_COLLECTIVE_LATENCY, device_traffic, tensor_parallel_floor
+
+__all__ = ["ServingRate", "serving_rate"]
+
+
+@dataclass(frozen=True)
+class ServingRate:
+    """Steady state of continuous batching at the highest request rate meeting the target."""
+
+    model: str
+    accelerator: str
+    num_devices: int
+    output_length: int
+    mean_context: float
+    concurrency: int
+    step_time_s: float
+    tokens_per_s: float
+    requests_per_s: float
+    limited_by: str
+    max_concurrency: int
+    slo_ms_per_token: float | None
+    curve_concurrency: np.ndarray
+    curve_requests_per_s: np.ndarray
+
+    def __str__(self) -> str:
+        return (
+            f"{self.model} on {self.num_devices} x {self.accelerator}: {self.requests_per_s:.4g} requests/s of "
+            f"{self.output_length} tokens ({self.tokens_per_s:.4g} tokens/s) at concurrency {self.concurrency}, "
+            f"{self.step_time_s * 1e3:.4g} ms per token; limited by {self.limited_by}"
+        )
+
+
+def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0, slo_ms_per_token: float | None = None,
+                 *, num_devices: int = 1, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
+                 collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
+                 max_concurrency: int | None = None) -> ServingRate:
+    """Highest request rate (Little's law) within ``slo_ms_per_token`` and device memory.
+
+    Parameters
+    ----------
+    model, accelerator : Model/str, Accelerator/str
+    output_length : int
+        Tokens generated per request N_out.
+    prompt_length : int
+        Prompt tokens per request (cached before decode starts).
+    slo_ms_per_token : float, optional
+        Per-token target [ms]; without it the rate is limited by memory capacity alone.
+    num_devices : int
+        Tensor-parallel degree of one replica.
+    reserve, reserve_fraction
+        The usable-memory rule per device.
+    collective_latency, link_bandwidth
+        Tensor-parallel options.
+    max_concurrency : int, optional
+        Cap on concurrent requests (a server's max_num_seqs).
+
+    Examples
+    --------
+    Llama-3.1-8B on one H100 SXM, 1000-token prompts and 500-token answers, 20 ms per token:
+
+    >>> r = serving_rate("llama-3.1-8b", "h100-sxm", 500, 1000, slo_ms_per_token=20)
+    >>> r.concurrency, round(r.requests_per_s, 1), r.limited_by
+    (317, 31.7, 'the per-token target')
+    """
+    from ..catalog import load_accelerator, load_model
+
+    model, accelerator = load_model(model), load_accelerator(accelerator)
+    for name, value, low in (("output_length", output_length, 1), ("prompt_length", prompt_length, 0)):
+        if isinstance(value, bool) or not float(value).is_integer() or value < low:
+            raise InvalidValueError(name, value, f"a whole number >= {low}")
+    if slo_ms_per_token is not None and (not np.isfinite(slo_ms_per_token) or slo_ms_per_token <= 0):
+        raise InvalidValueError("slo_ms_per_token", slo_ms_per_token, "a finite time > 0 in milliseconds")
+    mean_context = prompt_length + (output_length - 1) / 2
+    usable = usable_memory(accelerator, reserve, reserve_fraction)
+    one = device_traffic(model, np.ones(1), np.full(1, mean_context), num_devices)
+    per_sequence = float(one.kv_bytes[0])
+    room = usable - one.weight_bytes
+    capacity = int(max(np.floor(room / per_sequence), 0)) if per_sequence > 0 else (1 << 20)
+    cap = capacity if max_concurrency is None else min(capacity, int(max_concurrency))
+    name = accelerator.id or accelerator.name
+    if cap < 1:
+        return ServingRate(model.name, name, num_devices, int(output_length), mean_context, 0, float("nan"), 0.0, 0.0,
+                           "memory capacity (the weights leave no room for one sequence)", capacity,
+                           slo_ms_per_token, np.zeros(0, dtype=np.int64), np.zeros(0))
+    concurrency = np.arange(1, cap + 1)
+    floor = tensor_parallel_floor(model, accelerator, concurrency, mean_context, num_devices,
+                                  collective_latency=collective_latency, link_bandwidth=link_bandwidth)
+    step = np.asarray(floor.step_time_s, dtype=float)
+    rates = np.asarray(f.request_rate_at_concurrency(concurrency, output_length, step), dtype=float)
+    ok = np.ones_like(step, dtype=bool) if slo_ms_per_token is None else step <= slo_ms_per_token / 1e3
+    if not ok.any():
+        return ServingRate(model.name, name, num_devices, int(output_length), mean_context, 0, float(step[0]), 0.0, 0.0,
+                           "the per-token target (missed even at concurrency 1)", capacity, slo_ms_per_token,
+                           concurrency, rates)
+    best = int(np.nonzero(ok)[0][-1])
+    limited = "the per-token target" if best + 1 < cap else (
+        "memory capacity" if cap == capacity else "max_concurrency")
+    return ServingRate(
+        model=model.name, accelerator=name, num_devices=num_devices, output_length=int(output_length),
+        mean_context=mean_context, concurrency=int(concurrency[best]), step_time_s=float(step[best]),
+        tokens_per_s=float(concurrency[best] / step[best]), requests_per_s=float(rates[best]), limited_by=limited,
+        max_concurrency=capacity, slo_ms_per_token=slo_ms_per_token, curve_concurrency=concurrency,
+        curve_requests_per_s=rates,
+    )
