@@ -1,0 +1,114 @@
+"""Every bundled model loads, and its parameter count matches the publisher's figure.
+
+One test per model.  Each row cites where the stated figure comes from (the same source is in
+the model's ``_roofline`` block and in ``model_configs/SOURCES.md``); the test also checks the
+bundled metadata still says the same number, so the citation cannot drift from the data.
+
+Active-parameter conventions (MoE):
+
+* ``"all"``: every parameter one token uses, input embedding and lm_head included
+  (Mistral, Qwen);
+* ``"no_input_embedding"``: as "all" without the input embedding table, which is a gather and
+  not a matrix product.  The gpt-oss model card (Table 1) states this convention; DeepSeek's
+  figures fit it and not the other (DeepSeek-V3: 36.63B rounds to the stated 37B, 37.55B with
+  the embedding does not).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import roofline_decode as rd
+from roofline_decode.catalog import model_metadata
+
+# id: (stated total, stated active or None, active convention, source of the figures)
+PUBLISHED = {
+    "deepseek-v2-lite": (15.7e9, 2.4e9, "no_input_embedding", "https://arxiv.org/abs/2405.04434 (DeepSeek-V2 paper, V2-Lite: 15.7B / 2.4B)"),
+    "deepseek-v3": (671e9, 37e9, "no_input_embedding", "https://arxiv.org/abs/2412.19437 (abstract: 671B total, 37B activated; MTP module excluded)"),
+    "gemma-2-27b": (27.2e9, None, None, "https://arxiv.org/abs/2408.00118 (Gemma 2 report, Table 1)"),
+    "gemma-2-9b": (9.24e9, None, None, "https://arxiv.org/abs/2408.00118 (Gemma 2 report, Table 1)"),
+    "gemma-3-1b": (1.0e9, None, None, "https://arxiv.org/abs/2503.19786 (Gemma 3 report, Table 1: 302M + 698M)"),
+    "gemma-7b": (8.54e9, None, None, "https://arxiv.org/abs/2403.08295 (Gemma report, Table 2: 786.8M + 7751.2M)"),
+    "gpt-oss-120b": (117e9, 5.1e9, "no_input_embedding", "https://openai.com/index/introducing-gpt-oss/ (model card Table 1: 116.83B / 5.13B)"),
+    "gpt-oss-20b": (21e9, 3.6e9, "no_input_embedding", "https://openai.com/index/introducing-gpt-oss/ (model card Table 1: 20.91B / 3.61B)"),
+    "gpt2": (124e6, None, None, "https://huggingface.co/openai-community/gpt2 (model card: 124M)"),
+    "llama-2-13b": (13.0e9, None, None, "https://arxiv.org/abs/2307.09288 (Llama 2 paper)"),
+    "llama-2-70b": (69.0e9, None, None, "https://arxiv.org/abs/2307.09288 (Llama 2 paper)"),
+    "llama-2-7b": (6.74e9, None, None, "https://arxiv.org/abs/2307.09288 (Llama 2 paper)"),
+    "llama-3.1-405b": (405.9e9, None, None, "https://ai.meta.com/blog/meta-llama-3-1/ (405B; 405.9B on the model card)"),
+    "llama-3.1-70b": (70.6e9, None, None, "https://ai.meta.com/blog/meta-llama-3-1/ (70B; 70.6B on the model card)"),
+    "llama-3.1-8b": (8.03e9, None, None, "https://ai.meta.com/blog/meta-llama-3-1/ (8B; 8.03B on the model card)"),
+    "llama-3.2-1b": (1.23e9, None, None, "https://huggingface.co/meta-llama/Llama-3.2-1B (model card table: 1.23B)"),
+    "llama-3.2-3b": (3.21e9, None, None, "https://huggingface.co/meta-llama/Llama-3.2-3B (model card table: 3.21B)"),
+    "mistral-7b-v0.1": (7.24e9, None, None, "https://mistral.ai/news/announcing-mistral-7b (7.3B; 7.24B exact)"),
+    "mixtral-8x22b": (141e9, 39e9, "all", "https://mistral.ai/news/mixtral-8x22b (141B total, 39B active)"),
+    "mixtral-8x7b": (46.7e9, 12.9e9, "all", "https://mistral.ai/news/mixtral-of-experts (46.7B total, 12.9B per token)"),
+    "opt-6.7b": (6.7e9, None, None, "https://arxiv.org/abs/2205.01068 (OPT paper, Table 1)"),
+    "phi-3-mini-4k": (3.8e9, None, None, "https://arxiv.org/abs/2404.14219 (Phi-3 report: 3.8B)"),
+    "qwen1.5-moe-a2.7b": (14.3e9, 2.7e9, "all", "https://huggingface.co/Qwen/Qwen1.5-MoE-A2.7B (model card: 14.3B / 2.7B)"),
+    "qwen2.5-72b": (72.7e9, None, None, "https://huggingface.co/Qwen/Qwen2.5-72B (model card: 72.7B)"),
+    "qwen2.5-7b": (7.61e9, None, None, "https://huggingface.co/Qwen/Qwen2.5-7B (model card: 7.61B)"),
+    "qwen3-30b-a3b": (30.5e9, 3.3e9, "all", "https://huggingface.co/Qwen/Qwen3-30B-A3B (model card: 30.5B / 3.3B)"),
+    "qwen3-8b": (8.2e9, None, None, "https://huggingface.co/Qwen/Qwen3-8B (model card: 8.2B)"),
+}
+
+# Stated with two significant digits and not within 1% of any convention's count; the count
+# must still lie within one unit of the stated figure's last digit (the publisher's precision).
+#   deepseek-v2-lite: 2.451B without the input embedding (2.661B with it) -> "2.4B" is 2.1% low;
+#   deepseek-v3:      36.63B without the input embedding (37.55B with it) -> "37B" is 1.0% high;
+#   qwen3-30b-a3b:    3.353B with the embeddings (3.042B without the input one) -> "3.3B" is 1.6% low.
+ACTIVE_STATED_UNIT = {"deepseek-v2-lite": 0.1e9, "deepseek-v3": 1e9, "qwen3-30b-a3b": 0.1e9}
+
+
+def test_every_bundled_model_is_listed_here():
+    assert sorted(PUBLISHED) == rd.list_models()
+
+
+def _active(model: rd.Model, convention: str) -> int:
+    if convention == "no_input_embedding":
+        return model.active_parameter_count - model.vocab_size * model.hidden_size
+    return model.active_parameter_count
+
+
+@pytest.mark.parametrize("model_id", sorted(PUBLISHED))
+def test_parameter_count_matches_the_publisher(model_id):
+    total, active, convention, source = PUBLISHED[model_id]
+    meta = model_metadata(model_id)
+    assert meta["params_total"] == total, f"{model_id}: _roofline.params_total differs from the cited figure ({source})"
+    assert meta["params_active"] == active
+    model = rd.load_model(model_id)
+    assert model.parameter_count == pytest.approx(total, rel=0.01), source
+    assert model.is_moe == (active is not None)
+    if active is None:
+        assert model.active_parameter_count == model.parameter_count
+        return
+    ours = _active(model, convention)
+    if model_id in ACTIVE_STATED_UNIT:
+        assert abs(ours - active) < ACTIVE_STATED_UNIT[model_id], source
+        assert ours == pytest.approx(active, rel=0.022), source
+    else:
+        assert ours == pytest.approx(active, rel=0.01), source
+
+
+@pytest.mark.parametrize("model_id, exact", [
+    ("llama-2-7b", 6_738_415_616),       # transformers' num_parameters() of Llama-2-7b-hf
+    ("gpt2", 124_439_808),               # transformers' num_parameters() of gpt2 (tied lm_head once)
+    ("gemma-3-1b", 999_885_952),         # keras-hub gemma3_1b preset
+    ("gpt-oss-120b", 116_829_154_368),   # model card Table 1 116.83B (attention sinks, 2304, left out)
+])
+def test_exact_counts(model_id, exact):
+    assert rd.load_model(model_id).parameter_count == exact
+
+
+def test_gemma_7b_embedding_and_non_embedding_split():
+    # Gemma paper Table 2: 7,751,248,896 non-embedding parameters (embedding uses vocab 256128,
+    # the checkpoint 256000 rows)
+    m = rd.load_model("gemma-7b")
+    assert m.parameter_count - m.vocab_size * m.hidden_size == 7_751_248_896
+
+
+def test_qwen_non_embedding_counts():
+    # Qwen model cards state non-embedding totals: 6.53B (Qwen2.5-7B), 29.9B (Qwen3-30B-A3B)
+    for model_id, stated in (("qwen2.5-7b", 6.53e9), ("qwen3-30b-a3b", 29.9e9), ("qwen3-8b", 6.95e9)):
+        m = rd.load_model(model_id)
+        assert m.parameter_count - 2 * m.vocab_size * m.hidden_size == pytest.approx(stated, rel=0.01), model_id
