@@ -1,0 +1,296 @@
+"""One decode step in numpy (float32), counting every byte it touches and every FLOP it does.
+
+:class:`DecodeKernel` holds seeded random weights for a :class:`~roofline_decode.Model` and a
+preallocated KV cache, and runs the step the floors are about: B sequences, each with T tokens
+cached, produce one token each.  While it computes it tallies, in :class:`StepCounts`:
+
+* the bytes of every weight array it multiplies or applies (matrices, biases, norm vectors,
+  the full lm_head), the *distinct* embedding rows it gathers, and the routed experts it
+  actually runs;
+* the cached keys and values it reads, and the new ones it writes;
+* the FLOPs of its matrix products (2 per multiply-add) and of attention over the cached
+  positions; the new token's attention to itself is tallied apart
+  (:attr:`StepCounts.self_attention_flops`), since the library's convention leaves it out
+  (see :func:`roofline_decode.formulas.flops.attention_flops`, Notes).
+
+Conventions of the kernel (shared with :mod:`~roofline_decode.kernel.reference`): RoPE in the
+half-split ("neox") layout with base 10000; a sliding layer with window W lets the new token
+attend to the W most recent cached positions and to itself; routed experts follow the
+Mixtral recipe (softmax over the k largest router logits); shared experts are added
+unweighted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InvalidValueError
+from ..specs.model import Model
+from .model_weights import KernelWeights, Linear, MLPWeights, Norm, check_supported, init_weights
+
+__all__ = ["StepCounts", "DecodeKernel", "rope", "EPS", "ROPE_THETA"]
+
+#: Epsilon of every norm.
+EPS = 1e-6
+#: Base of the rotary frequencies.
+ROPE_THETA = 10000.0
+
+
+@dataclass
+class StepCounts:
+    """What one decode step touched: bytes [B] and FLOPs.
+
+    Attributes
+    ----------
+    weight_bytes : int
+        Weight bytes read: every matrix, bias and norm vector used, the full lm_head, the
+        distinct embedding rows gathered and the routed experts run.
+    embedding_rows : int
+        Distinct embedding rows gathered (distinct tokens in the batch).
+    expert_bytes : int
+        Part of ``weight_bytes`` spent on routed experts.
+    experts_touched : list of int
+        Distinct routed experts run, one entry per MoE layer.
+    kv_read_bytes, kv_write_bytes : int
+        Cached keys and values read; new keys and values written.
+    matmul_flops : int
+        FLOPs of the weight matrix products (router and lm_head included).
+    attention_flops : int
+        FLOPs of q·k and p·v over the cached positions.
+    self_attention_flops : int
+        FLOPs of the new token's attention to itself (left out of :attr:`flops`, as in the
+        library's convention).
+    """
+
+    weight_bytes: int = 0
+    embedding_rows: int = 0
+    expert_bytes: int = 0
+    experts_touched: list[int] = field(default_factory=list)
+    kv_read_bytes: int = 0
+    kv_write_bytes: int = 0
+    matmul_flops: int = 0
+    attention_flops: int = 0
+    self_attention_flops: int = 0
+
+    @property
+    def flops(self) -> int:
+        """Matrix products plus attention over cached positions (the library's convention)."""
+        return self.matmul_flops + self.attention_flops
+
+    @property
+    def bytes_total(self) -> int:
+        return self.weight_bytes + self.kv_read_bytes + self.kv_write_bytes
+
+
+def rope(x: np.ndarray, position, theta: float = ROPE_THETA) -> np.ndarray:
+    """Rotate the last axis of ``x`` (even width) by ``position`` (half-split layout).
+
+    ``position`` broadcasts against ``x[..., 0]`` (an int for a decode step, an array of
+    positions for the reference).
+    """
+    half = x.shape[-1] // 2
+    inv_freq = theta ** (-np.arange(half, dtype=np.float64) * 2.0 / x.shape[-1])
+    angle = np.asarray(position, dtype=np.float64)[..., None] * inv_freq
+    cos, sin = np.cos(angle).astype(x.dtype), np.sin(angle).astype(x.dtype)
+    x1, x2 = x[..., :half], x[..., half:]
+    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+
+
+def apply_norm(x: np.ndarray, norm: Norm) -> np.ndarray:
+    """RMSNorm (no bias) or LayerNorm over the last axis."""
+    if norm.bias is None:
+        scale = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS)
+        return x * scale * norm.weight
+    centred = x - x.mean(axis=-1, keepdims=True)
+    scale = 1.0 / np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + EPS)
+    return centred * scale * norm.weight + norm.bias
+
+
+def activation(x: np.ndarray, gated: bool) -> np.ndarray:
+    """SiLU for gated MLPs (SwiGLU), tanh-GELU for plain ones."""
+    if gated:
+        return x / (1.0 + np.exp(-x))
+    return 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+
+
+class DecodeKernel:
+    """A float32 decoder with a preallocated KV cache that counts what each step touches.
+
+    Parameters
+    ----------
+    model : Model
+        Architecture (its number formats are replaced by fp32: the kernel stores float32).
+    batch : int
+        Sequences B decoded together.
+    max_context : int
+        Largest number of cached tokens a step may start from.
+    seed : int
+        Seed of the random weights (ignored when ``weights`` is given).
+    weights : KernelWeights, optional
+        Weights to use, e.g. shared between kernels of different batch sizes.
+
+    Examples
+    --------
+    >>> from roofline_decode import Model
+    >>> m = Model(name="tiny", num_layers=2, hidden_size=16, num_heads=4, num_kv_heads=2,
+    ...           head_dim=4, intermediate_size=32, vocab_size=50)
+    >>> kernel = DecodeKernel(m, batch=2, max_context=8)
+    >>> kernel.fill_cache(5)
+    >>> logits, counts = kernel.step([3, 7])
+    >>> logits.shape, kernel.length, counts.kv_read_bytes   # 2 seq x 5 pos x 2 layers x (2 x 2 x 4) x 4 B
+    ((2, 50), 6, 1280)
+    """
+
+    def __init__(self, model: Model, batch: int, max_context: int, seed: int = 0,
+                 weights: KernelWeights | None = None):
+        check_supported(model)
+        if int(batch) != batch or batch < 1:
+            raise InvalidValueError("batch", batch, "an integer >= 1")
+        if int(max_context) != max_context or max_context < 0:
+            raise InvalidValueError("max_context", max_context, "an integer >= 0")
+        self.model = model.with_precision(weights="fp32", kv="fp32", activations="fp32", experts="fp32")
+        self.weights = weights if weights is not None else init_weights(model, seed)
+        self.batch, self.max_context = int(batch), int(max_context)
+        shape = (self.batch, model.num_kv_heads, self.max_context + 1, model.head_dim)
+        self.k_cache = [np.empty(shape, np.float32) for _ in range(model.num_layers)]
+        self.v_cache = [np.empty(shape, np.float32) for _ in range(model.num_layers)]
+        self.length = 0
+        self._counts = StepCounts()
+
+    # -- cache ---------------------------------------------------------------------------------
+    def fill_cache(self, context: int, seed: int = 1) -> None:
+        """Write random keys and values at positions ``[0, context)`` and set the length.
+
+        For timing and accounting: every cached page is written, so a step reads real memory.
+        """
+        if int(context) != context or not 0 <= context <= self.max_context:
+            raise InvalidValueError("context", context, f"an integer in [0, max_context={self.max_context}]")
+        rng = np.random.default_rng(seed)
+        for cache in (*self.k_cache, *self.v_cache):
+            for b in range(self.batch):  # one sequence at a time: a small temporary
+                cache[b, :, :context] = rng.random(cache[b, :, :context].shape, dtype=np.float32) - 0.5
+        self.length = int(context)
+
+    # -- counted primitives ----------------------------------------------------------------------
+    def _linear(self, x: np.ndarray, layer: Linear) -> np.ndarray:
+        c = self._counts
+        c.weight_bytes += layer.weight.nbytes
+        c.matmul_flops += 2 * x.shape[0] * layer.weight.size
+        y = x @ layer.weight
+        if layer.bias is not None:
+            c.weight_bytes += layer.bias.nbytes
+            y += layer.bias
+        return y
+
+    def _norm(self, x: np.ndarray, norm: Norm) -> np.ndarray:
+        self._counts.weight_bytes += norm.weight.nbytes + (norm.bias.nbytes if norm.bias is not None else 0)
+        return apply_norm(x, norm)
+
+    def _mlp(self, x: np.ndarray, mlp: MLPWeights) -> np.ndarray:
+        up = self._linear(x, mlp.up)
+        hidden = activation(self._linear(x, mlp.gate), True) * up if mlp.gate is not None else activation(up, False)
+        return self._linear(hidden, mlp.down)
+
+    def _moe(self, x: np.ndarray, layer) -> np.ndarray:
+        m, c = self.model, self._counts
+        router_logits = self._linear(x, layer.router)
+        top = np.argsort(-router_logits, axis=-1, kind="stable")[:, : m.num_experts_per_token]
+        chosen = np.take_along_axis(router_logits, top, axis=-1)
+        gate = np.exp(chosen - chosen.max(axis=-1, keepdims=True))
+        gate /= gate.sum(axis=-1, keepdims=True)
+        out = np.zeros_like(x)
+        before = c.weight_bytes
+        experts = np.unique(top)
+        for expert in experts:
+            rows, slot = np.nonzero(top == expert)
+            out[rows] += gate[rows, slot, None] * self._mlp(x[rows], layer.experts[expert])
+        c.expert_bytes += c.weight_bytes - before
+        c.experts_touched.append(int(experts.size))
+        if layer.shared is not None:
+            out += self._mlp(x, layer.shared)
+        return out
+
+    def _attention(self, index: int, h: np.ndarray, position: int) -> np.ndarray:
+        m, c, layer = self.model, self._counts, self.weights.layers[index]
+        B, H_kv, d_h = h.shape[0], m.num_kv_heads, m.head_dim
+        group = m.num_heads // H_kv
+        q = self._linear(h, layer.q).reshape(B, H_kv, group, d_h)
+        k = self._linear(h, layer.k).reshape(B, H_kv, d_h)
+        v = self._linear(h, layer.v).reshape(B, H_kv, d_h)
+        if layer.q_norm is not None:
+            q, k = self._norm(q, layer.q_norm), self._norm(k, layer.k_norm)
+        q, k = rope(q, position), rope(k, position)
+
+        cached = position if layer.kind == "full" else min(position, m.sliding_window)
+        keys = self.k_cache[index][:, :, position - cached:position]
+        values = self.v_cache[index][:, :, position - cached:position]
+        c.kv_read_bytes += keys.nbytes + values.nbytes
+        scale = np.float32(1.0 / np.sqrt(d_h))
+        scores = (q @ keys.swapaxes(-1, -2)) * scale  # (B, H_kv, group, cached)
+        self_score = np.sum(q * k[:, :, None, :], axis=-1, keepdims=True) * scale
+        peak = np.maximum(scores.max(axis=-1, keepdims=True, initial=-np.inf), self_score)
+        p, p_self = np.exp(scores - peak), np.exp(self_score - peak)
+        total = p.sum(axis=-1, keepdims=True) + p_self
+        out = (p @ values + p_self * v[:, :, None, :]) / total
+        c.attention_flops += 2 * B * m.num_heads * (2 * d_h) * cached
+        c.self_attention_flops += 2 * B * m.num_heads * (2 * d_h)
+
+        self.k_cache[index][:, :, position] = k
+        self.v_cache[index][:, :, position] = v
+        c.kv_write_bytes += k.nbytes + v.nbytes
+        return self._linear(out.reshape(B, m.num_heads * d_h), layer.o)
+
+    # -- the step ----------------------------------------------------------------------------------
+    def step(self, tokens, position: int | None = None) -> tuple[np.ndarray, StepCounts]:
+        """Decode one token for each sequence.
+
+        Parameters
+        ----------
+        tokens : array_like of int, shape (batch,)
+            The newest token of each sequence (its key and value are not cached yet).
+        position : int, optional
+            Cached tokens T the step starts from (default: :attr:`length`); the step writes
+            the new keys and values at index T and sets :attr:`length` to T + 1.
+
+        Returns
+        -------
+        logits : ndarray, shape (batch, vocab_size), float32
+        counts : StepCounts
+        """
+        m, w = self.model, self.weights
+        tokens = np.asarray(tokens)
+        if tokens.shape != (self.batch,) or not np.issubdtype(tokens.dtype, np.integer):
+            raise InvalidValueError("tokens", tokens.tolist(), f"{self.batch} integer token ids (one per sequence)")
+        if tokens.min() < 0 or tokens.max() >= m.vocab_size:
+            raise InvalidValueError("tokens", tokens.tolist(), f"ids in [0, vocab_size={m.vocab_size})")
+        position = self.length if position is None else position
+        if int(position) != position or not 0 <= position <= self.max_context:
+            raise InvalidValueError("position", position, f"an integer in [0, max_context={self.max_context}]")
+        position = int(position)
+        self._counts = c = StepCounts()
+
+        rows = np.unique(tokens)
+        c.embedding_rows = int(rows.size)
+        c.weight_bytes += rows.size * w.embedding.shape[1] * w.embedding.itemsize
+        x = w.embedding[tokens]
+        post_norms = m.norms_per_layer == 4
+        for index, layer in enumerate(w.layers):
+            attn = self._attention(index, self._norm(x, layer.norms[0]), position)
+            if post_norms:
+                attn = self._norm(attn, layer.norms[1])
+            x = x + attn
+            h = self._norm(x, layer.norms[2 if post_norms else 1])
+            ff = self._moe(h, layer) if layer.router is not None else self._mlp(h, layer.mlp)
+            if post_norms:
+                ff = self._norm(ff, layer.norms[3])
+            x = x + ff
+        logits = self._linear(self._norm(x, w.final_norm), Linear(w.lm_head))
+        self.length = position + 1
+        return logits, c
+
+    def greedy(self, tokens, position: int | None = None) -> np.ndarray:
+        """The next token of each sequence (argmax of the step's logits)."""
+        logits, _ = self.step(tokens, position)
+        return logits.argmax(axis=-1)
