@@ -1,0 +1,35 @@
+"""Measurements: compare real decode timings with the floor, and calibrate it.
+
+* :class:`MeasurementRow` and its loaders (:func:`load_csv`, :func:`load_json`,
+  :func:`rows_from_records`), including the decode-bandwidth-study columns;
+* :func:`compare` — per row: floor, efficiency, achieved bandwidth, utilisation, flags;
+* :func:`calibrate` — fit ``T = t0 + bytes / (η·BW)`` (and a compute efficiency) to
+  :class:`Measurement` rows and predict with an uncertainty band;
+* :mod:`~roofline_decode.measure.fits` — step time vs context, saturation onset, sustained bandwidth;
+* :func:`load_published` — the published timings of ``shared/reference/measured/``.
+
+Importing this package does not import matplotlib or sympy.
+"""
+
+from .calibrate import CalibratedPrediction, Calibration, Measurement, calibrate
+from .compare import EXCEEDS_MEMORY, IMPOSSIBLE, Comparison, RowComparison, compare
+from .fits import ContextFit, SaturationFit, fit_context, saturation_onset, sustained_bandwidth
+from .published import PublishedRows, load_published
+from .rows import (
+    COLUMNS,
+    TOKENS_PER_S_RTOL,
+    MeasurementFileError,
+    MeasurementRow,
+    load_csv,
+    load_json,
+    load_measurements,
+    rows_from_records,
+)
+
+__all__ = [
+    "COLUMNS", "CalibratedPrediction", "Calibration", "Comparison", "ContextFit", "EXCEEDS_MEMORY",
+    "IMPOSSIBLE", "Measurement", "MeasurementFileError", "MeasurementRow", "PublishedRows",
+    "RowComparison", "SaturationFit", "TOKENS_PER_S_RTOL", "calibrate", "compare", "fit_context",
+    "load_csv", "load_json", "load_measurements", "load_published", "rows_from_records",
+    "saturation_onset", "sustained_bandwidth",
+]

@@ -1,0 +1,206 @@
+"""Compare measured decode timings with the floor.
+
+For each row: the floor step time, efficiency = floor / measured, achieved bandwidth = bytes
+the floor counts / measured time, model-bandwidth utilisation (MBU) = achieved bandwidth /
+peak bandwidth, model-FLOPs utilisation (MFU), and flags.  A row faster than its floor is
+flagged :data:`IMPOSSIBLE`: a floor cannot be beaten, so the row's units, token count
+(early stop at EOS) or caching must be wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidValueError
+from ..formats import NumberFormat
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
+from ..units import GB, format_number
+from .rows import MeasurementRow
+
+__all__ = ["IMPOSSIBLE", "EXCEEDS_MEMORY", "RowComparison", "Comparison", "compare", "resolve_model", "resolve_accelerator"]
+
+IMPOSSIBLE = "impossible: check units, early stop, or caching"
+EXCEEDS_MEMORY = "weights exceed device memory: offloaded or sharded, not a resident-weights measurement"
+
+
+@dataclass(frozen=True)
+class RowComparison:
+    """One measured row next to its floor; all SI units."""
+
+    row: MeasurementRow
+    model: str
+    accelerator: str
+    weight_format: str
+    kv_format: str
+    measured_step_time_s: float
+    floor_step_time_s: float
+    memory_time_s: float
+    compute_time_s: float
+    bytes_moved: float
+    flops: float
+    bound: str
+    efficiency: float
+    achieved_bandwidth: float
+    bandwidth_utilisation: float
+    flops_utilisation: float
+    flags: tuple[str, ...] = field(default=())
+
+    @property
+    def impossible(self) -> bool:
+        """True when the measured time is below the floor."""
+        return IMPOSSIBLE in self.flags
+
+    def to_record(self) -> dict[str, Any]:
+        r = self.row
+        return {
+            "label": r.describe(), "model": self.model, "accelerator": self.accelerator,
+            "weight_format": self.weight_format, "kv_format": self.kv_format, "batch": r.batch,
+            "context": r.context, "num_devices": r.num_devices, "scope": r.scope,
+            "measured_step_time_s": self.measured_step_time_s, "floor_step_time_s": self.floor_step_time_s,
+            "memory_time_s": self.memory_time_s, "compute_time_s": self.compute_time_s,
+            "bytes_moved": self.bytes_moved, "flops": self.flops, "bound": self.bound,
+            "efficiency": self.efficiency, "achieved_bandwidth": self.achieved_bandwidth,
+            "bandwidth_utilisation": self.bandwidth_utilisation, "flops_utilisation": self.flops_utilisation,
+            "flags": list(self.flags), "source": r.source,
+        }
+
+
+class Comparison(list):
+    """The :class:`RowComparison` of each row, in input order."""
+
+    @property
+    def flagged(self) -> list[RowComparison]:
+        """Rows with at least one flag."""
+        return [c for c in self if c.flags]
+
+    @property
+    def impossible(self) -> list[RowComparison]:
+        """Rows faster than their floor."""
+        return [c for c in self if c.impossible]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [c.to_record() for c in self]
+
+    def __str__(self) -> str:
+        headers = ["row", "device", "B", "T", "measured ms", "floor ms", "eff.", "GB/s", "MBU", "bound", "flags"]
+        lines = []
+        for c in self:
+            lines.append([
+                c.row.describe(), c.accelerator, f"{c.row.batch:g}", f"{c.row.context:g}",
+                format_number(c.measured_step_time_s * 1e3), format_number(c.floor_step_time_s * 1e3),
+                f"{c.efficiency:.1%}", format_number(c.achieved_bandwidth / GB), f"{c.bandwidth_utilisation:.1%}",
+                c.bound, "; ".join(c.flags),
+            ])
+        widths = [max([len(h)] + [len(row[i]) for row in lines]) for i, h in enumerate(headers)]
+        out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+        out += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in lines]
+        return "\n".join(out)
+
+
+def resolve_model(model: Model | str | None, weight_format: str | NumberFormat | None = None,
+                  kv_format: str | NumberFormat | None = None, field_name: str = "model") -> Model:
+    """A Model from an id or object, served in the given formats (None keeps the model's)."""
+    from ..catalog import load_model
+
+    if model is None:
+        raise InvalidValueError(field_name, None, "a Model or a catalog model id (the row has none and none was given)")
+    model = load_model(model)
+    if weight_format is not None or kv_format is not None:
+        model = model.with_precision(weights=weight_format, kv=kv_format)
+    return model
+
+
+def resolve_accelerator(accelerator: Accelerator | str | None, field_name: str = "accelerator") -> Accelerator:
+    from ..catalog import load_accelerator
+
+    if accelerator is None:
+        raise InvalidValueError(field_name, None, "an Accelerator or a catalog id (the row has none and none was given)")
+    return load_accelerator(accelerator)
+
+
+def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator) -> dict[str, float]:
+    from ..estimate import decode_floor
+
+    floor = decode_floor(model, device, batch=row.batch, context=row.context)
+    n = row.num_devices
+    if row.scope == "kv_read":
+        bytes_moved = float(floor.kv_read_bytes)
+        flops = float(floor.breakdown()["flops"]["attention_scores"])
+    else:
+        bytes_moved, flops = float(floor.bytes_total), float(floor.flops)
+    # n devices: aggregate bandwidth and peak, perfect split, communication not counted
+    memory = bytes_moved / (n * floor.memory_bandwidth)
+    compute = flops / (n * floor.peak_flops)
+    return {
+        "memory": memory, "compute": compute, "bytes": bytes_moved, "flops": flops,
+        "bandwidth": n * floor.memory_bandwidth, "peak": n * floor.peak_flops,
+    }
+
+
+def compare(rows: list[MeasurementRow], model: Model | str | None = None,
+            accelerator: Accelerator | str | None = None, *, tolerance: float = 0.0) -> Comparison:
+    """Each measured row next to its floor.
+
+    Parameters
+    ----------
+    rows : list of MeasurementRow
+        Measured rows; each row's ``weight_format`` / ``kv_format`` are applied to the model.
+    model, accelerator : optional
+        Used for every row when given; otherwise each row's own ``model`` / ``accelerator``.
+    tolerance : float
+        Relative slack before a row faster than its floor is flagged (0: any row below the floor).
+
+    Returns
+    -------
+    Comparison
+        One :class:`RowComparison` per row: floor, efficiency (floor / measured), achieved
+        bandwidth [B/s], bandwidth and FLOPs utilisation, bound, and flags.
+
+    Notes
+    -----
+    ``scope="kv_read"`` rows (attention microbenchmarks) get a KV-read floor: the KV bytes
+    of ``model`` (pass a one-layer model for a single-layer kernel) over the bandwidth, and
+    the attention-score FLOPs over the peak.  A row on ``num_devices`` > 1 is compared with
+    the aggregate of that many devices (perfect split, communication not counted) — still a
+    lower bound.
+
+    Examples
+    --------
+    gpt-fast's Llama-2-7B bf16 on an A100-80GB: 104.9 tok/s at batch 1 (mean context 105).
+
+    >>> row = MeasurementRow(batch=1, context=105, tokens_per_s=104.9)
+    >>> c = compare([row], "llama-2-7b", "a100-80gb-sxm")[0]
+    >>> round(c.efficiency, 3), c.flags
+    (0.683, ())
+    """
+    if not 0 <= tolerance < 1:
+        raise InvalidValueError("tolerance", tolerance, "a number in [0, 1)")
+    result = Comparison()
+    for row in rows:
+        spec = resolve_model(model if model is not None else row.model, row.weight_format, row.kv_format)
+        device = resolve_accelerator(accelerator if accelerator is not None else row.accelerator)
+        t = _floor_terms(row, spec, device)
+        floor = max(t["memory"], t["compute"])
+        measured = row.step_time
+        flags = []
+        if measured < floor * (1 - tolerance):
+            flags.append(IMPOSSIBLE)
+        if row.scope == "decode_step" and spec.weight_bytes > row.num_devices * device.memory_capacity:
+            flags.append(EXCEEDS_MEMORY)
+        achieved = t["bytes"] / measured
+        result.append(RowComparison(
+            row=row, model=spec.name, accelerator=device.id or device.name,
+            weight_format=spec.weight_format.name, kv_format=spec.kv_format.name,
+            measured_step_time_s=measured, floor_step_time_s=floor, memory_time_s=t["memory"],
+            compute_time_s=t["compute"], bytes_moved=t["bytes"], flops=t["flops"],
+            bound="compute" if t["compute"] >= t["memory"] else "memory",
+            efficiency=floor / measured, achieved_bandwidth=achieved,
+            bandwidth_utilisation=achieved / t["bandwidth"],
+            flops_utilisation=float(np.divide(t["flops"] / measured, t["peak"])),
+            flags=tuple(flags),
+        ))
+    return result
