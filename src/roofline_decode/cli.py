@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "roofline_decode.cli_core",
     "roofline_decode.cli_plan",
     "roofline_decode.cli_measure",
+    "roofline_decode.cli_validate",
 ]
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 from hypothesis import given, settings, strategies as st
-from strategies import small_models
+from .strategies import small_models
 
 from roofline_decode import Model, load_model
 from roofline_decode.formulas import expected_experts_touched

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from strategies import small_models
+from .strategies import small_models
 
 from roofline_decode import InvalidValueError, Model, load_model
 from roofline_decode.kernel import DecodeKernel, init_weights, reference_logits

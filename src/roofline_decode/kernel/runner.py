@@ -99,7 +99,7 @@ def _positive_ints(name: str, values) -> list[int]:
 
 
 def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(0,), *, warmup: int = 2,
-                   repeats: int = 5, seed: int = 0, progress: TextIO | None = sys.stderr) -> list[Measurement]:
+                   repeats: int = 5, seed: int = 0, progress: TextIO | bool | None = True) -> list[Measurement]:
     """Time the kernel at every (batch, context) point and compare with the floor.
 
     Parameters
@@ -114,8 +114,9 @@ def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(
         Untimed and timed steps per point.
     seed : int
         Seed of the weights and the cache contents.
-    progress : file-like or None
-        Where the progress bar goes (stderr by default; ``None``: silent).
+    progress : file-like, bool or None
+        Where the progress bar goes: ``True`` (default) for ``sys.stderr``, a stream, or
+        ``False``/``None`` for none.
 
     Returns
     -------
@@ -124,6 +125,10 @@ def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(
     """
     from ..estimate import decode_floor
 
+    if progress is True:
+        progress = sys.stderr
+    elif progress is False:
+        progress = None
     batches, contexts = _positive_ints("batch", batch), _positive_ints("context", context)
     for name, value, least in (("warmup", warmup, 0), ("repeats", repeats, 1)):
         if int(value) != value or value < least:

@@ -1,0 +1,46 @@
+"""The bandwidth probe on a small array (4 × the last-level cache) and the host Accelerator it builds."""
+
+import pytest
+
+from roofline_decode import Accelerator, InvalidValueError, decode_floor, load_model
+from roofline_decode.kernel import host_accelerator, measure_bandwidth
+from roofline_decode.kernel.probe import last_level_cache_bytes
+
+
+@pytest.fixture(scope="module")
+def report():
+    return measure_bandwidth(array_bytes=4 * last_level_cache_bytes(), repeats=1, gemm_size=256)
+
+
+def test_report_holds_every_kernel(report):
+    assert set(report.kernels) == {"read_sum", "read_blas", "copy"}
+    assert all(v > 0 for v in report.kernels.values())
+    assert report.read_bandwidth == max(report.kernels["read_sum"], report.kernels["read_blas"])
+    assert report.copy_bandwidth == report.kernels["copy"]
+    assert report.array_bytes >= 3.9 * report.cache_bytes and report.fp32_flops > 0
+    assert "GB/s" in str(report)
+
+
+def test_host_accelerator_is_measured_and_usable(report):
+    host = host_accelerator(report)
+    assert isinstance(host, Accelerator) and host.id == "host"
+    assert host.memory_bandwidth == report.read_bandwidth
+    assert host.peak("fp32") == ("fp32", report.fp32_flops)
+    for key in ("memory_bandwidth", "peak_flops.fp32", "memory_capacity"):
+        assert host.figures[key].kind == "measured"
+        assert "STREAM-like" in host.source_of(key).title
+    fp32 = decode_floor(load_model("llama-3.2-1b", weights="fp32", kv="fp32"), host, batch=1, context=128)
+    assert fp32.compute_precision == "fp32" and fp32.peak_flops == report.fp32_flops
+    # numpy has no bf16 products: a bf16 model on the host is bounded by memory alone
+    assert decode_floor("llama-3.2-1b", host, batch=1, context=128).peak_flops == float("inf")
+
+
+def test_last_level_cache_is_found():
+    assert last_level_cache_bytes() >= 2**20
+
+
+@pytest.mark.parametrize("kwargs, field", [(dict(array_bytes=1024), "array_bytes"), (dict(repeats=0), "repeats"),
+                                           (dict(threads=0), "threads")])
+def test_bad_probe_arguments(kwargs, field):
+    with pytest.raises(InvalidValueError, match=field):
+        measure_bandwidth(**kwargs)
