@@ -1,0 +1,129 @@
+"""Capacity planning: the usable-memory rule, max_batch and max_context (values and laws)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import roofline_decode as rd
+from roofline_decode.errors import InvalidValueError
+from roofline_decode.planning import (
+    DEFAULT_RESERVE, capacity_bytes, kv_bytes_per_sequence, max_batch, max_context, usable_memory,
+)
+from roofline_decode.planning.capacity import resident_bytes
+from roofline_decode.units import GiB
+
+MODELS = ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b-v0.1", "gemma-2-9b", "mixtral-8x7b", "deepseek-v2-lite",
+          "qwen3-30b-a3b", "gpt-oss-20b"]
+DEVICES = ["h100-sxm", "h200-sxm", "a100-80gb-sxm", "mi300x", "l4", "tpu-v4", "b200", "rtx-4090"]
+
+
+def test_vendor_gb_is_read_as_gib():
+    # SPECS_NOTES.md §2: H100 "80 GB" is 5 x 16 GiB = 80 GiB; the spec keeps the printed unit.
+    h100 = rd.load_accelerator("h100-sxm")
+    assert h100.figures["memory_capacity"].unit == "GB"
+    assert capacity_bytes(h100) == 80 * GiB
+    assert capacity_bytes(h100, binary_units=False) == 80e9
+    # a capacity printed in GiB (TPU v4: "32 GiB") is taken as printed
+    assert capacity_bytes("tpu-v4") == 32 * GiB == capacity_bytes("tpu-v4", binary_units=False)
+
+
+def test_user_built_accelerator_keeps_bytes():
+    gpu = rd.Accelerator(name="my-gpu", memory_bandwidth=4.0e11, memory_capacity=64e9, peak_flops={"bf16": 1e14})
+    assert capacity_bytes(gpu) == 64e9
+    assert usable_memory(gpu, reserve=0) == 64e9
+
+
+def test_reserve_is_overridable():
+    assert DEFAULT_RESERVE == 2 * GiB
+    assert usable_memory("h100-sxm") == 78 * GiB
+    assert usable_memory("h100-sxm", reserve=0) == 80 * GiB
+    # vLLM's gpu_memory_utilization = 0.9 as a fractional reserve
+    assert usable_memory("h100-sxm", reserve=0, reserve_fraction=0.1) == pytest.approx(72 * GiB)
+    # usable stays below what nvidia-smi reports for an H100 (about 79.6 GiB, SPECS_NOTES §2)
+    assert usable_memory("h100-sxm") < 79.6 * GiB
+
+
+@pytest.mark.parametrize("bad", [dict(reserve=-1), dict(reserve=float("nan")), dict(reserve_fraction=1.0),
+                                 dict(reserve_fraction=-0.1)])
+def test_bad_reserve_names_the_field(bad):
+    with pytest.raises(InvalidValueError) as info:
+        usable_memory("h100-sxm", **bad)
+    assert next(iter(bad)) in str(info.value)
+
+
+def test_kv_per_sequence_values():
+    # Llama-3.1-70B bf16: 327,680 B per token (Scaling Book, "Serving LLaMA 3-70B": 2·K·H·L bytes per
+    # token per byte of KV dtype) -> 2.5 GiB at 8192 tokens.
+    assert float(kv_bytes_per_sequence(rd.load_model("llama-3.1-70b"), 8192)) == 327680 * 8192
+    # Mistral-7B slides every layer with W = 4096: the cache stops growing at the window
+    mistral = rd.load_model("mistral-7b-v0.1")
+    assert float(kv_bytes_per_sequence(mistral, 32768)) == float(kv_bytes_per_sequence(mistral, 4096))
+
+
+def test_max_batch_value_llama_8b_h100():
+    # 78 GiB usable - 16.06 GB weights = 67.7 GB; 4 GiB of KV per sequence at 32K -> 15 sequences
+    assert int(max_batch("llama-3.1-8b", "h100-sxm", 32768)) == 15
+    assert int(max_batch("llama-3.1-70b", "h100-sxm", 32768)) == 0  # 141 GB of weights do not fit
+
+
+@settings(max_examples=40, deadline=None)
+@given(model=st.sampled_from(MODELS), device=st.sampled_from(DEVICES), context=st.integers(1, 200_000),
+       reserve_gib=st.floats(0, 8))
+def test_max_batch_fills_capacity_within_one_sequence(model, device, context, reserve_gib):
+    model = rd.load_model(model)
+    reserve = reserve_gib * GiB
+    batch = int(max_batch(model, device, context, reserve=reserve))
+    usable = usable_memory(device, reserve=reserve)
+    per_sequence = float(kv_bytes_per_sequence(model, context))
+    if model.weight_bytes > usable:
+        assert batch == 0
+        return
+    assert model.weight_bytes + batch * per_sequence <= usable
+    assert model.weight_bytes + (batch + 1) * per_sequence > usable
+    assert usable - (model.weight_bytes + batch * per_sequence) < per_sequence
+
+
+@settings(max_examples=40, deadline=None)
+@given(model=st.sampled_from(MODELS), device=st.sampled_from(DEVICES), batch=st.integers(1, 256))
+def test_max_context_fills_capacity_within_one_token(model, device, batch):
+    model = rd.load_model(model)
+    tokens = max_context(model, device, batch)
+    usable = usable_memory(device)
+    if model.weight_bytes > usable:
+        assert int(tokens) == 0
+        return
+    if not np.isfinite(tokens):  # every layer slides and the window fits
+        assert model.num_global_layers == 0
+        assert float(resident_bytes(model, batch, model.window)) <= usable
+        return
+    tokens = int(tokens)
+    assert float(resident_bytes(model, batch, tokens)) <= usable
+    assert float(resident_bytes(model, batch, tokens + 1)) > usable
+
+
+def test_max_context_sliding_window_model_is_unbounded_when_the_window_fits():
+    assert math.isinf(float(max_context("mistral-7b-v0.1", "h100-sxm", batch=16)))
+    # ... and bounded by the window arithmetic when it does not
+    assert 0 < float(max_context("mistral-7b-v0.1", "h100-sxm", batch=200)) < 4096
+
+
+def test_max_context_is_the_inverse_of_max_batch():
+    # at the context max_context returns, the batch fits; max_batch at that context is >= the batch
+    for batch in (1, 8, 64):
+        t = int(max_context("llama-3.1-8b", "a100-80gb-sxm", batch))
+        assert int(max_batch("llama-3.1-8b", "a100-80gb-sxm", t)) >= batch
+
+
+@pytest.mark.parametrize("context", [0, -5, float("nan"), []])
+def test_max_batch_rejects_bad_context(context):
+    with pytest.raises(InvalidValueError, match="context"):
+        max_batch("llama-3.1-8b", "h100-sxm", context)
+
+
+def test_max_batch_broadcasts_over_context():
+    out = max_batch("llama-3.1-8b", "h100-sxm", [1024, 8192, 32768])
+    assert out.shape == (3,) and out.dtype.kind == "i"
+    assert list(out) == sorted(out, reverse=True)
