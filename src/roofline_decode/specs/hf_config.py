@@ -5,28 +5,19 @@ absent keys) onto Model fields.  Unknown model types list the supported ones; a 
 required key names the key and the file.  The keys each family reads are listed in
 ``docs/architecture/hf-import.md``.
 
-Conventions (DESIGN.md §4):
-
-* ``head_dim`` is taken from the config; it defaults to d / H_q only for families whose config
-  class does the same (Llama, Mistral, Mixtral, Qwen2, Phi-3, OPT, GPT-2).  Families whose
-  class default is a fixed number (Gemma 256, Qwen3 128) must state it.
-* ``num_key_value_heads`` defaults to H_q (multi-head attention) where the config class does,
-  to 8 for Mistral, Mixtral and gpt-oss (their class default), and is required elsewhere.
-* Absent ``tie_word_embeddings`` takes the family default (True for Gemma, OPT and GPT-2).
-* The attention kind of each layer comes from ``layer_types`` when present, else from the
-  family's rule (Gemma 2 and gpt-oss alternate, Gemma 3 ``sliding_window_pattern``, Qwen
-  ``use_sliding_window`` + ``max_window_layers``, Mistral/Phi-3: every layer slides).
-* MoE layers follow the family's rule (``first_k_dense_replace``/``moe_layer_freq``,
-  ``decoder_sparse_step``/``mlp_only_layers``); dense layers are counted in
-  ``first_dense_layers`` (their position changes no total).
-* ``quantization_config`` sets the stored weight format (mxfp4 experts, fp8 with block
-  scales, GPTQ/AWQ groups, bitsandbytes); passing ``weight_format=`` overrides it.
+Absent keys take the family's config-class default only where that default is derived or
+general (``head_dim`` = d / H_q, multi-head ``num_key_value_heads``, ``tie_word_embeddings``,
+sliding-window patterns); where it is a fixed, model-specific number (Gemma ``head_dim`` 256,
+Qwen ``num_key_value_heads``) the key is required.  MoE dense layers are counted in
+``first_dense_layers`` (their position changes no total).  ``quantization_config`` sets the
+stored weight format unless ``weight_format=`` is passed.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -167,10 +158,12 @@ def _attention_layers(r: ConfigReader, num_layers: int, window: int | None,
     raw = r.config.get("layer_types") if read_key else None
     if raw is not None:
         if not isinstance(raw, list) or len(raw) != num_layers:
-            raise r.error("layer_types", f"expected a list of {num_layers} attention kinds (num_hidden_layers), got {raw!r}")
+            raise r.error("layer_types",
+                          f"expected a list of {num_layers} attention kinds (num_hidden_layers), got {raw!r}")
         for i, kind in enumerate(raw):
             if kind not in _LAYER_KINDS:
-                raise r.error(f"layer_types[{i}]", f"unsupported attention kind {kind!r}; supported: {', '.join(_LAYER_KINDS)}")
+                raise r.error(f"layer_types[{i}]",
+                              f"unsupported attention kind {kind!r}; supported: {', '.join(_LAYER_KINDS)}")
         types = [_LAYER_KINDS[kind] for kind in raw]
     else:
         types = default if default is not None else ["sliding"] * num_layers
@@ -299,55 +292,32 @@ def _mixtral(r: ConfigReader) -> dict[str, Any]:
     return fields
 
 
-def _qwen2(r: ConfigReader) -> dict[str, Any]:
-    """Qwen2: q, k, v projections with bias, o without (no config key says so)."""
-    fields = _core(r, tie=False, kv_heads=_REQUIRED)
-    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
+def _qwen(r: ConfigReader, generation: int, moe: bool) -> dict[str, Any]:
+    """Qwen2 / Qwen2-MoE / Qwen3 / Qwen3-MoE.
+
+    Qwen2: q, k, v projections with bias, o without (no config key says so).  Qwen3: explicit
+    head_dim, per-head q/k RMSNorm, ``attention_bias`` (false).  MoE: layer i is sparse unless
+    listed in ``mlp_only_layers`` or off ``decoder_sparse_step``; Qwen2-MoE adds one gated
+    shared expert per MoE layer.
+    """
+    fields = _core(r, tie=False, kv_heads=_REQUIRED, head_dim=_REQUIRED if generation == 3 else "derived")
     _activation(r, "hidden_act")
-    fields.update(qkv_bias=True, o_bias=False)
-    fields.update(_qwen_attention_layers(r, fields["num_layers"]))
-    return fields
-
-
-def _qwen_moe_layers(r: ConfigReader, fields: dict[str, Any], shared: int) -> dict[str, Any]:
-    """Qwen MoE: layer i is sparse unless listed in ``mlp_only_layers`` or off ``decoder_sparse_step``."""
-    dense_only = set(r.integer_list("mlp_only_layers"))
-    step = r.integer("decoder_sparse_step", default=1, minimum=1)
-    return _moe(
-        r, fields["num_layers"], r.integer("num_experts", minimum=0), r.integer("num_experts_per_tok", minimum=1),
-        r.integer("moe_intermediate_size", minimum=1), r.integer("intermediate_size", minimum=0),
-        lambda i: i not in dense_only and (i + 1) % step == 0, shared,
-    )
-
-
-def _qwen2_moe(r: ConfigReader) -> dict[str, Any]:
-    """Qwen1.5/Qwen2-MoE: routed experts plus one gated shared expert per MoE layer."""
-    fields = _core(r, tie=False, kv_heads=_REQUIRED)
-    _activation(r, "hidden_act")
-    fields.update(qkv_bias=True, o_bias=False)
-    fields.update(_qwen_moe_layers(r, fields, r.integer("shared_expert_intermediate_size", minimum=0)))
-    fields.update(_qwen_attention_layers(r, fields["num_layers"]))
-    return fields
-
-
-def _qwen3(r: ConfigReader) -> dict[str, Any]:
-    """Qwen3: explicit head_dim, per-head q/k RMSNorm, no biases by default."""
-    fields = _core(r, tie=False, kv_heads=_REQUIRED, head_dim=_REQUIRED)
-    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
-    _activation(r, "hidden_act")
-    bias = r.boolean("attention_bias", False)
-    fields.update(qkv_bias=bias, o_bias=bias, qk_norm=True)
-    fields.update(_qwen_attention_layers(r, fields["num_layers"]))
-    return fields
-
-
-def _qwen3_moe(r: ConfigReader) -> dict[str, Any]:
-    """Qwen3-MoE: Qwen3 attention, routed experts, no shared expert."""
-    fields = _core(r, tie=False, kv_heads=_REQUIRED, head_dim=_REQUIRED)
-    _activation(r, "hidden_act")
-    bias = r.boolean("attention_bias", False)
-    fields.update(qkv_bias=bias, o_bias=bias, qk_norm=True)
-    fields.update(_qwen_moe_layers(r, fields, 0))
+    if generation == 2:
+        fields.update(qkv_bias=True, o_bias=False)
+    else:
+        bias = r.boolean("attention_bias", False)
+        fields.update(qkv_bias=bias, o_bias=bias, qk_norm=True)
+    if moe:
+        dense_only = set(r.integer_list("mlp_only_layers"))
+        step = r.integer("decoder_sparse_step", default=1, minimum=1)
+        shared = r.integer("shared_expert_intermediate_size", minimum=0) if generation == 2 else 0
+        fields.update(_moe(
+            r, fields["num_layers"], r.integer("num_experts", minimum=0), r.integer("num_experts_per_tok", minimum=1),
+            r.integer("moe_intermediate_size", minimum=1), r.integer("intermediate_size", minimum=0),
+            lambda i: i not in dense_only and (i + 1) % step == 0, shared,
+        ))
+    else:
+        fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
     fields.update(_qwen_attention_layers(r, fields["num_layers"]))
     return fields
 
@@ -430,14 +400,6 @@ def _deepseek(r: ConfigReader, version: int) -> dict[str, Any]:
     return fields
 
 
-def _deepseek_v2(r: ConfigReader) -> dict[str, Any]:
-    return _deepseek(r, 2)
-
-
-def _deepseek_v3(r: ConfigReader) -> dict[str, Any]:
-    return _deepseek(r, 3)
-
-
 def _gpt_oss(r: ConfigReader) -> dict[str, Any]:
     """gpt-oss: every layer MoE (experts and router with biases), alternating 128-token windows."""
     fields = _core(r, tie=False, kv_heads=8, head_dim=64)
@@ -506,16 +468,16 @@ READERS: dict[str, Callable[[ConfigReader], dict[str, Any]]] = {
     "llama": _llama,
     "mistral": _mistral,
     "mixtral": _mixtral,
-    "qwen2": _qwen2,
-    "qwen2_moe": _qwen2_moe,
-    "qwen3": _qwen3,
-    "qwen3_moe": _qwen3_moe,
+    "qwen2": partial(_qwen, generation=2, moe=False),
+    "qwen2_moe": partial(_qwen, generation=2, moe=True),
+    "qwen3": partial(_qwen, generation=3, moe=False),
+    "qwen3_moe": partial(_qwen, generation=3, moe=True),
     "gemma": _gemma,
     "gemma2": _gemma2,
     "gemma3_text": _gemma3_text,
     "phi3": _phi3,
-    "deepseek_v2": _deepseek_v2,
-    "deepseek_v3": _deepseek_v3,
+    "deepseek_v2": partial(_deepseek, version=2),
+    "deepseek_v3": partial(_deepseek, version=3),
     "gpt_oss": _gpt_oss,
     "opt": _opt,
     "gpt2": _gpt2,
