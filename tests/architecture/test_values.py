@@ -95,3 +95,13 @@ def test_moe_critical_batch_by_bisection_separates_the_regimes(model_id):
     assert np.isfinite(b_star) and b_star > 1
     around = decode_floor(model_id, "h100-sxm", batch=[b_star * 0.999, b_star * 1.001], context=0)
     assert list(around.bound) == ["memory", "compute"]
+
+
+def test_sliding_layers_cap_the_resident_kv_cache():
+    # Gemma-3-1B: 4 global layers keep T tokens, 22 sliding layers at most 512 (1 KV head of 256, bf16)
+    m = rd.load_model("gemma-3-1b")
+    m_kv = m.kv_bytes_per_token_per_layer
+    assert m_kv == 2 * 1 * 256 * 2
+    resident = f.kv_cache_bytes(3, 32768, m_kv, m.num_global_layers, m.num_sliding_layers, m.window)
+    assert resident == 3 * m_kv * (4 * 32768 + 22 * 512)
+    assert resident < f.kv_cache_bytes(3, 32768, m_kv, m.num_layers) / 5
