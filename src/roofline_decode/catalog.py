@@ -2,8 +2,14 @@
 
 Accelerator and tier ids are the stems of ``hardware_specs/**/<id>.toml`` files; model ids the
 stems of the bundled ``model_configs/<id>.json`` files.  Users add their own spec directories
-with :func:`add_spec_directory` or the ``ROOFLINE_DECODE_SPEC_PATH`` environment variable
-(``os.pathsep``-separated); a user file overrides a bundled one with the same id.
+or files with :func:`add_spec_directory`, :func:`add_spec_file` or the
+``ROOFLINE_DECODE_SPEC_PATH`` environment variable (``os.pathsep``-separated); a user file
+overrides a bundled one with the same id.  A path ending in ``.toml`` is loaded directly.
+
+Examples
+--------
+>>> "h100-sxm" in list_accelerators() and "pcie5-x16" in list_memory_tiers()
+True
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from .specs.spec_file import load_spec_file
 __all__ = [
     "bundled_spec_directory",
     "add_spec_directory",
+    "add_spec_file",
+    "remove_spec_directory",
     "spec_directories",
     "list_accelerators",
     "list_memory_tiers",
@@ -49,17 +57,53 @@ def bundled_spec_directory() -> Path:
 
 
 def add_spec_directory(path: str | Path) -> None:
-    """Add a directory of user spec files; its ids override bundled ones (latest added wins)."""
-    path = Path(path)
-    if not path.is_dir():
-        raise SpecFileError(path, "(directory)", "not a directory")
-    _user_directories.append(path.resolve())
+    """Add a directory of user spec files (searched recursively) or a single ``.toml`` spec file.
+
+    Its ids override bundled ones and those of earlier additions (latest added wins); the id of a
+    file is its stem, wherever it sits.
+
+    Raises
+    ------
+    SpecFileError
+        The path is neither a directory nor a ``.toml`` file.
+    """
+    _user_directories.append(_checked_spec_path(Path(path), "(directory)"))
     _index.cache_clear()
 
 
+def add_spec_file(path: str | Path) -> None:
+    """Add one user spec file; its id (the file stem) overrides a bundled one.
+
+    The file is loaded once here, so a malformed file fails now with its path and field.
+    """
+    path = Path(path)
+    if path.suffix != ".toml" or not path.is_file():
+        raise SpecFileError(path, "(file)", "not a .toml file")
+    load_spec_file(path)
+    add_spec_directory(path)
+
+
+def remove_spec_directory(path: str | Path) -> None:
+    """Undo :func:`add_spec_directory` or :func:`add_spec_file` for ``path`` (no error if absent)."""
+    resolved = Path(path).resolve()
+    _user_directories[:] = [p for p in _user_directories if p != resolved]
+    _index.cache_clear()
+
+
+def _checked_spec_path(path: Path, field: str) -> Path:
+    if path.is_dir() or (path.is_file() and path.suffix == ".toml"):
+        return path.resolve()
+    problem = "not a directory or a .toml file" if path.exists() else "no such directory or file"
+    raise SpecFileError(path, field, problem)
+
+
 def spec_directories() -> list[Path]:
-    """Spec directories in increasing precedence: bundled, environment, added."""
-    env = [Path(p) for p in os.environ.get(ENV_SPEC_PATH, "").split(os.pathsep) if p]
+    """Spec directories (or single files) in increasing precedence: bundled, environment, added.
+
+    The environment variable ``ROOFLINE_DECODE_SPEC_PATH`` holds ``os.pathsep``-separated
+    directories or ``.toml`` files; an entry that does not exist is an error.
+    """
+    env = [_checked_spec_path(Path(p), ENV_SPEC_PATH) for p in os.environ.get(ENV_SPEC_PATH, "").split(os.pathsep) if p]
     return [bundled_spec_directory(), *env, *_user_directories]
 
 
@@ -71,14 +115,15 @@ def _index(directories: tuple[Path, ...]) -> dict[str, dict[str, Path]]:
     index: dict[str, dict[str, Path]] = {"accelerator": {}, "memory_tier": {}}
     for directory in directories:
         seen: dict[str, Path] = {}
-        for path in sorted(directory.rglob("*.toml")):
+        files = [directory] if directory.is_file() else sorted(directory.rglob("*.toml"))
+        for path in files:
             if path.stem in seen:
                 raise SpecFileError(path, "(id)", f"id {path.stem!r} is also defined by {seen[path.stem]}")
             seen[path.stem] = path
             try:
                 with path.open("rb") as handle:
                     kind = tomllib.load(handle).get("type")
-            except (OSError, tomllib.TOMLDecodeError) as exc:
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
                 raise SpecFileError(path, "(toml)", f"malformed TOML: {exc}") from None
             if kind not in index:
                 raise SpecFileError(path, "type", f"expected 'accelerator' or 'memory_tier', got {kind!r}")
@@ -101,7 +146,8 @@ def _load(kind: str, id_or_path: str | Path, label: str):
     if isinstance(id_or_path, Path) or str(id_or_path).endswith(".toml"):
         spec = load_spec_file(id_or_path)
         if not isinstance(spec, Accelerator if kind == "accelerator" else MemoryTier):
-            raise SpecFileError(id_or_path, "type", f"expected a {label} spec file")
+            other = "memory_tier" if kind == "accelerator" else "accelerator"
+            raise SpecFileError(id_or_path, "type", f"expected type {kind!r} for a {label}, got {other!r}")
         return spec
     files = _current_index()[kind]
     if id_or_path not in files:

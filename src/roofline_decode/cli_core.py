@@ -54,6 +54,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 
 def run_list(args: argparse.Namespace) -> int:
     from . import catalog
+    from .catalog_docs import headline_peak, printed
     from .formats import FORMATS
 
     if args.what == "models":
@@ -63,21 +64,31 @@ def run_list(args: argparse.Namespace) -> int:
             rows.append([model_id, meta.get("name", ""), meta.get("params_stated", "")])
         print(_table(["id", "name", "parameters (stated)"], rows))
     elif args.what == "gpus":
-        rows = []
+        rows, fell_back = [], False
         for gpu_id in catalog.list_accelerators():
             gpu = catalog.load_accelerator(gpu_id)
-            bf16 = gpu.peak_flops.get("bf16")
+            memory = gpu.figures.get("memory_capacity")
+            headline = headline_peak(gpu)
+            peak = ridge = "-"
+            if headline is not None:
+                precision, value = headline
+                peak = f"{value / TFLOP:.6g}" + ("" if precision == "bf16" else f" ({precision})")
+                ridge = f"{gpu.ridge_point(precision):.4g}"
+                fell_back |= precision != "bf16"
             rows.append([
-                gpu_id, gpu.name, f"{gpu.memory_capacity / GB:g} GB", f"{gpu.memory_bandwidth / TB:.3g} TB/s",
-                f"{bf16 / TFLOP:.4g} TFLOP/s" if bf16 else "-",
-                f"{gpu.ridge_point('bf16'):.4g}" if bf16 else "-",
+                gpu_id, gpu.name, printed(memory) if memory else f"{gpu.memory_capacity / GB:g} GB",
+                f"{gpu.memory_bandwidth / GB:.6g} GB/s", peak, ridge,
             ])
-        print(_table(["id", "name", "memory", "bandwidth", "dense bf16", "ridge FLOP/B"], rows))
+        print(_table(["id", "name", "memory", "bandwidth", "dense bf16 TFLOP/s", "ridge FLOP/B"], rows))
+        if fell_back:
+            print("(fp16): no bf16 peak published; the dense fp16 peak and its ridge point are shown")
     elif args.what == "tiers":
         rows = []
         for tier_id in catalog.list_memory_tiers():
             tier = catalog.load_memory_tier(tier_id)
-            rows.append([tier_id, tier.name, f"{tier.bandwidth / GB:.4g} GB/s", tier.direction])
+            figure = tier.figures.get("bandwidth")
+            rows.append([tier_id, tier.name, printed(figure) if figure else f"{tier.bandwidth / GB:.4g} GB/s",
+                         tier.direction])
         print(_table(["id", "name", "bandwidth", "meaning"], rows))
     else:
         rows = [[f.name, format_number(f.bits_per_element), f.compute_precision, f.description] for f in FORMATS.values()]
@@ -86,20 +97,40 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _show_hardware(spec) -> str:
-    lines = [f"{spec.name}  [{spec.id}]" + (f"  from {spec.path}" if spec.path else "")]
-    for key, fig in spec.figures.items():
-        how = f" ({fig.derivation})" if fig.derivation else ""
-        lines.append(f"  {key:28s} {fig.value:g} {fig.unit:8s} {fig.kind}{how}  [{fig.source}]")
-        if fig.note:
-            lines.append(f"  {'':28s} note: {fig.note}")
+    from .catalog_docs import headline_peak, printed
+
+    lines = [f"{spec.name}  [{spec.id}]"]
+    if spec.path:
+        lines.append(f"  file: {spec.path}")
+    about = [(label, getattr(spec, attr, None)) for label, attr in
+             (("vendor", "vendor"), ("form factor", "form_factor"), ("memory type", "memory_type"), ("direction", "direction"))]
+    if any(value for _, value in about):
+        lines.append("  " + "; ".join(f"{label}: {value}" for label, value in about if value))
+    rows = [[key, printed(fig), fig.kind, fig.source] for key, fig in spec.figures.items()]
+    width = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(("figure", "as printed", "kind", "source"))]
+    lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(("figure", "as printed", "kind", "source"), width)).rstrip())
+    for row, fig in zip(rows, spec.figures.values()):
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, width)).rstrip())
+        for label in ("derivation", "structure", "note"):
+            if getattr(fig, label, None):
+                lines.append(f"      {label}: {getattr(fig, label)}")
+    if not spec.figures:
+        lines.append("  (no figures with provenance: built from plain numbers)")
     link = getattr(spec, "interconnect", None)
     if link is not None:
-        lines.append(f"  interconnect: {link.name}, {link.direction}, {link.scope}")
+        lines.append(f"  interconnect: {link.name}: {link.direction.replace('_', ' ')}, {link.scope.replace('_', ' ')}"
+                     f" = {link.per_direction_bandwidth / GB:.6g} GB/s per direction")
+        if link.note:
+            lines.append(f"      note: {link.note}")
+    headline = headline_peak(spec) if hasattr(spec, "peak_flops") else None
+    if headline is not None:
+        lines.append(f"  ridge point (dense {headline[0]}): {spec.ridge_point(headline[0]):.4g} FLOP/B")
     if spec.notes:
         lines.append(f"  notes: {spec.notes}")
     lines.append("  sources:")
     for key, source in spec.sources.items():
-        lines.append(f"    [{key}] {source.title}, {source.url} (retrieved {source.retrieved})")
+        by = f", {source.publisher}" if source.publisher else ""
+        lines.append(f"    {key}: {source.title}{by}, {source.url} (retrieved {source.retrieved})")
     return "\n".join(lines)
 
 
@@ -123,20 +154,22 @@ def _show_model(model) -> str:
 def run_show(args: argparse.Namespace) -> int:
     from . import catalog
     from .errors import UnknownIdError
+    from .specs.spec_file import load_spec_file
 
     ident = args.id
     if ident.endswith(".json") or ident in catalog.list_models():
         print(_show_model(catalog.load_model(ident)))
-        return 0
-    try:
+    elif ident.endswith(".toml"):
+        print(_show_hardware(load_spec_file(ident)))
+    elif ident in catalog.list_accelerators():
         print(_show_hardware(catalog.load_accelerator(ident)))
-    except UnknownIdError:
-        if ident not in catalog.list_memory_tiers():
-            raise UnknownIdError(
-                "accelerator, tier or model", ident,
-                catalog.list_accelerators() + catalog.list_memory_tiers() + catalog.list_models(),
-            ) from None
+    elif ident in catalog.list_memory_tiers():
         print(_show_hardware(catalog.load_memory_tier(ident)))
+    else:
+        raise UnknownIdError(
+            "accelerator, tier or model", ident,
+            catalog.list_accelerators() + catalog.list_memory_tiers() + catalog.list_models(),
+        )
     return 0
 
 

@@ -1,146 +1,273 @@
 """Read hardware spec TOML files (``hardware_specs/<vendor>/<id>.toml``) into specs.
 
 The file format (one SKU per file, id = file stem) is described in ``hardware_specs/README.md``
-and exported as a JSON schema by :func:`json_schema`.  Every figure carries its value and unit
-as printed, a kind and a source key; errors name the file and the field.
+and exported as a JSON schema by :func:`json_schema` (checked in as
+``hardware_specs/schema/*.schema.json``).  Every figure carries its value and unit as printed,
+a kind and a source key; errors name the file and the field.
+
+Examples
+--------
+>>> from roofline_decode.catalog import bundled_spec_directory
+>>> gpu = load_spec_file(bundled_spec_directory() / "nvidia" / "h100-sxm.toml")
+>>> gpu.id, gpu.figures["memory_bandwidth"].value, gpu.figures["memory_bandwidth"].unit
+('h100-sxm', 3.35, 'TB/s')
+>>> sorted(json_schema("memory_tier")["required"])
+['bandwidth', 'direction', 'name', 'sources', 'type']
 """
 
 from __future__ import annotations
 
+import datetime
+import json
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import RooflineError, SpecFileError
+from ..errors import InvalidValueError, RooflineError, SpecFileError
 from ..formats import ComputePrecision
 from ..units import BANDWIDTH_UNITS, BYTE_UNITS, FLOPS_UNITS, POWER_UNITS
 from ._base import describe_validation_error
 from .accelerator import Accelerator, Figure, Interconnect, MemoryTier, Source
 
-__all__ = ["load_spec_file", "json_schema", "AcceleratorFile", "MemoryTierFile"]
+__all__ = [
+    "load_spec_file",
+    "json_schema",
+    "schema_text",
+    "SCHEMA_FILES",
+    "AcceleratorFile",
+    "MemoryTierFile",
+]
+
+#: File names of the exported JSON schemas (in ``hardware_specs/schema/``), by spec type.
+SCHEMA_FILES = {"accelerator": "accelerator.schema.json", "memory_tier": "memory_tier.schema.json"}
+
+_DERIVED_NEEDS_DERIVATION = {
+    "if": {"properties": {"kind": {"const": "derived"}}, "required": ["kind"]},
+    "then": {"required": ["derivation"]},
+}
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a quoted number ("80") or a boolean is a mistake in a TOML spec, not a value
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-class FigureEntry(_Strict):
-    """A figure table: ``value``, ``unit`` as printed, ``kind``, ``source`` (+ ``derivation``)."""
+class _FigureEntry(_Strict):
+    """A figure table: value, unit as printed, kind, source key (and derivation if derived)."""
 
-    value: float = Field(gt=0, allow_inf_nan=False)
-    unit: str
-    kind: Literal["datasheet", "derived", "measured"]
-    source: str = Field(min_length=1)
-    derivation: str | None = None
+    model_config = ConfigDict(json_schema_extra=_DERIVED_NEEDS_DERIVATION)
+
+    value: float = Field(gt=0, allow_inf_nan=False, description="The number as the source prints it.")
+    unit: str = Field(description="The unit as the source prints it.")
+    kind: Literal["datasheet", "derived", "measured"] = Field(
+        description="datasheet: printed by a publisher; derived: computed from printed numbers "
+        "(say how in 'derivation'); measured: measured, not rated."
+    )
+    source: str = Field(min_length=1, description="Key of a [sources.<key>] table of this file.")
+    derivation: str | None = Field(default=None, description="The arithmetic of a derived figure, e.g. 'sparse/2'.")
     note: str | None = None
-    structure: str | None = None
+
+
+class CapacityFigure(_FigureEntry):
+    """A memory capacity figure (GB, GiB, ...)."""
+
+    unit: Literal[tuple(BYTE_UNITS)] = Field(description="The unit as the source prints it.")
+
+
+class CacheFigure(CapacityFigure):
+    """An on-chip cache or SRAM figure, with what it counts in 'structure'."""
+
+    structure: str | None = Field(default=None, description="What the figure counts, e.g. 'L2'.")
+
+
+class BandwidthFigure(_FigureEntry):
+    """A bandwidth figure (GB/s, TB/s, ...); bandwidth is decimal."""
+
+    unit: Literal[tuple(BANDWIDTH_UNITS)] = Field(description="The unit as the source prints it.")
+
+
+class FlopsFigure(_FigureEntry):
+    """A peak compute figure (TFLOP/s; TOP/s for integer formats)."""
+
+    unit: Literal[tuple(FLOPS_UNITS)] = Field(description="The unit as the source prints it.")
+
+
+class PowerFigure(_FigureEntry):
+    """A power figure (W)."""
+
+    unit: Literal[tuple(POWER_UNITS)] = Field(description="The unit as the source prints it.")
 
 
 class SourceEntry(_Strict):
+    """A [sources.<key>] table: a document with its URL and the date it was read."""
+
     title: str = Field(min_length=1)
-    url: str = Field(min_length=1, pattern=r"^https?://")
-    retrieved: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    url: str = Field(min_length=1, pattern=r"^https?://\S+$")
+    retrieved: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="ISO date the source was read.")
     publisher: str | None = None
+
+    @field_validator("retrieved")
+    @classmethod
+    def _real_date(cls, text: str) -> str:
+        try:
+            datetime.date.fromisoformat(text)
+        except ValueError:
+            raise ValueError(f"not a calendar date: {text!r}") from None
+        return text
 
 
 class InterconnectEntry(_Strict):
+    """The scale-up link: its headline bandwidth and what that number counts."""
+
     name: str
-    direction: Literal["bidirectional", "per_direction"]
-    scope: Literal["aggregate", "per_peer"]
-    bandwidth: FigureEntry
+    direction: Literal["bidirectional", "per_direction"] = Field(
+        description="bidirectional: both directions summed; per_direction: one direction."
+    )
+    scope: Literal["aggregate", "per_peer"] = Field(
+        description="aggregate: summed over all links or peers; per_peer: between one pair."
+    )
+    bandwidth: BandwidthFigure
     note: str | None = None
 
 
 class AcceleratorFile(_Strict):
-    """Schema of an accelerator spec file."""
+    """Schema of an accelerator spec file (hardware_specs/<vendor>/<id>.toml; the id is the file stem)."""
+
+    model_config = ConfigDict(title="roofline_decode accelerator spec file")
 
     type: Literal["accelerator"]
-    reference_id: str | None = None
-    name: str
-    vendor: str
+    reference_id: str | None = Field(default=None, description="Row id in shared/reference/accelerators.csv.")
+    name: str = Field(min_length=1)
+    vendor: str = Field(min_length=1)
     form_factor: str | None = None
     memory_type: str | None = None
     notes: str | None = None
-    memory_capacity: FigureEntry
-    memory_bandwidth: FigureEntry
-    peak_flops: dict[ComputePrecision, FigureEntry] = Field(default_factory=dict)
-    sparse_peak_flops: dict[ComputePrecision, FigureEntry] = Field(default_factory=dict)
-    tdp: FigureEntry | None = None
-    onchip_cache: FigureEntry | None = None
+    memory_capacity: CapacityFigure
+    memory_bandwidth: BandwidthFigure
+    peak_flops: dict[ComputePrecision, FlopsFigure] = Field(
+        default_factory=dict, description="Dense peaks (no 2:4 structured sparsity), by compute precision."
+    )
+    sparse_peak_flops: dict[ComputePrecision, FlopsFigure] = Field(
+        default_factory=dict, description="Structured-sparsity peaks, only where the vendor prints them."
+    )
+    tdp: PowerFigure | None = None
+    onchip_cache: CacheFigure | None = None
     interconnect: InterconnectEntry | None = None
     sources: dict[str, SourceEntry] = Field(min_length=1)
 
 
 class MemoryTierFile(_Strict):
-    """Schema of a memory-tier spec file."""
+    """Schema of a memory-tier spec file (hardware_specs/tiers/<id>.toml; the id is the file stem)."""
+
+    model_config = ConfigDict(title="roofline_decode memory tier spec file")
 
     type: Literal["memory_tier"]
-    reference_id: str | None = None
-    name: str
-    direction: Literal["per_direction", "bidirectional", "half_duplex"]
+    reference_id: str | None = Field(default=None, description="Row id in shared/reference/accelerators.csv.")
+    name: str = Field(min_length=1)
+    direction: Literal["per_direction", "bidirectional", "half_duplex"] = Field(
+        description="per_direction: one direction of a full-duplex link; bidirectional: both summed; "
+        "half_duplex: reads and writes share the bus."
+    )
     notes: str | None = None
-    bandwidth: FigureEntry
-    capacity: FigureEntry | None = None
+    bandwidth: BandwidthFigure
+    capacity: CapacityFigure | None = None
     sources: dict[str, SourceEntry] = Field(min_length=1)
 
 
+_FILE_SCHEMAS: dict[str, type[_Strict]] = {"accelerator": AcceleratorFile, "memory_tier": MemoryTierFile}
+
+
 def json_schema(kind: str = "accelerator") -> dict[str, Any]:
-    """JSON schema of a spec file (``"accelerator"`` or ``"memory_tier"``)."""
-    return (AcceleratorFile if kind == "accelerator" else MemoryTierFile).model_json_schema()
+    """JSON schema (draft 2020-12) of a spec file, from the pydantic file models.
+
+    Parameters
+    ----------
+    kind : {"accelerator", "memory_tier"}
+        Which spec type.
+
+    Returns
+    -------
+    dict
+        The schema; :func:`schema_text` gives the checked-in JSON text.
+    """
+    if kind not in _FILE_SCHEMAS:
+        raise InvalidValueError("kind", kind, " or ".join(repr(k) for k in _FILE_SCHEMAS))
+    schema = _FILE_SCHEMAS[kind].model_json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 
-_UNITS_BY_FIELD = {
-    "memory_capacity": BYTE_UNITS, "capacity": BYTE_UNITS, "onchip_cache": BYTE_UNITS,
-    "memory_bandwidth": BANDWIDTH_UNITS, "bandwidth": BANDWIDTH_UNITS, "interconnect.bandwidth": BANDWIDTH_UNITS,
-    "tdp": POWER_UNITS,
-}
+def schema_text(kind: str = "accelerator") -> str:
+    """The JSON schema of a spec file as the text of ``hardware_specs/schema/<kind>.schema.json``."""
+    return json.dumps(json_schema(kind), indent=2, ensure_ascii=False) + "\n"
 
 
-def _figure(path: Path, field: str, entry: FigureEntry, sources: dict) -> Figure:
-    units = FLOPS_UNITS if field.split(".")[0] in ("peak_flops", "sparse_peak_flops") else _UNITS_BY_FIELD[field]
-    if entry.unit not in units:
-        raise SpecFileError(path, f"{field}.unit", f"unknown unit {entry.unit!r}; allowed: {', '.join(units)}")
+def _field_path(field: str) -> str:
+    # pydantic reports a bad dict key as "peak_flops.fp9.[key]"
+    return field.removesuffix(".[key]")
+
+
+def _figure(path: Path, field: str, entry: _FigureEntry, sources: dict) -> Figure:
+    unit_table = {
+        CapacityFigure: BYTE_UNITS, CacheFigure: BYTE_UNITS, BandwidthFigure: BANDWIDTH_UNITS,
+        FlopsFigure: FLOPS_UNITS, PowerFigure: POWER_UNITS,
+    }[type(entry)]
     if entry.source not in sources:
         raise SpecFileError(
             path, f"{field}.source", f"source {entry.source!r} is not defined; defined: {', '.join(sources) or 'none'}"
         )
-    if entry.kind == "derived" and not entry.derivation:
+    if entry.kind == "derived" and not (entry.derivation or "").strip():
         raise SpecFileError(path, f"{field}.derivation", "a derived figure must say how it was derived")
-    return Figure(**entry.model_dump(), si_value=entry.value * units[entry.unit])
+    return Figure(**entry.model_dump(), si_value=entry.value * unit_table[entry.unit])
 
 
-def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | MemoryTier:
-    """Load one TOML spec file; the id defaults to the file stem.
-
-    Raises
-    ------
-    SpecFileError
-        Unreadable or malformed TOML, an unknown key, a missing source, a bad unit; the message
-        names the file and the field.
-    """
-    path = Path(path)
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as handle:
-            raw = tomllib.load(handle)
+            return tomllib.load(handle)
     except OSError as exc:
         raise SpecFileError(path, "(file)", f"cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecFileError(path, "(toml)", f"malformed TOML: {exc}") from None
-    schema = {"accelerator": AcceleratorFile, "memory_tier": MemoryTierFile}.get(raw.get("type"))
+    except UnicodeDecodeError as exc:
+        raise SpecFileError(path, "(toml)", f"not UTF-8 text: {exc.reason}") from None
+
+
+def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | MemoryTier:
+    """Load one TOML spec file into an :class:`Accelerator` or a :class:`MemoryTier`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The TOML file.
+    id : str, optional
+        Catalog id; defaults to the file stem.
+
+    Raises
+    ------
+    SpecFileError
+        Unreadable or malformed TOML, an unknown key, a value of the wrong type, a missing or
+        undefined source, a bad unit, a derived figure without its derivation; the message
+        names the file and the field.
+    """
+    path = Path(path)
+    raw = _read_toml(path)
+    schema = _FILE_SCHEMAS.get(raw.get("type"))
     if schema is None:
         raise SpecFileError(path, "type", f"expected 'accelerator' or 'memory_tier', got {raw.get('type')!r}")
     try:
         spec = schema(**raw)
     except ValidationError as exc:
-        field, value, message = describe_validation_error(exc)[0]
+        problems = describe_validation_error(exc)
+        field, value, message = problems[0]
         shown = "" if "missing" in message or "unknown field" in message else f" (got {value!r})"
-        raise SpecFileError(path, field, message + shown) from None
+        more = f" (and {len(problems) - 1} more problem{'s' * (len(problems) > 2)})" if len(problems) > 1 else ""
+        raise SpecFileError(path, _field_path(field), message + shown + more) from None
     sources = {key: Source(**s.model_dump()) for key, s in spec.sources.items()}
     figures: dict[str, Figure] = {}
 
-    def take(field: str, entry: FigureEntry | None) -> float | None:
+    def take(field: str, entry: _FigureEntry | None) -> float | None:
         if entry is None:
             return None
         figures[field] = _figure(path, field, entry, spec.sources)
@@ -173,4 +300,4 @@ def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | Mem
     except SpecFileError:
         raise
     except RooflineError as exc:
-        raise SpecFileError(path, "(spec)", str(exc)) from None
+        raise SpecFileError(path, getattr(exc, "field", "(spec)"), str(exc)) from None

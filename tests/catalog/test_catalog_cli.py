@@ -1,0 +1,141 @@
+"""`roofline-decode list gpus|tiers` and `roofline-decode show ID` for the hardware catalog."""
+
+from __future__ import annotations
+
+import pytest
+
+from roofline_decode import catalog
+from roofline_decode.cli import main
+from roofline_decode.units import GB, TFLOP
+
+from .helpers import ACCELERATOR_FILES, SPEC_FILES, TIER_FILES, ids, spec
+
+
+def run(capsys, *argv):
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def gpu_rows():
+    import io
+    from contextlib import redirect_stdout
+
+    buffer = io.StringIO()
+    with redirect_stdout(buffer):
+        assert main(["list", "gpus"]) == 0
+    lines = buffer.getvalue().splitlines()
+    header = lines[0]
+    starts = [header.index(h) for h in ("id", "name", "memory", "bandwidth", "dense bf16", "ridge")]
+
+    def cells(line):
+        return [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
+
+    rows = {cells(line)[0]: cells(line) for line in lines[1:] if line and not line.startswith("(")}
+    return header, rows, lines
+
+
+def test_list_gpus_has_one_row_per_accelerator(gpu_rows):
+    header, rows, _ = gpu_rows
+    for column in ("id", "name", "memory", "bandwidth", "dense bf16", "ridge"):
+        assert column in header
+    assert sorted(rows) == sorted(catalog.list_accelerators())
+
+
+@pytest.mark.parametrize("path", ACCELERATOR_FILES, ids=ids(ACCELERATOR_FILES))
+def test_list_gpus_row_matches_the_spec(gpu_rows, path):
+    _, rows, _ = gpu_rows
+    gpu = spec(path)
+    gpu_id, name, memory, bandwidth, peak, ridge = rows[path.stem]
+    assert name == gpu.name
+    printed = gpu.figures["memory_capacity"]
+    assert memory == f"{printed.value:g} {printed.unit}"  # as printed: GB or GiB
+    assert float(bandwidth.removesuffix(" GB/s")) == pytest.approx(gpu.memory_bandwidth / GB, rel=1e-5)
+    precision = "bf16" if "bf16" in gpu.peak_flops else "fp16" if "fp16" in gpu.peak_flops else None
+    if precision is None:
+        assert peak == "-" and ridge == "-"
+        return
+    value, _, marker = peak.partition(" ")
+    assert float(value) == pytest.approx(gpu.peak_flops[precision] / TFLOP, rel=1e-5)
+    assert marker == ("" if precision == "bf16" else "(fp16)")
+    assert float(ridge) == pytest.approx(gpu.ridge_point(precision), rel=1e-3)
+
+
+def test_list_gpus_shows_printed_units_and_marks_the_fp16_fallback(gpu_rows):
+    _, rows, lines = gpu_rows
+    assert rows["tpu-v4"][2] == "32 GiB" and rows["h100-sxm"][2] == "80 GB"
+    assert rows["h100-sxm"][3:] == ["3350 GB/s", "989.5", "295.4"]
+    assert rows["t4"][4] == "65 (fp16)"
+    assert rows["m1-max"][4:] == ["-", "-"]
+    assert any(line.startswith("(fp16):") for line in lines)
+
+
+def test_list_tiers_shows_printed_bandwidth_and_meaning(capsys):
+    code, out, _ = run(capsys, "list", "tiers")
+    assert code == 0
+    lines = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert sorted(lines) == sorted(p.stem for p in TIER_FILES)
+    assert "63 GB/s" in lines["pcie5-x16"] and "per_direction" in lines["pcie5-x16"]
+    assert "half_duplex" in lines["ddr5-4800-channel"]
+
+
+@pytest.mark.parametrize("path", SPEC_FILES, ids=ids(SPEC_FILES))
+def test_show_prints_every_figure_with_unit_kind_source_and_derivation(capsys, path):
+    code, out, err = run(capsys, "show", path.stem)
+    assert code == 0 and err == ""
+    loaded = spec(path)
+    lines = out.splitlines()
+    assert loaded.name in lines[0] and path.stem in lines[0]
+    for key, figure in loaded.figures.items():
+        row = next((line for line in lines if line.split()[:1] == [key]), None)
+        assert row is not None, f"no line for {key}"
+        value = repr(figure.value).removesuffix(".0")
+        assert row.split()[1:5] == [value, figure.unit, figure.kind, figure.source], row
+        if figure.derivation:
+            assert f"derivation: {figure.derivation}" in out
+        if figure.note:
+            assert f"note: {figure.note}" in out
+    for key, source in loaded.sources.items():
+        assert f"{key}: {source.title}" in out and source.url in out and source.retrieved in out
+
+
+def test_show_states_interconnect_semantics_and_ridge(capsys):
+    code, out, _ = run(capsys, "show", "h100-sxm")
+    assert code == 0
+    assert "interconnect: NVLink 4 (18 links): bidirectional, aggregate = 450 GB/s per direction" in out
+    assert "ridge point (dense bf16): 295.4 FLOP/B" in out
+    _, out, _ = run(capsys, "show", "gaudi2")
+    assert "per direction, aggregate = 300 GB/s per direction" in out
+
+
+def test_show_a_spec_file_by_path(capsys, tmp_path):
+    from .test_catalog_loading import GOOD, TIER
+
+    (tmp_path / "mine.toml").write_text(GOOD)
+    (tmp_path / "link.toml").write_text(TIER)
+    code, out, _ = run(capsys, "show", str(tmp_path / "mine.toml"))
+    assert code == 0 and "Test GPU  [mine]" in out and "derivation: sparse/2: 800 with sparsity" in out
+    code, out, _ = run(capsys, "show", str(tmp_path / "link.toml"))
+    assert code == 0 and "direction: per_direction" in out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["show", "h100"], "did you mean h100-sxm"),
+    (["show", "no-such-device"], "no-such-device"),
+    (["show", "missing/file.toml"], "missing/file.toml: (file): cannot read"),
+])
+def test_show_bad_id_is_one_line_and_exit_2(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_show_a_malformed_file_is_one_line(capsys, tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('type = "accelerator"\nname = "x"\nvendor = "y"\nmemory_capacity = "lots"\n')
+    code, _, err = run(capsys, "show", str(path))
+    assert code == 2 and f"{path}: memory_capacity" in err and len(err.strip().splitlines()) == 1
