@@ -1,0 +1,60 @@
+"""compare(): the floor is a lower bound, flags, devices, KV-read scope, and records."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roofline_decode import decode_floor, load_model
+from roofline_decode.errors import InvalidValueError
+from roofline_decode.measure import EXCEEDS_MEMORY, IMPOSSIBLE, MeasurementRow, compare
+from roofline_decode.measure.published import kv_read_layer_model
+
+
+@settings(max_examples=40, deadline=None)
+@given(batch=st.integers(1, 512), context=st.integers(0, 32768), slack=st.floats(0.0, 3.0),
+       weights=st.sampled_from(["bf16", "int8", "int4-g32", "fp8"]))
+def test_rows_at_or_above_the_floor_are_never_flagged_and_rows_below_always_are(batch, context, slack, weights):
+    model = load_model("llama-3.1-8b", weights=weights)
+    floor = float(decode_floor(model, "h100-sxm", batch=batch, context=context).step_time_s)
+    slow = MeasurementRow(batch=batch, context=context, step_time_s=floor * (1 + slack))
+    fast = MeasurementRow(batch=batch, context=context, step_time_s=floor * (1 - 0.01 - slack / 4))
+    above, below = compare([slow, fast], model, "h100-sxm")
+    assert not above.flags and above.efficiency == pytest.approx(1 / (1 + slack))
+    assert below.flags == (IMPOSSIBLE,) and below.efficiency > 1
+
+
+def test_tolerance_and_formats_from_the_row():
+    floor = float(decode_floor(load_model("llama-2-7b", weights="int8"), "a100-80gb-sxm", batch=1, context=0).step_time_s)
+    row = MeasurementRow(batch=1, context=0, step_time_s=floor * 0.99, weight_format="int8")
+    assert compare([row], "llama-2-7b", "a100-80gb-sxm")[0].impossible
+    assert not compare([row], "llama-2-7b", "a100-80gb-sxm", tolerance=0.02)[0].impossible
+    with pytest.raises(InvalidValueError, match="tolerance"):
+        compare([row], "llama-2-7b", "a100-80gb-sxm", tolerance=1.5)
+
+
+def test_several_devices_use_their_aggregate():
+    one = MeasurementRow(batch=1, context=0, step_time_s=1.0)
+    eight = one.replace(num_devices=8)
+    a, b = compare([one, eight], "llama-2-70b", "a100-80gb-sxm")
+    assert b.floor_step_time_s == pytest.approx(a.floor_step_time_s / 8)
+    assert b.bandwidth_utilisation == pytest.approx(a.bandwidth_utilisation / 8)
+    assert EXCEEDS_MEMORY in a.flags and EXCEEDS_MEMORY not in b.flags
+
+
+def test_kv_read_scope_counts_only_kv_bytes():
+    row = MeasurementRow(batch=4, context=8192, step_time_s=0.686e-3, scope="kv_read")
+    (c,) = compare([row], kv_read_layer_model(), "a100-80gb-sxm")
+    assert c.bytes_moved == 4 * 8192 * 4096
+    assert c.floor_step_time_s == pytest.approx(c.bytes_moved / 2.039e12, rel=1e-3)
+
+
+def test_records_and_missing_model():
+    row = MeasurementRow(batch=1, context=105, tokens_per_s=104.9, label="gpt-fast bf16")
+    comparison = compare([row], "llama-2-7b", "a100-80gb-sxm")
+    (record,) = comparison.to_records()
+    assert record["label"] == "gpt-fast bf16" and record["flags"] == [] and record["bound"] == "memory"
+    assert "gpt-fast bf16" in str(comparison) and comparison.flagged == []
+    with pytest.raises(InvalidValueError, match="model"):
+        compare([row], None, "a100-80gb-sxm")
+    with pytest.raises(InvalidValueError, match="accelerator"):
+        compare([row], "llama-2-7b")
