@@ -1,0 +1,16 @@
+"""Lazy import of sympy: the symbolic layer is an optional extra (``roofline_decode[symbolic]``)."""
+
+from __future__ import annotations
+
+from ..errors import MissingExtraError
+
+__all__ = ["require_sympy"]
+
+
+def require_sympy(feature: str = "roofline_decode.symbolic"):
+    """Import and return :mod:`sympy`, or raise :class:`MissingExtraError` naming the extra."""
+    try:
+        import sympy
+    except ImportError:
+        raise MissingExtraError("sympy", "symbolic", feature) from None
+    return sympy

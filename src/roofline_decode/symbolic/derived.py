@@ -1,0 +1,356 @@
+"""Closed forms derived with sympy from the twins: the answers users ask the roofline for.
+
+Each form is a :class:`ClosedForm`: a sympy expression in glossary symbols (with LaTeX) and a
+numeric evaluator that fills the symbols from a :class:`~roofline_decode.Model` and an
+:class:`~roofline_decode.Accelerator`.  The expressions are *derived* (``sympy.solve``,
+``sympy.limit``) from the decode step composed out of the public formulas exactly as
+:func:`roofline_decode.decode_floor` composes them, and the tests check every form against
+that numeric estimator on catalog models.
+
+Conventions: the composed step reads min(B, V) embedding rows; the forms that need bytes to
+be linear in the batch (critical batch, intensity limit) take B <= V, where each sequence
+gathers its own row, as ``decode_floor`` does for its critical batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from .. import formulas as f
+from ..errors import InvalidValueError, UnknownIdError
+from ..formulas._ops import maximum
+from ._sympy import require_sympy
+from .expressions import SymbolicResult, symbol, symbols_for
+
+__all__ = [
+    "ClosedForm", "step_expressions", "model_values", "closed_forms", "closed_form",
+    "critical_batch_form", "crossover_context_form", "intensity_limit_form", "compute_bound_context_form",
+    "required_bandwidth_form", "max_batch_form", "compute_bound_reachable", "per_sequence_terms",
+]
+
+#: decode_floor field of each composed step quantity
+ESTIMATOR_FIELDS = {
+    "weight_bytes_read": "weight_bytes", "kv_read_bytes": "kv_read_bytes", "kv_write_bytes": "kv_write_bytes",
+    "bytes_moved": "bytes_total", "flops": "flops", "memory_time": "memory_time_s",
+    "compute_time": "compute_time_s", "step_time": "step_time_s", "arithmetic_intensity": "arithmetic_intensity",
+    "tokens_per_second": "tokens_per_s",
+}
+
+
+@lru_cache(maxsize=2)
+def step_expressions(moe: bool = True) -> dict[str, SymbolicResult]:
+    """The decode step composed from the public formulas on glossary symbols.
+
+    ``moe=False`` gives the dense form (no routed-expert term).  Keys are the glossary names
+    of :data:`ESTIMATOR_FIELDS`; each composes the formulas as ``decode_floor`` does.
+
+    Examples
+    --------
+    >>> from roofline_decode.symbolic import step_expressions
+    >>> print(step_expressions(moe=False)["kv_write_bytes"])
+    Q_kvw = B*L*m_kv
+    """
+    s = symbols_for([
+        "batch", "context", "streamed_parameters", "embedding_row_parameters", "vocab_size", "bytes_per_weight",
+        "num_moe_layers", "num_experts", "experts_per_token", "expert_parameters", "bytes_per_expert_weight",
+        "kv_bytes_per_token_per_layer", "num_global_layers", "num_sliding_layers", "sliding_window", "num_layers",
+        "matmul_parameters_per_token", "num_heads", "score_value_width", "memory_bandwidth", "peak_flops",
+    ])
+    batch, context = s["batch"], s["context"]
+    experts = (
+        (s["num_moe_layers"], s["num_experts"], s["experts_per_token"], s["expert_parameters"], s["bytes_per_expert_weight"])
+        if moe else (0,)
+    )
+    layers = (s["num_global_layers"], s["num_sliding_layers"], s["sliding_window"])
+    m_kv = s["kv_bytes_per_token_per_layer"]
+    terms = {
+        "weight_bytes_read": f.weight_bytes_read(
+            batch, s["streamed_parameters"], s["embedding_row_parameters"], s["vocab_size"], s["bytes_per_weight"], *experts
+        ),
+        "kv_read_bytes": f.kv_read_bytes(batch, context, m_kv, *layers),
+        "kv_write_bytes": f.kv_write_bytes(batch, m_kv, s["num_layers"]),
+        "flops": f.matmul_flops(batch, s["matmul_parameters_per_token"])
+        + f.attention_flops(batch, context, s["num_heads"], s["score_value_width"], *layers),
+    }
+    terms["bytes_moved"] = terms["weight_bytes_read"] + terms["kv_read_bytes"] + terms["kv_write_bytes"]
+    terms["memory_time"] = f.memory_time(terms["bytes_moved"], s["memory_bandwidth"])
+    terms["compute_time"] = f.compute_time(terms["flops"], s["peak_flops"])
+    terms["step_time"] = f.step_time(terms["memory_time"], terms["compute_time"])
+    terms["arithmetic_intensity"] = f.arithmetic_intensity(terms["flops"], terms["bytes_moved"])
+    terms["tokens_per_second"] = f.tokens_per_second(batch, terms["step_time"])
+    return {name: SymbolicResult(name, symbol(name), expr) for name, expr in terms.items()}
+
+
+def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, float]:
+    """Numbers for the glossary names of the composed step, from a Model (and an Accelerator).
+
+    The peak is the one ``decode_floor`` uses (the weight format's compute precision, +inf
+    where the device publishes none).
+    """
+    from ..catalog import load_accelerator, load_model
+
+    model = load_model(model)
+    values = {
+        "streamed_parameters": model.streamed_parameters,
+        "embedding_row_parameters": model.embedding_row_parameters,
+        "vocab_size": model.vocab_size,
+        "bytes_per_weight": model.weight_format.bytes_per_element,
+        "num_moe_layers": model.num_moe_layers,
+        "num_experts": max(model.num_experts, 1),
+        "experts_per_token": max(model.num_experts_per_token, 1),
+        "expert_parameters": model.expert_parameters,
+        "bytes_per_expert_weight": model.routed_expert_format.bytes_per_element,
+        "kv_bytes_per_token_per_layer": model.kv_bytes_per_token_per_layer,
+        "num_global_layers": model.num_global_layers,
+        "num_sliding_layers": model.num_sliding_layers,
+        "sliding_window": model.window,
+        "num_layers": model.num_layers,
+        "matmul_parameters_per_token": model.matmul_parameters_per_token,
+        "num_heads": model.num_heads,
+        "score_value_width": model.score_value_width,
+        "resident_weight_bytes": model.weight_bytes,
+    }
+    if accelerator is not None:
+        accelerator = load_accelerator(accelerator)
+        try:
+            _, peak = accelerator.peak(model.weight_format, sparse)
+        except InvalidValueError:
+            peak = float("inf")
+        values.update(memory_bandwidth=accelerator.memory_bandwidth, peak_flops=peak,
+                      memory_capacity=accelerator.memory_capacity)
+    return values
+
+
+@dataclass(frozen=True)
+class ClosedForm:
+    """A derived closed form: ``expression`` in glossary symbols and a numeric evaluator.
+
+    ``short`` is the same result in intermediate symbols (Q_w, Q_0, q_seq, f_seq) where that
+    reads better; ``expression`` is fully expanded into model and device symbols.
+    """
+
+    key: str
+    expression: SymbolicResult
+    short: SymbolicResult | None
+    description: str
+    dense_only: bool = False
+
+    def latex(self) -> str:
+        return (self.short or self.expression).latex()
+
+    def _repr_latex_(self) -> str:
+        return (self.short or self.expression)._repr_latex_()
+
+    def evaluate(self, model, accelerator=None, *, sparse: bool = False, **grid: Any):
+        """Evaluate for a Model (and an Accelerator) with numpy; ``grid`` gives the rest
+        (``batch``, ``context``, ``target_tokens_per_second``, ``memory_capacity``...)."""
+        from ..catalog import load_model
+
+        model = load_model(model)
+        if self.dense_only and model.is_moe:
+            raise InvalidValueError(
+                "model", model.name, f"a dense model for the {self.key} closed form (MoE weight reads are not "
+                "linear in the batch; use decode_floor(...).critical_batch)",
+            )
+        values = {**model_values(model, accelerator, sparse), **grid}
+        return self.expression.evaluate(values)
+
+
+def per_sequence_terms() -> dict[str, Any]:
+    """Q_0, q_seq and f_seq of the dense step for B <= V: bytes = Q_0 + B q_seq, FLOPs = B f_seq."""
+    sympy = require_sympy()
+    step = step_expressions(moe=False)
+    batch = symbol("batch")
+    gathered = sympy.Min(batch, symbol("vocab_size"))
+    bytes_moved = step["bytes_moved"].rhs.subs(gathered, batch)
+    flops = step["flops"].rhs.subs(gathered, batch)
+    for name, expr in (("bytes_moved", bytes_moved), ("flops", flops)):
+        if sympy.diff(expr, batch, 2) != 0:  # pragma: no cover - guards a change of the formulas
+            raise ValueError(f"{name} is not linear in the batch: {expr}")
+    return {
+        "fixed_bytes": bytes_moved.subs(batch, 0),
+        "bytes_per_sequence": sympy.diff(bytes_moved, batch),
+        "flops_per_sequence": sympy.diff(flops, batch),
+        "fixed_flops": flops.subs(batch, 0),
+    }
+
+
+def _expanded(name: str, short_rhs, substitutions: dict[str, Any]) -> SymbolicResult:
+    return SymbolicResult(name, symbol(name), short_rhs.subs({symbol(k): v for k, v in substitutions.items()}))
+
+
+@lru_cache(maxsize=None)
+def critical_batch_form() -> ClosedForm:
+    r"""B*: the batch at which compute time equals memory time (dense models, B <= V).
+
+    With bytes = Q_0 + B q_seq and FLOPs = B f_seq, solving T_comp = T_mem gives the
+    :func:`~roofline_decode.formulas.critical_batch` formula, here evaluated on the step's own
+    per-sequence terms; +inf when f_seq / F <= q_seq / BW.
+    """
+    terms = per_sequence_terms()
+    short_args = symbols_for(["fixed_bytes", "bytes_per_sequence", "flops_per_sequence", "peak_flops", "memory_bandwidth"])
+    short = SymbolicResult("critical_batch", symbol("critical_batch"), f.critical_batch(**short_args))
+    expression = _expanded("critical_batch", short.rhs, {k: terms[k] for k in
+                                                         ("fixed_bytes", "bytes_per_sequence", "flops_per_sequence")})
+    return ClosedForm("critical_batch_dense", expression, short,
+                      "batch at which compute time equals memory time (dense, B <= V)", dense_only=True)
+
+
+def _solve_in_context(expr):
+    """Root in T of an expression linear in T on each side of the window W (a Piecewise).
+
+    Below W every layer adds positions (``Min(T, W) = T``); past W only global layers do, and
+    with none (slope 0) the expression never changes again: no root, +inf.
+    """
+    sympy = require_sympy()
+    context, window = symbol("context"), symbol("sliding_window")
+    capped = sympy.Min(context, window)
+    (short,) = sympy.solve(expr.subs(capped, context), context)
+    long_expr = sympy.expand(expr.subs(capped, window))
+    slope = sympy.factor(sympy.diff(long_expr, context))
+    long = sympy.factor(-long_expr.subs(context, 0)) / slope
+    return sympy.Piecewise((short, short <= window), (long, sympy.Ne(slope, 0)), (sympy.oo, True))
+
+
+@lru_cache(maxsize=None)
+def crossover_context_form() -> ClosedForm:
+    r"""T×: the context at which a step reads as many KV-cache bytes as weight bytes.
+
+    Solves Q_kv^read(B, T) = Q_w(B) for T; sliding layers stop adding bytes past W, so the
+    root is piecewise (+inf when every layer slides and the window never reaches the weights).
+    """
+    step = step_expressions(moe=True)
+    weights = symbol("weight_bytes_read")
+    short_rhs = _solve_in_context(step["kv_read_bytes"].rhs - weights)
+    short = SymbolicResult("crossover_context", symbol("crossover_context"), short_rhs)
+    expression = _expanded("crossover_context", short_rhs, {"weight_bytes_read": step["weight_bytes_read"].rhs})
+    return ClosedForm("crossover_context", expression, short,
+                      "context at which KV bytes read equal weight bytes read")
+
+
+@lru_cache(maxsize=None)
+def intensity_limit_form() -> ClosedForm:
+    r"""I∞(T): the arithmetic intensity as B → ∞ at a given context (B <= V extension).
+
+    Weight bytes are bounded in B (dense: fixed; MoE: at most every expert), so the limit is
+    f_seq / q_seq: each sequence's FLOPs over its own bytes (KV read and write, its embedding
+    row).  The step can become compute-bound at that context only if I∞ > F / BW.
+    """
+    sympy = require_sympy()
+    step = step_expressions(moe=False)
+    batch = symbol("batch")
+    intensity = step["arithmetic_intensity"].rhs.subs(sympy.Min(batch, symbol("vocab_size")), batch)
+    limit = sympy.limit(intensity, batch, sympy.oo)
+    short_rhs = symbol("flops_per_sequence") / symbol("bytes_per_sequence")
+    short = SymbolicResult("intensity_limit", symbol("intensity_limit"), short_rhs)
+    return ClosedForm("intensity_limit", SymbolicResult("intensity_limit", symbol("intensity_limit"), limit), short,
+                      "arithmetic intensity as the batch grows without bound")
+
+
+def compute_bound_reachable(model, accelerator, context=0, sparse: bool = False):
+    """Whether some batch makes the step compute-bound at ``context``: I∞(T) > F / BW.
+
+    Examples
+    --------
+    >>> from roofline_decode.symbolic import compute_bound_reachable
+    >>> compute_bound_reachable("llama-3.1-8b", "h100-sxm", context=[0, 4096]).tolist()
+    [True, False]
+    """
+    import numpy as np
+
+    values = model_values(model, accelerator, sparse)
+    limit = intensity_limit_form().evaluate(model, accelerator, sparse=sparse, context=np.asarray(context, float))
+    return np.asarray(limit) > f.ridge_point(values["peak_flops"], values["memory_bandwidth"])
+
+
+@lru_cache(maxsize=None)
+def compute_bound_context_form() -> ClosedForm:
+    r"""T_c: the longest context at which some batch still makes the step compute-bound.
+
+    Solves I∞(T) = F / BW for T (MoE models too: I∞ does not depend on the weight bytes).
+    With g(T) = f_seq − I_ridge·q_seq, linear in the attended
+    positions: T_c = 0 where g(0) <= 0 (never compute-bound), +inf where attention itself
+    outruns the ridge (2 H_q w >= I_ridge m_kv: each cached position brings at least ridge-many
+    FLOPs per byte), else the root, past which B* is infinite.
+    """
+    sympy = require_sympy()
+    terms = per_sequence_terms()
+    context, window = symbol("context"), symbol("sliding_window")
+    ridge = f.ridge_point(symbol("peak_flops"), symbol("memory_bandwidth"))
+    margin = terms["flops_per_sequence"] - ridge * terms["bytes_per_sequence"]
+    at_zero = margin.subs(context, 0)
+    layers = symbol("num_global_layers") + symbol("num_sliding_layers")
+    per_position = sympy.simplify(sympy.diff(margin.subs(sympy.Min(context, window), context), context) / layers)
+    rhs = sympy.Piecewise((0, at_zero <= 0), (sympy.oo, per_position >= 0), (_solve_in_context(margin), True))
+    expression = SymbolicResult("compute_bound_context", symbol("compute_bound_context"), rhs)
+    return ClosedForm("compute_bound_context", expression, None,
+                      "longest context at which a large enough batch is compute-bound")
+
+
+@lru_cache(maxsize=None)
+def required_bandwidth_form() -> ClosedForm:
+    r"""BW_req: memory bandwidth for a target tokens/s at a batch and context.
+
+    Solves B / T_mem = R_target for BW; +inf where the compute time alone exceeds B / R_target
+    (no bandwidth is enough at that peak).
+    """
+    sympy = require_sympy()
+    step = step_expressions(moe=True)
+    s = symbols_for(["batch", "memory_bandwidth", "target_tokens_per_second", "peak_flops", "bytes_moved", "flops"])
+    rate = f.tokens_per_second(s["batch"], f.memory_time(s["bytes_moved"], s["memory_bandwidth"]))
+    (bandwidth,) = sympy.solve(sympy.Eq(rate, s["target_tokens_per_second"]), s["memory_bandwidth"])
+    feasible = f.compute_time(s["flops"], s["peak_flops"]) <= s["batch"] / s["target_tokens_per_second"]
+    short_rhs = sympy.Piecewise((bandwidth, feasible), (sympy.oo, True))
+    short = SymbolicResult("required_bandwidth", symbol("required_bandwidth"), short_rhs)
+    expression = _expanded("required_bandwidth", short_rhs,
+                           {"bytes_moved": step["bytes_moved"].rhs, "flops": step["flops"].rhs})
+    return ClosedForm("required_bandwidth", expression, short,
+                      "memory bandwidth needed for a target tokens per second")
+
+
+@lru_cache(maxsize=None)
+def max_batch_form() -> ClosedForm:
+    r"""B_max: the largest whole batch whose weights and KV caches (T tokens each) fit.
+
+    :func:`~roofline_decode.formulas.batch_capacity` of the capacity with the per-sequence
+    cache :func:`~roofline_decode.formulas.kv_cache_bytes` (B = 1), rounded down and at least
+    0; the same rule as :func:`roofline_decode.planning.max_batch`.  ``memory_capacity`` is
+    what the weights and caches may fill: the evaluator takes the accelerator's printed
+    capacity unless given another (pass a usable figure to reserve runtime workspace).
+    """
+    sympy = require_sympy()
+    s = symbols_for(["context", "kv_bytes_per_token_per_layer", "num_global_layers", "num_sliding_layers",
+                     "sliding_window", "resident_weight_bytes", "memory_capacity"])
+    per_sequence = f.kv_cache_bytes(1, s["context"], s["kv_bytes_per_token_per_layer"],
+                                    s["num_global_layers"], s["num_sliding_layers"], s["sliding_window"])
+    capacity = f.batch_capacity(s["memory_capacity"], s["resident_weight_bytes"], symbol("kv_bytes_per_sequence"))
+    short_rhs = sympy.floor(maximum(capacity, 0))
+    short = SymbolicResult("max_batch", symbol("max_batch"), short_rhs)
+    expression = _expanded("max_batch", short_rhs, {"kv_bytes_per_sequence": per_sequence})
+    return ClosedForm("max_batch", expression, short, "largest batch whose weights and KV caches fit the capacity")
+
+
+#: key -> function returning the :class:`ClosedForm`
+CLOSED_FORMS: dict[str, Callable[[], ClosedForm]] = {
+    "critical_batch_dense": critical_batch_form,
+    "crossover_context": crossover_context_form,
+    "intensity_limit": intensity_limit_form,
+    "compute_bound_context": compute_bound_context_form,
+    "required_bandwidth": required_bandwidth_form,
+    "max_batch": max_batch_form,
+}
+
+
+def closed_forms() -> dict[str, ClosedForm]:
+    """Every derived closed form by key."""
+    return {key: build() for key, build in CLOSED_FORMS.items()}
+
+
+def closed_form(key: str) -> ClosedForm:
+    """One closed form by key; :class:`UnknownIdError` lists the known keys."""
+    if key not in CLOSED_FORMS:
+        raise UnknownIdError("closed form", key, CLOSED_FORMS)
+    return CLOSED_FORMS[key]()

@@ -1,0 +1,65 @@
+"""Parity: ``sympy.lambdify`` of every twin equals the numeric formula (rtol 1e-12).
+
+Values are drawn per parameter from the domain its glossary entry states (positive,
+non-negative, 0/1, real), with the few cross-parameter constraints a formula documents.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roofline_decode import formulas
+from roofline_decode.symbolic import entry, twin
+
+positive = st.one_of(st.integers(1, 10_000).map(float), st.floats(0.25, 1e4, allow_nan=False))
+nonnegative = st.one_of(st.just(0.0), positive)
+real = st.floats(-1e4, 1e4, allow_nan=False)
+
+
+def _strategy(name):
+    e = entry(name)
+    if name == "sliding_window":  # a model without sliding layers passes +inf
+        return st.one_of(positive, st.just(math.inf))
+    if e.assumptions.get("integer"):
+        return st.sampled_from([0.0, 1.0])
+    if e.assumptions.get("positive"):
+        return positive
+    if e.assumptions.get("nonnegative"):
+        return nonnegative
+    return real
+
+
+def _constrain(values):
+    """Cross-parameter constraints the formulas document."""
+    if "experts_per_token" in values:  # 1 <= k <= E
+        values["experts_per_token"] = min(values["experts_per_token"], values["num_experts"])
+    return values
+
+
+@pytest.mark.parametrize("name", sorted(formulas.PUBLIC_FORMULAS))
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_lambdified_twin_equals_numeric_formula(name, data):
+    t = twin(name)
+    drawn = _constrain({p: data.draw(_strategy(p), label=p) for p in t.symbolic_parameters})
+    values = {p: np.float64(v) for p, v in drawn.items()}  # numpy scalars: x / 0 is inf, as on arrays
+    with np.errstate(all="ignore"):
+        numeric = t.function(**values)
+    symbolic = t.lambdify()(*(values[p] for p in t.symbolic_parameters))
+    np.testing.assert_allclose(np.asarray(symbolic, float), np.asarray(numeric, float), rtol=1e-12, atol=0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(batch=st.integers(1, 4096).map(float), context=st.integers(0, 500_000).map(float),
+       window=st.sampled_from([1024.0, 4096.0, math.inf]))
+def test_parity_on_arrays(batch, context, window):
+    """The lambdified twin broadcasts over arrays like the numeric formula."""
+    t = twin("attention_flops")
+    contexts = np.array([0.0, context, 2 * context])
+    args = dict(batch=batch, context=contexts, num_heads=32.0, score_value_width=256.0, num_global_layers=16.0,
+                num_sliding_layers=16.0, sliding_window=window)
+    symbolic = t.lambdify()(*(args[p] for p in t.symbolic_parameters))
+    np.testing.assert_allclose(symbolic, t.function(**args), rtol=1e-12)
