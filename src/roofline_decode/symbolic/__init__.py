@@ -1,4 +1,4 @@
-"""Symbolic twins of the formulas, LaTeX, and closed forms derived with sympy.
+r"""Symbolic twins of the formulas, LaTeX, and closed forms derived with sympy.
 
 Every public formula is evaluated on sympy symbols by calling the *same* function the numeric
 path calls (DESIGN.md §2); symbols, units and meanings come from one glossary table
@@ -8,8 +8,10 @@ path calls (DESIGN.md §2); symbols, units and meanings come from one glossary t
 Examples
 --------
 >>> from roofline_decode import symbolic
->>> symbolic.latex("memory_time")
-'T_{mem} = \\frac{Q}{BW}'
+>>> print(symbolic.latex("memory_time"))
+T_{mem} = \frac{Q}{BW}
+>>> symbolic.twin("critical_batch").expression()   # renders as LaTeX in Jupyter (_repr_latex_)
+SymbolicResult(name='critical_batch', lhs=B_star, rhs=Piecewise((Q_0/(BW*(f_seq/F - q_seq/BW)), f_seq/F - q_seq/BW > 0), (oo, True)))
 >>> round(float(symbolic.closed_form("critical_batch_dense").evaluate("llama-3.1-8b", "h100-sxm", context=0)), 1)
 296.2
 """
