@@ -47,7 +47,9 @@ def test_verdict_matches_fit_and_target_and_min_devices_is_minimal(model, device
                 fits = float(smaller.resident_bytes_per_device) <= row.usable_bytes_per_device
                 assert not (fits and (slo is None or float(smaller.step_time_s) * 1e3 <= slo))
     if row.fits:
-        assert row.max_batch >= batch
+        assert row.max_batch is None or row.max_batch >= batch
+    if context == 0:
+        assert row.max_batch is None or row.max_batch == 0
 
 
 def test_plan_tp_and_offload_rows():

@@ -43,7 +43,7 @@ class PlanRow:
     resident_bytes_per_device: float
     tier_resident_bytes_per_device: float
     fits: bool
-    max_batch: int
+    max_batch: int | None
     step_time_s: float
     tokens_per_s: float
     per_sequence_tokens_per_s: float
@@ -76,7 +76,7 @@ class PlanResult(list):
             out.append([
                 r.accelerator, str(r.devices), "yes" if r.fits else "no",
                 format_number(r.resident_bytes_per_device / GB), format_number(r.usable_bytes_per_device / GB),
-                str(r.max_batch), format_number(r.step_time_s * 1e3), format_number(r.tokens_per_s),
+                "-" if r.max_batch is None else str(r.max_batch), format_number(r.step_time_s * 1e3), format_number(r.tokens_per_s),
                 r.bound, "-" if r.slo_ms_per_token is None else format_number(r.slo_ms_per_token),
                 r.verdict, "-" if r.min_devices is None else str(r.min_devices),
             ])
@@ -109,14 +109,14 @@ def _bound(floor: OffloadFloor) -> str:
 
 
 def _max_batch(model, floor: OffloadFloor, usable: float, context: float, kv_fraction: float,
-               weight_fraction: float) -> int:
+               weight_fraction: float) -> int | None:
     from .parallel import device_traffic
 
     one = device_traffic(model, np.ones(1), np.full(1, float(context)), floor.num_devices)
     weights = (1 - weight_fraction) * one.weight_bytes
     per_sequence = float((1 - kv_fraction) * one.kv_bytes[0])
     if per_sequence == 0:
-        return 0 if weights > usable else int(np.iinfo(np.int64).max)
+        return 0 if weights > usable else None  # no KV cache: the batch is not bounded by memory
     batch = int(max(np.floor((usable - weights) / per_sequence), 0))
     return batch - 1 if batch and weights + batch * per_sequence > usable else batch
 
@@ -152,8 +152,9 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
     Returns
     -------
     PlanResult
-        One :class:`PlanRow` per accelerator: whether it fits, the floor step time and tokens/s,
-        the bound, the verdict, and the smallest device count that fits and meets the target
+        One :class:`PlanRow` per accelerator: whether it fits, the largest batch that would fit
+        at this context (``None`` at context 0: no KV cache to bound it), the floor step time
+        and tokens/s, the bound, the verdict, and the smallest device count that fits and meets the target
         (``None`` if none up to ``max_devices`` does, or if the device has no interconnect
         figure and ``link_bandwidth`` is not given).
 
@@ -209,6 +210,8 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
                 break
         from .parallel import tensor_parallel_floor
 
+        if model.num_heads % tp:
+            notes.append(f"tp={tp} does not divide {model.num_heads} query heads: shards are uneven")
         tp_notes = tensor_parallel_floor(model, device, batch, context, tp, collective_latency=collective_latency,
                                          link_bandwidth=link_bandwidth).notes if tp > 1 else ()
         step = float(floor.step_time_s)

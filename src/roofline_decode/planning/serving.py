@@ -19,7 +19,6 @@ Prefill is not counted (decode-only servers, or prefill on other devices).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
