@@ -1,0 +1,80 @@
+"""The ``plot`` subcommand: ridge, batch, context, breakdown and capacity-map plots to a file.
+
+``roofline-decode plot ridge --model llama-3.1-8b --gpu h100-sxm --gpu mi300x -o ridge.png``;
+the extension of ``-o`` picks PNG, SVG or PDF.  Needs the ``plot`` extra (matplotlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .cli_common import add_model_arguments, load_model_from_args, number_list, positive
+from .errors import InvalidValueError
+
+#: Plot kinds, in the order of ``--help``.
+KINDS = ("ridge", "batch", "context", "breakdown", "map")
+#: Kinds that draw a per-token latency target given with ``--slo-ms``.
+SLO_KINDS = ("batch", "context", "map")
+
+
+def register(subparsers) -> None:
+    plot = subparsers.add_parser(
+        "plot", help="draw a decode plot (ridge, batch, context, breakdown, map) to PNG, SVG or PDF",
+        description="Draw a decode plot to a file; the extension of -o picks PNG, SVG or PDF.",
+    )
+    plot.add_argument("kind", choices=KINDS, help="ridge: roofline of one or more --gpu; batch: tokens/s and "
+                      "ms/token vs batch; context: step time vs context; breakdown: bytes and time terms; "
+                      "map: batch x context verdicts")
+    add_model_arguments(plot)
+    plot.add_argument("--batch", type=number_list, help="comma-separated batch sizes (each plot has a default)")
+    plot.add_argument("--context", type=number_list, help="comma-separated contexts in tokens (4k = 4096)")
+    plot.add_argument("--over", choices=("batch", "context"), help="breakdown: the axis to sweep")
+    plot.add_argument("--slo-ms", type=positive("--slo-ms"), metavar="MS",
+                      help="per-token latency target [ms] (batch, context, map)")
+    plot.add_argument("--sparse", action="store_true", help="use 2:4 sparse peaks instead of dense")
+    plot.add_argument("--dpi", type=positive("--dpi"), default=150, help="resolution of PNG output (default 150)")
+    plot.add_argument("-o", "--output", required=True, metavar="FILE", help="output file: .png, .svg or .pdf")
+    plot.set_defaults(handler=run_plot)
+
+
+def _one(values, default):
+    if values is None:
+        return default
+    if len(values) != 1:
+        raise InvalidValueError("--context", ",".join(f"{v:g}" for v in values), "one context for this plot")
+    return values[0]
+
+
+def run_plot(args: argparse.Namespace) -> int:
+    from .plotting._common import check_output_path, headless
+
+    check_output_path(args.output)  # a bad extension fails before any work
+    if args.kind != "ridge" and len(args.gpu) > 1:
+        raise InvalidValueError("--gpu", ",".join(args.gpu), f"one accelerator for 'plot {args.kind}' "
+                                "(only 'plot ridge' compares several)")
+    if args.slo_ms is not None and args.kind not in SLO_KINDS:
+        raise InvalidValueError("--slo-ms", args.slo_ms, f"a target only with plot {', '.join(SLO_KINDS)}")
+    plt = headless()  # files only: never open a window
+    from . import plotting
+
+    model = load_model_from_args(args)
+    gpu = args.gpu[0]
+    common = dict(sparse=args.sparse)
+    if args.kind == "ridge":
+        ax = plotting.ridge_plot(model, args.gpu, batch=args.batch, context=args.context or [4096], **common)
+    elif args.kind == "batch":
+        ax = plotting.batch_plot(model, gpu, batch=args.batch, context=_one(args.context, 4096),
+                                 slo_ms=args.slo_ms, **common)
+    elif args.kind == "context":
+        ax = plotting.context_plot(model, gpu, context=args.context, batch=args.batch or [1, 8, 64],
+                                   slo_ms=args.slo_ms, **common)
+    elif args.kind == "breakdown":
+        ax = plotting.breakdown_plot(model, gpu, batch=args.batch, context=args.context, over=args.over, **common)
+    else:
+        ax = plotting.capacity_map(model, gpu, batch=args.batch, context=args.context, slo_ms=args.slo_ms, **common)
+    try:
+        path = plotting.save(ax, args.output, dpi=int(args.dpi))
+    finally:
+        plt.close(ax.figure)
+    print(f"{args.kind} plot written to {path}")
+    return 0

@@ -1,0 +1,38 @@
+"""Plots of decode floors (a view: it draws what :func:`~roofline_decode.decode_floor` and
+:func:`~roofline_decode.sweep` compute, it computes no physics of its own).
+
+matplotlib is imported on first use, so ``import roofline_decode.plotting`` stays cheap; without
+it every function raises :class:`~roofline_decode.MissingExtraError` naming the ``plot`` extra.
+Every function takes ``ax=None`` (draw on a new figure) and returns the Axes it drew on; none
+calls ``plt.show()``.  Models and accelerators are catalog ids or spec objects.
+
+- :func:`ridge_plot` — decode operating points on the roofline of one or more accelerators.
+- :func:`batch_plot` — aggregate tokens/s and per-sequence ms/token against batch.
+- :func:`context_plot` — step time against context for several batches.
+- :func:`breakdown_plot` — bytes (weights / KV read / KV write) and time terms, stacked.
+- :func:`capacity_map` — the batch × context plane shaded by verdict, with a latency contour.
+- :func:`save` — write the figure as PNG, SVG or PDF (by extension).
+- :func:`max_batch`, :func:`usable_memory`, :func:`resident_bytes` — the capacity rule the
+  plots shade by (the planning module's when it is installed).
+"""
+
+from ._common import OKABE_ITO, PALETTE, SAVE_FORMATS, max_batch, resident_bytes, save, usable_memory
+from .breakdown import breakdown_plot
+from .capacity import capacity_map
+from .ridge import ridge_plot
+from .sweeps import batch_plot, context_plot
+
+__all__ = [
+    "OKABE_ITO",
+    "PALETTE",
+    "SAVE_FORMATS",
+    "batch_plot",
+    "breakdown_plot",
+    "capacity_map",
+    "context_plot",
+    "max_batch",
+    "resident_bytes",
+    "ridge_plot",
+    "save",
+    "usable_memory",
+]

@@ -1,0 +1,304 @@
+"""Shared pieces of the plotting view: lazy matplotlib, palette, resolving specs, titles, saving.
+
+Nothing here computes physics; :func:`resident_bytes` only adds up terms that
+:func:`roofline_decode.decode_floor` already returns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidValueError, MissingExtraError
+from ..units import GB, GiB, format_rate
+
+#: Okabe & Ito (2008) colorblind-safe palette, ordered for lines on white (yellow last).
+#: https://jfly.uni-koeln.de/color/
+OKABE_ITO = {
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "bluish_green": "#009E73",
+    "reddish_purple": "#CC79A7",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "black": "#000000",
+    "yellow": "#F0E442",
+}
+PALETTE = tuple(OKABE_ITO.values())
+#: Marker shapes distinguishing contexts (and batches) where colour already names the accelerator.
+MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*")
+#: Output formats :func:`save` writes, by file extension.
+SAVE_FORMATS = (".png", ".svg", ".pdf")
+
+
+def pyplot():
+    """Import ``matplotlib.pyplot`` on first use (never at ``import roofline_decode`` time).
+
+    Raises
+    ------
+    MissingExtraError
+        If matplotlib is not installed; the message names the ``plot`` extra.
+    """
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise MissingExtraError("matplotlib", "plot", "plotting") from None
+    return plt
+
+
+def new_axes(ax, figsize: tuple[float, float] = (8.0, 5.5)):
+    """``ax`` itself, or the Axes of a new figure of ``figsize`` inches."""
+    if ax is not None:
+        return ax
+    _, ax = pyplot().subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def color(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def resolve_model(model, weights=None, kv=None):
+    """A :class:`~roofline_decode.Model` from an id, a config path or a Model (formats applied)."""
+    from ..catalog import load_model
+
+    return load_model(model, weights=weights, kv=kv)
+
+
+def resolve_accelerators(accelerators) -> list:
+    """A list of :class:`~roofline_decode.Accelerator` from one id/object or a sequence of them."""
+    from ..catalog import load_accelerator
+    from ..specs.accelerator import Accelerator
+
+    if isinstance(accelerators, (str, Path, Accelerator)):
+        accelerators = [accelerators]
+    resolved = [load_accelerator(a) for a in accelerators]
+    if not resolved:
+        raise InvalidValueError("accelerators", [], "at least one accelerator id or Accelerator")
+    return resolved
+
+
+def axis_values(name: str, values: Any, default) -> np.ndarray:
+    """A sorted 1-D array of grid values (``default`` when ``values`` is None)."""
+    array = np.atleast_1d(np.asarray(default if values is None else values, dtype=float)).ravel()
+    if array.size == 0:
+        raise InvalidValueError(name, values, "at least one value")
+    return np.unique(array)
+
+
+def geometric_batches(largest: float, points: int = 48) -> np.ndarray:
+    """Whole batch sizes from 1 to ``largest``, evenly spaced on a log axis (for smooth curves)."""
+    return np.unique(np.round(np.geomspace(1.0, max(float(largest), 2.0), points)))
+
+
+def precision_label(floor) -> str:
+    """``"bf16 weights, fp8 KV, bf16 compute"`` for a DecodeFloor."""
+    return f"{floor.weight_format} weights, {floor.kv_format} KV, {floor.compute_precision.split(' ')[0]} compute"
+
+
+def title(model, floor, accelerator=None) -> str:
+    """Plot title naming the model, its precision and (optionally) the accelerator."""
+    where = f" on {accelerator.name}" if accelerator is not None else ""
+    return f"{model.name}{where}\n{precision_label(floor)}"
+
+
+def hardware_label(accelerator, floor) -> str:
+    """``"NVIDIA H100 SXM5 80GB: 3.35 TB/s, 989.5 TFLOP/s bf16"``."""
+    bandwidth = format_rate(accelerator.memory_bandwidth, "B/s", 3)
+    if np.isfinite(floor.peak_flops):
+        return f"{accelerator.name}: {bandwidth}, {format_rate(floor.peak_flops, 'FLOP/s', 4)} {floor.compute_precision}"
+    return f"{accelerator.name}: {bandwidth}, no published peak"
+
+
+def context_label(context: float) -> str:
+    """``4096 -> "4k"``, ``131072 -> "128k"``, ``1000 -> "1000"`` (token counts)."""
+    context = float(context)
+    if context >= 1024 and context % 1024 == 0:
+        return f"{context / 1024:g}k"
+    return f"{context:g}"
+
+
+def _planning():
+    """The capacity module of :mod:`roofline_decode.planning` when it is installed, else None."""
+    try:
+        from ..planning import capacity
+    except ImportError:
+        return None
+    needed = ("max_batch", "usable_memory", "resident_bytes")
+    return capacity if all(hasattr(capacity, name) for name in needed) else None
+
+
+def usable_memory(accelerator) -> float:
+    """Bytes the plots let weights and KV cache fill [B].
+
+    :func:`roofline_decode.planning.usable_memory` (its usable-memory rule: printed GB read as
+    GiB, minus a 2 GiB runtime reserve) when the planning module is present; otherwise the
+    printed ``accelerator.memory_capacity``.
+    """
+    planning = _planning()
+    return float(planning.usable_memory(accelerator)) if planning else float(accelerator.memory_capacity)
+
+
+def memory_label(accelerator) -> str:
+    """``"78 GiB usable"`` (planning rule) or ``"80 GB"`` (printed capacity)."""
+    if _planning():
+        return f"{usable_memory(accelerator) / GiB:.4g} GiB usable"
+    return f"{accelerator.memory_capacity / GB:g} GB"
+
+
+def resident_bytes(model, floor) -> np.ndarray:
+    """Memory a decode floor's grid needs resident on one accelerator [B] (broadcast over the grid).
+
+    All weights (``model.weight_bytes``: every expert of a MoE model is stored even if few are
+    read) plus the KV cache of every sequence.  With the planning module present this is
+    :func:`roofline_decode.planning.resident_bytes` (``batch`` sequences holding ``context``
+    tokens; sliding-window layers hold their window); otherwise it is read off the floor,
+    ``weight_bytes + kv_read_bytes + kv_write_bytes`` (the cache after the step).  Activations
+    and workspace are the planning module's reserve, or not counted at all in the fallback.
+    """
+    planning = _planning()
+    if planning:
+        return np.asarray(planning.resident_bytes(model, floor.batch, floor.context), dtype=float)
+    return model.weight_bytes + floor.kv_read_bytes + floor.kv_write_bytes
+
+
+def fits(model, floor, accelerator) -> np.ndarray:
+    """Boolean array: does :func:`resident_bytes` fit :func:`usable_memory`?"""
+    return resident_bytes(model, floor) <= usable_memory(accelerator)
+
+
+def max_batch(model, accelerator, context: float) -> float:
+    """Largest whole batch whose weights and KV cache fit one accelerator at ``context`` (0 if none).
+
+    :func:`roofline_decode.planning.max_batch` when the planning module is present; otherwise
+    ``floor((capacity - weight_bytes) / per-sequence KV bytes)`` with the per-sequence bytes
+    of :func:`resident_bytes` taken from a one-sequence decode floor.
+    """
+    from ..catalog import load_accelerator
+
+    model, accelerator = resolve_model(model), load_accelerator(accelerator)
+    planning = _planning()
+    if planning:
+        return float(np.asarray(planning.max_batch(model, accelerator, max(float(context), 1.0))))
+    from ..estimate import decode_floor
+
+    one = decode_floor(model, accelerator, batch=1, context=context)
+    per_sequence = float(one.kv_read_bytes + one.kv_write_bytes)
+    free = usable_memory(accelerator) - model.weight_bytes
+    return float(np.floor(free / per_sequence)) if free >= per_sequence else 0.0
+
+
+def save(ax_or_figure, path: str | Path, dpi: int = 150) -> Path:
+    """Save the figure of an Axes (or a Figure) to ``path``; the extension picks PNG, SVG or PDF.
+
+    Creates missing parent folders and returns the path written.
+
+    Raises
+    ------
+    InvalidValueError
+        If the extension is not one of ``.png``, ``.svg``, ``.pdf``.
+    """
+    path = Path(path)
+    check_output_path(path)
+    figure = getattr(ax_or_figure, "figure", None) or ax_or_figure
+    if not hasattr(figure, "savefig"):
+        raise InvalidValueError("ax_or_figure", type(ax_or_figure).__name__, "a matplotlib Axes or Figure")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format=path.suffix[1:].lower(), dpi=dpi, bbox_inches="tight")
+    return path
+
+
+def check_output_path(path: str | Path) -> Path:
+    """Raise :class:`InvalidValueError` unless ``path`` ends in .png, .svg or .pdf."""
+    path = Path(path)
+    if path.suffix.lower() not in SAVE_FORMATS:
+        raise InvalidValueError("output", str(path), "a file name ending in " + ", ".join(SAVE_FORMATS))
+    return path
+
+
+def single_accelerator(accelerator):
+    """Exactly one :class:`~roofline_decode.Accelerator` (an id, a spec path or an object)."""
+    devices = resolve_accelerators(accelerator)
+    if len(devices) != 1:
+        raise InvalidValueError("accelerator", [d.id or d.name for d in devices],
+                                "exactly one accelerator (ridge_plot compares several)")
+    return devices[0]
+
+
+def single_value(name: str, value: Any) -> float:
+    """A scalar from a number or a one-element array (the axis a plot holds fixed)."""
+    array = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
+    if array.size != 1:
+        raise InvalidValueError(name, value, "a single number here (this plot sweeps the other axis)")
+    return float(array[0])
+
+
+def tokens_formatter():
+    """A tick formatter writing token counts as 512, 4k, 128k."""
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda value, _: context_label(value) if value >= 0 else "")
+
+
+def count_formatter(minor: bool = False):
+    """A tick formatter for counts on log axes: 1, 10, 100, 1k, 10k, 1M (see :func:`plain_formatter`)."""
+    return plain_formatter(minor=minor, counts=True)
+
+
+def token_axis(axis, largest: float, log: bool = False) -> None:
+    """Ticks at powers of two (linear: multiples of one) labelled 512, 4k, 128k on a token axis."""
+    from matplotlib.ticker import LogLocator, MultipleLocator, NullFormatter
+
+    if log:
+        axis.set_major_locator(LogLocator(base=4.0))
+        axis.set_minor_formatter(NullFormatter())
+    else:
+        step = 2.0 ** np.ceil(np.log2(max(float(largest), 8.0) / 8.0))
+        axis.set_major_locator(MultipleLocator(step))
+    axis.set_major_formatter(tokens_formatter())
+
+
+def plain_formatter(minor: bool = False, counts: bool = False):
+    """A tick formatter writing 0.1, 1, 10, 1024 instead of powers of ten.
+
+    With ``minor``, only the 2x and 5x minor ticks of a log axis are labelled (less clutter);
+    with ``counts``, thousands and millions are written 10k and 1M.
+    """
+    from matplotlib.ticker import FuncFormatter
+
+    def fmt(value, _):
+        if minor:
+            mantissa = value / 10 ** np.floor(np.log10(value)) if value > 0 else 0
+            if not (np.isclose(mantissa, 2) or np.isclose(mantissa, 5)):
+                return ""
+        if counts:
+            for factor, suffix in ((1e6, "M"), (1e3, "k")):
+                if value >= factor:
+                    return f"{value / factor:g}{suffix}"
+        return f"{value:g}" if value < 1e5 else f"{value:.0e}"
+
+    return FuncFormatter(fmt)
+
+
+def headless():
+    """Switch matplotlib to the file-only Agg backend (CLI and scripts); returns ``pyplot``."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise MissingExtraError("matplotlib", "plot", "plotting") from None
+    matplotlib.use("Agg")
+    return pyplot()
+
+
+def check_slo(slo_ms) -> None:
+    """Raise :class:`InvalidValueError` unless ``slo_ms`` is None or a finite number > 0."""
+    if slo_ms is None:
+        return
+    try:
+        value = float(slo_ms)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not (np.isfinite(value) and value > 0):
+        raise InvalidValueError("slo_ms", slo_ms, "a finite latency target > 0 [ms]")

@@ -1,0 +1,130 @@
+"""``breakdown_plot``: what a decode step moves (bytes, stacked) and how long each bound takes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidValueError
+from ..units import GB
+from ._common import (
+    OKABE_ITO,
+    axis_values,
+    context_label,
+    geometric_batches,
+    new_axes,
+    plain_formatter,
+    resolve_model,
+    single_accelerator,
+    single_value,
+    title,
+    token_axis,
+)
+
+#: Parts of ``DecodeFloor.breakdown()["bytes"]`` that are weight reads.
+WEIGHT_PARTS = ("attention_weights", "mlp_weights", "norms_and_biases", "embedding", "lm_head")
+
+
+def _sweep_axis(batch, context, over):
+    if over is None:
+        many_b = batch is not None and np.size(batch) > 1
+        many_t = context is not None and np.size(context) > 1
+        if many_b and many_t:
+            raise InvalidValueError("over", None, "'batch' or 'context' when both batch and context have several values")
+        over = "context" if many_t else "batch"
+    if over not in ("batch", "context"):
+        raise InvalidValueError("over", over, "'batch' or 'context'")
+    return over
+
+
+def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, weights=None, kv=None,
+                   sparse=False, ax=None):
+    """Bytes moved per step, stacked (weights / KV read / KV write), with the time terms on a twin axis.
+
+    The left axis stacks the floor's ``breakdown()["bytes"]`` parts in GB: weight reads (all
+    weight parts together), KV-cache reads and the KV write of the new token.  The right axis
+    shows ``memory_time_s``, ``compute_time_s`` and the floor ``step_time_s`` in ms, scaled so
+    that bytes / bandwidth lines up with the top of the stack.
+
+    Parameters
+    ----------
+    model : str, Path or Model
+        Catalog id, config.json path or :class:`~roofline_decode.Model`.
+    accelerator : str or Accelerator
+        One accelerator.
+    batch, context : array_like, optional
+        The swept axis gets several values, the other one a single value.  Defaults: sweep
+        batch 1…1024 at context 4096; with ``over="context"``, context 0…128k at batch 1.
+    over : {"batch", "context"}, optional
+        Which axis to sweep (inferred from which argument has several values).
+    weights, kv : str, optional
+        Weight and KV-cache formats (default: the model's).
+    sparse : bool
+        Use 2:4 sparse peaks.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure if omitted.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The bytes Axes; the time axis is its twin, ``ax.twin``.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> ax = breakdown_plot("llama-3.1-8b", "h100-sxm", context=[0, 32768, 65536], batch=8)
+    >>> ax.get_xlabel()
+    'context T [tokens cached per sequence]'
+    """
+    from ..estimate import decode_floor
+
+    spec = resolve_model(model, weights, kv)
+    device = single_accelerator(accelerator)
+    over = _sweep_axis(batch, context, over)
+    if over == "batch":
+        xs = axis_values("batch", batch, geometric_batches(1024.0))
+        fixed = single_value("context", 4096 if context is None else context)
+        floor = decode_floor(spec, device, batch=xs, context=fixed, sparse=sparse)
+        where = f"context {context_label(fixed)} tokens"
+    else:
+        longest = float(min(spec.max_position_embeddings or 131072, 131072))
+        xs = axis_values("context", context, np.linspace(0.0, longest, 65))
+        fixed = single_value("batch", 1 if batch is None else batch)
+        floor = decode_floor(spec, device, batch=fixed, context=xs, sparse=sparse)
+        where = f"batch {fixed:g}"
+    parts = floor.breakdown()["bytes"]
+    weight_gb = sum(parts[k] for k in WEIGHT_PARTS) / GB
+    stack = [weight_gb, parts["kv_read"] / GB, parts["kv_write"] / GB]
+    labels = ["weights read", "KV cache read", "KV cache written (new token)"]
+    colors = [OKABE_ITO["blue"], OKABE_ITO["vermillion"], OKABE_ITO["bluish_green"]]
+
+    ax = new_axes(ax)
+    twin = ax.twinx()
+    ax.twin = twin
+    areas = ax.stackplot(xs, *stack, labels=labels, colors=colors, alpha=0.78, lw=0)
+    bandwidth = floor.memory_bandwidth
+    top_gb = max(float(np.max(floor.bytes_total)), float(np.max(floor.step_time_s)) * bandwidth) / GB * 1.45  # room for the legend
+    ax.set_ylim(0, top_gb)
+    twin.set_ylim(0, top_gb * GB / bandwidth * 1e3)  # aligned: bytes / bandwidth = memory time
+    lines = twin.plot(xs, floor.memory_time_s * 1e3, color="black", lw=1.4, label="memory time = bytes / bandwidth")
+    if np.isfinite(floor.peak_flops):
+        lines += twin.plot(xs, floor.compute_time_s * 1e3, color=OKABE_ITO["orange"], lw=2.0, ls="--",
+                           label=f"compute time = FLOPs / peak ({floor.compute_precision})")
+    lines += twin.plot(xs, floor.step_time_s * 1e3, color=OKABE_ITO["reddish_purple"], lw=3.0, alpha=0.55,
+                       label="step floor = max of the two")
+
+    if over == "batch":
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(plain_formatter())
+        ax.set_xlabel("batch B [sequences decoded together]")
+    else:
+        token_axis(ax.xaxis, xs[-1])
+        ax.set_xlabel("context T [tokens cached per sequence]")
+    ax.set_xlim(xs[0], xs[-1])
+    ax.set_ylabel("bytes moved per step [GB]")
+    twin.set_ylabel("time per step [ms]")
+    ax.grid(True, color="0.88", lw=0.7)
+    ax.set_axisbelow(True)
+    handles = list(areas) + lines
+    ax.legend(handles, [h.get_label() for h in handles], loc="upper left", fontsize=8, framealpha=0.92)
+    ax.set_title(f"Step breakdown: {title(spec, floor, device)}, {where}", fontsize=11)
+    return ax

@@ -1,0 +1,117 @@
+"""``capacity_map``: which (batch, context) pairs fit, which are memory- or compute-bound."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidValueError
+from ..units import GB
+from ._common import (
+    OKABE_ITO,
+    axis_values,
+    check_slo,
+    fits,
+    memory_label,
+    new_axes,
+    plain_formatter,
+    resolve_model,
+    single_accelerator,
+    title,
+    token_axis,
+)
+
+#: Verdict codes of the map and their legend text.
+VERDICTS = ("fits, memory-bound", "fits, compute-bound", "does not fit in memory")
+VERDICT_COLORS = (OKABE_ITO["sky_blue"], OKABE_ITO["orange"], "#BBBBBB")
+
+
+def capacity_map(model, accelerator, batch=None, context=None, *, slo_ms=None, weights=None, kv=None,
+                 sparse=False, ax=None):
+    """The batch × context plane shaded by verdict, with a contour at a per-token latency target.
+
+    Each cell is one decode floor of the sweep: *does not fit* where the weights plus the KV
+    cache of every sequence (:func:`~roofline_decode.plotting.resident_bytes`) exceed the
+    accelerator's memory, else *compute-bound* or *memory-bound* from the floor's ``bound``.
+    With ``slo_ms``, a black contour marks where the step floor (the time each sequence waits
+    per token) equals the target; cells below and left of it meet it.
+
+    Parameters
+    ----------
+    model : str, Path or Model
+        Catalog id, config.json path or :class:`~roofline_decode.Model`.
+    accelerator : str or Accelerator
+        One accelerator.
+    batch : array_like, optional
+        Batch sizes [1], at least two (default 1…4096, log-spaced).
+    context : array_like, optional
+        Contexts T [tokens], at least two (default 256 to the model's maximum position, at most 128k).
+    slo_ms : float, optional
+        Per-token latency target [ms]; draws its contour when given.
+    weights, kv : str, optional
+        Weight and KV-cache formats (default: the model's).
+    sparse : bool
+        Use 2:4 sparse peaks.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure if omitted.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> ax = capacity_map("llama-3.1-8b", "h100-sxm", slo_ms=20)
+    >>> ax.get_ylabel()
+    'context T [tokens cached per sequence]'
+    """
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    from ..estimate import sweep
+
+    spec = resolve_model(model, weights, kv)
+    device = single_accelerator(accelerator)
+    longest = float(min(spec.max_position_embeddings or 131072, 131072))
+    batches = axis_values("batch", batch, np.unique(np.round(np.geomspace(1, 4096, 61))))
+    contexts = axis_values("context", context, np.geomspace(256, max(longest, 512.0), 61))
+    for name, values in (("batch", batches), ("context", contexts)):
+        if values.size < 2:
+            raise InvalidValueError(name, values.tolist(), "at least two values for a map")
+    check_slo(slo_ms)
+    floor = sweep([spec], [device], batch=batches, context=contexts, sparse=sparse)[0]
+    verdict = np.where(~fits(spec, floor, device), 2, np.where(floor.bound == "compute", 1, 0))
+
+    ax = new_axes(ax)
+    cmap = ListedColormap(VERDICT_COLORS)
+    ax.pcolormesh(batches, contexts, verdict.T, cmap=cmap, norm=BoundaryNorm([-0.5, 0.5, 1.5, 2.5], 3),
+                  shading="nearest", rasterized=True, gid="verdict")
+    handles = [Patch(facecolor=c, edgecolor="0.5", label=v) for c, v in zip(VERDICT_COLORS, VERDICTS)]
+    if slo_ms is not None:
+        step_ms = floor.step_time_s.T * 1e3
+        if step_ms.min() <= slo_ms <= step_ms.max():
+            contour = ax.contour(batches, contexts, step_ms, levels=[slo_ms], colors="black", linewidths=2.2)
+            contour.set_gid("latency-contour")
+            handles.append(Line2D([], [], color="black", lw=2.2,
+                                  label=f"step floor = {slo_ms:g} ms/token (faster below and left)"))
+        else:
+            side = "every cell is faster" if step_ms.max() < slo_ms else "no cell meets it"
+            handles.append(Line2D([], [], color="black", lw=2.2, ls="none",
+                                  label=f"target {slo_ms:g} ms/token: {side}"))
+    if (verdict == 2).all():
+        ax.text(0.5, 0.5, f"nothing fits: the weights alone take {spec.weight_bytes / GB:.4g} GB\n"
+                f"of {memory_label(device)} (try fp8 or int4 weights, or more devices)",
+                transform=ax.transAxes, ha="center", va="center", fontsize=10, gid="nothing-fits",
+                bbox=dict(facecolor="white", edgecolor="0.6", alpha=0.95))
+    for axis, values in ((ax.xaxis, batches), (ax.yaxis, contexts)):
+        if values[0] > 0:
+            (ax.set_xscale if axis is ax.xaxis else ax.set_yscale)("log", base=2)
+    ax.xaxis.set_major_formatter(plain_formatter())
+    token_axis(ax.yaxis, contexts[-1], log=contexts[0] > 0)
+    ax.set_xlabel("batch B [sequences decoded together]")
+    ax.set_ylabel("context T [tokens cached per sequence]")
+    ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.95)
+    capacity = memory_label(device)
+    ax.set_title(f"Capacity map: {title(spec, floor, device)}, {capacity}", fontsize=11)
+    return ax

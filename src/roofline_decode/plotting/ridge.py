@@ -1,0 +1,165 @@
+"""``ridge_plot``: decode operating points on the roofline of one or several accelerators."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..units import TFLOP
+from ._common import (
+    MARKERS,
+    axis_values,
+    color,
+    context_label,
+    hardware_label,
+    new_axes,
+    plain_formatter,
+    precision_label,
+    resolve_accelerators,
+    resolve_model,
+)
+
+#: Default batch sweep of :func:`ridge_plot`: powers of two from 1 to 1024.
+RIDGE_BATCHES = tuple(2**k for k in range(11))
+
+
+def _batches_to_label(x: np.ndarray, batch: np.ndarray, max_labels: int = 7) -> list[int]:
+    """Indices of operating points to label with their batch, skipping crowded ones (log spacing)."""
+    chosen: list[int] = []
+    step = max(1, int(np.ceil(len(batch) / max_labels)))
+    for i in range(0, len(batch), step):
+        if chosen and x[i] < x[chosen[-1]] * 1.35:
+            continue
+        chosen.append(i)
+    last = len(batch) - 1
+    if last not in chosen and x[last] >= x[chosen[-1]] * 1.35:
+        chosen.append(last)
+    return chosen
+
+
+def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, kv=None, sparse=False,
+               ax=None, label_batches: bool = True):
+    """Decode operating points of a batch sweep on the roofline of each accelerator (log-log).
+
+    For every accelerator the roofline is drawn from the floor's ``memory_bandwidth`` (the
+    slope, attained FLOP/s = BW × intensity) and its dense ``peak_flops`` (the flat roof), the
+    ridge point ``peak / BW`` is marked with a diamond, and each decode step of the sweep is
+    placed at x = ``arithmetic_intensity`` [FLOP/B], y = ``flops / step_time_s`` [FLOP/s] (the
+    FLOP rate the floor attains).  A box lists the critical batch (the smallest batch that is
+    compute-bound) at each context; it is infinite when the intensity saturates below the
+    ridge, as it does at long context.
+
+    Parameters
+    ----------
+    model : str, Path or Model
+        Catalog id, config.json path or :class:`~roofline_decode.Model`.
+    accelerators : str, Accelerator or sequence of them
+        One or several catalog ids or :class:`~roofline_decode.Accelerator` objects.
+    batch : array_like, optional
+        Batch sizes of the sweep [1] (default 1, 2, 4, ..., 1024).
+    context : float or array_like
+        Context(s) T [tokens]; each context gets its own marker shape (default 4096).
+    weights, kv : str, optional
+        Weight and KV-cache formats, e.g. ``"fp8"`` (default: the model's).
+    sparse : bool
+        Use 2:4 sparse peaks instead of dense ones.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure if omitted.
+    label_batches : bool
+        Write ``B=…`` next to some operating points of the first context.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on (matplotlib is imported on first call; ``plt.show`` is never called).
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> ax = ridge_plot("llama-3.1-8b", ["h100-sxm", "mi300x"], context=[0, 4096])
+    >>> ax.get_xlabel()
+    'arithmetic intensity [FLOP/B]'
+    """
+    from ..estimate import sweep
+
+    spec = resolve_model(model, weights, kv)
+    devices = resolve_accelerators(accelerators)
+    batches = axis_values("batch", batch, RIDGE_BATCHES)
+    contexts = axis_values("context", context, [4096])
+    floors = sweep([spec], devices, batch=batches, context=contexts, sparse=sparse)
+    ax = new_axes(ax, (9.0, 6.0))
+
+    intensity = floors[0].arithmetic_intensity  # the same for every accelerator: bytes and FLOPs of the model
+    attained = [fl.flops / fl.step_time_s for fl in floors]
+    ridges = [fl.ridge_point for fl in floors if np.isfinite(fl.ridge_point)]
+    x_low = float(np.min(intensity)) / 2.5
+    x_high = max([float(np.max(intensity))] + ridges) * 3.0
+    peaks = [fl.peak_flops for fl in floors if np.isfinite(fl.peak_flops)]
+    y_low = min(float(np.min(a)) for a in attained) / 4.0 / TFLOP
+    y_high = max(peaks + [fl.memory_bandwidth * x_high for fl in floors if not np.isfinite(fl.peak_flops)]) * 4.0 / TFLOP
+
+    xs = np.geomspace(x_low, x_high, 400)
+    critical_lines = []
+    for i, (device, fl) in enumerate(zip(devices, floors)):
+        c = color(i)
+        roof = np.minimum(fl.memory_bandwidth * xs, fl.peak_flops)
+        ridge = fl.ridge_point
+        label = hardware_label(device, fl) + (f"; ridge {ridge:.0f} FLOP/B" if np.isfinite(ridge) else "")
+        ax.plot(xs, roof / TFLOP, color=c, lw=2.2, label=label, zorder=3)
+        if np.isfinite(ridge):
+            ax.plot([ridge, ridge], [y_low, fl.peak_flops / TFLOP], color=c, lw=0.9, ls=(0, (2, 3)), zorder=2)
+            ax.plot([ridge], [fl.peak_flops / TFLOP], marker="D", ms=8, color=c, mec="black", mew=0.8,
+                    ls="none", zorder=6, gid="ridge-point")
+        for j, ctx in enumerate(contexts):
+            ax.plot(intensity[:, j], attained[i][:, j] / TFLOP, ls=(0, (1, 1.5)), lw=1.2, color=c,
+                    marker=MARKERS[j % len(MARKERS)], ms=5.5, mfc=c if j == 0 else "white", mec=c, mew=1.2,
+                    zorder=5, gid="operating-points")
+        critical = [fl.critical_batch.reshape(len(batches), len(contexts))[0, j] for j in range(len(contexts))]
+        cells = [
+            (f"{np.ceil(b):.0f}" if np.isfinite(b) else "∞") + (f" @ {context_label(t)}" if len(contexts) > 1 else "")
+            for b, t in zip(critical, contexts)
+        ]
+        critical_lines.append(f"{device.name}: " + ", ".join(cells))
+
+    if label_batches:
+        # label on the lowest roof, below its points, so labels sit in empty space
+        lowest = int(np.argmin([fl.memory_bandwidth for fl in floors]))
+        for k in _batches_to_label(intensity[:, 0], batches):
+            ax.annotate(f"B={batches[k]:g}", (intensity[k, 0], attained[lowest][k, 0] / TFLOP),
+                        xytext=(0, -13), textcoords="offset points", ha="center", va="top", fontsize=7.5,
+                        color="0.25", gid="batch-label")
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_low, x_high)
+    ax.set_ylim(y_low, y_high)
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(plain_formatter())
+        axis.set_minor_locator(LogLocator(base=10.0, subs=(2.0, 5.0)))  # few minor ticks over many decades
+        axis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("arithmetic intensity [FLOP/B]")
+    ax.set_ylabel("attained FLOP rate = FLOPs / step time [TFLOP/s]")
+    ax.grid(True, which="major", color="0.88", lw=0.7)
+    ax.set_axisbelow(True)
+
+    handles, labels = ax.get_legend_handles_labels()
+    from matplotlib.lines import Line2D
+
+    for j, ctx in enumerate(contexts):
+        handles.append(Line2D([], [], ls="none", marker=MARKERS[j % len(MARKERS)], color="0.3",
+                              mfc="0.3" if j == 0 else "white", ms=6))
+        labels.append(f"decode steps, context {context_label(ctx)} tokens")
+    handles.append(Line2D([], [], ls="none", marker="D", color="0.6", mec="black", ms=7))
+    labels.append("ridge point = peak / bandwidth")
+    ax.legend(handles, labels, loc="upper left", fontsize=8, framealpha=0.92)
+
+    box = "critical batch B* (compute-bound from):\n" + "\n".join(critical_lines)
+    if "∞" in box:
+        box += "\n∞: memory-bound at any batch (each sequence's KV\nreads keep the intensity below the ridge)"
+    ax.text(0.985, 0.025, box, transform=ax.transAxes, ha="right", va="bottom", fontsize=7.5, gid="critical-batch",
+            bbox=dict(boxstyle="round,pad=0.4", facecolor="white", edgecolor="0.7", alpha=0.92), zorder=7)
+
+    names = devices[0].name if len(devices) == 1 else f"{len(devices)} accelerators"
+    ax.set_title(f"Decode roofline: {spec.name} on {names}\n{precision_label(floors[0])}", fontsize=11)
+    return ax

@@ -1,0 +1,228 @@
+"""``batch_plot`` and ``context_plot``: throughput and latency floors along one axis of the grid."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import (
+    OKABE_ITO,
+    axis_values,
+    check_slo,
+    color,
+    context_label,
+    count_formatter,
+    fits,
+    memory_label,
+    geometric_batches,
+    max_batch,
+    new_axes,
+    plain_formatter,
+    resolve_model,
+    single_accelerator,
+    single_value,
+    title,
+    token_axis,
+)
+
+
+def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, weights=None, kv=None, sparse=False,
+               ax=None):
+    """Aggregate tokens/s and per-sequence ms/token against batch, at one context.
+
+    The aggregate rate (``tokens_per_s``, left axis) rises with batch while the step is
+    memory-bound, because every sequence shares the one pass over the weights; per-sequence
+    latency (``step_time_s`` in ms, right axis) stays nearly flat until KV reads or FLOPs take
+    over.  The compute-bound region (batch >= the floor's ``critical_batch``) is shaded, and
+    the capacity limit (the largest batch whose weights and KV cache fit the accelerator's
+    memory, see :func:`~roofline_decode.plotting.max_batch`) is a hatched region.
+
+    Parameters
+    ----------
+    model : str, Path or Model
+        Catalog id, config.json path or :class:`~roofline_decode.Model`.
+    accelerator : str or Accelerator
+        One accelerator.
+    batch : array_like, optional
+        Batch sizes [1]; default: 48 whole sizes from 1 to max(1024, twice the capacity limit).
+    context : float
+        Tokens cached per sequence T (default 4096).
+    slo_ms : float, optional
+        Per-token latency target [ms], drawn as a horizontal line on the latency axis.
+    weights, kv : str, optional
+        Weight and KV-cache formats (default: the model's).
+    sparse : bool
+        Use 2:4 sparse peaks.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure if omitted.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The tokens/s Axes; the ms/token axis is its twin, ``ax.twin``.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> ax = batch_plot("llama-3.1-8b", "h100-sxm", context=4096)
+    >>> ax.get_ylabel(), ax.twin.get_ylabel()
+    ('aggregate decode rate [tokens/s]', 'per-sequence latency [ms/token]')
+    """
+    from ..estimate import decode_floor
+
+    check_slo(slo_ms)
+    spec = resolve_model(model, weights, kv)
+    device = single_accelerator(accelerator)
+    ctx = single_value("context", context)
+    limit = max_batch(spec, device, ctx)
+    default = geometric_batches(min(max(1024.0, 2.0 * limit), 65536.0))
+    batches = axis_values("batch", batch, default)
+    floor = decode_floor(spec, device, batch=batches, context=ctx, sparse=sparse)
+    critical = float(np.ravel(floor.critical_batch)[0])
+
+    ax = new_axes(ax)
+    twin = ax.twinx()
+    ax.twin = twin
+    rate = ax.plot(batches, floor.tokens_per_s, color=OKABE_ITO["blue"], lw=2.4, label="aggregate tokens/s (left)")
+    latency = twin.plot(batches, floor.step_time_s * 1e3, color=OKABE_ITO["vermillion"], lw=2.0, ls="--",
+                        label="per-sequence ms/token (right)")
+    for axes in (ax, twin):
+        axes.set_xscale("log", base=2)
+        axes.set_yscale("log")
+    b_low, b_high = batches[0], batches[-1]
+    ax.set_xlim(b_low, b_high)
+    ax.xaxis.set_major_formatter(plain_formatter())
+    ax.yaxis.set_major_formatter(count_formatter())
+    ax.yaxis.set_minor_formatter(count_formatter(minor=True))
+    twin.yaxis.set_minor_formatter(plain_formatter(minor=True))
+    twin.yaxis.set_major_formatter(plain_formatter())
+
+    extras = []
+    if np.isfinite(critical) and critical <= b_high:
+        span = ax.axvspan(max(critical, b_low), b_high, color=OKABE_ITO["orange"], alpha=0.16, lw=0,
+                          label=f"compute-bound (B ≥ B* = {np.ceil(critical):.0f})", gid="compute-bound")
+        ax.axvline(critical, color=OKABE_ITO["orange"], lw=1.4)
+        ax.annotate(f"memory → compute\nB* = {np.ceil(critical):.0f}", (critical, 0.17), xycoords=("data", "axes fraction"),
+                    xytext=(-6, 0), textcoords="offset points", ha="right", va="bottom", fontsize=8,
+                    color="0.2", gid="critical-batch")
+        extras.append(span)
+    else:
+        reason = (f"B* = {np.ceil(critical):.0f}" if np.isfinite(critical)
+                  else f"B* = ∞ at {context_label(ctx)} context")
+        extras.append(ax.axvspan(b_low, b_low, color=OKABE_ITO["orange"], alpha=0.16, lw=0,
+                                 label=f"memory-bound over the whole range ({reason})"))
+    if limit < b_high:
+        start = max(limit, b_low)
+        span = ax.axvspan(start, b_high, facecolor="none", edgecolor="0.45", hatch="///", lw=0,
+                          label=f"does not fit in {memory_label(device)}", gid="capacity-limit")
+        ax.axvline(start, color="0.3", lw=1.4)
+        ax.annotate(f"capacity limit\nB = {limit:.0f}", (start, 0.03), xycoords=("data", "axes fraction"),
+                    xytext=(-5, 0), textcoords="offset points", ha="right", va="bottom", fontsize=8, color="0.2",
+                    gid="capacity-label", bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.5))
+        extras.append(span)
+
+    if slo_ms is not None:
+        extras.append(twin.axhline(slo_ms, color=OKABE_ITO["reddish_purple"], lw=1.6, ls="-.",
+                                   label=f"latency target {slo_ms:g} ms/token (right)", gid="latency-target"))
+        low, high = twin.get_ylim()
+        twin.set_ylim(min(low, slo_ms / 1.5), max(high, slo_ms * 1.5))
+    for axes in (ax, twin):
+        _span_at_least(axes, 10.0)
+    ax.set_xlabel("batch B [sequences decoded together]")
+    ax.set_ylabel("aggregate decode rate [tokens/s]", color=OKABE_ITO["blue"])
+    twin.set_ylabel("per-sequence latency [ms/token]", color=OKABE_ITO["vermillion"])
+    ax.grid(True, which="major", color="0.88", lw=0.7)
+    handles = rate + latency + extras
+    ax.legend(handles, [h.get_label() for h in handles], loc="upper left", fontsize=8, framealpha=0.92)
+    ax.set_title(f"Batching: {title(spec, floor, device)}, context {context_label(ctx)} tokens", fontsize=11)
+    return ax
+
+
+def _span_at_least(axes, factor: float) -> None:
+    """Widen a log y axis to span at least ``factor`` so small changes do not look steep."""
+    low, high = axes.get_ylim()
+    if high / low < factor:
+        middle = np.sqrt(low * high)
+        axes.set_ylim(middle / np.sqrt(factor), middle * np.sqrt(factor))
+
+
+def context_plot(model, accelerator, context=None, batch=(1, 8, 64), *, slo_ms=None, weights=None, kv=None,
+                 sparse=False, ax=None):
+    """Step time against context for several batches: KV reads grow linearly with context.
+
+    Each batch is one line of ``step_time_s`` [ms]; the intercept at context 0 is the weight
+    pass, the slope the batch's KV reads (or attention FLOPs where compute-bound).  Where the
+    KV cache no longer fits the accelerator's memory the line turns dotted and an ``x`` marks
+    the last context that fits.
+
+    Parameters
+    ----------
+    model : str, Path or Model
+        Catalog id, config.json path or :class:`~roofline_decode.Model`.
+    accelerator : str or Accelerator
+        One accelerator.
+    context : array_like, optional
+        Contexts T [tokens]; default 65 points from 0 to the model's maximum position (at most 128k).
+    batch : array_like
+        Batches, one line each (default 1, 8, 64).
+    slo_ms : float, optional
+        Per-token latency target [ms], drawn as a horizontal line.
+    weights, kv : str, optional
+        Weight and KV-cache formats (default: the model's).
+    sparse : bool
+        Use 2:4 sparse peaks.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure if omitted.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> ax = context_plot("llama-3.1-8b", "h100-sxm", batch=[1, 16])
+    >>> [line.get_label() for line in ax.get_lines()][:2]
+    ['B = 1', 'B = 16']
+    """
+    from ..estimate import sweep
+
+    check_slo(slo_ms)
+    spec = resolve_model(model, weights, kv)
+    device = single_accelerator(accelerator)
+    longest = float(min(spec.max_position_embeddings or 131072, 131072))
+    contexts = axis_values("context", context, np.linspace(0.0, longest, 65))
+    batches = axis_values("batch", batch, [1, 8, 64])
+    floor = sweep([spec], [device], batch=batches, context=contexts, sparse=sparse)[0]
+    ok = fits(spec, floor, device)
+
+    ax = new_axes(ax)
+    for i, b in enumerate(batches):
+        c = color(i)
+        ms = floor.step_time_s[i] * 1e3
+        ax.plot(contexts, np.where(ok[i], ms, np.nan), color=c, lw=2.2, label=f"B = {b:g}", gid="fits")
+        if not ok[i].all():
+            first_out = int(np.argmin(ok[i]))
+            tail = slice(max(first_out - 1, 0), None)
+            ax.plot(contexts[tail], ms[tail], color=c, lw=1.4, ls=":", gid="does-not-fit")
+            if first_out > 0:
+                ax.plot([contexts[first_out - 1]], [ms[first_out - 1]], marker="X", ms=9, color=c, mec="black",
+                        ls="none", gid="capacity-limit")
+    if slo_ms is not None:
+        ax.axhline(slo_ms, color="black", lw=1.4, ls="-.", label=f"latency target {slo_ms:g} ms/token",
+                   gid="latency-target")
+    from matplotlib.lines import Line2D
+
+    handles, labels = ax.get_legend_handles_labels()
+    if not ok.all():
+        handles += [Line2D([], [], color="0.4", ls=":", lw=1.4),
+                    Line2D([], [], color="0.4", marker="X", mec="black", ls="none", ms=8)]
+        labels += [f"KV cache does not fit in {memory_label(device)}", "last context that fits"]
+    ax.legend(handles, labels, loc="upper left", fontsize=8, framealpha=0.92)
+    ax.set_xlim(contexts[0], contexts[-1])
+    ax.set_ylim(bottom=0)
+    token_axis(ax.xaxis, contexts[-1])
+    ax.set_xlabel("context T [tokens cached per sequence]")
+    ax.set_ylabel("decode step floor = per-sequence latency [ms/token]")
+    ax.grid(True, color="0.88", lw=0.7)
+    ax.set_title(f"Context: {title(spec, floor, device)}", fontsize=11)
+    return ax
