@@ -217,7 +217,7 @@ def load_model(id_or_path: str | Path, weights=None, kv=None, **overrides: Any) 
     'int8'
     """
     if isinstance(id_or_path, Model):
-        model = id_or_path
+        model = id_or_path.replace(**overrides) if overrides else id_or_path
     else:
         path = Path(id_or_path)
         if str(id_or_path).endswith(".json") or path.is_dir():
