@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidValueError, MissingExtraError
-from ..units import GB, GiB, format_rate
+from ..units import GB, TB, TFLOP, GiB
 
 #: Okabe & Ito (2008) colorblind-safe palette, ordered for lines on white (yellow last).
 #: https://jfly.uni-koeln.de/color/
@@ -105,10 +105,10 @@ def title(model, floor, accelerator=None) -> str:
 
 
 def hardware_label(accelerator, floor) -> str:
-    """``"NVIDIA H100 SXM5 80GB: 3.35 TB/s, 989.5 TFLOP/s bf16"``."""
-    bandwidth = format_rate(accelerator.memory_bandwidth, "B/s", 3)
+    """``"NVIDIA H100 SXM5 80GB: 3.35 TB/s, 989.5 TFLOP/s bf16"`` (one unit for every device)."""
+    bandwidth = f"{accelerator.memory_bandwidth / TB:.3g} TB/s"
     if np.isfinite(floor.peak_flops):
-        return f"{accelerator.name}: {bandwidth}, {format_rate(floor.peak_flops, 'FLOP/s', 4)} {floor.compute_precision}"
+        return f"{accelerator.name}: {bandwidth}, {floor.peak_flops / TFLOP:.4g} TFLOP/s {floor.compute_precision}"
     return f"{accelerator.name}: {bandwidth}, no published peak"
 
 

@@ -106,7 +106,8 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
         label = hardware_label(device, fl) + (f"; ridge {ridge:.0f} FLOP/B" if np.isfinite(ridge) else "")
         ax.plot(xs, roof / TFLOP, color=c, lw=2.2, label=label, zorder=3)
         if np.isfinite(ridge):
-            ax.plot([ridge, ridge], [y_low, fl.peak_flops / TFLOP], color=c, lw=0.9, ls=(0, (2, 3)), zorder=2)
+            ax.plot([ridge, ridge], [y_low, fl.peak_flops / TFLOP], color=c, lw=0.9, ls=(0, (2, 3)), alpha=0.6,
+                    zorder=2)
             ax.plot([ridge], [fl.peak_flops / TFLOP], marker="D", ms=8, color=c, mec="black", mew=0.8,
                     ls="none", zorder=6, gid="ridge-point")
         for j, ctx in enumerate(contexts):
@@ -126,7 +127,8 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
         for k in _batches_to_label(intensity[:, 0], batches):
             ax.annotate(f"B={batches[k]:g}", (intensity[k, 0], attained[lowest][k, 0] / TFLOP),
                         xytext=(0, -13), textcoords="offset points", ha="center", va="top", fontsize=7.5,
-                        color="0.25", gid="batch-label")
+                        color="0.25", gid="batch-label",
+                        bbox=dict(boxstyle="square,pad=0.1", facecolor="white", edgecolor="none", alpha=0.75))
 
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -157,7 +159,8 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
     box = "critical batch B* (compute-bound from):\n" + "\n".join(critical_lines)
     if "∞" in box:
         box += "\n∞: memory-bound at any batch (each sequence's KV\nreads keep the intensity below the ridge)"
-    ax.text(0.985, 0.025, box, transform=ax.transAxes, ha="right", va="bottom", fontsize=7.5, gid="critical-batch",
+    ax.text(0.985, 0.025, box, transform=ax.transAxes, ha="right", va="bottom", multialignment="left", fontsize=7.5,
+            gid="critical-batch",
             bbox=dict(boxstyle="round,pad=0.4", facecolor="white", edgecolor="0.7", alpha=0.92), zorder=7)
 
     names = devices[0].name if len(devices) == 1 else f"{len(devices)} accelerators"
