@@ -221,3 +221,9 @@ def test_capacity_map_says_when_nothing_fits():
     assert "nothing fits" in by_gid(ax, "nothing-fits")[0].get_text()
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any("no cell meets it" in t for t in legend)
+
+
+def test_batch_plot_says_when_nothing_fits():
+    ax = plotting.batch_plot("llama-3.1-70b", "h100-sxm", batch=[1, 2, 4], context=1024)
+    assert by_gid(ax, "capacity-limit")
+    assert by_gid(ax, "capacity-label")[0].get_text() == "nothing fits: weights alone are 141.1 GB"

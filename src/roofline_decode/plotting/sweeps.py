@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..units import GB
 from ._common import (
     OKABE_ITO,
     axis_values,
@@ -115,9 +116,13 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
         span = ax.axvspan(start, b_high, facecolor="none", edgecolor="0.45", hatch="///", lw=0,
                           label=f"does not fit in {memory_label(device)}", gid="capacity-limit")
         ax.axvline(start, color="0.3", lw=1.4)
-        ax.annotate(f"capacity limit\nB = {limit:.0f}", (start, 0.03), xycoords=("data", "axes fraction"),
-                    xytext=(-5, 0), textcoords="offset points", ha="right", va="bottom", fontsize=8, color="0.2",
-                    gid="capacity-label", bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.5))
+        if limit >= b_low:
+            text, offset, align = f"capacity limit\nB = {limit:.0f}", -5, "right"
+        else:
+            text, offset, align = f"nothing fits: weights alone are {spec.weight_bytes / GB:.4g} GB", 5, "left"
+        ax.annotate(text, (start, 0.03), xycoords=("data", "axes fraction"), xytext=(offset, 0),
+                    textcoords="offset points", ha=align, va="bottom", fontsize=8, color="0.2", gid="capacity-label",
+                    bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.5))
         extras.append(span)
 
     if slo_ms is not None:
