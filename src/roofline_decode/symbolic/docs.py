@@ -110,11 +110,12 @@ def _section_dense_intensity() -> str:
         f"q_seq = {_num(q_seq, 4)} B at T = 0, so f_seq / Q_0 = {f_seq / q0:.4f}. "
         f"The {device.name} has a dense bf16 ridge point of F / BW = {ridge:.1f} FLOP/byte: "
         f"the step is memory-bound until B approaches the ridge.\n")
-    batches = [1, 8, 64, 256, 296, 297, 512, 1024]
+    critical = float(decode_floor(model, device, batch=1, context=0).critical_batch)
+    batches = [1, 8, 64, 256, int(np.floor(critical)), int(np.ceil(critical)), 512, 1024]
     r = decode_floor(model, device, batch=batches, context=0)
     rows = [[str(b), f"{float(i):.2f}", f"{ridge:.1f}", str(bound), f"{float(t) * 1e3:.3f}", _num(tps, 4)]
             for b, i, bound, t, tps in zip(batches, r.arithmetic_intensity, r.bound, r.step_time_s, r.tokens_per_s)]
-    out.append(f"\n{model.name} on the {device.name} at T = 0 (`decode_floor`):\n\n")
+    out.append(f"\n{model.name} on the {device.name} at T = 0 (`decode_floor`; B* = {critical:.1f}):\n\n")
     out.append(_table(["B", "intensity [FLOP/B]", "ridge [FLOP/B]", "bound", "step [ms]", "tokens/s"], rows))
     out.append("\nOnly a larger live batch raises the reuse of each weight byte; a faster chip with the same "
                "bandwidth does not shorten a memory-bound step.\n")
@@ -174,8 +175,19 @@ def _section_long_context() -> str:
                "attention the limit itself falls toward\n")
     out.append(f"$$\n\\lim_{{T \\to \\infty}} {_tex(symbol('intensity_limit'))} = {_tex(far)} "
                f"\\quad \\text{{(GQA: }} {_tex(sympy.simplify(gqa))} \\text{{)}}\n$$\n")
-    out.append("\n(twice the query heads per KV head over the bytes per KV element: 4 FLOP/byte for "
-               "Llama-3.1-8B in bf16), far below any ridge point. The step can become compute-bound at "
+    from ..catalog import list_accelerators
+
+    example = load_model(_MODEL)
+    group_limit = 2 * example.num_heads / (example.num_kv_heads * example.kv_format.bytes_per_element)
+    ridges = []
+    for device_id in list_accelerators():
+        acc = load_accelerator(device_id)
+        if "bf16" in acc.peak_flops:
+            ridges.append((acc.ridge_point("bf16"), acc.name))
+    lowest, lowest_name = min(ridges)
+    out.append(f"\n(twice the query heads per KV head over the bytes per KV element: {group_limit:g} FLOP/byte for "
+               f"{example.name} in {example.kv_format.name}), far below every bf16 ridge point in the catalog (the "
+               f"lowest: {lowest:.1f} FLOP/byte, {lowest_name}). The step can become compute-bound at "
                "context T only if I_∞(T) exceeds F / BW; solving I_∞(T) = F / BW gives the longest such "
                "context T_c (0: never; ∞: attention alone outruns the ridge, as MLA can):\n")
     out.append(_eq(SymbolicResult("compute_bound_context", symbol("compute_bound_context"),
