@@ -139,6 +139,7 @@ class ClosedForm:
     dense_only: bool = False
 
     def latex(self) -> str:
+        """``lhs = rhs`` in LaTeX (the short form where there is one)."""
         return (self.short or self.expression).latex()
 
     def _repr_latex_(self) -> str:
