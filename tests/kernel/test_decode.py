@@ -7,6 +7,7 @@ from .strategies import small_models
 
 from roofline_decode import InvalidValueError, Model, load_model
 from roofline_decode.kernel import DecodeKernel, init_weights, reference_logits
+from roofline_decode.kernel.decode import MATMUL_STRATEGIES
 from roofline_decode.kernel.reference import attention_mask
 
 
@@ -15,11 +16,12 @@ def _relative_error(got, want):
 
 
 @settings(max_examples=40, deadline=None)
-@given(model=small_models(), batch=st.integers(1, 3), context=st.integers(0, 7), seed=st.integers(0, 2**16))
-def test_cached_step_matches_full_recompute(model, batch, context, seed):
+@given(model=small_models(), batch=st.integers(1, 4), context=st.integers(0, 7), seed=st.integers(0, 2**16),
+       matmul=st.sampled_from(MATMUL_STRATEGIES), tile_bytes=st.sampled_from([4, 100, 4096]))
+def test_cached_step_matches_full_recompute(model, batch, context, seed, matmul, tile_bytes):
     rng = np.random.default_rng(seed)
     tokens = rng.integers(0, model.vocab_size, size=(batch, context + 1))
-    kernel = DecodeKernel(model, batch, max_context=context, seed=seed)
+    kernel = DecodeKernel(model, batch, max_context=context, seed=seed, matmul=matmul, tile_bytes=tile_bytes)
     for position in range(context + 1):  # prefill through the cache, one token at a time
         logits, _ = kernel.step(tokens[:, position])
     assert logits.dtype == np.float32
@@ -81,7 +83,23 @@ def test_bad_step_arguments(kwargs, field):
         kernel.step(**kwargs)
 
 
+def test_tiled_gemv_equals_gemm_and_counts_the_same():
+    model = _gqa_sliding_gated()
+    results = []
+    for matmul in ("gemm", "tiled-gemv"):
+        kernel = DecodeKernel(model, 3, max_context=4, seed=2, matmul=matmul, tile_bytes=3 * 4 * 48)
+        kernel.fill_cache(4)
+        results.append(kernel.step([1, 2, 3]))
+    (gemm, gemm_counts), (tiled, tiled_counts) = results
+    np.testing.assert_allclose(tiled, gemm, rtol=1e-5, atol=1e-5 * np.abs(gemm).max())
+    assert tiled_counts == gemm_counts
+
+
 def test_bad_kernel_arguments():
+    with pytest.raises(InvalidValueError, match="matmul"):
+        DecodeKernel(_gqa_sliding_gated(), 1, max_context=4, matmul="fast")
+    with pytest.raises(InvalidValueError, match="tile_bytes"):
+        DecodeKernel(_gqa_sliding_gated(), 1, max_context=4, tile_bytes=0)
     with pytest.raises(InvalidValueError, match="batch"):
         DecodeKernel(_gqa_sliding_gated(), 0, max_context=4)
     with pytest.raises(InvalidValueError, match="context"):

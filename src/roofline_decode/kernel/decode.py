@@ -30,12 +30,18 @@ from ..errors import InvalidValueError
 from ..specs.model import Model
 from .model_weights import KernelWeights, Linear, MLPWeights, Norm, check_supported, init_weights
 
-__all__ = ["StepCounts", "DecodeKernel", "rope", "EPS", "ROPE_THETA"]
+__all__ = ["StepCounts", "DecodeKernel", "rope", "EPS", "ROPE_THETA", "MATMUL_STRATEGIES", "TILED_GEMV_MAX_BATCH", "tiled_gemv"]
 
 #: Epsilon of every norm.
 EPS = 1e-6
 #: Base of the rotary frequencies.
 ROPE_THETA = 10000.0
+#: How a batch multiplies a weight matrix (see :class:`DecodeKernel`).
+MATMUL_STRATEGIES = ("auto", "gemm", "tiled-gemv")
+#: Largest batch that ``"auto"`` runs as tiled GEMVs (measured crossover, docs/validate.md).
+TILED_GEMV_MAX_BATCH = 4
+#: Bytes of one weight tile of the tiled-GEMV path: a few MiB, well inside a last-level cache.
+TILE_BYTES = 4 * 2**20
 
 
 @dataclass
@@ -98,6 +104,26 @@ def rope(x: np.ndarray, position, theta: float = ROPE_THETA) -> np.ndarray:
     return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
 
 
+def tiled_gemv(x: np.ndarray, weight: np.ndarray, tile_bytes: int = TILE_BYTES) -> np.ndarray:
+    """``x @ weight`` as B GEMVs per contiguous row block (tile) of a C-contiguous ``weight``.
+
+    Each tile of about ``tile_bytes`` is read from memory by the first sequence and from the
+    cache by the others, so the weights stream from memory once per step, as in a GEMM, but
+    through BLAS's matrix-vector kernel, which streams faster than its matrix-matrix kernel
+    when the batch has only a few rows.
+    """
+    x = np.ascontiguousarray(x)
+    rows = max(1, tile_bytes // (weight.shape[1] * weight.itemsize))
+    y = np.zeros((x.shape[0], weight.shape[1]), dtype=np.result_type(x, weight))
+    part = np.empty(weight.shape[1], dtype=y.dtype)
+    for start in range(0, weight.shape[0], rows):
+        tile = weight[start:start + rows]  # contiguous: read from memory once ...
+        for i in range(x.shape[0]):  # ... then from cache by every other sequence
+            np.matmul(x[i, start:start + rows], tile, out=part)
+            y[i] += part
+    return y
+
+
 def apply_norm(x: np.ndarray, norm: Norm) -> np.ndarray:
     """RMSNorm (no bias) or LayerNorm over the last axis."""
     if norm.bias is None:
@@ -130,6 +156,16 @@ class DecodeKernel:
         Seed of the random weights (ignored when ``weights`` is given).
     weights : KernelWeights, optional
         Weights to use, e.g. shared between kernels of different batch sizes.
+    matmul : {"auto", "gemm", "tiled-gemv"}
+        How the batch multiplies each ``(in, out)`` weight matrix.  ``"gemm"``: one BLAS
+        product ``X @ W`` (BLAS tiles W and reuses each tile for all B rows).  ``"tiled-gemv"``:
+        W is cut into contiguous row blocks of ``tile_bytes``; each block is read from memory
+        once and multiplied by every sequence's slice of x (B GEMVs on a cache-resident tile).
+        ``"auto"``: tiled GEMVs for 2 <= B <= :data:`TILED_GEMV_MAX_BATCH`, where BLAS GEMM
+        with few rows streams the weights slowly on the machines measured, else GEMM.  The
+        byte counts do not depend on it: every weight byte is read from memory once.
+    tile_bytes : int
+        Tile size of the tiled-GEMV path [B].
 
     Examples
     --------
@@ -144,8 +180,13 @@ class DecodeKernel:
     """
 
     def __init__(self, model: Model, batch: int, max_context: int, seed: int = 0,
-                 weights: KernelWeights | None = None):
+                 weights: KernelWeights | None = None, matmul: str = "auto", tile_bytes: int = TILE_BYTES):
         check_supported(model)
+        if matmul not in MATMUL_STRATEGIES:
+            raise InvalidValueError("matmul", matmul, f"one of {', '.join(MATMUL_STRATEGIES)}")
+        if int(tile_bytes) != tile_bytes or tile_bytes < 4:
+            raise InvalidValueError("tile_bytes", tile_bytes, "an integer >= 4")
+        self.matmul, self.tile_bytes = matmul, int(tile_bytes)
         if int(batch) != batch or batch < 1:
             raise InvalidValueError("batch", batch, "an integer >= 1")
         if int(max_context) != max_context or max_context < 0:
@@ -178,11 +219,18 @@ class DecodeKernel:
         c = self._counts
         c.weight_bytes += layer.weight.nbytes
         c.matmul_flops += 2 * x.shape[0] * layer.weight.size
-        y = x @ layer.weight
+        y = self._product(x, layer.weight)
         if layer.bias is not None:
             c.weight_bytes += layer.bias.nbytes
             y += layer.bias
         return y
+
+    def _product(self, x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        batch = x.shape[0]
+        tiled = self.matmul == "tiled-gemv" or (self.matmul == "auto" and 2 <= batch <= TILED_GEMV_MAX_BATCH)
+        if batch == 1 or not tiled or not weight.flags.c_contiguous:  # a tied lm_head is a transposed view
+            return x @ weight
+        return tiled_gemv(x, weight, self.tile_bytes)
 
     def _norm(self, x: np.ndarray, norm: Norm) -> np.ndarray:
         self._counts.weight_bytes += norm.weight.nbytes + (norm.bias.nbytes if norm.bias is not None else 0)

@@ -99,7 +99,8 @@ def _positive_ints(name: str, values) -> list[int]:
 
 
 def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(0,), *, warmup: int = 2,
-                   repeats: int = 5, seed: int = 0, progress: TextIO | bool | None = True) -> list[Measurement]:
+                   repeats: int = 5, seed: int = 0, progress: TextIO | bool | None = True,
+                   matmul: str = "auto") -> list[Measurement]:
     """Time the kernel at every (batch, context) point and compare with the floor.
 
     Parameters
@@ -117,6 +118,8 @@ def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(
     progress : file-like, bool or None
         Where the progress bar goes: ``True`` (default) for ``sys.stderr``, a stream, or
         ``False``/``None`` for none.
+    matmul : {"auto", "gemm", "tiled-gemv"}
+        How a batch multiplies the weights (see :class:`~roofline_decode.kernel.DecodeKernel`).
 
     Returns
     -------
@@ -142,7 +145,7 @@ def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(
         for t in contexts:
             label = f"batch={b} context={t}"
             _progress(progress, done, total, label)
-            kernel = DecodeKernel(model, b, t, weights=weights)
+            kernel = DecodeKernel(model, b, t, weights=weights, matmul=matmul)
             kernel.fill_cache(t, seed=seed + 1)
             # distinct tokens where the vocabulary allows, as the formula assumes
             tokens = rng.permutation(model.vocab_size)[:b] if b <= model.vocab_size else rng.integers(0, model.vocab_size, b)
