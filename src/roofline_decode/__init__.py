@@ -32,7 +32,12 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["NumberFormat", "get_format", "group_quantized", "list_formats"], "formats"),
     **dict.fromkeys(["Accelerator", "MemoryTier", "Model"], "specs"),
 }
-_SUBMODULES = {"formulas", "units", "formats", "errors", "catalog", "estimate", "specs"}
+# Views and tools are submodules too (``rd.planning.max_batch``); each imports its heavy
+# dependencies (sympy, matplotlib) only when used.
+_SUBMODULES = {
+    "formulas", "units", "formats", "errors", "catalog", "estimate", "specs",
+    "planning", "symbolic", "plotting", "measure", "kernel",
+}
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
 

@@ -34,8 +34,8 @@ def _strategy(name):
 
 def _constrain(values):
     """Cross-parameter constraints the formulas document."""
-    if "experts_per_token" in values:  # 1 <= k <= E
-        values["experts_per_token"] = min(values["experts_per_token"], values["num_experts"])
+    if "num_experts_per_token" in values:  # 1 <= k <= E
+        values["num_experts_per_token"] = min(values["num_experts_per_token"], values["num_experts"])
     return values
 
 

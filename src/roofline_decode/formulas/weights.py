@@ -146,7 +146,7 @@ def mlp_matrix_parameters(hidden_size, intermediate_size, gated=True):
     return (2 + 1 * gated) * hidden_size * intermediate_size
 
 
-def expected_experts_touched(num_experts, experts_per_token, batch):
+def expected_experts_touched(num_experts, num_experts_per_token, batch):
     r"""Expected number of distinct routed experts a batch touches in one MoE layer.
 
     .. math:: U(B) = E \left(1 - \left(1 - \frac{k}{E}\right)^{B}\right)
@@ -155,7 +155,7 @@ def expected_experts_touched(num_experts, experts_per_token, batch):
     ----------
     num_experts : array_like
         Routed experts per layer E [1].
-    experts_per_token : array_like
+    num_experts_per_token : array_like
         Experts each token is routed to k [1], 1 <= k <= E.
     batch : array_like
         Sequences in the decode step B [1].
@@ -186,7 +186,7 @@ def expected_experts_touched(num_experts, experts_per_token, batch):
     >>> round(float(expected_experts_touched(8, 2, 8)), 3)
     7.199
     """
-    return num_experts * (1 - (1 - experts_per_token / num_experts) ** batch)
+    return num_experts * (1 - (1 - num_experts_per_token / num_experts) ** batch)
 
 
 def weight_bytes_read(
@@ -197,7 +197,7 @@ def weight_bytes_read(
     bytes_per_weight,
     num_moe_layers=0,
     num_experts=1,
-    experts_per_token=1,
+    num_experts_per_token=1,
     expert_parameters=0,
     bytes_per_expert_weight=None,
 ):
@@ -223,7 +223,7 @@ def weight_bytes_read(
         Stored bytes per weight b_w [B], block scales included.
     num_moe_layers : array_like, optional
         Layers with routed experts L_moe [1].
-    num_experts, experts_per_token : array_like, optional
+    num_experts, num_experts_per_token : array_like, optional
         Routed experts E and experts per token k [1].
     expert_parameters : array_like, optional
         Matrix and bias parameters of one routed expert P_expert [1].
@@ -239,8 +239,10 @@ def weight_bytes_read(
     Notes
     -----
     Each distinct gathered row is read once; the sequences of a batch are assumed to hold
-    distinct tokens (the worst case, min(B, V) rows). Routed experts follow
-    :func:`expected_experts_touched`.
+    distinct tokens (the worst case, min(B, V) rows). A learned position table (GPT-2, OPT)
+    is gathered alongside with the same count, so for B larger than the position table
+    (1024 rows for GPT-2) the position rows are overcounted by at most (B − rows)·d weights, a
+    negligible share of the step. Routed experts follow :func:`expected_experts_touched`.
 
     References
     ----------
@@ -260,5 +262,5 @@ def weight_bytes_read(
     if isinstance(num_moe_layers, int) and num_moe_layers == 0:
         experts = 0  # dense model: skip the (vanishing) expert term
     else:
-        experts = num_moe_layers * expected_experts_touched(num_experts, experts_per_token, batch)
+        experts = num_moe_layers * expected_experts_touched(num_experts, num_experts_per_token, batch)
     return bytes_per_weight * (streamed_parameters + gathered) + bytes_per_expert_weight * experts * expert_parameters

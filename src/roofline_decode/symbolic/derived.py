@@ -55,13 +55,13 @@ def step_expressions(moe: bool = True) -> dict[str, SymbolicResult]:
     """
     s = symbols_for([
         "batch", "context", "streamed_parameters", "embedding_row_parameters", "vocab_size", "bytes_per_weight",
-        "num_moe_layers", "num_experts", "experts_per_token", "expert_parameters", "bytes_per_expert_weight",
+        "num_moe_layers", "num_experts", "num_experts_per_token", "expert_parameters", "bytes_per_expert_weight",
         "kv_bytes_per_token_per_layer", "num_global_layers", "num_sliding_layers", "sliding_window", "num_layers",
         "matmul_parameters_per_token", "num_heads", "score_value_width", "memory_bandwidth", "peak_flops",
     ])
     batch, context = s["batch"], s["context"]
     experts = (
-        (s["num_moe_layers"], s["num_experts"], s["experts_per_token"], s["expert_parameters"], s["bytes_per_expert_weight"])
+        (s["num_moe_layers"], s["num_experts"], s["num_experts_per_token"], s["expert_parameters"], s["bytes_per_expert_weight"])
         if moe else (0,)
     )
     layers = (s["num_global_layers"], s["num_sliding_layers"], s["sliding_window"])
@@ -100,7 +100,7 @@ def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, flo
         "bytes_per_weight": model.weight_format.bytes_per_element,
         "num_moe_layers": model.num_moe_layers,
         "num_experts": max(model.num_experts, 1),
-        "experts_per_token": max(model.num_experts_per_token, 1),
+        "num_experts_per_token": max(model.num_experts_per_token, 1),
         "expert_parameters": model.expert_parameters,
         "bytes_per_expert_weight": model.routed_expert_format.bytes_per_element,
         "kv_bytes_per_token_per_layer": model.kv_bytes_per_token_per_layer,

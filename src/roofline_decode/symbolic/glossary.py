@@ -106,7 +106,7 @@ GLOSSARY: dict[str, Entry] = _table(
     ("qk_rope_head_dim", "d_rope", r"d_{rope}", "1", "MLA per-head width of the decoupled rotary key"),
     ("v_head_dim", "d_v", r"d_{v}", "1", "MLA per-head value width"),
     ("num_experts", "E", "E", "1", "routed experts per MoE layer"),
-    ("experts_per_token", "k", "k", "1", "routed experts each token is sent to (1 <= k <= E)"),
+    ("num_experts_per_token", "k", "k", "1", "routed experts each token is sent to (1 <= k <= E)"),
     ("num_moe_layers", "L_moe", r"L_{moe}", "1",
      "layers with routed experts (the twin is the MoE form; the integer 0 selects the dense form)"),
     # -- parameter groups (counts) ------------------------------------------------------------
