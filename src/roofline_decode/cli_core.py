@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .cli_common import add_model_arguments, emit_records, load_model_from_args, number_list
-from .units import GB, TB, TFLOP, format_number
+from .units import GB, TFLOP, format_number
 
 #: The built-in default of ``demo``: a model and a spread of catalog accelerators.
 DEMO_MODEL = "llama-3.1-8b"
@@ -176,8 +176,14 @@ def run_show(args: argparse.Namespace) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     from .estimate import sweep
 
+    from .planning import max_batch
+
     result = sweep([DEMO_MODEL], list(DEMO_GPUS), batch=list(DEMO_BATCH), context=[DEMO_CONTEXT])
     print(result)
+    # Capacity is a separate constraint from the bandwidth floor: say where the batches fit.
+    print(f"\nCapacity at {DEMO_CONTEXT} tokens per sequence (largest batch whose weights and KV cache fit):")
+    for gpu in DEMO_GPUS:
+        print(f"  {gpu:16s} {int(max_batch(DEMO_MODEL, gpu, DEMO_CONTEXT)):>5d} sequences")
     print()
     print(write_demo_plot(result, args.out))
     return 0
