@@ -1,9 +1,10 @@
 """Validate the decode floor against the numpy kernel on this machine; print the figures.
 
-Runs (about two minutes on a 2-core machine):
+Runs (about five minutes on a 2-core machine):
 
 1. the bandwidth probe (before and after the sweeps; the floor uses the faster read, the
-   stricter choice for "never faster than the floor");
+   stricter choice for "never faster than the floor"); each sweep runs twice and keeps, per
+   point, the quieter pass (other jobs only add time), after waiting for idle CPUs;
 2. a batch-1 context sweep of the ~1 GB fp32 validation model: achieved bandwidth against the
    probe, and the straight-line fit of step time against context (R²);
 3. a batch sweep at a short context: aggregate tokens/s, the batch where it saturates, and the
@@ -46,6 +47,19 @@ def wait_for_quiet(limit_s: float = 120.0) -> None:
         quiet = quiet + 1 if (idle1 - idle0) >= 0.9 * max(total1 - total0, 1) else 0
     if quiet < 3:
         print(f"(the CPUs were not quiet within {limit_s:.0f} s: figures below may be pessimistic)")
+
+
+def best_of(passes: int, *args, **kwargs):
+    """Run the sweep ``passes`` times; keep each point's pass with the lowest mean step time.
+
+    Other jobs on a shared machine only ever add time, so the quietest pass is the best
+    estimate of what the kernel does; the floor check is stricter with it, not looser.
+    """
+    runs = []
+    for _ in range(passes):
+        wait_for_quiet()
+        runs.append(run_validation(*args, **kwargs))
+    return [min(points, key=lambda m: m.mean_s) for points in zip(*runs)]
 
 
 def r_squared(x, y) -> float:
@@ -96,14 +110,12 @@ def main() -> int:
     print(f"probe (before): {before}")
     t0 = time.perf_counter()
     probe_host = host_accelerator(before)
-    wait_for_quiet()
-    by_context = run_validation(model, probe_host, batch=[1], context=contexts, repeats=5)
-    wait_for_quiet()
-    by_batch = run_validation(model, probe_host, batch=batches, context=[short], repeats=5)
-    wait_for_quiet()
-    small = [2, 3, 4, 6]
-    gemm_only = run_validation(model, probe_host, batch=small, context=[short], repeats=5, matmul="gemm")
-    tiled_only = run_validation(model, probe_host, batch=small, context=[short], repeats=5, matmul="tiled-gemv")
+    passes = 1 if quick else 2
+    by_context = best_of(passes, model, probe_host, batch=[1], context=contexts, repeats=5)
+    by_batch = best_of(passes, model, probe_host, batch=batches, context=[short], repeats=5)
+    small = [2, 3, 4, 6, 8]
+    gemm_only = best_of(passes, model, probe_host, batch=small, context=[short], repeats=5, matmul="gemm")
+    tiled_only = best_of(passes, model, probe_host, batch=small, context=[short], repeats=5, matmul="tiled-gemv")
     sweep_s = time.perf_counter() - t0
     wait_for_quiet()
     after = measure_bandwidth()

@@ -4,8 +4,9 @@ Memory bandwidth is measured on arrays far larger than the last-level cache (16 
 least 256 MiB by default), so every pass streams from DRAM:
 
 * **read** kernels sum an array: numpy's ``add.reduce`` split over one thread per core (numpy
-  releases the GIL), and a BLAS product with a vector of ones (``A @ 1``, the same memory
-  access as a batch-1 decode step); the read bandwidth is the faster of their medians;
+  releases the GIL), and BLAS products with a vector of ones, ``A @ 1`` and ``1 @ A`` (the
+  second is the memory access of a batch-1 decode step, ``x @ W``); the read bandwidth is the
+  fastest of their medians;
 * **copy**: ``np.copyto`` split over the same threads, counted as read + write bytes.
 
 Each kernel runs once to warm up, then ``repeats`` times; the median time is kept.  The fp32
@@ -134,17 +135,18 @@ def measure_bandwidth(array_bytes: int | None = None, repeats: int = 7, threads:
     target = np.empty_like(source)
     target.fill(0.0)
     nbytes = source.nbytes
-    ones = np.ones(source.shape[1], dtype=np.float32)
+    ones, ones_t = np.ones(source.shape[1], dtype=np.float32), np.ones(source.shape[0], dtype=np.float32)
     chunks = max(4 * threads, 16)  # more chunks than threads evens out their finishing times
     src_parts, dst_parts = np.array_split(source, chunks), np.array_split(target, chunks)
     kernels: dict[str, float] = {}
     with ThreadPoolExecutor(threads) as pool:
         kernels["read_sum"] = nbytes / _median_time(lambda: list(pool.map(np.add.reduce, src_parts, [None] * chunks)), repeats)
         kernels["read_blas"] = nbytes / _median_time(lambda: source @ ones, repeats)
+        kernels["read_blas_t"] = nbytes / _median_time(lambda: ones_t @ source, repeats)
         kernels["copy"] = 2 * nbytes / _median_time(lambda: list(pool.map(np.copyto, dst_parts, src_parts)), repeats)
     del source, target
     return BandwidthReport(
-        read_bandwidth=max(kernels["read_sum"], kernels["read_blas"]), copy_bandwidth=kernels["copy"],
+        read_bandwidth=max(v for k, v in kernels.items() if k.startswith("read")), copy_bandwidth=kernels["copy"],
         fp32_flops=measure_gemm_flops(gemm_size, repeats=max(3, repeats // 2)), array_bytes=int(nbytes),
         cache_bytes=cache, repeats=int(repeats), threads=threads, kernels=kernels,
     )
@@ -196,7 +198,7 @@ def host_accelerator(report: BandwidthReport | None = None, **probe_options) -> 
     how = (
         f"STREAM-like probe of roofline_decode.kernel.probe: median of {report.repeats} passes over "
         f"{report.array_bytes / _MIB:.0f} MiB float32 arrays (last-level cache {report.cache_bytes / _MIB:.0f} MiB), "
-        f"{report.threads} threads; read = faster of a threaded sum and a BLAS product with ones; "
+        f"{report.threads} threads; read = fastest of a threaded sum and two BLAS products with ones; "
         f"fp32 peak = median square float32 GEMM"
     )
     today = datetime.date.today().isoformat()
