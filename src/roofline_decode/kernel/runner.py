@@ -29,7 +29,7 @@ __all__ = ["Measurement", "CSV_COLUMNS", "validation_model", "run_validation", "
 #: Columns of the measurement CSV, in order (the first eight are the contract of ``validate``).
 CSV_COLUMNS = (
     "batch", "context", "mean_s", "std_s", "tokens_per_s", "weight_bytes", "kv_read_bytes", "bw_GBs",
-    "kv_write_bytes", "flops", "floor_s", "measured_over_floor",
+    "kv_write_bytes", "flops", "floor_s", "measured_over_floor", "median_s", "min_s",
 )
 
 
@@ -39,7 +39,8 @@ class Measurement:
 
     ``bw_GBs`` is the bytes the step moved (weights + KV read + KV write) over the mean time
     [GB/s]; ``floor_s`` is the library's floor for the same step; ``measured_over_floor`` is
-    ``mean_s / floor_s`` (>= 1 when the floor holds).
+    ``mean_s / floor_s`` (>= 1 when the floor holds).  ``median_s`` and ``min_s`` are robust
+    to other jobs on a shared machine, which only ever add time.
     """
 
     batch: int
@@ -54,6 +55,8 @@ class Measurement:
     flops: int
     floor_s: float
     measured_over_floor: float
+    median_s: float
+    min_s: float
 
 
 def validation_model(quick: bool = False) -> Model:
@@ -165,7 +168,8 @@ def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(
                 batch=b, context=t, mean_s=mean, std_s=float(np.std(times)), tokens_per_s=b / mean,
                 weight_bytes=counts.weight_bytes, kv_read_bytes=counts.kv_read_bytes,
                 bw_GBs=counts.bytes_total / mean / 1e9, kv_write_bytes=counts.kv_write_bytes, flops=counts.flops,
-                floor_s=floor, measured_over_floor=mean / floor,
+                floor_s=floor, measured_over_floor=mean / floor, median_s=float(np.median(times)),
+                min_s=float(np.min(times)),
             ))
     return results
 
