@@ -104,19 +104,31 @@ def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray) -> dict[str
 
 
 def _critical_batch(model: Model, context: np.ndarray, peak: float, bandwidth: float) -> np.ndarray:
-    """Smallest (real) batch with T_comp >= T_mem at each context."""
+    """Smallest (real) batch with T_comp >= T_mem at each context.
+
+    Bytes are W + U(B)·(expert bytes) + min(B, V)·(row bytes) + B·(KV bytes per sequence):
+    linear in B for a dense model up to B = V, where the embedding gather saturates, and linear
+    again past it.  The dense answer takes the closed form of the regime it lands in; MoE
+    models bisect.
+    """
     one = _traffic(model, np.ones_like(context), context)
-    per_sequence_bytes = one.kv_read_bytes + one.kv_write_bytes + (
-        model.weight_format.bytes_per_element * model.embedding_row_parameters
-    )
+    kv_per_sequence = one.kv_read_bytes + one.kv_write_bytes
+    row = model.weight_format.bytes_per_element * model.embedding_row_parameters
+    vocab = model.vocab_size
     fixed = model.weight_format.bytes_per_element * model.streamed_parameters
     if not model.is_moe:
-        return np.asarray(f.critical_batch(fixed, per_sequence_bytes, one.flops, peak, bandwidth), dtype=float)
+        below = np.asarray(f.critical_batch(fixed, kv_per_sequence + row, one.flops, peak, bandwidth), dtype=float)
+        above = np.asarray(f.critical_batch(fixed + vocab * row, kv_per_sequence, one.flops, peak, bandwidth), dtype=float)
+        return np.where(below <= vocab, below, above)
     # MoE: expert bytes grow concavely with B, so T_comp - T_mem is convex in B and negative at
-    # B = 0: one crossing at most.  Bracket it with every expert read (an upper bound) and bisect.
+    # B = 0: one crossing at most.  Bracket it from above with the crossing of two linear upper
+    # bounds of the bytes (every expert read; gathered rows as B·row, or as V·row), and bisect.
     all_experts = model.num_moe_layers * model.num_experts * model.expert_parameters
     fixed_all = fixed + model.routed_expert_format.bytes_per_element * all_experts
-    upper = np.asarray(f.critical_batch(fixed_all, per_sequence_bytes, one.flops, peak, bandwidth), dtype=float)
+    upper = np.minimum(
+        np.asarray(f.critical_batch(fixed_all, kv_per_sequence + row, one.flops, peak, bandwidth), dtype=float),
+        np.asarray(f.critical_batch(fixed_all + vocab * row, kv_per_sequence, one.flops, peak, bandwidth), dtype=float),
+    )
     finite = np.isfinite(upper)
     low = np.zeros_like(upper)
     high = np.where(finite, upper, 1.0)

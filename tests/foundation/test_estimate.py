@@ -169,3 +169,16 @@ def test_tokens_per_second_is_batch_over_step(model, b, t):
     r = decode_floor(model, "mi300x", b, t)
     assert float(r.tokens_per_s) == pytest.approx(b / float(r.step_time_s), rel=1e-12)
     assert float(r.step_time_s) == max(float(r.memory_time_s), float(r.compute_time_s))
+
+
+def test_critical_batch_past_the_vocabulary():
+    # A tiny vocabulary: the embedding gather saturates at B = V, after which each sequence
+    # adds only its KV bytes, and the step can still turn compute-bound.
+    model = rd.Model(name="tiny-vocab", num_layers=1, hidden_size=256, num_heads=1, num_kv_heads=1, head_dim=32,
+                     intermediate_size=256, vocab_size=1000, mlp_gated=False, norms_per_layer=0, sliding_window=16,
+                     weight_format="fp8", kv_format="fp32")
+    device = Accelerator(name="d", memory_bandwidth=5e10, memory_capacity=8e9, peak_flops={"fp8": 8.2e13})
+    b_star = float(decode_floor(model, device, 1, 0).critical_batch)
+    assert 1000 < b_star < np.inf
+    r = decode_floor(model, device, batch=[b_star * 0.999, b_star * 1.001], context=0)
+    assert list(r.bound) == ["memory", "compute"]
