@@ -50,13 +50,19 @@ class _Traffic:
     flops: np.ndarray
 
 
+def _layer_terms(model: Model) -> tuple[tuple, float, tuple]:
+    """Formula arguments shared by the totals and the breakdown: the attention layer pattern
+    (global, sliding, window), KV bytes per token per layer, and the routed-expert counts
+    (a dense model passes E = k = 1 with no MoE layers)."""
+    layers = (model.num_global_layers, model.num_sliding_layers, model.window)
+    experts = (model.num_moe_layers, max(model.num_experts, 1), max(model.num_experts_per_token, 1))
+    return layers, model.kv_bytes_per_token_per_layer, experts
+
+
 def _traffic(model: Model, batch: np.ndarray, context: np.ndarray) -> _Traffic:
-    g = model._groups
     b_w = model.weight_format.bytes_per_element
     b_e = model.routed_expert_format.bytes_per_element
-    layers = (model.num_global_layers, model.num_sliding_layers, model.window)
-    m_kv = model.kv_bytes_per_token_per_layer
-    experts = (model.num_moe_layers, max(model.num_experts, 1), max(model.num_experts_per_token, 1))
+    layers, m_kv, experts = _layer_terms(model)
 
     weight = f.weight_bytes_read(
         batch, model.streamed_parameters, model.embedding_row_parameters, model.vocab_size, b_w,
@@ -72,15 +78,12 @@ def _traffic(model: Model, batch: np.ndarray, context: np.ndarray) -> _Traffic:
 
 def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
     """Bytes and FLOPs per component; they add up to the totals of :func:`_traffic`."""
-    g = model._groups
+    g = model.parameter_groups
     b_w = model.weight_format.bytes_per_element
     b_e = model.routed_expert_format.bytes_per_element
-    layers = (model.num_global_layers, model.num_sliding_layers, model.window)
-    m_kv = model.kv_bytes_per_token_per_layer
+    layers, m_kv, (moe_layers, experts, per_token) = _layer_terms(model)
     zero = np.zeros(np.broadcast(batch, context).shape)
-    routed = model.num_moe_layers * f.expected_experts_touched(
-        max(model.num_experts, 1), max(model.num_experts_per_token, 1), batch
-    ) * model.expert_parameters
+    routed = moe_layers * f.expected_experts_touched(experts, per_token, batch) * model.expert_parameters
     mlp_streamed = sum(g[k] for k in ("dense_mlp_matrix", "dense_mlp_bias", "shared_expert_matrix",
                                       "shared_expert_bias", "router_matrix", "router_bias"))
     mlp_matrix = (g["dense_mlp_matrix"] + g["shared_expert_matrix"] + g["router_matrix"]

@@ -76,7 +76,7 @@ def test_gqa_with_as_many_kv_heads_as_query_heads_is_mha(model, batch, context):
     b_kv = mha.kv_format.bytes_per_element
     # multi-head attention written out: K and V of every head, four square-ish projections
     assert mha.kv_bytes_per_token == 2 * L * H * dh * b_kv
-    assert mha._groups["attention_matrix"] == L * 4 * d * H * dh
+    assert mha.parameter_groups["attention_matrix"] == L * 4 * d * H * dh
     r = decode_floor(mha, DEVICE, batch=batch, context=context)
     assert float(r.kv_read_bytes) == pytest.approx(batch * context * 2 * L * H * dh * b_kv)
     assert float(r.breakdown()["flops"]["attention_scores"]) == pytest.approx(4 * batch * H * dh * context * L)

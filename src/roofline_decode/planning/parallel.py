@@ -82,7 +82,7 @@ def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: i
     n = num_devices
     b_w = model.weight_format.bytes_per_element
     total = _traffic(model, batch, context)
-    replicated = b_w * model._groups["layer_vector"]
+    replicated = b_w * model.parameter_groups["layer_vector"]
     kv_heads = 1 if model.is_mla else model.num_kv_heads
     share = float(f.kv_head_share(kv_heads, n))
     kv_proj = 0.0 if model.is_mla else b_w * model.num_layers * 2 * model.hidden_size * model.num_kv_heads * model.head_dim

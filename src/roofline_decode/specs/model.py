@@ -195,7 +195,15 @@ class Model(Spec):
 
     # -- parameter groups (counts, not bytes) -------------------------------------------------
     @cached_property
-    def _groups(self) -> dict[str, float]:
+    def parameter_groups(self) -> dict[str, float]:
+        """Parameter counts by group [1], summed over layers (counts, not bytes).
+
+        ``attention_matrix``; ``layer_vector`` (norms, attention biases, the final norm);
+        ``dense_mlp_matrix``/``_bias``; ``shared_expert_matrix``/``_bias`` and
+        ``router_matrix``/``_bias`` of the MoE layers; ``expert`` and ``expert_matrix`` of *one*
+        routed expert; ``embedding`` (token and learned position tables); ``lm_head`` (V × d,
+        present even when tied).  The estimator turns them into bytes and FLOPs.
+        """
         d, gated = self.hidden_size, self.mlp_gated
         if self.is_mla:
             attn_matrix = f.mla_matrix_parameters(
@@ -247,7 +255,7 @@ class Model(Spec):
         >>> load_model("llama-2-7b").parameter_count
         6738415616
         """
-        g = self._groups
+        g = self.parameter_groups
         total = sum(v for k, v in g.items() if k not in ("expert", "expert_matrix", "lm_head"))
         total += self.num_moe_layers * self.num_experts * g["expert"]
         total += 0 if self.tie_word_embeddings else g["lm_head"]
@@ -257,14 +265,14 @@ class Model(Spec):
     def active_parameter_count(self) -> int:
         """Parameters one token uses [1]: as :attr:`parameter_count` with k of E experts."""
         return self.parameter_count - int(
-            self.num_moe_layers * (self.num_experts - self.num_experts_per_token) * self._groups["expert"]
+            self.num_moe_layers * (self.num_experts - self.num_experts_per_token) * self.parameter_groups["expert"]
         )
 
     @property
     def streamed_parameters(self) -> int:
         """Parameters read in full every step [1]: all but the embedding tables and routed
         experts, with the lm_head (V × d) included even when tied."""
-        g = self._groups
+        g = self.parameter_groups
         return int(sum(v for k, v in g.items() if k not in ("expert", "expert_matrix", "embedding")))
 
     @property
@@ -275,12 +283,12 @@ class Model(Spec):
     @property
     def expert_parameters(self) -> int:
         """Parameters of one routed expert [1] (0 for a dense model)."""
-        return int(self._groups["expert"]) if self.is_moe else 0
+        return int(self.parameter_groups["expert"]) if self.is_moe else 0
 
     @property
     def matmul_parameters_per_token(self) -> int:
         """Matrix parameters each token multiplies through [1] (drives FLOPs)."""
-        g = self._groups
+        g = self.parameter_groups
         return int(
             g["attention_matrix"] + g["dense_mlp_matrix"] + g["shared_expert_matrix"] + g["router_matrix"]
             + self.num_moe_layers * self.num_experts_per_token * g["expert_matrix"] + g["lm_head"]
