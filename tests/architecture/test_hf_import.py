@@ -199,6 +199,19 @@ def test_quantization_errors_and_override():
     assert rd.load_model("deepseek-v3").weight_format.compute_precision == "fp8"
 
 
+
+@pytest.mark.parametrize("quant, key", [
+    ({"quant_method": "gptq", "bits": 4, "group_size": True}, "quantization_config.group_size"),
+    ({"quant_method": "gptq", "bits": 4.0, "group_size": 128}, "quantization_config.bits"),
+    ({"quant_method": "fp8", "weight_block_size": [128, True]}, "quantization_config.weight_block_size"),
+    ({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "int4"},
+     "quantization_config.bnb_4bit_quant_type"),
+])
+def test_malformed_quantization_values_name_their_key(quant, key):
+    # booleans are ints in Python and once slipped through as a group of 1 ("gptq-int4-gTrue")
+    with pytest.raises(ConfigError, match=f"<config dict>: {key}: expected"):
+        Model.from_hf_config({**SMALL, "model_type": "llama", "quantization_config": quant})
+
 # -- errors: malformed files, unknown types, missing keys, the CLI ---------------------------------
 
 def test_truncated_bundled_config_gives_a_config_error(tmp_path):
@@ -225,6 +238,16 @@ def test_malformed_configs(tmp_path, content, match):
     with pytest.raises(ConfigError, match=match):
         Model.from_hf_config(path)
 
+
+
+@pytest.mark.parametrize("extra, key", [
+    ({"model_type": ["llama"]}, "model_type"),
+    ({"model_type": "llama", "hidden_act": ["silu"]}, "hidden_act"),
+    ({"model_type": "gemma2", "head_dim": 16, "layer_types": [["sliding_attention"]] * 6}, r"layer_types\[0\]"),
+])
+def test_unhashable_values_are_config_errors_not_type_errors(extra, key):
+    with pytest.raises(ConfigError, match=f"{key}: unsupported"):
+        Model.from_hf_config({**SMALL, **extra})
 
 def test_unknown_model_type_lists_every_supported_type():
     with pytest.raises(ConfigError) as info:

@@ -112,7 +112,7 @@ def _activation(r: ConfigReader, *keys: str) -> None:
     for key in keys:
         value = r.config.get(key)
         if value is not None:
-            if value not in _ACTIVATIONS:
+            if not isinstance(value, str) or value not in _ACTIVATIONS:
                 raise r.error(key, f"unsupported activation {value!r}; supported: {', '.join(sorted(_ACTIVATIONS))}")
             return
 
@@ -161,7 +161,7 @@ def _attention_layers(r: ConfigReader, num_layers: int, window: int | None,
             raise r.error("layer_types",
                           f"expected a list of {num_layers} attention kinds (num_hidden_layers), got {raw!r}")
         for i, kind in enumerate(raw):
-            if kind not in _LAYER_KINDS:
+            if not isinstance(kind, str) or kind not in _LAYER_KINDS:
                 raise r.error(f"layer_types[{i}]",
                               f"unsupported attention kind {kind!r}; supported: {', '.join(_LAYER_KINDS)}")
         types = [_LAYER_KINDS[kind] for kind in raw]
@@ -225,7 +225,8 @@ def _quantization(r: ConfigReader, is_moe: bool) -> dict[str, Any]:
         block = q.get("weight_block_size")
         if block is None:
             return {"weight_format": f"fp8_{kind}"}
-        if not (isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block)):
+        if not (isinstance(block, list) and len(block) == 2
+                and all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
             raise r.error("quantization_config.weight_block_size", f"expected two positive integers, got {block!r}")
         fmt = NumberFormat(  # one fp32 scale per block (DeepSeek-V3 weight_scale_inv)
             name=f"fp8_{kind}-b{block[0]}x{block[1]}", bits_per_element=8 + 32 / (block[0] * block[1]),
@@ -236,12 +237,12 @@ def _quantization(r: ConfigReader, is_moe: bool) -> dict[str, Any]:
     if method in ("gptq", "awq"):
         bits = q.get("bits", q.get("w_bit"))
         group = q.get("group_size", q.get("q_group_size", 128))
-        if bits not in (2, 3, 4, 8):
+        if isinstance(bits, bool) or not isinstance(bits, int) or bits not in (2, 3, 4, 8):
             raise r.error("quantization_config.bits", f"expected 2, 3, 4 or 8, got {bits!r}")
         if group == -1:  # per output channel: scales are negligible
             return {"weight_format": NumberFormat(name=f"{method}-int{bits}", bits_per_element=bits,
                                                   compute_precision="bf16", description=f"{method} per-channel")}
-        if not isinstance(group, int) or group < 1:
+        if isinstance(group, bool) or not isinstance(group, int) or group < 1:
             raise r.error("quantization_config.group_size", f"expected a positive integer or -1, got {group!r}")
         # fp16 scale and a packed `bits`-bit zero point per group (GPTQ and AWQ checkpoints)
         return {"weight_format": group_quantized(bits, group, 16, bits, name=f"{method}-int{bits}-g{group}")}
@@ -250,6 +251,8 @@ def _quantization(r: ConfigReader, is_moe: bool) -> dict[str, Any]:
             return {"weight_format": "int8"}
         if q.get("load_in_4bit"):
             kind = q.get("bnb_4bit_quant_type") or "fp4"
+            if kind not in ("fp4", "nf4"):
+                raise r.error("quantization_config.bnb_4bit_quant_type", f"expected 'fp4' or 'nf4', got {kind!r}")
             # blocks of 64 with an fp32 absmax; double quantization stores it in 8 bits + fp32 per 256 blocks
             bits = 4 + (8 / 64 + 32 / (64 * 256) if q.get("bnb_4bit_use_double_quant") else 32 / 64)
             return {"weight_format": NumberFormat(name=f"bnb-{kind}", bits_per_element=bits, compute_precision="bf16",
@@ -526,7 +529,7 @@ def model_from_hf_config(config, name: str | None = None, **overrides: Any):
     model_type = data.get("model_type")
     if model_type is None:
         raise ConfigError(source, "model_type", f"required key is missing; supported: {', '.join(sorted(READERS))}")
-    if model_type not in READERS:
+    if not isinstance(model_type, str) or model_type not in READERS:
         raise ConfigError(
             source, "model_type",
             f"unsupported model_type {model_type!r}; supported: {', '.join(sorted(READERS))}",
