@@ -284,8 +284,9 @@ class DecodeKernel:
         p, p_self = np.exp(scores - peak), np.exp(self_score - peak)
         total = p.sum(axis=-1, keepdims=True) + p_self
         out = (p @ values + p_self * v[:, :, None, :]) / total
-        c.attention_flops += 2 * B * m.num_heads * (2 * d_h) * cached
-        c.self_attention_flops += 2 * B * m.num_heads * (2 * d_h)
+        # 2 FLOPs per multiply-add of q·k (over the cached keys) and of p·v (over their values)
+        c.attention_flops += 2 * q.size * keys.shape[-2] + 2 * p.size * values.shape[-1]
+        c.self_attention_flops += 2 * q.size + 2 * p_self.size * v.shape[-1]
 
         self.k_cache[index][:, :, position] = k
         self.v_cache[index][:, :, position] = v
