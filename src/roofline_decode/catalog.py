@@ -23,7 +23,7 @@ from typing import Any
 from .errors import SpecFileError, UnknownIdError
 from .specs.accelerator import Accelerator, MemoryTier
 from .specs.model import Model
-from .specs.spec_file import load_spec_file
+from .specs.spec_file import load_spec_file, read_toml
 
 __all__ = [
     "bundled_spec_directory",
@@ -110,8 +110,6 @@ def spec_directories() -> list[Path]:
 @lru_cache(maxsize=4)
 def _index(directories: tuple[Path, ...]) -> dict[str, dict[str, Path]]:
     """id -> file for each spec type, later directories overriding earlier ones."""
-    import tomllib
-
     index: dict[str, dict[str, Path]] = {"accelerator": {}, "memory_tier": {}}
     for directory in directories:
         seen: dict[str, Path] = {}
@@ -120,12 +118,8 @@ def _index(directories: tuple[Path, ...]) -> dict[str, dict[str, Path]]:
             if path.stem in seen:
                 raise SpecFileError(path, "(id)", f"id {path.stem!r} is also defined by {seen[path.stem]}")
             seen[path.stem] = path
-            try:
-                with path.open("rb") as handle:
-                    kind = tomllib.load(handle).get("type")
-            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-                raise SpecFileError(path, "(toml)", f"malformed TOML: {exc}") from None
-            if kind not in index:
+            kind = read_toml(path).get("type")
+            if not isinstance(kind, str) or kind not in index:
                 raise SpecFileError(path, "type", f"expected 'accelerator' or 'memory_tier', got {kind!r}")
             for other in index.values():
                 other.pop(path.stem, None)

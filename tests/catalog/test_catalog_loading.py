@@ -120,6 +120,7 @@ BAD_FILES = [
      "memory_bandwidth", "missing"),
     ("no type", lambda t: t.replace('type = "accelerator"\n', ""), "type", "None"),
     ("unknown type", lambda t: t.replace('type = "accelerator"', 'type = "gpu"'), "type", "'gpu'"),
+    ("type as a list", lambda t: t.replace('type = "accelerator"', 'type = ["accelerator"]'), "type", "['accelerator']"),
 ]
 
 
@@ -157,6 +158,19 @@ def test_a_bad_user_file_fails_when_its_id_is_loaded(tmp_path, user_paths):
     assert "broken-gpu" in catalog.list_accelerators()
     with pytest.raises(SpecFileError, match=r"broken-gpu\.toml: memory_capacity\.unit"):
         catalog.load_accelerator("broken-gpu")
+
+
+@pytest.mark.parametrize("text, field, words", [
+    ('type = ["accelerator"]\n', "type", "['accelerator']"),
+    ('type = "accelerator"\nname = \n', "(toml)", "malformed TOML"),
+])
+def test_a_bad_type_in_a_user_directory_fails_when_listing(tmp_path, user_paths, text, field, words):
+    path = write(tmp_path, "odd.toml", text)
+    catalog.add_spec_directory(tmp_path)
+    user_paths.append(tmp_path)
+    with pytest.raises(SpecFileError) as info:
+        catalog.list_accelerators()
+    assert str(info.value).startswith(f"{path}: {field}: ") and words in info.value.problem
 
 
 def test_user_directory_overrides_a_bundled_id_and_adds_new_ones(tmp_path, user_paths):

@@ -222,7 +222,8 @@ def _figure(path: Path, field: str, entry: _FigureEntry, sources: dict) -> Figur
     return Figure(**entry.model_dump(), si_value=entry.value * unit_table[entry.unit])
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path) -> dict[str, Any]:
+    """The parsed TOML of ``path``; a :class:`SpecFileError` naming the file when it is unreadable."""
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
@@ -252,10 +253,11 @@ def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | Mem
         names the file and the field.
     """
     path = Path(path)
-    raw = _read_toml(path)
-    schema = _FILE_SCHEMAS.get(raw.get("type"))
+    raw = read_toml(path)
+    kind = raw.get("type")
+    schema = _FILE_SCHEMAS.get(kind) if isinstance(kind, str) else None
     if schema is None:
-        raise SpecFileError(path, "type", f"expected 'accelerator' or 'memory_tier', got {raw.get('type')!r}")
+        raise SpecFileError(path, "type", f"expected 'accelerator' or 'memory_tier', got {kind!r}")
     try:
         spec = schema(**raw)
     except ValidationError as exc:
