@@ -71,12 +71,12 @@ def _check_memory(model, batches: list[int], contexts: list[int]) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    from .kernel.runner import plot_measurements, run_validation, validation_model, write_csv
+    from .kernel.runner import check_arguments, plot_measurements, run_validation, validation_model, write_csv
 
     grid = QUICK_GRID if args.quick else DEFAULT_GRID
-    batches = [int(b) for b in (args.batch or grid[0])]
-    contexts = [int(t) for t in (args.context or grid[1])]
     repeats = args.repeats if args.repeats is not None else (3 if args.quick else 5)
+    # every argument is checked before the probe and the sweep, which take minutes
+    batches, contexts = check_arguments(args.batch or grid[0], args.context or grid[1], args.warmup, repeats, args.seed)
     if args.model:
         from .catalog import load_model
 
@@ -88,6 +88,11 @@ def run_validate(args: argparse.Namespace) -> int:
 
     check_supported(model)
     _check_memory(model, batches, contexts)
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidValueError("--out", args.out, f"a folder (not a file) that can be created and written: {exc.strerror}") from None
     report, host = _host(args)
     print(f"host: {host.name}\n  {report}", flush=True)
     print(f"model: {model.name}, {model.streamed_parameters * 4 / 1e9:.3f} GB of fp32 weights read per step "
@@ -108,7 +113,6 @@ def run_validate(args: argparse.Namespace) -> int:
         print(f"note: {len(below)} point(s) ran faster than the floor (measured/floor < 1): the probe "
               "underestimated this machine's bandwidth or peak, or the machine was busy while probing")
 
-    out = Path(args.out)
     print(f"wrote {write_csv(rows, out / 'measurements.csv')}")
     try:
         path = plot_measurements(rows, out / "measured_vs_floor.png",

@@ -57,10 +57,27 @@ def test_without_matplotlib_the_plot_is_skipped(tiny_config, tmp_path, capsys, m
     (["--bandwidth", "10"], "--bandwidth/--fp32-peak"),
     (["--batch", "100000", "--context", "1000000", "--bandwidth", "1", "--fp32-peak", "1"], "available memory"),
     (["--model", "deepseek-v2-lite", "--bandwidth", "1", "--fp32-peak", "1"], "kv_lora_rank"),
-    (["--batch", "0", "--bandwidth", "1", "--fp32-peak", "1"], "batch"),
+    (["--batch", "0", "--bandwidth", "1", "--fp32-peak", "1"], "batch=0"),
+    (["--batch", "1.5", "--bandwidth", "1", "--fp32-peak", "1"], "batch=1.5"),
+    (["--context", "-1", "--bandwidth", "1", "--fp32-peak", "1"], "context=-1"),
+    (["--seed", "-1", "--bandwidth", "1", "--fp32-peak", "1"], "seed=-1"),
+    (["--repeats", "0", "--bandwidth", "1", "--fp32-peak", "1"], "repeats=0"),
+    (["--batch", "0"], "batch=0"),  # refused before the probe runs
 ])
 def test_bad_input_is_one_line_and_exit_2(tiny_config, tmp_path, capsys, args, message):
     base = ["validate", "--out", str(tmp_path)] + ([] if "--model" in args else ["--model", str(tiny_config)])
     assert main(base + args) == 2
-    err = capsys.readouterr().err.strip()
+    captured = capsys.readouterr()
+    err = captured.err.strip()
     assert message in err and len(err.splitlines()) == 1
+    assert captured.out == ""  # nothing probed or timed before the refusal
+
+
+@pytest.mark.parametrize("out", ["a-file", "a-file/below"])
+def test_out_that_is_a_file_is_refused_before_the_run(tiny_config, tmp_path, capsys, out):
+    (tmp_path / "a-file").write_text("not a folder")
+    assert main(["validate", "--model", str(tiny_config), "--batch", "1", "--context", "0", "--bandwidth", "1",
+                 "--fp32-peak", "1", "--out", str(tmp_path / out)]) == 2
+    captured = capsys.readouterr()
+    assert "--out=" in captured.err and "folder" in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert captured.out == "" and (tmp_path / "a-file").read_text() == "not a folder"

@@ -24,7 +24,7 @@ from ..specs.model import Model
 from .decode import DecodeKernel
 from .model_weights import init_weights
 
-__all__ = ["Measurement", "CSV_COLUMNS", "validation_model", "run_validation", "write_csv", "plot_measurements"]
+__all__ = ["Measurement", "CSV_COLUMNS", "validation_model", "check_arguments", "run_validation", "write_csv", "plot_measurements"]
 
 #: Columns of the measurement CSV, in order (the first eight are the contract of ``validate``).
 CSV_COLUMNS = (
@@ -92,13 +92,28 @@ def _progress(stream: TextIO | None, done: int, total: int, label: str) -> None:
     stream.flush()
 
 
-def _positive_ints(name: str, values) -> list[int]:
+def _whole_numbers(name: str, values, least: int) -> list[int]:
     out = []
     for value in np.atleast_1d(values).tolist():
-        if not float(value).is_integer() or value < (1 if name == "batch" else 0):
-            raise InvalidValueError(name, value, f"integers >= {1 if name == 'batch' else 0}")
+        if not float(value).is_integer() or value < least:
+            raise InvalidValueError(name, value, f"integers >= {least}")
         out.append(int(value))
+    if not out:
+        raise InvalidValueError(name, [], f"at least one integer >= {least}")
     return out
+
+
+def check_arguments(batch, context, warmup: int = 2, repeats: int = 5, seed: int = 0) -> tuple[list[int], list[int]]:
+    """The grid axes of :func:`run_validation` as lists of int, after checking every argument.
+
+    Raises :class:`~roofline_decode.errors.InvalidValueError` naming the argument: batches must
+    be integers >= 1, contexts integers >= 0, ``warmup`` and ``seed`` >= 0, ``repeats`` >= 1.
+    """
+    batches, contexts = _whole_numbers("batch", batch, 1), _whole_numbers("context", context, 0)
+    for name, value, least in (("warmup", warmup, 0), ("repeats", repeats, 1), ("seed", seed, 0)):
+        if int(value) != value or value < least:
+            raise InvalidValueError(name, value, f"an integer >= {least}")
+    return batches, contexts
 
 
 def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(0,), *, warmup: int = 2,
@@ -117,7 +132,7 @@ def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(
     warmup, repeats : int
         Untimed and timed steps per point.
     seed : int
-        Seed of the weights and the cache contents.
+        Seed (>= 0) of the weights and the cache contents.
     progress : file-like, bool or None
         Where the progress bar goes: ``True`` (default) for ``sys.stderr``, a stream, or
         ``False``/``None`` for none.
@@ -135,10 +150,7 @@ def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(
         progress = sys.stderr
     elif progress is False:
         progress = None
-    batches, contexts = _positive_ints("batch", batch), _positive_ints("context", context)
-    for name, value, least in (("warmup", warmup, 0), ("repeats", repeats, 1)):
-        if int(value) != value or value < least:
-            raise InvalidValueError(name, value, f"an integer >= {least}")
+    batches, contexts = check_arguments(batch, context, warmup, repeats, seed)
     model = model.with_precision(weights="fp32", kv="fp32", activations="fp32", experts="fp32")
     weights = init_weights(model, seed)
     rng = np.random.default_rng(seed)
