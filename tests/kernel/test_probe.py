@@ -39,6 +39,21 @@ def test_last_level_cache_is_found():
     assert last_level_cache_bytes() >= 2**20
 
 
+def test_last_level_cache_sums_its_instances(tmp_path):
+    """Two L3 slices of 32 MiB (one per pair of CPUs): 64 MiB for all four CPUs, 32 MiB for one pair."""
+    for cpu in range(4):
+        caches = [(1, "Data", "32K", str(cpu)), (1, "Instruction", "32K", str(cpu)), (2, "Unified", "512K", str(cpu)),
+                  (3, "Unified", "32768K", "0-1" if cpu < 2 else "2-3")]
+        for i, (level, kind, size, shared) in enumerate(caches):
+            index = tmp_path / f"cpu{cpu}" / "cache" / f"index{i}"
+            index.mkdir(parents=True)
+            for name, text in (("level", str(level)), ("type", kind), ("size", size), ("shared_cpu_list", shared)):
+                (index / name).write_text(text + "\n")
+    assert last_level_cache_bytes(root=tmp_path, cpus=range(4)) == 64 * 2**20
+    assert last_level_cache_bytes(root=tmp_path, cpus=[0, 1]) == 32 * 2**20
+    assert last_level_cache_bytes(7, root=tmp_path / "missing", cpus=[0]) == 7
+
+
 @pytest.mark.parametrize("kwargs, field", [(dict(array_bytes=1024), "array_bytes"), (dict(repeats=0), "repeats"),
                                            (dict(threads=0), "threads")])
 def test_bad_probe_arguments(kwargs, field):

@@ -1,7 +1,8 @@
 """A STREAM-like bandwidth probe and an fp32 GEMM probe of the host CPU.
 
 Memory bandwidth is measured on arrays far larger than the last-level cache (16 × LLC and at
-least 256 MiB by default), so every pass streams from DRAM:
+least 256 MiB by default; the LLC summed over its instances, one per socket or core complex),
+so every pass streams from DRAM:
 
 * **read** kernels sum an array: numpy's ``add.reduce`` split over one thread per core (numpy
   releases the GIL), and BLAS products with a vector of ones, ``A @ 1`` and ``1 @ A`` (the
@@ -38,20 +39,34 @@ __all__ = ["BandwidthReport", "measure_bandwidth", "measure_gemm_flops", "host_a
 _MIB = 2**20
 
 
-def last_level_cache_bytes(default: int = 32 * _MIB) -> int:
-    """Size of the largest CPU cache [B], from ``/sys/devices/system/cpu/cpu0/cache``.
+def last_level_cache_bytes(default: int = 32 * _MIB, *, root: str | Path = "/sys/devices/system/cpu",
+                           cpus=None) -> int:
+    """Total size of the last-level cache [B] that the CPUs this process may use share.
 
+    The highest cache level found under ``root`` (``cpuN/cache/index*``) for each CPU in
+    ``cpus`` (default: this process's CPU affinity), summed over its distinct instances (a
+    cache shared by several CPUs counts once): a machine with one L3 per socket or per core
+    complex caches their sum, and arrays sized on one instance could partly stay cached.
     Falls back to ``default`` where sysfs does not say (not Linux, a container hiding it).
     """
-    sizes = []
-    for entry in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
-        text = entry.read_text().strip()
-        try:
-            scale = {"K": 1024, "M": _MIB, "G": 2**30}.get(text[-1:], 1)
-            sizes.append(int(text.rstrip("KMG")) * scale)
-        except ValueError:
-            continue
-    return max(sizes) if sizes else default
+    if cpus is None:
+        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+    instances: dict[tuple[int, str, str], int] = {}  # (level, type, CPUs sharing it) -> bytes
+    for cpu in cpus:
+        for index in Path(root, f"cpu{cpu}", "cache").glob("index*"):
+            try:
+                level = int((index / "level").read_text())
+                kind = (index / "type").read_text().strip() if (index / "type").exists() else ""
+                shared = (index / "shared_cpu_list").read_text().strip()
+                text = (index / "size").read_text().strip()
+                size = int(text.rstrip("KMG")) * {"K": 1024, "M": _MIB, "G": 2**30}.get(text[-1:], 1)
+            except (OSError, ValueError):
+                continue
+            instances[(level, kind, shared)] = size
+    if not instances:
+        return default
+    top = max(level for level, _, _ in instances)
+    return sum(size for (level, _, _), size in instances.items() if level == top)
 
 
 def _median_time(func, repeats: int) -> float:
