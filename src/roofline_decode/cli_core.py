@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from .cli_common import add_model_arguments, emit_records, load_model_from_args, number_list
 from .units import GB, TFLOP, format_number
@@ -134,15 +135,24 @@ def _show_hardware(spec) -> str:
     return "\n".join(lines)
 
 
-def _show_model(model) -> str:
+def _experts(model) -> str:
+    if not model.is_moe:
+        return "dense"
+    shared = model.shared_expert_intermediate_size
+    return (f"{model.num_experts_per_token} of {model.num_experts}, width {model.moe_intermediate_size}"
+            + (f", shared width {shared}" if shared else ""))
+
+
+def _show_model(model, stated: str | None = None) -> str:
     rows = [
+        *([("parameters (stated)", stated)] if stated else []),
         ("parameters", f"{model.parameter_count:,}"),
         ("active parameters", f"{model.active_parameter_count:,}"),
         ("layers (global / sliding)", f"{model.num_layers} ({model.num_global_layers} / {model.num_sliding_layers})"),
         ("hidden, heads, KV heads, head_dim", f"{model.hidden_size}, {model.num_heads}, {model.num_kv_heads}, {model.head_dim}"),
         ("intermediate", str(model.intermediate_size)),
         ("vocab", str(model.vocab_size)),
-        ("experts (k of E)", f"{model.num_experts_per_token} of {model.num_experts}" if model.is_moe else "dense"),
+        ("experts (k of E)", _experts(model)),
         ("MLA latent", str(model.kv_lora_rank) if model.is_mla else "no"),
         ("weights", f"{model.weight_format.name}: {model.weight_bytes / GB:.4g} GB"),
         ("KV per token", f"{model.kv_bytes_per_token:,.0f} B ({model.kv_format.name})"),
@@ -157,7 +167,9 @@ def run_show(args: argparse.Namespace) -> int:
     from .specs.spec_file import load_spec_file
 
     ident = args.id
-    if ident.endswith(".json") or ident in catalog.list_models():
+    if ident in catalog.list_models():
+        print(_show_model(catalog.load_model(ident), catalog.model_metadata(ident).get("params_stated")))
+    elif ident.endswith(".json"):
         print(_show_model(catalog.load_model(ident)))
     elif ident.endswith(".toml"):
         print(_show_hardware(load_spec_file(ident)))
@@ -165,6 +177,8 @@ def run_show(args: argparse.Namespace) -> int:
         print(_show_hardware(catalog.load_accelerator(ident)))
     elif ident in catalog.list_memory_tiers():
         print(_show_hardware(catalog.load_memory_tier(ident)))
+    elif Path(ident).is_dir():  # a Hugging Face model folder holding a config.json
+        print(_show_model(catalog.load_model(ident)))
     else:
         raise UnknownIdError(
             "accelerator, tier or model", ident,

@@ -139,3 +139,46 @@ def test_show_a_malformed_file_is_one_line(capsys, tmp_path):
     path.write_text('type = "accelerator"\nname = "x"\nvendor = "y"\nmemory_capacity = "lots"\n')
     code, _, err = run(capsys, "show", str(path))
     assert code == 2 and f"{path}: memory_capacity" in err and len(err.strip().splitlines()) == 1
+
+
+# -- models: `list models` and `show MODEL` ------------------------------------------------------
+
+def test_list_models_shows_name_and_stated_parameters(capsys):
+    code, out, _ = run(capsys, "list", "models")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["id", "name", "parameters", "(stated)"]
+    rows = {line.split()[0]: line for line in lines[1:]}
+    assert sorted(rows) == catalog.list_models()
+    for model_id, line in rows.items():
+        meta = catalog.model_metadata(model_id)
+        assert meta["name"] in line and meta["params_stated"] and line.rstrip().endswith(meta["params_stated"])
+
+
+def test_show_a_model_by_id_gives_counts_layout_and_provenance(capsys):
+    code, out, err = run(capsys, "show", "llama-3.1-8b")
+    assert code == 0 and err == ""
+    model = catalog.load_model("llama-3.1-8b")
+    rows = {line[:38].strip(): line[38:].strip() for line in out.splitlines()[1:]}
+    assert out.splitlines()[0] == model.name
+    assert rows["parameters (stated)"] == catalog.model_metadata("llama-3.1-8b")["params_stated"]
+    assert rows["parameters"] == f"{model.parameter_count:,}" == "8,030,261,248"
+    assert rows["hidden, heads, KV heads, head_dim"] == "4096, 32, 8, 128"
+    assert rows["KV per token"] == "131,072 B (bf16)"  # 2 x 8 heads x 128 x 2 B x 32 layers
+    assert rows["experts (k of E)"] == "dense" and rows["source"] == model.source
+    _, out, _ = run(capsys, "show", "qwen1.5-moe-a2.7b")
+    assert "4 of 60, width 1408, shared width 5632" in out
+
+
+def test_show_a_model_config_by_file_or_folder(capsys, tmp_path):
+    from .helpers import REPO_ROOT
+
+    text = (REPO_ROOT / "src" / "roofline_decode" / "model_configs" / "gpt2.json").read_text()
+    (tmp_path / "config.json").write_text(text)
+    for target in (tmp_path / "config.json", tmp_path):
+        code, out, err = run(capsys, "show", str(target))
+        assert code == 0 and err == "", target
+        assert out.startswith("GPT-2 (124M)\n") and "124,439,808" in out and "parameters (stated)" not in out
+    (tmp_path / "config.json").write_text(text[: len(text) // 2])
+    code, out, err = run(capsys, "show", str(tmp_path))
+    assert code == 2 and out == "" and "not valid JSON" in err and len(err.strip().splitlines()) == 1
