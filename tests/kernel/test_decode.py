@@ -102,5 +102,7 @@ def test_bad_kernel_arguments():
         DecodeKernel(_gqa_sliding_gated(), 1, max_context=4, tile_bytes=0)
     with pytest.raises(InvalidValueError, match="batch"):
         DecodeKernel(_gqa_sliding_gated(), 0, max_context=4)
+    with pytest.raises(InvalidValueError, match="seed"):
+        DecodeKernel(_gqa_sliding_gated(), 1, max_context=4, seed=-1)
     with pytest.raises(InvalidValueError, match="context"):
         DecodeKernel(_gqa_sliding_gated(), 1, max_context=4).fill_cache(5)

@@ -154,7 +154,7 @@ def init_weights(model: Model, seed: int = 0, dtype=np.float32) -> KernelWeights
     model : Model
         The architecture; its number formats are ignored (the kernel stores ``dtype``).
     seed : int
-        Seed of the numpy generator.
+        Seed (>= 0) of the numpy generator.
     dtype : numpy dtype
         Storage dtype (float32 for the kernel).
 
@@ -172,7 +172,9 @@ def init_weights(model: Model, seed: int = 0, dtype=np.float32) -> KernelWeights
     ((16, 16), (16, 50), (50, 16))
     """
     check_supported(model)
-    rng = np.random.default_rng(seed)
+    if int(seed) != seed or seed < 0:
+        raise InvalidValueError("seed", seed, "an integer >= 0")
+    rng = np.random.default_rng(int(seed))
     d, d_h = model.hidden_size, model.head_dim
     layer_norm = model.norm_type == "layer"
 
