@@ -127,3 +127,16 @@ def test_max_batch_broadcasts_over_context():
     out = max_batch("llama-3.1-8b", "h100-sxm", [1024, 8192, 32768])
     assert out.shape == (3,) and out.dtype.kind == "i"
     assert list(out) == sorted(out, reverse=True)
+
+
+def test_model_ids_are_accepted_like_models():
+    model = rd.load_model("llama-3.1-70b")
+    assert float(kv_bytes_per_sequence("llama-3.1-70b", 8192)) == float(kv_bytes_per_sequence(model, 8192))
+    assert float(resident_bytes("llama-3.1-70b", 2, 8192)) == model.weight_bytes + 2 * 327680 * 8192
+
+
+@pytest.mark.parametrize("bad", [dict(reserve=None), dict(reserve="2GiB"), dict(reserve_fraction="a"),
+                                 dict(reserve_fraction=True)])
+def test_non_numbers_for_the_reserve_are_invalid_values(bad):
+    with pytest.raises(InvalidValueError, match=next(iter(bad))):
+        usable_memory("h100-sxm", **bad)

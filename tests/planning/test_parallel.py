@@ -165,3 +165,24 @@ def test_pipeline_microbatches_raise_throughput():
 def test_bad_device_count(n):
     with pytest.raises(InvalidValueError, match="num_devices"):
         tensor_parallel_floor("llama-3.1-8b", "h100-sxm", 1, 1024, n)
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    (dict(num_stages="two"), "num_stages"), (dict(num_stages=None), "num_stages"),
+    (dict(microbatches=1.5), "microbatches"), (dict(collective_latency=-1e-6), "collective_latency"),
+    (dict(collective_latency=float("nan")), "collective_latency"),
+])
+def test_pipeline_rejects_bad_options(kwargs, field):
+    args = dict(num_stages=2) | kwargs
+    with pytest.raises(InvalidValueError, match=field):
+        pipeline_parallel_floor("llama-3.1-8b", "h100-sxm", 4, 1024, **args)
+
+
+@pytest.mark.parametrize("kwargs,field", [(dict(num_devices="8"), None), (dict(num_devices="a"), "num_devices"),
+                                          (dict(link_bandwidth="fast", num_devices=2), "link_bandwidth")])
+def test_tensor_parallel_options_are_checked(kwargs, field):
+    if field is None:  # a numeric string is a whole number
+        assert tensor_parallel_floor("llama-3.1-8b", "h100-sxm", 1, 0, **kwargs).num_devices == 8
+        return
+    with pytest.raises(InvalidValueError, match=field):
+        tensor_parallel_floor("llama-3.1-8b", "h100-sxm", 1, 0, **kwargs)

@@ -121,3 +121,19 @@ def test_serving_rate_target_missed_and_no_room():
     assert missed.requests_per_s == 0 and "missed" in missed.limited_by
     none = serving_rate("llama-3.1-70b", "l4", 100)
     assert none.concurrency == 0 and "capacity" in none.limited_by
+
+
+@pytest.mark.parametrize("kwargs,field", [(dict(num_devices=0), "num_devices"), (dict(max_concurrency=0), "max_concurrency"),
+                                          (dict(output_length="a"), "output_length"),
+                                          (dict(slo_ms_per_token="fast"), "slo_ms_per_token")])
+def test_serving_rate_rejects_bad_input(kwargs, field):
+    args = dict(output_length=100, prompt_length=100) | kwargs
+    with pytest.raises(InvalidValueError, match=field):
+        serving_rate("llama-3.1-8b", "h100-sxm", **args)
+
+
+@pytest.mark.parametrize("kwargs,field", [(dict(max_devices=2.5), "max_devices"), (dict(batch="a"), "batch")])
+def test_plan_rejects_non_numbers(kwargs, field):
+    args = dict(batch=1, context=1024) | kwargs
+    with pytest.raises(InvalidValueError, match=field):
+        plan("llama-3.1-8b", "h100-sxm", **args)

@@ -96,7 +96,8 @@ def test_ddr5_channels_aggregate():
 
 @pytest.mark.parametrize("kwargs,field", [(dict(kv_fraction=1.5), "kv_fraction"),
                                           (dict(weight_fraction=-0.1), "weight_fraction"),
-                                          (dict(links=0), "links")])
+                                          (dict(links=0), "links"), (dict(kv_fraction="half"), "kv_fraction"),
+                                          (dict(kv_fraction=float("nan")), "kv_fraction"), (dict(links=1.5), "links")])
 def test_bad_offload_arguments(kwargs, field):
     with pytest.raises(InvalidValueError, match=field):
         offload_floor("llama-3.1-8b", "h100-sxm", "pcie5-x16", 1, 1024, **kwargs)

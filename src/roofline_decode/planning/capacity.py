@@ -26,6 +26,7 @@ import numpy as np
 from .. import formulas as f
 from ..errors import InvalidValueError
 from ..units import GiB, MiB, TiB
+from ._checks import fraction, non_negative
 
 __all__ = [
     "DEFAULT_RESERVE",
@@ -49,11 +50,10 @@ def _load(model, accelerator):
     return load_model(model), load_accelerator(accelerator)
 
 
-def _check_reserve(reserve: float, reserve_fraction: float) -> None:
-    if not np.isfinite(reserve) or reserve < 0:
-        raise InvalidValueError("reserve", reserve, "a finite number of bytes >= 0")
-    if not 0 <= reserve_fraction < 1:
-        raise InvalidValueError("reserve_fraction", reserve_fraction, "a fraction in [0, 1)")
+def _load_model(model):
+    from ..catalog import load_model
+
+    return load_model(model)
 
 
 def capacity_bytes(accelerator, binary_units: bool = True) -> float:
@@ -95,7 +95,8 @@ def usable_memory(accelerator, reserve: float = DEFAULT_RESERVE, reserve_fractio
     >>> round(usable_memory("h100-sxm", reserve=0, reserve_fraction=0.1) / 2**30, 2)
     72.0
     """
-    _check_reserve(reserve, reserve_fraction)
+    reserve = non_negative("reserve", reserve, "a finite number of bytes >= 0")
+    reserve_fraction = fraction("reserve_fraction", reserve_fraction, closed=False)
     return float(f.usable_memory(capacity_bytes(accelerator, binary_units), reserve, reserve_fraction))
 
 
@@ -108,7 +109,7 @@ def kv_bytes_per_sequence(model, context: Any) -> np.ndarray:
     >>> float(kv_bytes_per_sequence(load_model("llama-3.1-70b"), 8192)) / 2**30
     2.5
     """
-    model = _load(model, None)[0] if isinstance(model, str) else model
+    model = _load_model(model)
     context = np.asarray(context, dtype=float)
     return np.asarray(f.kv_cache_bytes(
         1, context, model.kv_bytes_per_token_per_layer, model.num_global_layers,
@@ -118,7 +119,7 @@ def kv_bytes_per_sequence(model, context: Any) -> np.ndarray:
 
 def resident_bytes(model, batch: Any, context: Any) -> np.ndarray:
     """Weights plus the KV cache of ``batch`` sequences at ``context`` tokens [B] (one device)."""
-    model = _load(model, None)[0] if isinstance(model, str) else model
+    model = _load_model(model)
     return model.weight_bytes + np.asarray(batch, dtype=float) * kv_bytes_per_sequence(model, context)
 
 
@@ -163,6 +164,7 @@ def max_batch(model, accelerator, context: Any, reserve: float = DEFAULT_RESERVE
     batch = np.floor(np.maximum(real, 0))
     # guard the floor against rounding at an exact boundary: B must fit, B + 1 must not
     batch = np.where(model.weight_bytes + batch * per_sequence > usable, np.maximum(batch - 1, 0), batch)
+    batch = np.where(model.weight_bytes + (batch + 1) * per_sequence <= usable, batch + 1, batch)
     return batch.astype(np.int64)
 
 
@@ -193,6 +195,7 @@ def max_context(model, accelerator, batch: Any = 1, reserve: float = DEFAULT_RES
         return tokens
     real = f.context_capacity(free, m_kv, model.num_global_layers, model.num_sliding_layers, model.window)
     tokens = np.floor(np.asarray(real, dtype=float))
-    too_many = resident_bytes(model, batch, tokens) > usable
-    tokens = np.where(too_many, np.maximum(tokens - 1, 0), tokens)
+    # guard the floor against rounding at an exact boundary: T must fit, T + 1 must not
+    tokens = np.where(resident_bytes(model, batch, tokens) > usable, np.maximum(tokens - 1, 0), tokens)
+    tokens = np.where(resident_bytes(model, batch, tokens + 1) <= usable, tokens + 1, tokens)
     return tokens.astype(np.int64)

@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import formulas as f
 from ..errors import InvalidValueError
+from ._checks import non_negative, positive, whole_number
 
 __all__ = [
     "DEFAULT_COLLECTIVE_LATENCY",
@@ -61,10 +62,8 @@ class DeviceTraffic:
     kv_share: float
 
 
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not float(value).is_integer() or value < 1:
-        raise InvalidValueError(name, value, "an integer >= 1")
-    return int(value)
+def _latency(collective_latency: Any) -> float:
+    return non_negative("collective_latency", collective_latency, "a finite time >= 0 in seconds")
 
 
 def _grid(batch: Any, context: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -110,9 +109,7 @@ def link_bandwidth_of(accelerator, link_bandwidth: float | None, num_devices: in
     if num_devices == 1:
         return float("inf"), notes
     if link_bandwidth is not None:
-        if not np.isfinite(link_bandwidth) or link_bandwidth <= 0:
-            raise InvalidValueError("link_bandwidth", link_bandwidth, "a finite bandwidth > 0 in B/s")
-        return float(link_bandwidth), notes
+        return positive("link_bandwidth", link_bandwidth, "a finite bandwidth > 0 in B/s"), notes
     link = accelerator.interconnect
     if link is None:
         raise InvalidValueError(
@@ -196,9 +193,8 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
     from ..catalog import load_accelerator, load_model
 
     model, accelerator = load_model(model), load_accelerator(accelerator)
-    n = _positive_int("num_devices", num_devices)
-    if collective_latency < 0 or not np.isfinite(collective_latency):
-        raise InvalidValueError("collective_latency", collective_latency, "a finite time >= 0 in seconds")
+    n = whole_number("num_devices", num_devices)
+    collective_latency = _latency(collective_latency)
     batch, context = _grid(batch, context)
     link, notes = link_bandwidth_of(accelerator, link_bandwidth, n)
     traffic = device_traffic(model, batch, context, n)
@@ -248,8 +244,9 @@ def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0
     from ..estimate import _traffic
 
     model, accelerator = load_model(model), load_accelerator(accelerator)
-    p = _positive_int("num_stages", num_stages)
-    m = _positive_int("microbatches", microbatches)
+    p = whole_number("num_stages", num_stages)
+    m = whole_number("microbatches", microbatches)
+    collective_latency = _latency(collective_latency)
     batch, context = _grid(batch, context)
     if np.any(batch < m):
         raise InvalidValueError("microbatches", m, f"at most the batch ({batch.min():g})")

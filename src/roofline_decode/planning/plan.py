@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ..units import GB, format_number
+from ._checks import slo_ms, whole_number
 from .capacity import DEFAULT_RESERVE, usable_memory
 from .parallel import DEFAULT_COLLECTIVE_LATENCY
 from .tiers import OffloadFloor, offload_floor
@@ -172,13 +173,10 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
     devices = [accelerators] if not isinstance(accelerators, (list, tuple)) else list(accelerators)
     if not devices:
         raise InvalidValueError("accelerators", accelerators, "at least one accelerator")
-    for name, value in (("batch", batch), ("context", context)):
-        if isinstance(value, bool) or not float(value).is_integer() or value < (1 if name == "batch" else 0):
-            raise InvalidValueError(name, value, f"a whole number >= {1 if name == 'batch' else 0}")
-    if slo_ms_per_token is not None and (not np.isfinite(slo_ms_per_token) or slo_ms_per_token <= 0):
-        raise InvalidValueError("slo_ms_per_token", slo_ms_per_token, "a finite time > 0 in milliseconds")
-    if isinstance(max_devices, bool) or max_devices < 1:
-        raise InvalidValueError("max_devices", max_devices, "an integer >= 1")
+    batch = whole_number("batch", batch, 1)
+    context = whole_number("context", context, 0)
+    slo_ms_per_token = slo_ms(slo_ms_per_token)
+    max_devices = whole_number("max_devices", max_devices, 1)
     options = dict(kv_fraction=offload_kv, weight_fraction=offload_weights, links=tier_links,
                    overlapped=overlapped_tier, collective_latency=collective_latency,
                    link_bandwidth=link_bandwidth, overlap_communication=overlap_communication)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import formulas as f
-from ..errors import InvalidValueError
+from ._checks import slo_ms, whole_number
 from .capacity import DEFAULT_RESERVE, usable_memory
 from .parallel import DEFAULT_COLLECTIVE_LATENCY, device_traffic, tensor_parallel_floor
 
@@ -92,11 +92,12 @@ def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0,
     from ..catalog import load_accelerator, load_model
 
     model, accelerator = load_model(model), load_accelerator(accelerator)
-    for name, value, low in (("output_length", output_length, 1), ("prompt_length", prompt_length, 0)):
-        if isinstance(value, bool) or not float(value).is_integer() or value < low:
-            raise InvalidValueError(name, value, f"a whole number >= {low}")
-    if slo_ms_per_token is not None and (not np.isfinite(slo_ms_per_token) or slo_ms_per_token <= 0):
-        raise InvalidValueError("slo_ms_per_token", slo_ms_per_token, "a finite time > 0 in milliseconds")
+    output_length = whole_number("output_length", output_length, 1)
+    prompt_length = whole_number("prompt_length", prompt_length, 0)
+    num_devices = whole_number("num_devices", num_devices, 1)
+    if max_concurrency is not None:
+        max_concurrency = whole_number("max_concurrency", max_concurrency, 1)
+    slo_ms_per_token = slo_ms(slo_ms_per_token)
     mean_context = prompt_length + (output_length - 1) / 2
     usable = usable_memory(accelerator, reserve, reserve_fraction)
     one = device_traffic(model, np.ones(1), np.full(1, mean_context), num_devices)

@@ -30,15 +30,10 @@ import numpy as np
 from .. import formulas as f
 from ..errors import InvalidValueError
 from ..units import GB, format_bytes, format_seconds
+from ._checks import fraction, positive, whole_number
 from .parallel import DEFAULT_COLLECTIVE_LATENCY, tensor_parallel_floor
 
 __all__ = ["OffloadFloor", "TierAnswer", "offload_floor", "required_tier_bandwidth", "can_tier_feed"]
-
-
-def _fraction(name: str, value: float) -> float:
-    if not 0 <= value <= 1:
-        raise InvalidValueError(name, value, "a fraction in [0, 1]")
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -99,12 +94,11 @@ def offload_floor(model, accelerator, tier, batch: Any = 1, context: Any = 0, *,
 
     model, accelerator = load_model(model), load_accelerator(accelerator)
     tier = _tier(tier)
-    kv_fraction = _fraction("kv_fraction", kv_fraction)
-    weight_fraction = _fraction("weight_fraction", weight_fraction)
+    kv_fraction = fraction("kv_fraction", kv_fraction)
+    weight_fraction = fraction("weight_fraction", weight_fraction)
     if tier is None and (kv_fraction or weight_fraction):
         raise InvalidValueError("tier", None, "a memory tier id (see list_memory_tiers()) when offloading")
-    if isinstance(links, bool) or links < 1 or not float(links).is_integer():
-        raise InvalidValueError("links", links, "an integer >= 1")
+    links = whole_number("links", links)
     base = tensor_parallel_floor(model, accelerator, batch, context, num_devices,
                                  collective_latency=collective_latency, link_bandwidth=link_bandwidth,
                                  overlap_communication=overlap_communication)
@@ -150,16 +144,15 @@ def required_tier_bandwidth(model, accelerator, batch: Any = 1, context: Any = 0
     >>> round(float(bw) / 1e9)
     403
     """
-    if not np.isfinite(slo_ms_per_token) or slo_ms_per_token <= 0:
-        raise InvalidValueError("slo_ms_per_token", slo_ms_per_token, "a finite time > 0 in milliseconds")
+    slo_ms_per_token = positive("slo_ms_per_token", slo_ms_per_token, "a finite time > 0 in milliseconds")
     floor = offload_floor(model, accelerator, None, batch, context, num_devices=num_devices, **parallel)
     from ..catalog import load_model
     from .parallel import device_traffic
 
     model = load_model(model)
     traffic = device_traffic(model, floor.batch, floor.context, floor.num_devices)
-    tier_bytes = _fraction("weight_fraction", weight_fraction) * traffic.weight_read_bytes + (
-        _fraction("kv_fraction", kv_fraction) * traffic.kv_read_bytes)
+    tier_bytes = fraction("weight_fraction", weight_fraction) * traffic.weight_read_bytes + (
+        fraction("kv_fraction", kv_fraction) * traffic.kv_read_bytes)
     device_bytes = floor.device_bytes - tier_bytes
     # the time left for memory once communication is paid (compute must also fit the target)
     target = slo_ms_per_token / 1e3 - floor.communication_time_s

@@ -1,0 +1,55 @@
+"""Argument checks shared by the planning functions: every problem is an InvalidValueError."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..errors import InvalidValueError
+
+
+def _number(name: str, value: Any, allowed: str) -> float:
+    if isinstance(value, bool):
+        raise InvalidValueError(name, value, allowed)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise InvalidValueError(name, value, allowed) from None
+
+
+def whole_number(name: str, value: Any, low: int = 1) -> int:
+    """``value`` as an int, if it is a whole number >= ``low``."""
+    allowed = f"a whole number >= {low}"
+    number = _number(name, value, allowed)
+    if not number.is_integer() or number < low:
+        raise InvalidValueError(name, value, allowed)
+    return int(number)
+
+
+def fraction(name: str, value: Any, closed: bool = True) -> float:
+    """``value`` as a float in [0, 1] (``closed``) or [0, 1)."""
+    allowed = "a fraction in [0, 1]" if closed else "a fraction in [0, 1)"
+    number = _number(name, value, allowed)
+    if not (0 <= number <= 1 if closed else 0 <= number < 1):
+        raise InvalidValueError(name, value, allowed)
+    return number
+
+
+def non_negative(name: str, value: Any, allowed: str) -> float:
+    """``value`` as a finite float >= 0."""
+    number = _number(name, value, allowed)
+    if not math.isfinite(number) or number < 0:
+        raise InvalidValueError(name, value, allowed)
+    return number
+
+
+def positive(name: str, value: Any, allowed: str) -> float:
+    """``value`` as a finite float > 0."""
+    if non_negative(name, value, allowed) == 0:
+        raise InvalidValueError(name, value, allowed)
+    return float(value)
+
+
+def slo_ms(value: Any) -> float | None:
+    """A per-token target in milliseconds (None: no target)."""
+    return None if value is None else positive("slo_ms_per_token", value, "a finite time > 0 in milliseconds")
