@@ -1,104 +1,15 @@
-"""Read a Hugging Face ``config.json`` into a :class:`~roofline_decode.specs.model.Model`, offline.
+"""One reader per ``model_type``: its keys and its config class's defaults -> Model fields.
 
-Each supported ``model_type`` has a reader that maps its keys (and its family's defaults for
-absent keys) onto Model fields.  Unknown model types list the supported ones; a missing
-required key names the key and the file.  The keys each family reads are listed in
-``docs/architecture/hf-import.md``.
-
-Absent keys take the family's config-class default only where that default is derived or
-general (``head_dim`` = d / H_q, multi-head ``num_key_value_heads``, ``tie_word_embeddings``,
-sliding-window patterns); where it is a fixed, model-specific number (Gemma ``head_dim`` 256,
-Qwen ``num_key_value_heads``) the key is required.  MoE dense layers are counted in
-``first_dense_layers`` (their position changes no total).  ``quantization_config`` sets the
-stored weight format unless ``weight_format=`` is passed.
+The keys each family reads are listed in ``docs/architecture/hf-import.md``.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, RooflineError
-from ..formats import NumberFormat, group_quantized
-
-__all__ = ["model_from_hf_config", "read_config", "SUPPORTED_MODEL_TYPES", "ConfigReader", "READERS"]
-
-_REQUIRED = object()
-
-
-class ConfigReader:
-    """Typed access to one config dict, with errors that name the key and the file."""
-
-    def __init__(self, config: Mapping[str, Any], source: str):
-        self.config, self.source = config, source
-
-    def error(self, key: str, problem: str) -> ConfigError:
-        return ConfigError(self.source, key, problem)
-
-    def has(self, key: str) -> bool:
-        return self.config.get(key) is not None
-
-    def require(self, *keys: str) -> Any:
-        """The value of the first present key; a clear error naming them if none is present."""
-        for key in keys:
-            if self.config.get(key) is not None:
-                return self.config[key]
-        raise self.error(" or ".join(keys), "required key is missing")
-
-    def get(self, key: str, default: Any = None) -> Any:
-        value = self.config.get(key)
-        return default if value is None else value
-
-    def integer(self, *keys: str, default: Any = _REQUIRED, minimum: int = 0) -> Any:
-        """The first present key as an int >= ``minimum``; ``default`` when none is present
-        (required when no default is given; ``default=None`` makes it optional)."""
-        if default is not _REQUIRED and not any(self.config.get(k) is not None for k in keys):
-            return default
-        value = self.require(*keys)
-        key = next(k for k in keys if self.config.get(k) is not None)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise self.error(key, f"expected an integer >= {minimum}, got {value!r}")
-        return value
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self.config.get(key, default)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise self.error(key, f"expected true or false, got {value!r}")
-        return value
-
-    def integer_list(self, key: str) -> list[int]:
-        value = self.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            raise self.error(key, f"expected a list of integers, got {value!r}")
-        return value
-
-
-def read_config(config: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str]:
-    """Load a config (path to a config.json, or a dict) and say where it came from."""
-    if isinstance(config, Mapping):
-        return dict(config), "<config dict>"
-    path = Path(config)
-    if path.is_dir():
-        path = path / "config.json"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(path, "(file)", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
-    except OSError as exc:
-        raise ConfigError(path, "(file)", f"cannot read: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(path, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(path, "(root)", f"expected a JSON object, got {type(data).__name__}")
-    return data, str(path)
-
+from .reader import _REQUIRED, ConfigReader
 
 # -- pieces shared by the families -------------------------------------------------------------
 
@@ -201,65 +112,6 @@ def _moe(r: ConfigReader, num_layers: int, num_experts: int, per_token: int, exp
         "intermediate_size": dense_width if dense_layers else 0,
     }
 
-
-# -- quantization_config -> stored weight formats ----------------------------------------------
-
-_QUANT_METHODS = ("awq", "bitsandbytes", "fbgemm_fp8", "fp8", "gptq", "mxfp4")
-
-
-def _quantization(r: ConfigReader, is_moe: bool) -> dict[str, Any]:
-    """Weight formats stated by ``quantization_config`` (empty when the config has none)."""
-    q = r.config.get("quantization_config")
-    if q is None:
-        return {}
-    if not isinstance(q, dict):
-        raise r.error("quantization_config", f"expected an object, got {q!r}")
-    method = q.get("quant_method")
-    key = "quantization_config.quant_method"
-    if method == "mxfp4":  # transformers quantizes only the MoE experts to MXFP4
-        return {"expert_weight_format": "mxfp4"} if is_moe else {"weight_format": "mxfp4"}
-    if method in ("fp8", "fbgemm_fp8"):
-        kind = str(q.get("fmt") or "e4m3").lower()
-        if kind not in ("e4m3", "e5m2"):
-            raise r.error("quantization_config.fmt", f"expected 'e4m3' or 'e5m2', got {kind!r}")
-        block = q.get("weight_block_size")
-        if block is None:
-            return {"weight_format": f"fp8_{kind}"}
-        if not (isinstance(block, list) and len(block) == 2
-                and all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
-            raise r.error("quantization_config.weight_block_size", f"expected two positive integers, got {block!r}")
-        fmt = NumberFormat(  # one fp32 scale per block (DeepSeek-V3 weight_scale_inv)
-            name=f"fp8_{kind}-b{block[0]}x{block[1]}", bits_per_element=8 + 32 / (block[0] * block[1]),
-            compute_precision="fp8",
-            description=f"FP8 {kind.upper()} with one fp32 scale per {block[0]}x{block[1]} block",
-        )
-        return {"weight_format": fmt}
-    if method in ("gptq", "awq"):
-        bits = q.get("bits", q.get("w_bit"))
-        group = q.get("group_size", q.get("q_group_size", 128))
-        if isinstance(bits, bool) or not isinstance(bits, int) or bits not in (2, 3, 4, 8):
-            raise r.error("quantization_config.bits", f"expected 2, 3, 4 or 8, got {bits!r}")
-        if group == -1:  # per output channel: scales are negligible
-            return {"weight_format": NumberFormat(name=f"{method}-int{bits}", bits_per_element=bits,
-                                                  compute_precision="bf16", description=f"{method} per-channel")}
-        if isinstance(group, bool) or not isinstance(group, int) or group < 1:
-            raise r.error("quantization_config.group_size", f"expected a positive integer or -1, got {group!r}")
-        # fp16 scale and a packed `bits`-bit zero point per group (GPTQ and AWQ checkpoints)
-        return {"weight_format": group_quantized(bits, group, 16, bits, name=f"{method}-int{bits}-g{group}")}
-    if method == "bitsandbytes":
-        if q.get("load_in_8bit"):
-            return {"weight_format": "int8"}
-        if q.get("load_in_4bit"):
-            kind = q.get("bnb_4bit_quant_type") or "fp4"
-            if kind not in ("fp4", "nf4"):
-                raise r.error("quantization_config.bnb_4bit_quant_type", f"expected 'fp4' or 'nf4', got {kind!r}")
-            # blocks of 64 with an fp32 absmax; double quantization stores it in 8 bits + fp32 per 256 blocks
-            bits = 4 + (8 / 64 + 32 / (64 * 256) if q.get("bnb_4bit_use_double_quant") else 32 / 64)
-            return {"weight_format": NumberFormat(name=f"bnb-{kind}", bits_per_element=bits, compute_precision="bf16",
-                                                  description=f"bitsandbytes {kind}, blocks of 64")}
-        raise r.error("quantization_config", "bitsandbytes config sets neither load_in_8bit nor load_in_4bit")
-    raise r.error(key, f"unsupported quantization {method!r}; supported: {', '.join(_QUANT_METHODS)} "
-                       "(pass weight_format=... to state the format yourself)")
 
 
 # -- readers, one per model_type ---------------------------------------------------------------
@@ -486,69 +338,3 @@ READERS: dict[str, Callable[[ConfigReader], dict[str, Any]]] = {
     "gpt2": _gpt2,
 }
 SUPPORTED_MODEL_TYPES = tuple(READERS)
-
-
-def model_from_hf_config(config, name: str | None = None, **overrides: Any):
-    """Build a :class:`Model` from a Hugging Face config.json (path, directory or dict).
-
-    Parameters
-    ----------
-    config : str, Path or mapping
-        A config.json file, a directory holding one, or the parsed dict.
-    name : str, optional
-        Display name; defaults to the ``_roofline.name`` key of bundled configs, the
-        ``_name_or_path`` key, or the file's folder name.
-    **overrides
-        Model fields to set on top of the config (e.g. ``weight_format="q4_0"``; stating
-        ``weight_format`` also skips the config's ``quantization_config``).
-
-    Returns
-    -------
-    Model
-        The architecture, in the weight format the config's ``quantization_config`` states
-        (bf16 without one) and a bf16 KV cache.
-
-    Raises
-    ------
-    ConfigError
-        Unreadable or malformed JSON, an unknown ``model_type`` (the message lists the
-        supported ones), a missing required key (named with the file), or a malformed value.
-
-    Examples
-    --------
-    >>> m = model_from_hf_config({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32,
-    ...     "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
-    ...     "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2})
-    >>> m.num_experts, m.num_moe_layers, m.moe_intermediate_size
-    (8, 32, 14336)
-    """
-    from .model import Model
-
-    data, source = read_config(config)
-    reader = ConfigReader(data, source)
-    model_type = data.get("model_type")
-    if model_type is None:
-        raise ConfigError(source, "model_type", f"required key is missing; supported: {', '.join(sorted(READERS))}")
-    if not isinstance(model_type, str) or model_type not in READERS:
-        raise ConfigError(
-            source, "model_type",
-            f"unsupported model_type {model_type!r}; supported: {', '.join(sorted(READERS))}",
-        )
-    fields = READERS[model_type](reader)
-    if "weight_format" not in overrides:
-        fields.update(_quantization(reader, bool(fields.get("num_experts"))))
-    meta = data.get("_roofline") or {}
-    if not isinstance(meta, dict):
-        raise ConfigError(source, "_roofline", f"expected an object, got {meta!r}")
-    if name is None:
-        name = meta.get("name") or data.get("_name_or_path") or (
-            Path(source).parent.name if source != "<config dict>" else model_type
-        )
-    fields.update(name=name, source=meta.get("config_source") or (source if source != "<config dict>" else None))
-    fields = {k: v for k, v in fields.items() if v is not None}
-    fields.update(overrides)
-    try:
-        return Model(**fields)
-    except RooflineError as exc:
-        raise ConfigError(source, "(model)", str(exc)) from None
-

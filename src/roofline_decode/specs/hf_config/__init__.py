@@ -1,0 +1,96 @@
+"""Read a Hugging Face ``config.json`` into a :class:`~roofline_decode.specs.model.Model`, offline.
+
+Each supported ``model_type`` has a reader that maps its keys (and its family's defaults for
+absent keys) onto Model fields.  Unknown model types list the supported ones; a missing
+required key names the key and the file.  The keys each family reads are listed in
+``docs/architecture/hf-import.md``.
+
+Absent keys take the family's config-class default only where that default is derived or
+general (``head_dim`` = d / H_q, multi-head ``num_key_value_heads``, ``tie_word_embeddings``,
+sliding-window patterns); where it is a fixed, model-specific number (Gemma ``head_dim`` 256,
+Qwen ``num_key_value_heads``) the key is required.  MoE dense layers are counted in
+``first_dense_layers`` (their position changes no total).  ``quantization_config`` sets the
+stored weight format unless ``weight_format=`` is passed.
+
+Modules: ``reader`` (typed key access, loading the file), ``families`` (the readers and the
+``READERS`` table; extend there to support a new family), ``quantization``
+(``quantization_config`` -> weight formats).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...errors import ConfigError, RooflineError
+from .families import READERS, SUPPORTED_MODEL_TYPES
+from .quantization import quantization_formats
+from .reader import ConfigReader, read_config
+
+__all__ = ["model_from_hf_config", "read_config", "SUPPORTED_MODEL_TYPES", "ConfigReader", "READERS"]
+
+
+def model_from_hf_config(config, name: str | None = None, **overrides: Any):
+    """Build a :class:`Model` from a Hugging Face config.json (path, directory or dict).
+
+    Parameters
+    ----------
+    config : str, Path or mapping
+        A config.json file, a directory holding one, or the parsed dict.
+    name : str, optional
+        Display name; defaults to the ``_roofline.name`` key of bundled configs, the
+        ``_name_or_path`` key, or the file's folder name.
+    **overrides
+        Model fields to set on top of the config (e.g. ``weight_format="q4_0"``; stating
+        ``weight_format`` also skips the config's ``quantization_config``).
+
+    Returns
+    -------
+    Model
+        The architecture, in the weight format the config's ``quantization_config`` states
+        (bf16 without one) and a bf16 KV cache.
+
+    Raises
+    ------
+    ConfigError
+        Unreadable or malformed JSON, an unknown ``model_type`` (the message lists the
+        supported ones), a missing required key (named with the file), or a malformed value.
+
+    Examples
+    --------
+    >>> m = model_from_hf_config({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32,
+    ...     "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+    ...     "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2})
+    >>> m.num_experts, m.num_moe_layers, m.moe_intermediate_size
+    (8, 32, 14336)
+    """
+    from ..model import Model
+
+    data, source = read_config(config)
+    reader = ConfigReader(data, source)
+    model_type = data.get("model_type")
+    if model_type is None:
+        raise ConfigError(source, "model_type", f"required key is missing; supported: {', '.join(sorted(READERS))}")
+    if not isinstance(model_type, str) or model_type not in READERS:
+        raise ConfigError(
+            source, "model_type",
+            f"unsupported model_type {model_type!r}; supported: {', '.join(sorted(READERS))}",
+        )
+    fields = READERS[model_type](reader)
+    if "weight_format" not in overrides:
+        fields.update(quantization_formats(reader, bool(fields.get("num_experts"))))
+    meta = data.get("_roofline") or {}
+    if not isinstance(meta, dict):
+        raise ConfigError(source, "_roofline", f"expected an object, got {meta!r}")
+    if name is None:
+        name = meta.get("name") or data.get("_name_or_path") or (
+            Path(source).parent.name if source != "<config dict>" else model_type
+        )
+    fields.update(name=name, source=meta.get("config_source") or (source if source != "<config dict>" else None))
+    fields = {k: v for k, v in fields.items() if v is not None}
+    fields.update(overrides)
+    try:
+        return Model(**fields)
+    except RooflineError as exc:
+        raise ConfigError(source, "(model)", str(exc)) from None
+
