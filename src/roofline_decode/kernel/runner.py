@@ -204,16 +204,15 @@ def plot_measurements(measurements: list[Measurement], path: str | Path, title: 
     Left: step time [ms] against context, one colour per batch (markers: measured, lines:
     floor).  Right: aggregate tokens/s against batch, one colour per context.
     """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+    try:  # a Figure without pyplot: no GUI backend, and the caller's backend is left alone
+        import matplotlib  # noqa: F401  (first: the extra is missing when this fails)
+        from matplotlib.figure import Figure
     except ImportError:
         raise MissingExtraError("matplotlib", "plot", "the validation plot") from None
     batches = sorted({m.batch for m in measurements})
     contexts = sorted({m.context for m in measurements})
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig = Figure(figsize=(11, 4.2))
+    left, right = fig.subplots(1, 2)
     for i, b in enumerate(batches):
         rows = sorted((m for m in measurements if m.batch == b), key=lambda m: m.context)
         x = [m.context for m in rows]
@@ -239,5 +238,4 @@ def plot_measurements(measurements: list[Measurement], path: str | Path, title: 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
