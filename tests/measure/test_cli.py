@@ -83,3 +83,11 @@ def test_errors_are_one_line_with_exit_2(capsys, study_csv, argv, needle):
     code, _, err = run(capsys, *argv)
     lines = [line for line in err.strip().splitlines() if not line.startswith("skipped")]
     assert code == 2 and len(lines) == 1 and needle in lines[0]
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfeB,T,mean_ms\n1,8,1\n", b"B,T,mean_ms\n1,8,1,2\n"])
+def test_unreadable_files_are_one_line_with_exit_2(capsys, tmp_path, content):
+    path = tmp_path / "bad.csv"
+    path.write_bytes(content)
+    code, _, err = run(capsys, "compare", str(path), "--model", "llama-2-7b", "--gpu", "h100-sxm")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "bad.csv" in err and "Traceback" not in err

@@ -109,3 +109,10 @@ def test_microbenchmark_kv_bytes_match_the_publication(comparisons):
         assert c.bytes_moved == pytest.approx(c.row.kv_bytes, rel=1e-4)
         assert c.achieved_bandwidth == pytest.approx(c.row.bandwidth, rel=0.01)
     assert kv_read_layer_model().kv_bytes_per_token == 4096
+
+
+def test_missing_published_file_is_a_measurement_file_error(tmp_path):
+    from roofline_decode.measure import MeasurementFileError
+
+    with pytest.raises(MeasurementFileError, match="cannot read"):
+        load_published(tmp_path / "gpt_fast.csv")

@@ -70,6 +70,8 @@ def test_thousands_separators_are_numbers():
         ({"B": "two", "T": 8, "mean_ms": 1}, 1, "B", "not a number"),
         ({"B": 1, "T": 8, "mean_ms": ""}, 1, "mean_ms", "no step time"),
         ({"B": 8, "T": 8, "mean_ms": 10.0, "tokens_per_sec": 100.0}, 1, "tokens_per_sec", "disagrees"),
+        ({"B": 1, "T": 8, "mean_ms": 1, "num_gpus": 1.5}, 1, "num_gpus", "whole number"),
+        ({"B": 1, "T": 8, "mean_ms": 1, "scope": "prefill"}, 1, "scope", "'prefill'"),
     ],
 )
 def test_bad_values_name_row_and_column(record, row, column, needle):
@@ -143,3 +145,16 @@ def test_every_documented_column_is_accepted():
                 record = {"batch": 1, "context": 0, "tokens_per_s": 1.0, name: text.get(field, 2)}
             (row,) = rows_from_records([record])
             assert getattr(row, field) not in (None, ""), (field, name)
+
+
+@pytest.mark.parametrize("name, content, column", [
+    ("extra.csv", b"B,T,mean_ms\n1,8,1,99\n", "(row)"),
+    ("binary.csv", b"\xff\xfeB,T\n", "(file)"),
+    ("binary.json", b"\xff\xfe[]", "(file)"),
+])
+def test_malformed_files_are_measurement_file_errors(tmp_path, name, content, column):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(MeasurementFileError) as info:
+        load_measurements(path)
+    assert info.value.column == column and name in str(info.value)

@@ -217,8 +217,8 @@ def published_layout(path: str | Path) -> str | None:
     try:
         with Path(path).open(newline="", encoding="utf-8") as handle:
             header = set(next(csv.reader(handle), []))
-    except OSError:
-        return None
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None  # not a published CSV; the generic loader reports what is wrong with it
     return next((name for name, (needed, _) in _LAYOUTS.items() if needed <= header), None)
 
 
@@ -231,8 +231,13 @@ def load_published(path: str | Path) -> PublishedRows:
         The header matches none of the four layouts, or a placed row is invalid.
     """
     path = Path(path)
-    with path.open(newline="", encoding="utf-8") as handle:
-        records = list(csv.DictReader(handle))
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            records = list(csv.DictReader(handle))
+    except OSError as exc:
+        raise MeasurementFileError(str(path), None, "(file)", f"cannot read: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise MeasurementFileError(str(path), None, "(file)", f"not a readable CSV: {exc}") from None
     header = set(records[0]) if records else set()
     layout = next((name for name, (needed, _) in _LAYOUTS.items() if needed <= header), None)
     if layout is None:

@@ -228,7 +228,10 @@ def rows_from_records(records: list[dict[str, Any]], source: str = "<records>", 
     """
     if not records:
         raise MeasurementFileError(source, None, "(rows)", "no measurement rows")
-    names = list(dict.fromkeys(key for record in records for key in record))
+    for number, record in enumerate(records, start=1):
+        if None in record:  # csv.DictReader files cells beyond the header under None
+            raise MeasurementFileError(source, number, "(row)", f"more cells than the header has columns: {record[None]!r}")
+    names = list(dict.fromkeys(str(key) for record in records for key in record))
     columns = _resolve_columns(names, source)
     rows = []
     for number, record in enumerate(records, start=1):
@@ -249,6 +252,8 @@ def rows_from_records(records: list[dict[str, Any]], source: str = "<records>", 
                 raise MeasurementFileError(source, number, column, f"{raw!r} must be > 0")
             if value < 0:
                 raise MeasurementFileError(source, number, column, f"{raw!r} must be >= 0")
+            if field == "num_devices" and (value < 1 or not value.is_integer()):
+                raise MeasurementFileError(source, number, column, f"{raw!r} must be a whole number >= 1")
             values[field] = int(value) if field == "num_devices" else value * factor
         for field in ("batch", "context"):
             if field not in values:
@@ -260,8 +265,13 @@ def rows_from_records(records: list[dict[str, Any]], source: str = "<records>", 
         try:
             rows.append(MeasurementRow(**values))
         except InvalidValueError as exc:
-            column = columns.get("tokens_per_s", ("tokens_per_s",))[0] if "tokens_per_s" in str(exc) else exc.field
-            raise MeasurementFileError(source, number, column, str(exc)) from None
+            field = str(exc.field).removeprefix(f"{MeasurementRow.__name__}.").split(".")[0]
+            if field == "(root)":  # the check of tokens/s against batch / step time
+                field, problem = "tokens_per_s", str(exc.allowed).removeprefix("Value error, ")
+            else:
+                problem = f"{exc.value!r}: {exc.allowed}"
+            column = columns.get(field, (field,))[0]
+            raise MeasurementFileError(source, number, column, problem) from None
     return rows
 
 
@@ -273,6 +283,10 @@ def load_csv(path: str | Path, **defaults: Any) -> list[MeasurementRow]:
             records = list(csv.DictReader(handle))
     except OSError as exc:
         raise MeasurementFileError(str(path), None, "(file)", f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise MeasurementFileError(str(path), None, "(file)", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    except csv.Error as exc:
+        raise MeasurementFileError(str(path), None, "(csv)", f"malformed CSV: {exc}") from None
     return rows_from_records(records, str(path), **defaults)
 
 
@@ -283,6 +297,8 @@ def load_json(path: str | Path, **defaults: Any) -> list[MeasurementRow]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise MeasurementFileError(str(path), None, "(file)", f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise MeasurementFileError(str(path), None, "(file)", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
         raise MeasurementFileError(str(path), None, "(json)", f"malformed JSON: {exc}") from None
     if isinstance(data, dict):
