@@ -49,10 +49,13 @@ def _host(args: argparse.Namespace):
         report = BandwidthReport(read_bandwidth=args.bandwidth * 1e9, copy_bandwidth=args.bandwidth * 1e9,
                                  fp32_flops=args.fp32_peak * 1e9, array_bytes=0, cache_bytes=last_level_cache_bytes(),
                                  repeats=0, threads=0, kernels={"given on the command line": args.bandwidth * 1e9})
+        described = (f"read {args.bandwidth:.1f} GB/s, fp32 {args.fp32_peak:.1f} GFLOP/s "
+                     "(given with --bandwidth and --fp32-peak, not probed)")
     else:
         print("probing memory bandwidth and fp32 GEMM rate ...", file=sys.stderr, flush=True)
         report = measure_bandwidth(**({"repeats": 5} if args.quick else {}))
-    return report, host_accelerator(report)
+        described = str(report)
+    return report, host_accelerator(report), described
 
 
 def _check_memory(model, batches: list[int], contexts: list[int]) -> None:
@@ -93,8 +96,8 @@ def run_validate(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InvalidValueError("--out", args.out, f"a folder (not a file) that can be created and written: {exc.strerror}") from None
-    report, host = _host(args)
-    print(f"host: {host.name}\n  {report}", flush=True)
+    report, host, described = _host(args)
+    print(f"host: {host.name}\n  {described}", flush=True)
     print(f"model: {model.name}, {model.streamed_parameters * 4 / 1e9:.3f} GB of fp32 weights read per step "
           f"(+ KV), ridge point {host.ridge_point('fp32'):.2f} FLOP/B", flush=True)
     rows = run_validation(model, host, batches, contexts, warmup=args.warmup, repeats=repeats, seed=args.seed)
