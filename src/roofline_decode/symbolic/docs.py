@@ -16,7 +16,7 @@ import numpy as np
 
 from ..formulas import PUBLIC_FORMULAS
 from ._sympy import require_sympy
-from .derived import closed_form, per_sequence_terms, step_expressions
+from .derived import closed_form, model_values, per_sequence_terms, step_expressions
 from .expressions import SymbolicResult, latex_names, symbol, twin
 from .glossary import GLOSSARY
 
@@ -97,7 +97,7 @@ def _section_dense_intensity() -> str:
     out.append("\nso that\n")
     out.append(f"$$\n{_tex(intensity)} = \\frac{{{_tex(batch)}\\,{_tex(symbol('flops_per_sequence'))}}}"
                f"{{{_tex(symbol('fixed_bytes'))} + {_tex(batch)}\\,{_tex(symbol('bytes_per_sequence'))}}}\n$$\n")
-    values = {k: float(v) for k, v in _model_numbers(model, device).items()}
+    values = {k: float(v) for k, v in model_values(model, device).items()}
     q0 = float(terms["fixed_bytes"].subs(_subs(values)))
     f_seq = float(terms["flops_per_sequence"].subs(_subs({**values, "context": 0.0})))
     q_seq = float(terms["bytes_per_sequence"].subs(_subs({**values, "context": 0.0})))
@@ -120,12 +120,6 @@ def _section_dense_intensity() -> str:
     out.append("\nOnly a larger live batch raises the reuse of each weight byte; a faster chip with the same "
                "bandwidth does not shorten a memory-bound step.\n")
     return "\n".join(out)
-
-
-def _model_numbers(model, device) -> dict[str, float]:
-    from .derived import model_values
-
-    return model_values(model, device)
 
 
 def _subs(values: dict[str, float]) -> dict:
@@ -203,7 +197,7 @@ def _section_long_context() -> str:
     out.append(f"\nI_∞ [FLOP/B] on the {device.name} (ridge {device.ridge_point('bf16'):.1f} FLOP/B):\n\n")
     out.append(_table(["model", *[f"T = {int(t)}" for t in contexts], "T_c [tokens]"], rows))
     mla = load_model("deepseek-v3")
-    values = _model_numbers(mla, device)
+    values = model_values(mla, device)
     attention = 2 * values["num_heads"] * values["score_value_width"] / values["kv_bytes_per_token_per_layer"]
     slow = load_accelerator("a100-80gb-sxm")
     t_c = closed_form("compute_bound_context").evaluate(mla, slow)
