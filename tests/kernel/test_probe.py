@@ -55,7 +55,8 @@ def test_last_level_cache_sums_its_instances(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, field", [(dict(array_bytes=1024), "array_bytes"), (dict(repeats=0), "repeats"),
-                                           (dict(threads=0), "threads")])
+                                           (dict(threads=0), "threads"), (dict(array_bytes=2.0**40 + 0.5), "array_bytes"),
+                                           (dict(gemm_size=0), "gemm_size")])
 def test_bad_probe_arguments(kwargs, field):
     with pytest.raises(InvalidValueError, match=field):
         measure_bandwidth(**kwargs)

@@ -137,8 +137,11 @@ def measure_bandwidth(array_bytes: int | None = None, repeats: int = 7, threads:
     cache = last_level_cache_bytes()
     if array_bytes is None:
         array_bytes = max(16 * cache, 256 * _MIB)
-    if array_bytes < 4 * cache:
-        raise InvalidValueError("array_bytes", array_bytes, f">= 4 x the last-level cache ({4 * cache} B)")
+    if int(array_bytes) != array_bytes or array_bytes < 4 * cache:
+        raise InvalidValueError("array_bytes", array_bytes, f"an integer >= 4 x the last-level cache ({4 * cache} B)")
+    array_bytes = int(array_bytes)
+    if int(gemm_size) != gemm_size or gemm_size < 1:
+        raise InvalidValueError("gemm_size", gemm_size, "an integer >= 1")
     if int(repeats) != repeats or repeats < 1:
         raise InvalidValueError("repeats", repeats, "an integer >= 1")
     if threads is None:
