@@ -65,19 +65,33 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def positive(name: str):
-    """An argparse type for a finite number > 0 named ``name``."""
-
+def _number_type(name: str, allowed: str, accept):
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        if not math.isfinite(value) or value <= 0:
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0, got {text!r}")
+            raise argparse.ArgumentTypeError(f"{name} must be {allowed}, got {text!r}") from None
+        if not accept(value):
+            raise argparse.ArgumentTypeError(f"{name} must be {allowed}, got {text!r}")
         return value
 
     return parse
 
 
-__all__ = ["number_list", "add_model_arguments", "load_model_from_args", "emit_records", "positive", "InvalidValueError"]
+def positive(name: str):
+    """An argparse type for a finite number > 0 named ``name``."""
+    return _number_type(name, "a finite number > 0", lambda value: math.isfinite(value) and value > 0)
+
+
+def non_negative(name: str):
+    """An argparse type for a finite number >= 0 named ``name``."""
+    return _number_type(name, "a finite number >= 0", lambda value: math.isfinite(value) and value >= 0)
+
+
+def fraction(name: str):
+    """An argparse type for a number in [0, 1] named ``name``."""
+    return _number_type(name, "a number in [0, 1]", lambda value: 0 <= value <= 1)
+
+
+__all__ = ["number_list", "add_model_arguments", "load_model_from_args", "emit_records", "positive", "non_negative",
+           "fraction", "InvalidValueError"]

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
-from .cli_common import _jsonable, add_model_arguments, load_model_from_args, positive
+from .cli_common import add_model_arguments, emit_records, fraction, load_model_from_args, non_negative, positive
 
 EXAMPLE = (
     "example: roofline-decode plan --model llama-3.1-70b --gpu h100-sxm --gpu h200-sxm "
@@ -27,19 +26,6 @@ def _whole(name: str, low: int):
     return parse
 
 
-def _fraction(name: str):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number in [0, 1], got {text!r}") from None
-        if not 0 <= value <= 1:
-            raise argparse.ArgumentTypeError(f"{name} must be a number in [0, 1], got {text!r}")
-        return value
-
-    return parse
-
-
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "plan", help="does it fit, is it fast enough, how many devices: verdicts per accelerator",
@@ -53,15 +39,15 @@ def register(subparsers) -> None:
     parser.add_argument("--tp", type=_whole("--tp", 1), default=1, help="devices per replica, tensor parallel (default 1)")
     parser.add_argument("--max-devices", type=_whole("--max-devices", 1), default=8,
                         help="largest device count searched (default 8)")
-    parser.add_argument("--reserve-gib", type=float, default=2.0, help="runtime reserve per device in GiB (default 2)")
-    parser.add_argument("--offload-kv", type=_fraction("--offload-kv"), default=0.0,
+    parser.add_argument("--reserve-gib", type=non_negative("--reserve-gib"), default=2.0, help="runtime reserve per device in GiB (default 2)")
+    parser.add_argument("--offload-kv", type=fraction("--offload-kv"), default=0.0,
                         help="fraction of the KV cache (oldest tokens) kept in --tier")
-    parser.add_argument("--offload-weights", type=_fraction("--offload-weights"), default=0.0,
+    parser.add_argument("--offload-weights", type=fraction("--offload-weights"), default=0.0,
                         help="fraction of the weights kept in --tier")
     parser.add_argument("--tier", metavar="ID", help="memory tier for offload (roofline-decode list tiers)")
     parser.add_argument("--link-gbps", type=positive("--link-gbps"),
                         help="per-direction device link bandwidth in GB/s (default: the spec's interconnect)")
-    parser.add_argument("--collective-us", type=float, default=5.0,
+    parser.add_argument("--collective-us", type=non_negative("--collective-us"), default=5.0,
                         help="fixed cost of one all-reduce in microseconds (default 5)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.set_defaults(handler=run_plan)
@@ -74,10 +60,6 @@ def run_plan(args: argparse.Namespace) -> int:
 
     if (args.offload_kv or args.offload_weights) and not args.tier:
         raise InvalidValueError("--tier", None, "a memory tier id when --offload-kv or --offload-weights is set")
-    if args.reserve_gib < 0:
-        raise InvalidValueError("--reserve-gib", args.reserve_gib, "a number of GiB >= 0")
-    if args.collective_us < 0:
-        raise InvalidValueError("--collective-us", args.collective_us, "a time in microseconds >= 0")
     result = plan(
         load_model_from_args(args), args.gpu, batch=args.batch, context=args.context, slo_ms_per_token=args.slo_ms,
         tp=args.tp, reserve=args.reserve_gib * GiB, offload_kv=args.offload_kv, offload_weights=args.offload_weights,
@@ -85,8 +67,7 @@ def run_plan(args: argparse.Namespace) -> int:
         link_bandwidth=None if args.link_gbps is None else args.link_gbps * 1e9,
     )
     if args.format == "json":
-        records = [{k: _jsonable(v) for k, v in r.items()} for r in result.to_records()]
-        print(json.dumps(records, indent=2))
+        print(emit_records(result.to_records(), "json"))
     else:
         print(result)
         if args.tier:

@@ -67,3 +67,14 @@ def test_plan_help_shows_example(capsys):
         main(["plan", "--help"])
     out, _ = capsys.readouterr()
     assert "--offload-kv" in out and "example:" in out
+
+
+@pytest.mark.parametrize("option,value", [("--reserve-gib", "nan"), ("--reserve-gib", "-1"),
+                                          ("--collective-us", "abc"), ("--collective-us", "inf"),
+                                          ("--offload-weights", "half")])
+def test_plan_number_options_are_checked_by_argparse(capsys, option, value):
+    with pytest.raises(SystemExit) as info:
+        main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "1", "--context", "1024",
+              option, value])
+    _, err = capsys.readouterr()
+    assert info.value.code == 2 and option in err and len(err.strip().splitlines()) == 1
