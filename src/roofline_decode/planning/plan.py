@@ -194,7 +194,7 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
         device = load_accelerator(device)
         floor, usable, fits, meets = evaluate(device, tp)
         min_devices = min_step = None
-        notes = list(getattr(floor, "notes", ()))
+        notes = list(floor.notes)
         for n in range(1, max_devices + 1):
             if model.num_heads % n:
                 continue
@@ -206,12 +206,8 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
             if candidate[2] and candidate[3] in (None, True):
                 min_devices, min_step = n, float(candidate[0].step_time_s)
                 break
-        from .parallel import tensor_parallel_floor
-
         if model.num_heads % tp:
             notes.append(f"tp={tp} does not divide {model.num_heads} query heads: shards are uneven")
-        tp_notes = tensor_parallel_floor(model, device, batch, context, tp, collective_latency=collective_latency,
-                                         link_bandwidth=link_bandwidth).notes if tp > 1 else ()
         step = float(floor.step_time_s)
         result.append(PlanRow(
             model=model.name, accelerator=device.id or device.name, devices=floor.num_devices, batch=int(batch),
@@ -221,6 +217,6 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
             max_batch=_max_batch(model, floor, usable, context, offload_kv, offload_weights),
             step_time_s=step, tokens_per_s=batch / step, per_sequence_tokens_per_s=1 / step, bound=_bound(floor),
             slo_ms_per_token=slo_ms_per_token, meets_target=meets, verdict=_verdict(fits, meets),
-            min_devices=min_devices, min_devices_step_time_s=min_step, notes=tuple(notes) + tuple(tp_notes),
+            min_devices=min_devices, min_devices_step_time_s=min_step, notes=tuple(notes),
         ))
     return result

@@ -62,10 +62,13 @@ class OffloadFloor:
     tokens_per_s: np.ndarray
     tier_bandwidth: float
     overlapped: bool
+    notes: tuple[str, ...] = ()
 
     @property
     def slowdown(self) -> np.ndarray:
-        """Step time relative to keeping every byte in device memory [1] (>= 1)."""
+        """Step time relative to keeping every byte in device memory [1].
+
+        >= 1 for the serial floor; the overlapped floor can dip just below 1 (see the module docstring)."""
         return self.step_time_s / self.hbm_only_step_time_s
 
 
@@ -126,7 +129,7 @@ def offload_floor(model, accelerator, tier, batch: Any = 1, context: Any = 0, *,
         device_time_s=device_time, tier_time_s=tier_time, memory_time_s=memory,
         compute_time_s=base.compute_time_s, communication_time_s=comm, step_time_s=step,
         hbm_only_step_time_s=base.step_time_s, tokens_per_s=f.tokens_per_second(base.batch, step),
-        tier_bandwidth=tier_bandwidth, overlapped=overlapped,
+        tier_bandwidth=tier_bandwidth, overlapped=overlapped, notes=base.notes,
     )
 
 
