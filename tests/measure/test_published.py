@@ -116,3 +116,14 @@ def test_missing_published_file_is_a_measurement_file_error(tmp_path):
 
     with pytest.raises(MeasurementFileError, match="cannot read"):
         load_published(tmp_path / "gpt_fast.csv")
+
+
+def test_a_published_row_with_an_empty_number_names_the_row(tmp_path):
+    from roofline_decode.measure import MeasurementFileError
+
+    header, first, *_ = (DATA / "knlp_attention_microbench.csv").read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "micro.csv"
+    path.write_text(header + "\n" + first.replace(",0.0561,", ",,") + "\n", encoding="utf-8")
+    with pytest.raises(MeasurementFileError) as info:
+        load_published(path)
+    assert info.value.row == 1 and "micro.csv" in str(info.value)

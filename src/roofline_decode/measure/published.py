@@ -246,7 +246,10 @@ def load_published(path: str | Path) -> PublishedRows:
     out = PublishedRows()
     for line, rec in enumerate(records, start=2):
         where = f"{path.name}:{line}"
-        mapped = reader(rec)
+        try:
+            mapped = reader(rec)
+        except (TypeError, ValueError) as exc:  # an empty or non-numeric cell where a number belongs
+            raise MeasurementFileError(str(path), line - 1, "(row)", f"cannot read this {layout} row: {exc}") from None
         if isinstance(mapped, str):
             out.skipped.append((where, mapped))
             continue
