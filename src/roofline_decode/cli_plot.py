@@ -32,7 +32,7 @@ def register(subparsers) -> None:
     plot.add_argument("--slo-ms", type=positive("--slo-ms"), metavar="MS",
                       help="per-token latency target [ms] (batch, context, map)")
     plot.add_argument("--sparse", action="store_true", help="use 2:4 sparse peaks instead of dense")
-    plot.add_argument("--dpi", type=positive("--dpi"), default=150, help="resolution of PNG output (default 150)")
+    plot.add_argument("--dpi", type=positive("--dpi"), default=150, help="resolution of PNG output, 1 to 1200 (default 150)")
     plot.add_argument("-o", "--output", required=True, metavar="FILE", help="output file: .png, .svg or .pdf")
     plot.set_defaults(handler=run_plot)
 
@@ -73,7 +73,7 @@ def run_plot(args: argparse.Namespace) -> int:
     else:
         ax = plotting.capacity_map(model, gpu, batch=args.batch, context=args.context, slo_ms=args.slo_ms, **common)
     try:
-        path = plotting.save(ax, args.output, dpi=int(args.dpi))
+        path = plotting.save(ax, args.output, dpi=args.dpi)
     finally:
         plt.close(ax.figure)
     print(f"{args.kind} plot written to {path}")

@@ -30,6 +30,8 @@ def test_plot_kinds_write_files(tmp_path, capsys, kind, extra, suffix):
     (["plot", "ridge", "--slo-ms", "20", "-o", "r.png"], "--slo-ms"),
     (["plot", "batch", "--context", "1k,2k", "-o", "b.png"], "one context for this plot"),
     (["plot", "map", "--gpu", "h100-sxn", "-o", "m.png"], "unknown accelerator id 'h100-sxn'"),
+    (["plot", "batch", "--dpi", "0.5", "-o", "b.png"], "dpi=0.5 is invalid: expected a resolution from 1 to 1200"),
+    (["plot", "context", "--context", "4k", "-o", "c.png"], "context=[4096] is invalid: expected at least two"),
 ])
 def test_plot_errors_are_one_line_and_exit_2(tmp_path, capsys, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)
@@ -40,6 +42,24 @@ def test_plot_errors_are_one_line_and_exit_2(tmp_path, capsys, monkeypatch, args
     assert rc == 2
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_plot_to_a_folder_that_cannot_be_made_is_one_line_and_exit_2(tmp_path, capsys):
+    blocker = tmp_path / "results"
+    blocker.write_text("a file where the folder should be")
+    rc = main(["plot", "ridge", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "-o", str(blocker / "r.png")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"output='{blocker / 'r.png'}' is invalid: expected a file path that can be written" in err
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "soon"])
+def test_plot_rejects_a_bad_latency_target(capsys, value):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["plot", "batch", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", f"--slo-ms={value}", "-o", "x.png"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--slo-ms must be a" in err
 
 
 def test_plot_rejects_unknown_kind(capsys):

@@ -62,15 +62,31 @@ def test_max_batch_is_zero_when_the_weights_do_not_fit():
     assert plotting.max_batch("llama-3.1-70b", "h100-sxm", 1024) == 0
 
 
-def test_fallback_capacity_rule_without_the_planning_module(monkeypatch):
-    monkeypatch.setattr(_common, "_planning", lambda: None)
+def test_capacity_rule_is_the_planning_module_s():
+    from roofline_decode.planning import capacity
+
     spec, gpu = rd.load_model("llama-3.1-8b"), rd.load_accelerator("h100-sxm")
-    assert _common.usable_memory(gpu) == gpu.memory_capacity
-    assert _common.memory_label(gpu) == "80 GB"
-    one = rd.decode_floor(spec, gpu, batch=1, context=4096)
-    per_sequence = float(one.kv_read_bytes + one.kv_write_bytes)  # 4097 tokens of KV
-    assert per_sequence == spec.kv_bytes_per_token * 4097
-    expected = np.floor((gpu.memory_capacity - spec.weight_bytes) / per_sequence)
-    assert plotting.max_batch(spec, gpu, 4096) == expected
-    floor = rd.decode_floor(spec, gpu, batch=[expected, expected + 1], context=4096)
-    assert list(_common.fits(spec, floor, gpu)) == [True, False]
+    assert plotting.usable_memory(gpu) == capacity.usable_memory(gpu) == 78 * 2**30  # 80 "GB" as GiB - 2 GiB
+    assert _common.memory_label(gpu) == "78 GiB usable"
+    assert plotting.max_batch(spec, gpu, 4096) == capacity.max_batch(spec, gpu, 4096)
+    floor = rd.sweep([spec], [gpu], batch=[1, 64], context=[0, 4096])[0]
+    np.testing.assert_array_equal(plotting.resident_bytes(spec, floor),
+                                  capacity.resident_bytes(spec, floor.batch, floor.context))
+    # context 0 holds no KV cache: the limit is taken at one token
+    assert plotting.max_batch(spec, gpu, 0) == capacity.max_batch(spec, gpu, 1)
+
+
+def test_save_names_an_output_that_cannot_be_written(tmp_path):
+    ax = plotting.context_plot("llama-3.2-1b", "l4", context=[0, 1024], batch=[1])
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(InvalidValueError, match=r"output=.*a-file.*a file path that can be written"):
+        plotting.save(ax, blocker / "plot.png")
+
+
+@pytest.mark.parametrize("dpi", [0.5, 0, -3, 1e9, float("nan"), "high"])
+def test_save_rejects_bad_resolutions(tmp_path, dpi):
+    ax = plotting.context_plot("llama-3.2-1b", "l4", context=[0, 1024], batch=[1])
+    with pytest.raises(InvalidValueError, match=r"dpi=.*from 1 to 1200"):
+        plotting.save(ax, tmp_path / "plot.png", dpi=dpi)
+    assert not (tmp_path / "plot.png").exists()

@@ -110,6 +110,13 @@ def test_plots_reject_bad_input():
         plotting.context_plot("llama-3.1-8b", "h100-sxm", slo_ms="fast")
     with pytest.raises(InvalidValueError, match="at least two"):
         plotting.capacity_map("llama-3.1-8b", "h100-sxm", batch=[8])
+    # a line needs two points along the swept axis (one would leave the plot empty)
+    with pytest.raises(InvalidValueError, match=r"batch=\[8, 8\] is invalid: expected at least two distinct"):
+        plotting.batch_plot("llama-3.1-8b", "h100-sxm", batch=[8, 8])
+    with pytest.raises(InvalidValueError, match="context=1024 is invalid: expected at least two"):
+        plotting.context_plot("llama-3.1-8b", "h100-sxm", context=1024)
+    with pytest.raises(InvalidValueError, match="batch=8 is invalid: expected at least two"):
+        plotting.breakdown_plot("llama-3.1-8b", "h100-sxm", batch=8, context=4096)
 
 
 # --- batch_plot -----------------------------------------------------------------------------
@@ -134,9 +141,16 @@ def test_batch_plot_draws_rate_latency_transition_and_capacity():
     assert by_gid(ax, "capacity-limit")
     assert f"B = {limit:.0f}" in by_gid(ax, "capacity-label")[0].get_text()
     assert by_gid(ax.twin, "latency-target")[0].get_ydata()[0] == 10
+    assert ax.twin.get_xscale() == "log"  # shares the batch axis
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any("compute-bound" in t for t in legend) and any("does not fit" in t for t in legend)
     assert "Llama-3.1-8B" in ax.get_title() and "H100" in ax.get_title() and "bf16" in ax.get_title()
+
+
+def test_latency_target_may_be_given_as_text():
+    ax = plotting.batch_plot("llama-3.1-8b", "h100-sxm", context=1024, slo_ms="12.5")
+    assert by_gid(ax.twin, "latency-target")[0].get_ydata()[0] == 12.5
+    assert any("12.5 ms/token" in t.get_text() for t in ax.get_legend().get_texts())
 
 
 def test_batch_plot_says_when_the_whole_range_is_memory_bound():

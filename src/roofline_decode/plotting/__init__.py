@@ -13,7 +13,7 @@ calls ``plt.show()``.  Models and accelerators are catalog ids or spec objects.
 - :func:`capacity_map` — the batch × context plane shaded by verdict, with a latency contour.
 - :func:`save` — write the figure as PNG, SVG or PDF (by extension).
 - :func:`max_batch`, :func:`usable_memory`, :func:`resident_bytes` — the capacity rule the
-  plots shade by (the planning module's when it is installed).
+  plots shade by (the planning module's, see :mod:`roofline_decode.planning.capacity`).
 """
 
 from ._common import OKABE_ITO, PALETTE, SAVE_FORMATS, max_batch, resident_bytes, save, usable_memory

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidValueError, MissingExtraError
-from ..units import GB, TB, TFLOP, GiB
+from ..units import TB, TFLOP, GiB
 
 #: Okabe & Ito (2008) colorblind-safe palette, ordered for lines on white (yellow last).
 #: https://jfly.uni-koeln.de/color/
@@ -29,8 +29,13 @@ OKABE_ITO = {
 PALETTE = tuple(OKABE_ITO.values())
 #: Marker shapes distinguishing contexts (and batches) where colour already names the accelerator.
 MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*")
+#: Axis labels shared by the plots that sweep batch or context.
+BATCH_AXIS_LABEL = "batch B [sequences decoded together]"
+CONTEXT_AXIS_LABEL = "context T [tokens cached per sequence]"
 #: Output formats :func:`save` writes, by file extension.
 SAVE_FORMATS = (".png", ".svg", ".pdf")
+#: Highest resolution :func:`save` accepts [dots per inch] (a 9-inch figure is then 10800 pixels wide).
+MAX_DPI = 1200
 
 
 def pyplot():
@@ -80,12 +85,22 @@ def resolve_accelerators(accelerators) -> list:
     return resolved
 
 
-def axis_values(name: str, values: Any, default) -> np.ndarray:
-    """A sorted 1-D array of grid values (``default`` when ``values`` is None)."""
-    array = np.atleast_1d(np.asarray(default if values is None else values, dtype=float)).ravel()
-    if array.size == 0:
-        raise InvalidValueError(name, values, "at least one value")
-    return np.unique(array)
+def axis_values(name: str, values: Any, default, several: bool = False) -> np.ndarray:
+    """A sorted 1-D array of distinct grid values (``default`` when ``values`` is None).
+
+    With ``several``, at least two distinct values are needed (the plot draws a line or a map
+    along this axis).
+    """
+    array = np.unique(np.atleast_1d(np.asarray(default if values is None else values, dtype=float)).ravel())
+    if array.size < (2 if several else 1):
+        allowed = "at least two distinct values (this plot draws along it)" if several else "at least one value"
+        raise InvalidValueError(name, values, allowed)
+    return array
+
+
+def longest_context(model) -> float:
+    """The default context range's end [tokens]: the model's maximum position, at most 128k."""
+    return float(min(model.max_position_embeddings or 131072, 131072))
 
 
 def geometric_batches(largest: float, points: int = 48) -> np.ndarray:
@@ -120,48 +135,34 @@ def context_label(context: float) -> str:
     return f"{context:g}"
 
 
-def _planning():
-    """The capacity module of :mod:`roofline_decode.planning` when it is installed, else None."""
-    try:
-        from ..planning import capacity
-    except ImportError:
-        return None
-    needed = ("max_batch", "usable_memory", "resident_bytes")
-    return capacity if all(hasattr(capacity, name) for name in needed) else None
-
-
 def usable_memory(accelerator) -> float:
     """Bytes the plots let weights and KV cache fill [B].
 
-    :func:`roofline_decode.planning.usable_memory` (its usable-memory rule: printed GB read as
-    GiB, minus a 2 GiB runtime reserve) when the planning module is present; otherwise the
-    printed ``accelerator.memory_capacity``.
+    :func:`roofline_decode.planning.usable_memory` with its defaults: the printed GB read as
+    GiB, minus a 2 GiB runtime reserve.
     """
-    planning = _planning()
-    return float(planning.usable_memory(accelerator)) if planning else float(accelerator.memory_capacity)
+    from ..planning import capacity
+
+    return float(capacity.usable_memory(accelerator))
 
 
 def memory_label(accelerator) -> str:
-    """``"78 GiB usable"`` (planning rule) or ``"80 GB"`` (printed capacity)."""
-    if _planning():
-        return f"{usable_memory(accelerator) / GiB:.4g} GiB usable"
-    return f"{accelerator.memory_capacity / GB:g} GB"
+    """``"78 GiB usable"``: :func:`usable_memory` in GiB."""
+    return f"{usable_memory(accelerator) / GiB:.4g} GiB usable"
 
 
 def resident_bytes(model, floor) -> np.ndarray:
     """Memory a decode floor's grid needs resident on one accelerator [B] (broadcast over the grid).
 
-    All weights (``model.weight_bytes``: every expert of a MoE model is stored even if few are
-    read) plus the KV cache of every sequence.  With the planning module present this is
-    :func:`roofline_decode.planning.resident_bytes` (``batch`` sequences holding ``context``
-    tokens; sliding-window layers hold their window); otherwise it is read off the floor,
-    ``weight_bytes + kv_read_bytes + kv_write_bytes`` (the cache after the step).  Activations
-    and workspace are the planning module's reserve, or not counted at all in the fallback.
+    :func:`roofline_decode.planning.resident_bytes` at the floor's ``batch`` and ``context``:
+    all weights (``model.weight_bytes``: every expert of a MoE model is stored even if few are
+    read) plus the KV cache of ``batch`` sequences holding ``context`` tokens (sliding-window
+    layers hold their window).  Activations and workspace are left to the reserve of
+    :func:`usable_memory`.
     """
-    planning = _planning()
-    if planning:
-        return np.asarray(planning.resident_bytes(model, floor.batch, floor.context), dtype=float)
-    return model.weight_bytes + floor.kv_read_bytes + floor.kv_write_bytes
+    from ..planning import capacity
+
+    return np.asarray(capacity.resident_bytes(model, floor.batch, floor.context), dtype=float)
 
 
 def fits(model, floor, accelerator) -> np.ndarray:
@@ -172,25 +173,17 @@ def fits(model, floor, accelerator) -> np.ndarray:
 def max_batch(model, accelerator, context: float) -> float:
     """Largest whole batch whose weights and KV cache fit one accelerator at ``context`` (0 if none).
 
-    :func:`roofline_decode.planning.max_batch` when the planning module is present; otherwise
-    ``floor((capacity - weight_bytes) / per-sequence KV bytes)`` with the per-sequence bytes
-    of :func:`resident_bytes` taken from a one-sequence decode floor.
+    :func:`roofline_decode.planning.max_batch` with its defaults; a context below one token
+    counts as one (the planning rule needs a cache to divide by).
     """
     from ..catalog import load_accelerator
+    from ..planning import capacity
 
     model, accelerator = resolve_model(model), load_accelerator(accelerator)
-    planning = _planning()
-    if planning:
-        return float(np.asarray(planning.max_batch(model, accelerator, max(float(context), 1.0))))
-    from ..estimate import decode_floor
-
-    one = decode_floor(model, accelerator, batch=1, context=context)
-    per_sequence = float(one.kv_read_bytes + one.kv_write_bytes)
-    free = usable_memory(accelerator) - model.weight_bytes
-    return float(np.floor(free / per_sequence)) if free >= per_sequence else 0.0
+    return float(np.asarray(capacity.max_batch(model, accelerator, max(float(context), 1.0))))
 
 
-def save(ax_or_figure, path: str | Path, dpi: int = 150) -> Path:
+def save(ax_or_figure, path: str | Path, dpi: float = 150) -> Path:
     """Save the figure of an Axes (or a Figure) to ``path``; the extension picks PNG, SVG or PDF.
 
     Creates missing parent folders and returns the path written.
@@ -198,15 +191,26 @@ def save(ax_or_figure, path: str | Path, dpi: int = 150) -> Path:
     Raises
     ------
     InvalidValueError
-        If the extension is not one of ``.png``, ``.svg``, ``.pdf``.
+        If the extension is not one of ``.png``, ``.svg``, ``.pdf``, if ``dpi`` is not between
+        1 and 1200, or if the file cannot be written there (the message says why).
     """
     path = Path(path)
     check_output_path(path)
     figure = getattr(ax_or_figure, "figure", None) or ax_or_figure
     if not hasattr(figure, "savefig"):
         raise InvalidValueError("ax_or_figure", type(ax_or_figure).__name__, "a matplotlib Axes or Figure")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, format=path.suffix[1:].lower(), dpi=dpi, bbox_inches="tight")
+    try:
+        resolution = float(dpi)
+    except (TypeError, ValueError):
+        resolution = float("nan")
+    if not 1 <= resolution <= MAX_DPI:
+        raise InvalidValueError("dpi", dpi, f"a resolution from 1 to {MAX_DPI} [dots per inch]")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        figure.savefig(path, format=path.suffix[1:].lower(), dpi=resolution, bbox_inches="tight")
+    except OSError as exc:
+        reason = (exc.strerror or str(exc)) + (f": {exc.filename}" if exc.filename else "")
+        raise InvalidValueError("output", str(path), f"a file path that can be written ({reason})") from None
     return path
 
 
@@ -245,6 +249,13 @@ def tokens_formatter():
 def count_formatter(minor: bool = False):
     """A tick formatter for counts on log axes: 1, 10, 100, 1k, 10k, 1M (see :func:`plain_formatter`)."""
     return plain_formatter(minor=minor, counts=True)
+
+
+def batch_axis(ax) -> None:
+    """Batch on the x axis of ``ax``: log base 2, ticks written 1, 4, 16, labelled with its unit."""
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(plain_formatter())
+    ax.set_xlabel(BATCH_AXIS_LABEL)
 
 
 def token_axis(axis, largest: float, log: bool = False) -> None:
@@ -292,13 +303,14 @@ def headless():
     return pyplot()
 
 
-def check_slo(slo_ms) -> None:
-    """Raise :class:`InvalidValueError` unless ``slo_ms`` is None or a finite number > 0."""
+def check_slo(slo_ms) -> float | None:
+    """``slo_ms`` as a float (None stays None); :class:`InvalidValueError` unless it is a finite number > 0."""
     if slo_ms is None:
-        return
+        return None
     try:
         value = float(slo_ms)
     except (TypeError, ValueError):
         value = float("nan")
     if not (np.isfinite(value) and value > 0):
         raise InvalidValueError("slo_ms", slo_ms, "a finite latency target > 0 [ms]")
+    return value

@@ -7,12 +7,14 @@ import numpy as np
 from ..errors import InvalidValueError
 from ..units import GB
 from ._common import (
+    CONTEXT_AXIS_LABEL,
     OKABE_ITO,
     axis_values,
+    batch_axis,
     context_label,
     geometric_batches,
+    longest_context,
     new_axes,
-    plain_formatter,
     resolve_model,
     single_accelerator,
     single_value,
@@ -52,7 +54,7 @@ def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, w
     accelerator : str or Accelerator
         One accelerator.
     batch, context : array_like, optional
-        The swept axis gets several values, the other one a single value.  Defaults: sweep
+        The swept axis gets at least two values, the other one a single value.  Defaults: sweep
         batch 1…1024 at context 4096; with ``over="context"``, context 0…128k at batch 1.
     over : {"batch", "context"}, optional
         Which axis to sweep (inferred from which argument has several values).
@@ -81,13 +83,12 @@ def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, w
     device = single_accelerator(accelerator)
     over = _sweep_axis(batch, context, over)
     if over == "batch":
-        xs = axis_values("batch", batch, geometric_batches(1024.0))
+        xs = axis_values("batch", batch, geometric_batches(1024.0), several=True)
         fixed = single_value("context", 4096 if context is None else context)
         floor = decode_floor(spec, device, batch=xs, context=fixed, sparse=sparse)
         where = f"context {context_label(fixed)} tokens"
     else:
-        longest = float(min(spec.max_position_embeddings or 131072, 131072))
-        xs = axis_values("context", context, np.linspace(0.0, longest, 65))
+        xs = axis_values("context", context, np.linspace(0.0, longest_context(spec), 65), several=True)
         fixed = single_value("batch", 1 if batch is None else batch)
         floor = decode_floor(spec, device, batch=fixed, context=xs, sparse=sparse)
         where = f"batch {fixed:g}"
@@ -113,12 +114,10 @@ def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, w
                        label="step floor = max of the two")
 
     if over == "batch":
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(plain_formatter())
-        ax.set_xlabel("batch B [sequences decoded together]")
+        batch_axis(ax)
     else:
         token_axis(ax.xaxis, xs[-1])
-        ax.set_xlabel("context T [tokens cached per sequence]")
+        ax.set_xlabel(CONTEXT_AXIS_LABEL)
     ax.set_xlim(xs[0], xs[-1])
     ax.set_ylabel("bytes moved per step [GB]")
     twin.set_ylabel("time per step [ms]")

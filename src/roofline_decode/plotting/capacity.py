@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InvalidValueError
 from ..units import GB
 from ._common import (
+    CONTEXT_AXIS_LABEL,
     OKABE_ITO,
     axis_values,
+    batch_axis,
     check_slo,
     fits,
+    longest_context,
     memory_label,
     new_axes,
-    plain_formatter,
     resolve_model,
     single_accelerator,
     title,
@@ -73,13 +74,9 @@ def capacity_map(model, accelerator, batch=None, context=None, *, slo_ms=None, w
 
     spec = resolve_model(model, weights, kv)
     device = single_accelerator(accelerator)
-    longest = float(min(spec.max_position_embeddings or 131072, 131072))
-    batches = axis_values("batch", batch, np.unique(np.round(np.geomspace(1, 4096, 61))))
-    contexts = axis_values("context", context, np.geomspace(256, max(longest, 512.0), 61))
-    for name, values in (("batch", batches), ("context", contexts)):
-        if values.size < 2:
-            raise InvalidValueError(name, values.tolist(), "at least two values for a map")
-    check_slo(slo_ms)
+    batches = axis_values("batch", batch, np.round(np.geomspace(1, 4096, 61)), several=True)
+    contexts = axis_values("context", context, np.geomspace(256, max(longest_context(spec), 512.0), 61), several=True)
+    slo_ms = check_slo(slo_ms)
     floor = sweep([spec], [device], batch=batches, context=contexts, sparse=sparse)[0]
     verdict = np.where(~fits(spec, floor, device), 2, np.where(floor.bound == "compute", 1, 0))
 
@@ -104,13 +101,11 @@ def capacity_map(model, accelerator, batch=None, context=None, *, slo_ms=None, w
                 f"of {memory_label(device)} (try fp8 or int4 weights, or more devices)",
                 transform=ax.transAxes, ha="center", va="center", fontsize=10, gid="nothing-fits",
                 bbox=dict(facecolor="white", edgecolor="0.6", alpha=0.95))
-    for axis, values in ((ax.xaxis, batches), (ax.yaxis, contexts)):
-        if values[0] > 0:
-            (ax.set_xscale if axis is ax.xaxis else ax.set_yscale)("log", base=2)
-    ax.xaxis.set_major_formatter(plain_formatter())
+    batch_axis(ax)  # batches are > 0 (the sweep checked)
+    if contexts[0] > 0:
+        ax.set_yscale("log", base=2)
     token_axis(ax.yaxis, contexts[-1], log=contexts[0] > 0)
-    ax.set_xlabel("batch B [sequences decoded together]")
-    ax.set_ylabel("context T [tokens cached per sequence]")
+    ax.set_ylabel(CONTEXT_AXIS_LABEL)
     ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.95)
     capacity = memory_label(device)
     ax.set_title(f"Capacity map: {title(spec, floor, device)}, {capacity}", fontsize=11)

@@ -6,16 +6,19 @@ import numpy as np
 
 from ..units import GB
 from ._common import (
+    CONTEXT_AXIS_LABEL,
     OKABE_ITO,
     axis_values,
+    batch_axis,
     check_slo,
     color,
     context_label,
     count_formatter,
     fits,
-    memory_label,
     geometric_batches,
+    longest_context,
     max_batch,
+    memory_label,
     new_axes,
     plain_formatter,
     resolve_model,
@@ -44,7 +47,8 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
     accelerator : str or Accelerator
         One accelerator.
     batch : array_like, optional
-        Batch sizes [1]; default: 48 whole sizes from 1 to max(1024, twice the capacity limit).
+        Batch sizes [1], at least two; default: 48 whole sizes from 1 to max(1024, twice the
+        capacity limit), at most 65536.
     context : float
         Tokens cached per sequence T (default 4096).
     slo_ms : float, optional
@@ -70,13 +74,13 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
     """
     from ..estimate import decode_floor
 
-    check_slo(slo_ms)
+    slo_ms = check_slo(slo_ms)
     spec = resolve_model(model, weights, kv)
     device = single_accelerator(accelerator)
     ctx = single_value("context", context)
     limit = max_batch(spec, device, ctx)
     default = geometric_batches(min(max(1024.0, 2.0 * limit), 65536.0))
-    batches = axis_values("batch", batch, default)
+    batches = axis_values("batch", batch, default, several=True)
     floor = decode_floor(spec, device, batch=batches, context=ctx, sparse=sparse)
     critical = float(np.ravel(floor.critical_batch)[0])
 
@@ -86,12 +90,11 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
     rate = ax.plot(batches, floor.tokens_per_s, color=OKABE_ITO["blue"], lw=2.4, label="aggregate tokens/s (left)")
     latency = twin.plot(batches, floor.step_time_s * 1e3, color=OKABE_ITO["vermillion"], lw=2.0, ls="--",
                         label="per-sequence ms/token (right)")
-    for axes in (ax, twin):
-        axes.set_xscale("log", base=2)
-        axes.set_yscale("log")
+    batch_axis(ax)  # the twin shares it
+    ax.set_yscale("log")
+    twin.set_yscale("log")
     b_low, b_high = batches[0], batches[-1]
     ax.set_xlim(b_low, b_high)
-    ax.xaxis.set_major_formatter(plain_formatter())
     ax.yaxis.set_major_formatter(count_formatter())
     ax.yaxis.set_minor_formatter(count_formatter(minor=True))
     twin.yaxis.set_minor_formatter(plain_formatter(minor=True))
@@ -132,7 +135,6 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
         twin.set_ylim(min(low, slo_ms / 1.5), max(high, slo_ms * 1.5))
     for axes in (ax, twin):
         _span_at_least(axes, 10.0)
-    ax.set_xlabel("batch B [sequences decoded together]")
     ax.set_ylabel("aggregate decode rate [tokens/s]", color=OKABE_ITO["blue"])
     twin.set_ylabel("per-sequence latency [ms/token]", color=OKABE_ITO["vermillion"])
     ax.grid(True, which="major", color="0.88", lw=0.7)
@@ -166,7 +168,8 @@ def context_plot(model, accelerator, context=None, batch=(1, 8, 64), *, slo_ms=N
     accelerator : str or Accelerator
         One accelerator.
     context : array_like, optional
-        Contexts T [tokens]; default 65 points from 0 to the model's maximum position (at most 128k).
+        Contexts T [tokens], at least two; default 65 points from 0 to the model's maximum
+        position (at most 128k).
     batch : array_like
         Batches, one line each (default 1, 8, 64).
     slo_ms : float, optional
@@ -191,11 +194,10 @@ def context_plot(model, accelerator, context=None, batch=(1, 8, 64), *, slo_ms=N
     """
     from ..estimate import sweep
 
-    check_slo(slo_ms)
+    slo_ms = check_slo(slo_ms)
     spec = resolve_model(model, weights, kv)
     device = single_accelerator(accelerator)
-    longest = float(min(spec.max_position_embeddings or 131072, 131072))
-    contexts = axis_values("context", context, np.linspace(0.0, longest, 65))
+    contexts = axis_values("context", context, np.linspace(0.0, longest_context(spec), 65), several=True)
     batches = axis_values("batch", batch, [1, 8, 64])
     floor = sweep([spec], [device], batch=batches, context=contexts, sparse=sparse)[0]
     ok = fits(spec, floor, device)
@@ -226,7 +228,7 @@ def context_plot(model, accelerator, context=None, batch=(1, 8, 64), *, slo_ms=N
     ax.set_xlim(contexts[0], contexts[-1])
     ax.set_ylim(bottom=0)
     token_axis(ax.xaxis, contexts[-1])
-    ax.set_xlabel("context T [tokens cached per sequence]")
+    ax.set_xlabel(CONTEXT_AXIS_LABEL)
     ax.set_ylabel("decode step floor = per-sequence latency [ms/token]")
     ax.grid(True, color="0.88", lw=0.7)
     ax.set_title(f"Context: {title(spec, floor, device)}", fontsize=11)
