@@ -5,8 +5,7 @@ H200 (141 GB, 4.8 TB/s) and one MI300X (192 GB, 5.3 TB/s), shaded by verdict —
 memory-bound, fits and compute-bound, does not fit — with the contour where the decode step
 floor (the time between two tokens of one sequence) equals a 25 ms/token target.  (In bf16
 the 141 GB of weights leave an H200 little room for KV cache.)  Memory is the planning rule of
-:mod:`roofline_decode.planning` (printed GB read as GiB, minus a 2 GiB reserve) when that
-module is installed.  The maps show two planning lessons: long contexts run out of memory
+:mod:`roofline_decode.planning` (printed GB read as GiB, minus a 2 GiB reserve).  The maps show two planning lessons: long contexts run out of memory
 long before batching runs out of bandwidth, and a full device reads all its memory every
 step, so a latency target tighter than usable memory / bandwidth caps the batch before
 capacity does.
