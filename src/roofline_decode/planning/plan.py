@@ -154,7 +154,8 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
     -------
     PlanResult
         One :class:`PlanRow` per accelerator: whether it fits, the largest batch that would fit
-        at this context (``None`` at context 0: no KV cache to bound it), the floor step time
+        at this context (``None`` when no KV cache stays in device memory to bound it: context 0, or
+        ``offload_kv=1``), the floor step time
         and tokens/s, the bound, the verdict, and the smallest device count that fits and meets the target
         (``None`` if none up to ``max_devices`` does, or if the device has no interconnect
         figure and ``link_bandwidth`` is not given).

@@ -12,7 +12,9 @@ meets the target and whose KV caches fit.
 
 Sequences in steady state sit at every point of their decode, so the mean context is
 ``prompt_length + (output_length − 1) / 2``; KV bytes are linear in the context, so both the
-resident cache and the bytes read per step are those of every sequence at that mean.
+resident cache and the bytes read per step are those of every sequence at that mean.  (For
+sliding-window layers they are min(T, W), which is concave: at the mean context they are at
+least the true mean, so for such models the rate is slightly conservative when contexts cross W.)
 Prefill is not counted (decode-only servers, or prefill on other devices).
 """
 
