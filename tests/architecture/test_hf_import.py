@@ -194,6 +194,8 @@ def test_quantization_errors_and_override():
     with pytest.raises(ConfigError, match="quant_method: unsupported quantization 'hqq'; supported: awq"):
         Model.from_hf_config(config)
     assert Model.from_hf_config(config, weight_format="q4_0").weight_format.name == "q4_0"
+    with pytest.raises(ConfigError, match="quantization_config.quant_method: required key is missing; supported: awq"):
+        Model.from_hf_config({**config, "quantization_config": {"bits": 4}})
     with pytest.raises(ConfigError, match="bits: expected 2, 3, 4 or 8"):
         Model.from_hf_config({**config, "quantization_config": {"quant_method": "gptq", "bits": 5}})
     assert rd.load_model("deepseek-v3").weight_format.compute_precision == "fp8"

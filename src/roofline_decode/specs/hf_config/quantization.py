@@ -19,6 +19,8 @@ def quantization_formats(r: ConfigReader, is_moe: bool) -> dict[str, Any]:
         raise r.error("quantization_config", f"expected an object, got {q!r}")
     method = q.get("quant_method")
     key = "quantization_config.quant_method"
+    if method is None:
+        raise r.error(key, f"required key is missing; supported: {', '.join(_QUANT_METHODS)}")
     if method == "mxfp4":  # transformers quantizes only the MoE experts to MXFP4
         return {"expert_weight_format": "mxfp4"} if is_moe else {"weight_format": "mxfp4"}
     if method in ("fp8", "fbgemm_fp8"):
