@@ -214,7 +214,7 @@ def load_model(id_or_path: str | Path, weights=None, kv=None, **overrides: Any) 
         model = id_or_path.replace(**overrides) if overrides else id_or_path
     else:
         path = Path(id_or_path)
-        if str(id_or_path).endswith(".json") or path.is_dir():
+        if str(id_or_path).endswith(".json") or (str(id_or_path) and path.is_dir()):  # "" is not the cwd
             model = Model.from_hf_config(path, **overrides)
         else:
             bundled = _MODEL_DIR / f"{id_or_path}.json"
