@@ -142,6 +142,7 @@ def test_batch_plot_draws_rate_latency_transition_and_capacity():
     assert f"B = {limit:.0f}" in by_gid(ax, "capacity-label")[0].get_text()
     assert by_gid(ax.twin, "latency-target")[0].get_ydata()[0] == 10
     assert ax.twin.get_xscale() == "log"  # shares the batch axis
+    assert ax.get_zorder() > ax.twin.get_zorder() and not ax.patch.get_visible()  # labels above the twin's lines
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any("compute-bound" in t for t in legend) and any("does not fit" in t for t in legend)
     assert "Llama-3.1-8B" in ax.get_title() and "H100" in ax.get_title() and "bf16" in ax.get_title()

@@ -87,6 +87,9 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
     ax = new_axes(ax)
     twin = ax.twinx()
     ax.twin = twin
+    # the legend and the annotations live on ax: draw it above the twin's lines (ax made transparent)
+    ax.set_zorder(twin.get_zorder() + 1)
+    ax.patch.set_visible(False)
     rate = ax.plot(batches, floor.tokens_per_s, color=OKABE_ITO["blue"], lw=2.4, label="aggregate tokens/s (left)")
     latency = twin.plot(batches, floor.step_time_s * 1e3, color=OKABE_ITO["vermillion"], lw=2.0, ls="--",
                         label="per-sequence ms/token (right)")
