@@ -61,12 +61,12 @@ def run_plot(args: argparse.Namespace) -> int:
     gpu = args.gpu[0]
     common = dict(sparse=args.sparse)
     if args.kind == "ridge":
-        ax = plotting.ridge_plot(model, args.gpu, batch=args.batch, context=args.context or [4096], **common)
+        ax = plotting.ridge_plot(model, args.gpu, batch=args.batch, context=args.context, **common)
     elif args.kind == "batch":
         ax = plotting.batch_plot(model, gpu, batch=args.batch, context=_one(args.context, 4096),
                                  slo_ms=args.slo_ms, **common)
     elif args.kind == "context":
-        ax = plotting.context_plot(model, gpu, context=args.context, batch=args.batch or [1, 8, 64],
+        ax = plotting.context_plot(model, gpu, context=args.context, batch=args.batch,
                                    slo_ms=args.slo_ms, **common)
     elif args.kind == "breakdown":
         ax = plotting.breakdown_plot(model, gpu, batch=args.batch, context=args.context, over=args.over, **common)

@@ -108,9 +108,18 @@ def geometric_batches(largest: float, points: int = 48) -> np.ndarray:
     return np.unique(np.round(np.geomspace(1.0, max(float(largest), 2.0), points)))
 
 
-def precision_label(floor) -> str:
-    """``"bf16 weights, fp8 KV, bf16 compute"`` for a DecodeFloor."""
-    return f"{floor.weight_format} weights, {floor.kv_format} KV, {floor.compute_precision.split(' ')[0]} compute"
+def precision_label(*floors) -> str:
+    """``"bf16 weights, fp8 KV, bf16 compute"`` for one or more DecodeFloors of one model.
+
+    The compute precision is named when every accelerator with a published peak computes in
+    the same one; otherwise the title leaves it to the legend (and says so), and it is left
+    out when no accelerator has a peak.
+    """
+    compute = sorted({f.compute_precision.split(" ")[0] for f in floors if np.isfinite(f.peak_flops)})
+    label = f"{floors[0].weight_format} weights, {floors[0].kv_format} KV"
+    if len(compute) == 1:
+        return f"{label}, {compute[0]} compute"
+    return f"{label}, compute precision per accelerator in the legend" if compute else label
 
 
 def title(model, floor, accelerator=None) -> str:

@@ -119,6 +119,8 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
             (f"{np.ceil(b):.0f}" if np.isfinite(b) else "∞") + (f" @ {context_label(t)}" if len(contexts) > 1 else "")
             for b, t in zip(critical, contexts)
         ]
+        if not np.isfinite(fl.peak_flops):  # no roof to reach: not a KV-cache effect
+            cells = ["none (no published peak)"]
         critical_lines.append(f"{device.name}: " + ", ".join(cells))
 
     if label_batches:
@@ -164,5 +166,5 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
             bbox=dict(boxstyle="round,pad=0.4", facecolor="white", edgecolor="0.7", alpha=0.92), zorder=7)
 
     names = devices[0].name if len(devices) == 1 else f"{len(devices)} accelerators"
-    ax.set_title(f"Decode roofline: {spec.name} on {names}\n{precision_label(floors[0])}", fontsize=11)
+    ax.set_title(f"Decode roofline: {spec.name} on {names}\n{precision_label(*floors)}", fontsize=11)
     return ax
