@@ -61,12 +61,16 @@ def test_critical_batch_separates_the_bound(model, device, t, ratio):
 @law
 @given(dense_models, accelerators(), contexts)
 def test_critical_batch_matches_the_symbolic_closed_form(model, device, t):
+    """The closed form holds for B <= V (one embedding row per sequence).  Past B = V the
+    gather saturates and ``decode_floor`` continues in the second linear regime, so there
+    the numeric crossing lies at or beyond V (and may be finite where the closed form is not)."""
     numeric = float(decode_floor(model, device, 1, t).critical_batch)
     closed = float(symbolic.closed_form("critical_batch_dense").evaluate(model, device, context=t))
-    if np.isinf(numeric):
-        assert np.isinf(closed)
+    if closed <= model.vocab_size:
+        assert numeric == pytest.approx(closed, rel=1e-12)
     else:
-        assert closed == pytest.approx(numeric, rel=1e-12)
+        assert numeric >= model.vocab_size
+        assert np.isinf(closed) or numeric <= closed
 
 
 @law
