@@ -91,11 +91,19 @@ def axis_values(name: str, values: Any, default, several: bool = False) -> np.nd
     With ``several``, at least two distinct values are needed (the plot draws a line or a map
     along this axis).
     """
-    array = np.unique(np.atleast_1d(np.asarray(default if values is None else values, dtype=float)).ravel())
+    array = np.unique(_floats(name, default if values is None else values).ravel())
     if array.size < (2 if several else 1):
         allowed = "at least two distinct values (this plot draws along it)" if several else "at least one value"
         raise InvalidValueError(name, values, allowed)
     return array
+
+
+def _floats(name: str, values: Any) -> np.ndarray:
+    """``values`` as an at-least-1-D float array; :class:`InvalidValueError` if they are not numbers."""
+    try:
+        return np.atleast_1d(np.asarray(values, dtype=float))
+    except (TypeError, ValueError):
+        raise InvalidValueError(name, values, "a number or a list of numbers") from None
 
 
 def longest_context(model) -> float:
@@ -188,8 +196,11 @@ def max_batch(model, accelerator, context: float) -> float:
     from ..catalog import load_accelerator
     from ..planning import capacity
 
+    tokens = single_value("context", context)
+    if tokens < 0:
+        raise InvalidValueError("context", context, "a finite number of tokens >= 0")
     model, accelerator = resolve_model(model), load_accelerator(accelerator)
-    return float(np.asarray(capacity.max_batch(model, accelerator, max(float(context), 1.0))))
+    return float(np.asarray(capacity.max_batch(model, accelerator, max(tokens, 1.0))))
 
 
 def save(ax_or_figure, path: str | Path, dpi: float = 150) -> Path:
@@ -242,9 +253,9 @@ def single_accelerator(accelerator):
 
 def single_value(name: str, value: Any) -> float:
     """A scalar from a number or a one-element array (the axis a plot holds fixed)."""
-    array = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
-    if array.size != 1:
-        raise InvalidValueError(name, value, "a single number here (this plot sweeps the other axis)")
+    array = _floats(name, value).ravel()
+    if array.size != 1 or not np.isfinite(array[0]):
+        raise InvalidValueError(name, value, "a single finite number here (this plot sweeps the other axis)")
     return float(array[0])
 
 
