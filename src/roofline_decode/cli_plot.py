@@ -54,6 +54,8 @@ def run_plot(args: argparse.Namespace) -> int:
                                 "(only 'plot ridge' compares several)")
     if args.slo_ms is not None and args.kind not in SLO_KINDS:
         raise InvalidValueError("--slo-ms", args.slo_ms, f"a target only with plot {', '.join(SLO_KINDS)}")
+    if args.over is not None and args.kind != "breakdown":
+        raise InvalidValueError("--over", args.over, "an axis only with plot breakdown")
     plt = headless()  # files only: never open a window
     from . import plotting
 

@@ -28,6 +28,7 @@ def test_plot_kinds_write_files(tmp_path, capsys, kind, extra, suffix):
     (["plot", "ridge", "-o", "ridge.jpg"], "output='ridge.jpg' is invalid: expected a file name ending in .png, .svg, .pdf"),
     (["plot", "batch", "--gpu", "mi300x", "-o", "b.png"], "one accelerator for 'plot batch'"),
     (["plot", "ridge", "--slo-ms", "20", "-o", "r.png"], "--slo-ms"),
+    (["plot", "batch", "--over", "context", "-o", "b.png"], "--over='context' is invalid: expected an axis only with plot breakdown"),
     (["plot", "batch", "--context", "1k,2k", "-o", "b.png"], "one context for this plot"),
     (["plot", "map", "--gpu", "h100-sxn", "-o", "m.png"], "unknown accelerator id 'h100-sxn'"),
     (["plot", "batch", "--dpi", "0.5", "-o", "b.png"], "dpi=0.5 is invalid: expected a resolution from 1 to 1200"),
