@@ -199,11 +199,11 @@ def run_demo(args: argparse.Namespace) -> int:
     for gpu in DEMO_GPUS:
         print(f"  {gpu:16s} {int(max_batch(DEMO_MODEL, gpu, DEMO_CONTEXT)):>5d} sequences")
     print()
-    print(write_demo_plot(result, args.out))
+    print(write_demo_plot(args.out))
     return 0
 
 
-def write_demo_plot(result, out: str) -> str:
+def write_demo_plot(out: str) -> str:
     """Write the demo's ridge-point plot; returns a line saying where (or why not).
 
     The plot places the demo model's decode steps (batch 1 to 1024) on the roofline of every
