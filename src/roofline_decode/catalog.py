@@ -107,9 +107,22 @@ def spec_directories() -> list[Path]:
     return [bundled_spec_directory(), *env, *_user_directories]
 
 
+def _folder_stamp(path: Path) -> int:
+    """Latest modification time of a spec folder and its subfolders (a file: its own), so a
+    file added to or removed from a folder already indexed is seen on the next look-up."""
+    if path.is_file():
+        return path.stat().st_mtime_ns
+    stamp = path.stat().st_mtime_ns
+    for root, folders, _ in os.walk(path):
+        for folder in folders:
+            stamp = max(stamp, os.stat(os.path.join(root, folder)).st_mtime_ns)
+    return stamp
+
+
 @lru_cache(maxsize=4)
-def _index(directories: tuple[Path, ...]) -> dict[str, dict[str, Path]]:
-    """id -> file for each spec type, later directories overriding earlier ones."""
+def _index(directories: tuple[Path, ...], stamps: tuple[int, ...] = ()) -> dict[str, dict[str, Path]]:
+    """id -> file for each spec type, later directories overriding earlier ones (``stamps``
+    only keys the cache)."""
     index: dict[str, dict[str, Path]] = {"accelerator": {}, "memory_tier": {}}
     for directory in directories:
         seen: dict[str, Path] = {}
@@ -128,7 +141,8 @@ def _index(directories: tuple[Path, ...]) -> dict[str, dict[str, Path]]:
 
 
 def _current_index() -> dict[str, dict[str, Path]]:
-    return _index(tuple(spec_directories()))
+    directories = tuple(spec_directories())
+    return _index(directories, tuple(_folder_stamp(d) for d in directories))
 
 
 @lru_cache(maxsize=256)

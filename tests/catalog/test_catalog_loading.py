@@ -270,3 +270,20 @@ def test_unknown_id_suggests_close_ids():
         catalog.load_accelerator("h100-smx")
     with pytest.raises(UnknownIdError):
         catalog.load_memory_tier("h100-sxm")
+
+
+def test_a_file_added_to_an_indexed_folder_is_seen(tmp_path):
+    import shutil
+
+    import roofline_decode.catalog as catalog
+
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    catalog.add_spec_directory(folder)
+    try:
+        assert "late-gpu" not in catalog.list_accelerators()
+        shutil.copy(catalog.bundled_spec_directory() / "nvidia" / "l4.toml", folder / "late-gpu.toml")
+        assert "late-gpu" in catalog.list_accelerators()
+        assert catalog.load_accelerator("late-gpu").memory_bandwidth == catalog.load_accelerator("l4").memory_bandwidth
+    finally:
+        catalog.remove_spec_directory(folder)
