@@ -299,3 +299,17 @@ def test_cli_entry_point_bad_config_no_traceback(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr and "not valid JSON" in run.stderr
+
+
+def test_a_config_in_the_current_folder_is_named_after_the_folder(tmp_path, monkeypatch):
+    import json
+
+    import roofline_decode as rd
+
+    config = json.loads((rd.catalog._MODEL_DIR / "llama-2-7b.json").read_text())
+    config.pop("_roofline")
+    folder = tmp_path / "my-llama"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    monkeypatch.chdir(folder)
+    assert rd.load_model("config.json").name == "my-llama"

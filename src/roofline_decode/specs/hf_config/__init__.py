@@ -84,7 +84,7 @@ def model_from_hf_config(config, name: str | None = None, **overrides: Any):
         raise ConfigError(source, "_roofline", f"expected an object, got {meta!r}")
     if name is None:
         name = meta.get("name") or data.get("_name_or_path") or (
-            Path(source).parent.name if source != "<config dict>" else model_type
+            (Path(source).resolve().parent.name or model_type) if source != "<config dict>" else model_type
         )
     fields.update(name=name, source=meta.get("config_source") or (source if source != "<config dict>" else None))
     fields = {k: v for k, v in fields.items() if v is not None}
