@@ -121,11 +121,17 @@ def main() -> int:
     after = measure_bandwidth()
     print(f"probe (after):  {after}")
     best = before if before.read_bandwidth >= after.read_bandwidth else after
+    # The floor is built on the fastest single probe pass (STREAM's best rate) of either probe:
+    # the kernel's figures keep each point's quietest pass too, so both sides read the machine
+    # at its best.  The sustained (median) read is what "% of read" compares with.
+    peak_read = max(before.peak_read_bandwidth, after.peak_read_bandwidth)
     host = host_accelerator(BandwidthReport(
-        read_bandwidth=best.read_bandwidth, copy_bandwidth=best.copy_bandwidth,
+        read_bandwidth=peak_read, copy_bandwidth=best.copy_bandwidth,
         fp32_flops=max(before.fp32_flops, after.fp32_flops), array_bytes=best.array_bytes,
         cache_bytes=best.cache_bytes, repeats=best.repeats, threads=best.threads, kernels=best.kernels))
-    read = host.memory_bandwidth
+    read = best.read_bandwidth
+    print(f"floor bandwidth: {peak_read / 1e9:.1f} GB/s (fastest probe pass); sustained read (median): "
+          f"{read / 1e9:.1f} GB/s")
     print(f"model: {model.name}, {model.streamed_parameters * 4 / 1e9:.3f} GB fp32 weights per step; "
           f"sweeps took {sweep_s:.0f} s")
 
