@@ -114,7 +114,8 @@ def link_bandwidth_of(accelerator, link_bandwidth: float | None, num_devices: in
     if link is None:
         raise InvalidValueError(
             "link_bandwidth", None,
-            f"a per-direction link bandwidth in B/s: {accelerator.name} has no interconnect figure",
+            f"a per-direction link bandwidth in B/s (link_bandwidth=..., or --link-gbps on the command "
+            f"line): {accelerator.name} has no interconnect figure",
         )
     if link.scope == "per_peer" and num_devices > 2:
         notes.append(f"{link.name} is a per-peer bridge joining two cards; {num_devices} devices assume every hop gets it")
