@@ -31,7 +31,7 @@ from typing import Any
 from ..errors import RooflineError
 from ..formats import NumberFormat, group_quantized
 from ..specs.accelerator import Accelerator, Figure, Source
-from .rows import MeasurementFileError, MeasurementRow
+from .rows import MeasurementFileError, MeasurementRow, read_csv_records
 
 __all__ = ["PublishedRows", "load_published", "gptq_format", "exl2_format", "mi250x_gcd", "rtx_3090_ti",
            "kv_read_layer_model", "GPT_FAST_MEAN_CONTEXT", "published_layout"]
@@ -231,13 +231,7 @@ def load_published(path: str | Path) -> PublishedRows:
         The header matches none of the four layouts, or a placed row is invalid.
     """
     path = Path(path)
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            records = list(csv.DictReader(handle))
-    except OSError as exc:
-        raise MeasurementFileError(str(path), None, "(file)", f"cannot read: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise MeasurementFileError(str(path), None, "(file)", f"not a readable CSV: {exc}") from None
+    records = read_csv_records(path)
     header = set(records[0]) if records else set()
     layout = next((name for name, (needed, _) in _LAYOUTS.items() if needed <= header), None)
     if layout is None:

@@ -275,19 +275,23 @@ def rows_from_records(records: list[dict[str, Any]], source: str = "<records>", 
     return rows
 
 
-def load_csv(path: str | Path, **defaults: Any) -> list[MeasurementRow]:
-    """Rows from a CSV file with a header line (see :data:`COLUMNS` for accepted names)."""
-    path = Path(path)
+def read_csv_records(path: Path) -> list[dict[str, Any]]:
+    """The records of a CSV file with a header line; unreadable files raise MeasurementFileError."""
     try:
         with path.open(newline="", encoding="utf-8") as handle:
-            records = list(csv.DictReader(handle))
+            return list(csv.DictReader(handle))
     except OSError as exc:
         raise MeasurementFileError(str(path), None, "(file)", f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise MeasurementFileError(str(path), None, "(file)", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     except csv.Error as exc:
         raise MeasurementFileError(str(path), None, "(csv)", f"malformed CSV: {exc}") from None
-    return rows_from_records(records, str(path), **defaults)
+
+
+def load_csv(path: str | Path, **defaults: Any) -> list[MeasurementRow]:
+    """Rows from a CSV file with a header line (see :data:`COLUMNS` for accepted names)."""
+    path = Path(path)
+    return rows_from_records(read_csv_records(path), str(path), **defaults)
 
 
 def load_json(path: str | Path, **defaults: Any) -> list[MeasurementRow]:
