@@ -26,7 +26,9 @@ RECORD_KEYS = (
 )
 
 
-def _as_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.ndarray:
+def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.ndarray:
+    """``value`` as a float array of finite numbers above ``minimum`` (or equal, if
+    ``inclusive``); otherwise an InvalidValueError naming ``name`` and the first bad value."""
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -286,8 +288,8 @@ def decode_floor(
 
     model = load_model(model)
     accelerator = load_accelerator(accelerator)
-    batch_array = _as_array("batch", batch, 0.0, inclusive=False)
-    context_array = _as_array("context", context, 0.0, inclusive=True)
+    batch_array = checked_array("batch", batch, 0.0, inclusive=False)
+    context_array = checked_array("context", context, 0.0, inclusive=True)
     batch_array, context_array = np.broadcast_arrays(batch_array, context_array)
     traffic = _traffic(model, batch_array, context_array)
     return _timed(model, accelerator, batch_array, context_array, traffic, sparse)
@@ -349,8 +351,8 @@ def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: boo
 
     models = [models] if isinstance(models, (str, Model)) else list(models)
     accelerators = [accelerators] if isinstance(accelerators, (str, Accelerator)) else list(accelerators)
-    batch_axis = _as_array("batch", batch, 0.0, inclusive=False).ravel()[:, None]
-    context_axis = _as_array("context", context, 0.0, inclusive=True).ravel()[None, :]
+    batch_axis = checked_array("batch", batch, 0.0, inclusive=False).ravel()[:, None]
+    context_axis = checked_array("context", context, 0.0, inclusive=True).ravel()[None, :]
     batch_grid, context_grid = np.broadcast_arrays(batch_axis, context_axis)
     devices = [load_accelerator(a) for a in accelerators]
     result = SweepResult()

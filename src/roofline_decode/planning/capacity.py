@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import formulas as f
-from ..errors import InvalidValueError
+from ..estimate import checked_array
 from ..units import GiB, MiB, TiB
 from ._checks import fraction, non_negative
 
@@ -123,16 +123,6 @@ def resident_bytes(model, batch: Any, context: Any) -> np.ndarray:
     return model.weight_bytes + np.asarray(batch, dtype=float) * kv_bytes_per_sequence(model, context)
 
 
-def _context_array(context: Any, name: str = "context", minimum: float = 1) -> np.ndarray:
-    try:
-        array = np.asarray(context, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidValueError(name, context, "a number or an array of numbers") from None
-    if array.size == 0 or not np.all(np.isfinite(array)) or np.any(array < minimum):
-        raise InvalidValueError(name, context, f"finite numbers >= {minimum:g}")
-    return array
-
-
 def max_batch(model, accelerator, context: Any, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
               binary_units: bool = True) -> np.ndarray:
     """Largest number of sequences whose KV caches fit beside the weights on one device.
@@ -157,7 +147,7 @@ def max_batch(model, accelerator, context: Any, reserve: float = DEFAULT_RESERVE
     15
     """
     model, accelerator = _load(model, accelerator)
-    context = _context_array(context)
+    context = checked_array("context", context, 1, inclusive=True)
     usable = usable_memory(accelerator, reserve, reserve_fraction, binary_units)
     per_sequence = kv_bytes_per_sequence(model, context)
     real = f.batch_capacity(usable, model.weight_bytes, per_sequence)
@@ -184,7 +174,7 @@ def max_context(model, accelerator, batch: Any = 1, reserve: float = DEFAULT_RES
     32277
     """
     model, accelerator = _load(model, accelerator)
-    batch = _context_array(batch, "batch", 1)
+    batch = checked_array("batch", batch, 1, inclusive=True)
     usable = usable_memory(accelerator, reserve, reserve_fraction, binary_units)
     free = np.maximum(usable - model.weight_bytes, 0) / batch
     m_kv = model.kv_bytes_per_token_per_layer

@@ -67,10 +67,10 @@ def _latency(collective_latency: Any) -> float:
 
 
 def _grid(batch: Any, context: Any) -> tuple[np.ndarray, np.ndarray]:
-    from ..estimate import _as_array
+    from ..estimate import checked_array
 
-    b = _as_array("batch", batch, 0.0, inclusive=False)
-    t = _as_array("context", context, 0.0, inclusive=True)
+    b = checked_array("batch", batch, 0.0, inclusive=False)
+    t = checked_array("context", context, 0.0, inclusive=True)
     return tuple(np.broadcast_arrays(b, t))  # type: ignore[return-value]
 
 
