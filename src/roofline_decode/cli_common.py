@@ -12,16 +12,19 @@ from typing import Any
 from .errors import InvalidValueError
 
 
+def _scaled_number(text: str) -> float:
+    """``text`` as a float; a trailing k or K multiplies by 1024 (``32K`` = 32768 tokens)."""
+    text = text.strip()
+    scale = 1024 if text[-1:] in ("k", "K") else 1
+    return float(text[:-1] if scale > 1 else text) * scale
+
+
 def number_list(text: str) -> list[float]:
     """Parse ``"1,8,64"`` (also ``1e3``, ``4k``, ``32K``) into numbers; an argparse type."""
     values = []
     for part in text.split(","):
-        part = part.strip()
-        scale = 1
-        if part[-1:] in ("k", "K"):
-            part, scale = part[:-1], 1024
         try:
-            value = float(part) * scale
+            value = _scaled_number(part)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
         if not math.isfinite(value):
@@ -93,5 +96,20 @@ def fraction(name: str):
     return _number_type(name, "a number in [0, 1]", lambda value: 0 <= value <= 1)
 
 
+def whole_number(name: str, low: int):
+    """An argparse type for a whole number >= ``low`` named ``name`` (``32K`` allowed)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = _scaled_number(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+        if not value.is_integer() or value < low:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number >= {low}, got {text!r}")
+        return int(value)
+
+    return parse
+
+
 __all__ = ["number_list", "add_model_arguments", "load_model_from_args", "emit_records", "positive", "non_negative",
-           "fraction", "InvalidValueError"]
+           "fraction", "InvalidValueError", "whole_number"]

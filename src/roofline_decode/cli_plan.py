@@ -4,26 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from .cli_common import add_model_arguments, emit_records, fraction, load_model_from_args, non_negative, positive
+from .cli_common import (
+    add_model_arguments, emit_records, fraction, load_model_from_args, non_negative, positive, whole_number,
+)
 
 EXAMPLE = (
     "example: roofline-decode plan --model llama-3.1-70b --gpu h100-sxm --gpu h200-sxm "
     "--batch 16 --context 32768 --slo-ms 50 [--tp 2] [--offload-kv 0.5 --tier pcie5-x16]"
 )
-
-
-def _whole(name: str, low: int):
-    def parse(text: str) -> int:
-        scale = 1024 if text[-1:] in ("k", "K") else 1
-        try:
-            value = float(text[:-1] if scale > 1 else text) * scale
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
-        if not value.is_integer() or value < low:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number >= {low}, got {text!r}")
-        return int(value)
-
-    return parse
 
 
 def register(subparsers) -> None:
@@ -33,11 +21,11 @@ def register(subparsers) -> None:
                     "tensor-parallel device count that does both.", epilog=EXAMPLE,
     )
     add_model_arguments(parser)
-    parser.add_argument("--batch", type=_whole("--batch", 1), required=True, help="sequences decoded together")
-    parser.add_argument("--context", type=_whole("--context", 0), required=True, help="tokens each sequence holds (32768 or 32K)")
+    parser.add_argument("--batch", type=whole_number("--batch", 1), required=True, help="sequences decoded together")
+    parser.add_argument("--context", type=whole_number("--context", 0), required=True, help="tokens each sequence holds (32768 or 32K)")
     parser.add_argument("--slo-ms", type=positive("--slo-ms"), help="per-token target in milliseconds")
-    parser.add_argument("--tp", type=_whole("--tp", 1), default=1, help="devices per replica, tensor parallel (default 1)")
-    parser.add_argument("--max-devices", type=_whole("--max-devices", 1), default=8,
+    parser.add_argument("--tp", type=whole_number("--tp", 1), default=1, help="devices per replica, tensor parallel (default 1)")
+    parser.add_argument("--max-devices", type=whole_number("--max-devices", 1), default=8,
                         help="largest device count searched (default 8)")
     parser.add_argument("--reserve-gib", type=non_negative("--reserve-gib"), default=2.0, help="runtime reserve per device in GiB (default 2)")
     parser.add_argument("--offload-kv", type=fraction("--offload-kv"), default=0.0,
