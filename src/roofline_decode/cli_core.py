@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .cli_common import add_model_arguments, emit_records, load_model_from_args, number_list
 from .units import GB, TFLOP, format_number
+from .views_table import format_table
 
 #: The built-in default of ``demo``: a model and a spread of catalog accelerators.
 DEMO_MODEL = "llama-3.1-8b"
@@ -46,13 +47,6 @@ def run_floor(args: argparse.Namespace) -> int:
     return 0
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in rows]
-    return "\n".join(line.rstrip() for line in lines)
-
-
 def run_list(args: argparse.Namespace) -> int:
     from . import catalog
     from .catalog_docs import headline_peak, printed
@@ -63,7 +57,7 @@ def run_list(args: argparse.Namespace) -> int:
         for model_id in catalog.list_models():
             meta = catalog.model_metadata(model_id)
             rows.append([model_id, meta.get("name", ""), meta.get("params_stated", "")])
-        print(_table(["id", "name", "parameters (stated)"], rows))
+        print(format_table(["id", "name", "parameters (stated)"], rows))
     elif args.what == "gpus":
         rows, fell_back = [], False
         for gpu_id in catalog.list_accelerators():
@@ -80,7 +74,7 @@ def run_list(args: argparse.Namespace) -> int:
                 gpu_id, gpu.name, printed(memory) if memory else f"{gpu.memory_capacity / GB:g} GB",
                 f"{gpu.memory_bandwidth / GB:.6g} GB/s", peak, ridge,
             ])
-        print(_table(["id", "name", "memory", "bandwidth", "dense bf16 TFLOP/s", "ridge FLOP/B"], rows))
+        print(format_table(["id", "name", "memory", "bandwidth", "dense bf16 TFLOP/s", "ridge FLOP/B"], rows))
         if fell_back:
             print("(fp16): no bf16 peak published; the dense fp16 peak and its ridge point are shown")
     elif args.what == "tiers":
@@ -90,10 +84,10 @@ def run_list(args: argparse.Namespace) -> int:
             figure = tier.figures.get("bandwidth")
             rows.append([tier_id, tier.name, printed(figure) if figure else f"{tier.bandwidth / GB:.4g} GB/s",
                          tier.direction])
-        print(_table(["id", "name", "bandwidth", "meaning"], rows))
+        print(format_table(["id", "name", "bandwidth", "meaning"], rows))
     else:
         rows = [[f.name, format_number(f.bits_per_element), f.compute_precision, f.description] for f in FORMATS.values()]
-        print(_table(["format", "bits/element", "computes on", "description"], rows))
+        print(format_table(["format", "bits/element", "computes on", "description"], rows))
     return 0
 
 
@@ -108,10 +102,10 @@ def _show_hardware(spec) -> str:
     if any(value for _, value in about):
         lines.append("  " + "; ".join(f"{label}: {value}" for label, value in about if value))
     rows = [[key, printed(fig), fig.kind, fig.source] for key, fig in spec.figures.items()]
-    width = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(("figure", "as printed", "kind", "source"))]
-    lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(("figure", "as printed", "kind", "source"), width)).rstrip())
-    for row, fig in zip(rows, spec.figures.values()):
-        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, width)).rstrip())
+    table = format_table(("figure", "as printed", "kind", "source"), rows, indent="  ").splitlines()
+    lines.append(table[0])
+    for row_line, fig in zip(table[1:], spec.figures.values()):
+        lines.append(row_line)
         for label in ("derivation", "structure", "note"):
             if getattr(fig, label, None):
                 lines.append(f"      {label}: {getattr(fig, label)}")

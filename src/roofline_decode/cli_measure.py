@@ -8,6 +8,7 @@ import sys
 
 from .cli_common import emit_records, _jsonable
 from .errors import InvalidValueError
+from .views_table import format_table
 
 
 def register(subparsers) -> None:
@@ -180,7 +181,4 @@ def _table(records: list[dict]) -> str:
         lines.append([str(r["row"]), r["label"], "yes" if r["fitted"] else "", f"{r['measured_step_time_s'] * 1e3:.4g}",
                       f"{r['floor_step_time_s'] * 1e3:.4g}", f"{r['calibrated_step_time_s'] * 1e3:.4g}", band,
                       f"{r['relative_error']:+.1%}"])
-    widths = [max([len(h)] + [len(line[i]) for line in lines]) for i, h in enumerate(headers)]
-    out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
-    out += ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines]
-    return "\n".join(out)
+    return format_table(headers, lines)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .cli_common import number_list, positive
 from .errors import InvalidValueError, MissingExtraError
+from .views_table import format_table
 
 #: Default grids: (batch, context) for a full run and for ``--quick``.
 DEFAULT_GRID = ((1, 4, 16, 64), (256, 2048))
@@ -103,14 +104,12 @@ def run_validate(args: argparse.Namespace) -> int:
     rows = run_validation(model, host, batches, contexts, warmup=args.warmup, repeats=repeats, seed=args.seed)
 
     header = ("batch", "context", "measured ms", "floor ms", "measured/floor", "tokens/s", "GB/s", "% of read BW")
-    lines = [header]
+    lines = []
     for m in rows:
         lines.append((str(m.batch), str(m.context), f"{m.mean_s * 1e3:.2f} ± {m.std_s * 1e3:.2f}",
                       f"{m.floor_s * 1e3:.2f}", f"{m.measured_over_floor:.2f}", f"{m.tokens_per_s:.1f}",
                       f"{m.bw_GBs:.1f}", f"{100 * m.bw_GBs * 1e9 / host.memory_bandwidth:.0f}%"))
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    for line in lines:
-        print("  ".join(cell.rjust(w) for cell, w in zip(line, widths)))
+    print(format_table(header, lines, align="right"))
     below = [m for m in rows if m.measured_over_floor < 1.0]
     if below:
         print(f"note: {len(below)} point(s) ran faster than the floor (measured/floor < 1): the probe "

@@ -14,6 +14,19 @@ HEADERS = [
 ]
 
 
+def format_table(headers, rows, align: str = "left", indent: str = "") -> str:
+    """Columns of text padded to their widest cell, two spaces apart, trailing blanks cut.
+
+    ``align`` is ``"left"`` (labels) or ``"right"`` (numbers); ``indent`` prefixes each line.
+    """
+    pad = str.ljust if align == "left" else str.rjust
+    widths = [max([len(str(h))] + [len(str(row[i])) for row in rows]) for i, h in enumerate(headers)]
+    return "\n".join(
+        (indent + "  ".join(pad(str(cell), w) for cell, w in zip(line, widths))).rstrip()
+        for line in [list(headers), *rows]
+    )
+
+
 def floor_rows(floor) -> list[list[str]]:
     """One row of formatted cells per grid point of a :class:`DecodeFloor`."""
     shape = floor.shape
@@ -48,11 +61,7 @@ def title(floor) -> str:
 
 
 def render_text(floor) -> str:
-    rows = floor_rows(floor)
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADERS)]
-    lines = [title(floor), "  ".join(h.rjust(w) for h, w in zip(HEADERS, widths))]
-    lines += ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in rows]
-    return "\n".join(lines)
+    return title(floor) + "\n" + format_table(HEADERS, floor_rows(floor), align="right")
 
 
 def render_html(floor) -> str:

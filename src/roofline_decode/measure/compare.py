@@ -19,6 +19,7 @@ from ..formats import NumberFormat
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from ..units import GB, format_number
+from ..views_table import format_table
 from .rows import MeasurementRow
 
 __all__ = ["IMPOSSIBLE", "EXCEEDS_MEMORY", "RowComparison", "Comparison", "compare", "resolve_model", "resolve_accelerator"]
@@ -95,10 +96,7 @@ class Comparison(list):
                 f"{c.efficiency:.1%}", format_number(c.achieved_bandwidth / GB), f"{c.bandwidth_utilisation:.1%}",
                 c.bound, "; ".join(c.flags),
             ])
-        widths = [max([len(h)] + [len(row[i]) for row in lines]) for i, h in enumerate(headers)]
-        out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
-        out += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in lines]
-        return "\n".join(out)
+        return format_table(headers, lines)
 
 
 def resolve_model(model: Model | str | None, weight_format: str | NumberFormat | None = None,

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ..units import GB, format_number
+from ..views_table import format_table
 from ._checks import slo_ms, whole_number
 from .capacity import DEFAULT_RESERVE, usable_memory
 from .parallel import DEFAULT_COLLECTIVE_LATENCY
@@ -89,9 +90,7 @@ class PlanResult(list):
         first = self[0]
         title = f"{first.model}: batch {first.batch}, context {first.context}"
         rows = self.rows()
-        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(self.HEADERS)]
-        lines = [title, "  ".join(h.ljust(w) for h, w in zip(self.HEADERS, widths))]
-        lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+        lines = [title, format_table(self.HEADERS, rows)]
         notes = [f"  {r.accelerator}: {note}" for r in self for note in r.notes]
         return "\n".join(lines + (["notes:"] + notes if notes else []))
 
