@@ -290,12 +290,15 @@ def decode_floor(
     accelerator = load_accelerator(accelerator)
     batch_array = checked_array("batch", batch, 0.0, inclusive=False)
     context_array = checked_array("context", context, 0.0, inclusive=True)
+    context_input = context_array  # the critical batch depends on the context alone
     batch_array, context_array = np.broadcast_arrays(batch_array, context_array)
     traffic = _traffic(model, batch_array, context_array)
-    return _timed(model, accelerator, batch_array, context_array, traffic, sparse)
+    return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input)
 
 
-def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool) -> DecodeFloor:
+def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, context_input) -> DecodeFloor:
+    """Times of a step on one device; ``context_input`` is the context before broadcasting
+    against the batch, on which the critical batch (a function of context only) is solved."""
     try:
         precision, peak = accelerator.peak(model.weight_format, sparse)
     except InvalidValueError:
@@ -307,10 +310,11 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool) 
     compute = f.compute_time(traffic.flops, peak)
     step = f.step_time(memory, compute)
     if model.is_moe:  # bisection: solve once per distinct context
-        contexts, inverse = np.unique(context, return_inverse=True)
-        critical = _critical_batch(model, contexts, peak, bandwidth)[inverse].reshape(context.shape)
+        contexts, inverse = np.unique(context_input, return_inverse=True)
+        critical = _critical_batch(model, contexts, peak, bandwidth)[inverse].reshape(context_input.shape)
     else:
-        critical = _critical_batch(model, context, peak, bandwidth)
+        critical = _critical_batch(model, context_input, peak, bandwidth)
+    critical = np.broadcast_to(critical, context.shape)
     return DecodeFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name,
         weight_format=model.weight_format.name, kv_format=model.kv_format.name, compute_precision=precision,
@@ -359,6 +363,7 @@ def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: boo
     for model in models:
         model = load_model(model)
         traffic = _traffic(model, batch_grid, context_grid)
-        result.extend(_timed(model, device, batch_grid, context_grid, traffic, sparse) for device in devices)
+        result.extend(_timed(model, device, batch_grid, context_grid, traffic, sparse, context_axis)
+                      for device in devices)
     return result
 
