@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, is_real
 from ..formats import NumberFormat
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -175,7 +175,7 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
     >>> round(c.efficiency, 3), c.flags
     (0.683, ())
     """
-    if not 0 <= tolerance < 1:
+    if not is_real(tolerance) or not 0 <= tolerance < 1:
         raise InvalidValueError("tolerance", tolerance, "a number in [0, 1)")
     result = Comparison()
     for row in rows:

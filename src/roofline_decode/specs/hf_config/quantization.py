@@ -47,8 +47,8 @@ def quantization_formats(r: ConfigReader, is_moe: bool) -> dict[str, Any]:
         if group == -1:  # per output channel: scales are negligible
             return {"weight_format": NumberFormat(name=f"{method}-int{bits}", bits_per_element=bits,
                                                   compute_precision="bf16", description=f"{method} per-channel")}
-        if isinstance(group, bool) or not isinstance(group, int) or group < 1:
-            raise r.error("quantization_config.group_size", f"expected a positive integer or -1, got {group!r}")
+        if isinstance(group, bool) or not isinstance(group, int) or not 1 <= group <= 1 << 20:
+            raise r.error("quantization_config.group_size", f"expected an integer from 1 to 2**20, or -1, got {group!r}")
         # fp16 scale and a packed `bits`-bit zero point per group (GPTQ and AWQ checkpoints)
         return {"weight_format": group_quantized(bits, group, 16, bits, name=f"{method}-int{bits}-g{group}")}
     if method == "bitsandbytes":
