@@ -14,7 +14,7 @@ import numpy as np
 
 from . import formulas as f
 from .errors import InvalidValueError
-from .estimate import _layer_terms, checked_array, decode_floor
+from .estimate import _layer_terms, _streamed_terms, checked_array, decode_floor
 from .formulas import prefill as fp
 from .specs.accelerator import Accelerator
 from .specs.model import Model
@@ -45,15 +45,25 @@ def prefill_score_value_width(model: Model) -> float:
     return model.score_value_width
 
 
+def _lm_head_weight_terms(model: Model) -> float:
+    """The lm_head in the units of ``_streamed_terms``: parameters for one weight format, bytes
+    (b = 1) with per-group formats."""
+    lm_head = model.parameter_groups["lm_head"]
+    if model.has_uniform_weights:
+        return lm_head
+    return lm_head * model.group_format("lm_head").bytes_per_element
+
+
 def prefill_traffic(model: Model, batch, prompt, chunk, cached) -> Traffic:
-    """Bytes and FLOPs of prefilling ``prompt`` tokens per sequence for ``batch`` sequences."""
-    b_w = model.weight_format.bytes_per_element
+    """Bytes and FLOPs of prefilling ``prompt`` tokens per sequence for ``batch`` sequences
+    (``cached`` tokens before them)."""
     b_e = model.routed_expert_format.bytes_per_element
     layers, m_kv, experts = _layer_terms(model)
+    streamed, row, b_w = _streamed_terms(model)
     lm_head = model.parameter_groups["lm_head"]
     weight = fp.prefill_weight_bytes(
-        batch, prompt, chunk, model.streamed_parameters, lm_head, model.embedding_row_parameters, model.vocab_size,
-        b_w, *experts, model.expert_parameters, b_e,
+        batch, prompt, chunk, streamed, _lm_head_weight_terms(model), row, model.vocab_size, b_w, *experts,
+        model.expert_parameters, b_e,
     )
     kv_read = fp.prefill_kv_read_bytes(batch, prompt, chunk, cached, m_kv, *layers)
     kv_write = f.kv_write_bytes(batch * prompt, m_kv, model.num_layers)
@@ -270,13 +280,12 @@ def prefill_floor(
 def mixed_traffic(model: Model, decode_batch, decode_context, prefill_tokens, prefill_context) -> Traffic:
     """One continuous-batching step: B decode tokens and a prefill chunk of p tokens of one
     sequence, weights read once for all B + p tokens (experts touched: U(B + p))."""
-    b_w = model.weight_format.bytes_per_element
     b_e = model.routed_expert_format.bytes_per_element
     layers, m_kv, experts = _layer_terms(model)
+    streamed, row, b_w = _streamed_terms(model)
     lm_head = model.parameter_groups["lm_head"]
     tokens = decode_batch + prefill_tokens
-    weight = f.weight_bytes_read(tokens, model.streamed_parameters, model.embedding_row_parameters, model.vocab_size,
-                                 b_w, *experts, model.expert_parameters, b_e)
+    weight = f.weight_bytes_read(tokens, streamed, row, model.vocab_size, b_w, *experts, model.expert_parameters, b_e)
     has_prefill = prefill_tokens > 0
     chunk = np.maximum(prefill_tokens, 1)
     kv_read = f.kv_read_bytes(decode_batch, decode_context, m_kv, *layers) + np.where(

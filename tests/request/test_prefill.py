@@ -117,3 +117,18 @@ def test_prefill_laws(model, device, prompt, extra, batch, more, chunk):
     assert float(chunked.time_s) >= float(whole.time_s) * (1 - 1e-12)  # chunking never lowers the floor
     hit = prefill_floor(model, device, prompt + extra, batch, cached=extra)  # `extra` of the prompt cached
     assert float(hit.time_s) <= float(r.time_s[0, 1]) * (1 + 1e-12)  # a prefix-cache hit never raises it
+
+
+
+def test_per_group_formats_reach_the_prefill():
+    """q4_0 body with a bf16 lm_head and embedding, 4 chunks: the body is read 4 times, the
+    lm_head once, the 4,096 gathered rows in bf16."""
+    import roofline_decode as rd
+
+    m = rd.load_model("llama-3.1-8b", weights={"default": "q4_0", "embedding": "bf16", "lm_head": "bf16"})
+    V, d = 128256, 4096
+    r = prefill_floor(m, "h100-sxm", 4096, chunk=1024)
+    body = m.streamed_parameters - V * d
+    assert float(r.weight_bytes) == 4 * body * 4.5 / 8 + V * d * 2 + 4096 * d * 2
+    step = mixed_step_floor(m, "h100-sxm", 8, 1024, 0)
+    assert float(step.weight_bytes) == float(decode_floor(m, "h100-sxm", 8, 1024).weight_bytes)
