@@ -132,7 +132,7 @@ def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator) -> dict
         bytes_moved, flops = float(floor.bytes_total), float(floor.flops)
     # n devices: aggregate bandwidth and peak, perfect split, communication not counted
     memory = bytes_moved / (n * floor.memory_bandwidth)
-    compute = flops / (n * floor.peak_flops)
+    compute = 0.0 if np.isnan(floor.peak_flops) else flops / (n * floor.peak_flops)  # no compute peak: no bound
     return {
         "memory": memory, "compute": compute, "bytes": bytes_moved, "flops": flops,
         "bandwidth": n * floor.memory_bandwidth, "peak": n * floor.peak_flops,
