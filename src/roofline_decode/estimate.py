@@ -63,14 +63,22 @@ def _layer_terms(model: Model) -> tuple[tuple, float, tuple]:
     return layers, model.kv_bytes_per_token_per_layer, experts
 
 
+def _streamed_terms(model: Model) -> tuple[float, float, float]:
+    """(streamed, gathered row, bytes per weight) arguments of ``weight_bytes_read``: parameters
+    and b_w for one format; with per-group formats (DESIGN.md §4b) the group bytes themselves
+    with b = 1 (parameters weighted by their bytes)."""
+    if model.has_uniform_weights:
+        return model.streamed_parameters, model.embedding_row_parameters, model.weight_format.bytes_per_element
+    return model.streamed_weight_bytes, model.embedding_row_bytes, 1.0
+
+
 def _traffic(model: Model, batch: np.ndarray, context: np.ndarray) -> _Traffic:
-    b_w = model.weight_format.bytes_per_element
     b_e = model.routed_expert_format.bytes_per_element
     layers, m_kv, experts = _layer_terms(model)
 
+    streamed, row, b_w = _streamed_terms(model)
     weight = f.weight_bytes_read(
-        batch, model.streamed_parameters, model.embedding_row_parameters, model.vocab_size, b_w,
-        *experts, model.expert_parameters, b_e,
+        batch, streamed, row, model.vocab_size, b_w, *experts, model.expert_parameters, b_e,
     )
     kv_read = f.kv_read_bytes(batch, context, m_kv, *layers)
     kv_write = f.kv_write_bytes(batch, m_kv, model.num_layers)
@@ -83,21 +91,20 @@ def _traffic(model: Model, batch: np.ndarray, context: np.ndarray) -> _Traffic:
 def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
     """Bytes and FLOPs per component; they add up to the totals of :func:`_traffic`."""
     g = model.parameter_groups
-    b_w = model.weight_format.bytes_per_element
-    b_e = model.routed_expert_format.bytes_per_element
+    b = {group: fmt.bytes_per_element for group, fmt in model.group_formats.items()}
+    streamed = model.streamed_groups
     layers, m_kv, (moe_layers, experts, per_token) = _layer_terms(model)
     zero = np.zeros(np.broadcast(batch, context).shape)
     routed = moe_layers * f.expected_experts_touched(experts, per_token, batch) * model.expert_parameters
-    mlp_streamed = sum(g[k] for k in ("dense_mlp_matrix", "dense_mlp_bias", "shared_expert_matrix",
-                                      "shared_expert_bias", "router_matrix", "router_bias"))
+    mlp_streamed = sum(b[k] * streamed[k] for k in ("mlp", "shared_experts", "router"))
     mlp_matrix = (g["dense_mlp_matrix"] + g["shared_expert_matrix"] + g["router_matrix"]
                   + model.num_moe_layers * model.num_experts_per_token * g["expert_matrix"])
     bytes_parts = {
-        "attention_weights": zero + b_w * g["attention_matrix"],
-        "mlp_weights": zero + b_w * mlp_streamed + b_e * routed,
-        "norms_and_biases": zero + b_w * g["layer_vector"],
-        "embedding": zero + b_w * np.minimum(batch, model.vocab_size) * model.embedding_row_parameters,
-        "lm_head": zero + b_w * g["lm_head"],
+        "attention_weights": zero + b["attention"] * g["attention_matrix"],
+        "mlp_weights": zero + mlp_streamed + b["experts"] * routed,
+        "norms_and_biases": zero + b["norms"] * g["layer_vector"],
+        "embedding": zero + b["embedding"] * np.minimum(batch, model.vocab_size) * model.embedding_row_parameters,
+        "lm_head": zero + b["lm_head"] * g["lm_head"],
         "kv_read": zero + f.kv_read_bytes(batch, context, m_kv, *layers),
         "kv_write": zero + f.kv_write_bytes(batch, m_kv, model.num_layers),
     }
@@ -120,9 +127,9 @@ def _critical_batch(model: Model, context: np.ndarray, peak: float, bandwidth: f
     """
     one = _traffic(model, np.ones_like(context), context)
     kv_per_sequence = one.kv_read_bytes + one.kv_write_bytes
-    row = model.weight_format.bytes_per_element * model.embedding_row_parameters
+    row = model.embedding_row_bytes
     vocab = model.vocab_size
-    fixed = model.weight_format.bytes_per_element * model.streamed_parameters
+    fixed = model.streamed_weight_bytes
     if not model.is_moe:
         below = np.asarray(f.critical_batch(fixed, kv_per_sequence + row, one.flops, peak, bandwidth), dtype=float)
         above = np.asarray(f.critical_batch(fixed + vocab * row, kv_per_sequence, one.flops, peak, bandwidth), dtype=float)

@@ -182,3 +182,50 @@ def test_critical_batch_past_the_vocabulary():
     assert 1000 < b_star < np.inf
     r = decode_floor(model, device, batch=[b_star * 0.999, b_star * 1.001], context=0)
     assert list(r.bound) == ["memory", "compute"]
+
+
+def test_moe_critical_batch_with_most_experts_untouched():
+    """An MoE whose critical batch lies where only ~150 of 256 experts are read (issue 22).
+
+    The bundled MoE models reach B* with nearly every expert touched, so the bisection's upper
+    bracket (every expert read) is already B*; here it is not (385 vs 226.7), and a bisection
+    stopped early misses B* by up to 385 / 2**halvings.
+
+    Hand derivation, bf16 weights and KV (2 B), context 0, one layer, d = 64, one query and
+    one KV head of d_h = 64, V = 512, E = 256 experts of width d_e = 1024 (gated), k = 1:
+
+    * streamed parameters: q, k, v, o 4·64·64 = 16384; norms 2·64 + final 64 = 192; router
+      64·256 = 16384; lm_head 512·64 = 32768; total 65728 -> 131456 B;
+    * one expert 3·64·1024 = 196608 parameters -> 393216 B, read U(B) = 256·(1 − (255/256)^B)
+      times (DESIGN.md §4);
+    * per sequence: its gathered embedding row 64·2 = 128 B and its new K and V 2·64·2 = 256 B;
+    * FLOPs = 2·B·(16384 + 16384 + 196608 + 32768) = 524288·B (context 0: no attention scores).
+
+    On a device with ridge F / BW = 2 FLOP/B the step is compute-bound iff FLOPs >= 2·bytes:
+    524288·B >= 2·(131456 + 393216·U(B) + 384·B), i.e.
+    g(B) = 261760·B − 131456 − 393216·256·(1 − (255/256)^B) >= 0.
+    g is convex with g(0) < 0, so it has one root, found by bisecting g (in plain Python,
+    200 halvings of [1, 1000]): B* = 226.7326164917551, where U(B*) = 150.6 experts.
+    """
+    model = rd.Model(name="unsaturated-moe", num_layers=1, hidden_size=64, num_heads=1, num_kv_heads=1, head_dim=64,
+                     intermediate_size=0, vocab_size=512, num_experts=256, num_experts_per_token=1,
+                     moe_intermediate_size=1024)
+    # a small SoC: 50 GB/s, 100 GFLOP/s bf16, ridge 2 FLOP/B
+    device = Accelerator(name="ridge-2", memory_bandwidth=5e10, memory_capacity=8e9, peak_flops={"bf16": 1e11})
+    b_star = 226.7326164917551
+
+    def g(b):
+        return 261760 * b - 131456 - 393216 * 256 * (1 - (255 / 256) ** b)
+
+    assert abs(g(b_star)) < 1e-6 * 261760 * b_star  # the hand value solves the hand equation
+    assert 256 * (1 - (255 / 256) ** b_star) == pytest.approx(150.6, abs=0.05)  # far from all 256
+    # the hand terms are the library's terms
+    one = decode_floor(model, device, batch=1, context=0)
+    u1 = 1.0  # U(1) = k
+    assert float(one.weight_bytes) == 131456 + 393216 * u1 + 128
+    assert float(one.kv_write_bytes) == 256 and float(one.flops) == 524288
+    assert device.ridge_point("bf16") == 2.0
+
+    r = decode_floor(model, device, batch=[b_star * (1 - 1e-6), b_star * (1 + 1e-6)], context=0)
+    assert float(r.critical_batch[0]) == pytest.approx(b_star, rel=1e-9)
+    assert list(r.bound) == ["memory", "compute"]

@@ -46,6 +46,16 @@ def test_reserve_is_overridable():
     assert usable_memory("h100-sxm") < 79.6 * GiB
 
 
+def test_fixed_and_fractional_reserves_combine_as_documented():
+    # M (1 - f) - R (formulas.usable_memory): the fraction is of the whole capacity, and the
+    # fixed reserve comes off after it.  H100 SXM, 80 GiB, R = 2 GiB, f = 0.1:
+    # 80 x 0.9 - 2 = 70 GiB (not (80 - 2) x 0.9 = 70.2 GiB).
+    assert usable_memory("h100-sxm", reserve=2 * GiB, reserve_fraction=0.1) == pytest.approx(70 * GiB, rel=1e-12)
+    gpu = rd.Accelerator(name="my-gpu", memory_bandwidth=4.0e11, memory_capacity=64e9, peak_flops={"bf16": 1e14})
+    # 64e9 x 0.75 - 1e9 = 47e9 B (not (64e9 - 1e9) x 0.75 = 47.25e9)
+    assert usable_memory(gpu, reserve=1e9, reserve_fraction=0.25) == pytest.approx(47e9, rel=1e-12)
+
+
 @pytest.mark.parametrize("bad", [dict(reserve=-1), dict(reserve=float("nan")), dict(reserve_fraction=1.0),
                                  dict(reserve_fraction=-0.1)])
 def test_bad_reserve_names_the_field(bad):

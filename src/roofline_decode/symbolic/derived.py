@@ -92,12 +92,15 @@ def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, flo
     """
     from ..catalog import load_accelerator, load_model
 
+    from ..estimate import _streamed_terms
+
     model = load_model(model)
+    streamed, row, bytes_per_weight = _streamed_terms(model)  # per-group formats: bytes with b_w = 1
     values = {
-        "streamed_parameters": model.streamed_parameters,
-        "embedding_row_parameters": model.embedding_row_parameters,
+        "streamed_parameters": streamed,
+        "embedding_row_parameters": row,
         "vocab_size": model.vocab_size,
-        "bytes_per_weight": model.weight_format.bytes_per_element,
+        "bytes_per_weight": bytes_per_weight,
         "num_moe_layers": model.num_moe_layers,
         "num_experts": max(model.num_experts, 1),
         "num_experts_per_token": max(model.num_experts_per_token, 1),
