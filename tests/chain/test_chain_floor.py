@@ -45,7 +45,7 @@ def test_step_latency_counts_once_per_step():
 def test_records_and_table_show_the_chain():
     r = decode_floor("llama-3.2-1b", "h200-sxm", batch=[1, 256], context=4096, latency="eager-launch")
     records = r.to_records()
-    assert all(tuple(rec) == RECORD_KEYS for rec in records)
+    assert all(tuple(rec)[:len(RECORD_KEYS)] == RECORD_KEYS for rec in records)
     assert records[0]["bound"] == "latency" and records[1]["bound"] == "memory"
     assert records[0]["chain_time_s"] == pytest.approx(0.64e-3)
     text = str(r)
