@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import roofline_decode as rd
 from roofline_decode import Accelerator, InvalidValueError, RECORD_KEYS, decode_floor, sweep
+from roofline_decode.estimate import EXTRA_RECORD_KEYS, NO_COMPUTE_PEAK
 
 TERA = Accelerator(name="1 TB/s", memory_bandwidth=1e12, memory_capacity=80e9, peak_flops={"bf16": 1e15})
 # The Scaling Book's TPU v5e: 1.97e14 bf16 FLOP/s, 8.2e11 B/s
@@ -70,7 +71,7 @@ def test_broadcasting_and_records():
     assert r.shape == (3, 2)
     records = r.to_records()
     assert len(records) == 6
-    assert all(tuple(rec) == RECORD_KEYS for rec in records)
+    assert all(tuple(rec) == RECORD_KEYS + EXTRA_RECORD_KEYS for rec in records)
     assert records[0]["batch"] == 1 and records[0]["context"] == 512
     np.testing.assert_allclose(r.tokens_per_s, r.batch / r.step_time_s)
     np.testing.assert_allclose(r.per_sequence_tokens_per_s, 1 / r.step_time_s)
@@ -105,8 +106,33 @@ def test_sparse_uses_sparse_peak():
 
 def test_device_without_published_peak_keeps_memory_bound():
     apple = rd.load_accelerator("m2-ultra")
-    r = decode_floor("llama-3.1-8b", apple, batch=1, context=0)
-    assert float(r.compute_time_s) == 0 and str(r.bound) == "memory"
+    r = decode_floor("llama-3.1-8b", apple, batch=[1, 4096], context=0)
+    np.testing.assert_array_equal(r.compute_time_s, 0)
+    assert list(r.bound) == ["memory", "memory"]
+    # not defined (NaN), never +inf: inf means "memory-bound at any batch" on a device with a peak
+    assert np.isnan(r.peak_flops) and np.isnan(r.ridge_point) and np.isnan(r.critical_batch).all()
+    assert r.compute_precision == NO_COMPUTE_PEAK
+    assert r.notes == ("no compute peak published for m2-ultra (bf16 weights): compute time not bounded, "
+                       "the floor is the memory time",)
+
+
+def test_sparse_falls_back_to_the_dense_peak_and_says_so():
+    # the MI300X publishes no sparse peak: before, sparse=True used an infinite peak (2.94 ms,
+    # "memory"); the dense peak gives 47.0 ms, compute-bound
+    dense = decode_floor("llama-3.1-8b", "mi300x", batch=4096)
+    sparse = decode_floor("llama-3.1-8b", "mi300x", batch=4096, sparse=True)
+    assert float(sparse.step_time_s) == float(dense.step_time_s)
+    assert round(float(sparse.step_time_s) * 1e3, 1) == 47.0 and str(sparse.bound) == "compute"
+    assert sparse.notes == ("no sparse bf16 peak published for mi300x: the dense bf16 peak is used",)
+    assert dense.notes == ()
+    # with a sparse peak published, no note
+    assert decode_floor("llama-3.1-8b", "h100-sxm", batch=4096, sparse=True).notes == ()
+
+
+def test_precision_fallback_is_noted():
+    r = decode_floor(rd.load_model("llama-3.1-8b", weights="fp8"), "a100-80gb-sxm")
+    assert r.compute_precision == "bf16"
+    assert r.notes == ("fp8_e4m3 weights compute in bf16: no fp8 peak published for a100-80gb-sxm",)
 
 
 @pytest.mark.parametrize(

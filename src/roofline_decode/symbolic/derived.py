@@ -87,8 +87,8 @@ def step_expressions(moe: bool = True) -> dict[str, SymbolicResult]:
 def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, float]:
     """Numbers for the glossary names of the composed step, from a Model (and an Accelerator).
 
-    The peak is the one ``decode_floor`` uses (the weight format's compute precision, +inf
-    where the device publishes none).
+    The peak is the one ``decode_floor`` uses (the weight format's compute precision, the dense
+    peak where ``sparse`` finds no sparse one, NaN where the device publishes none).
     """
     from ..catalog import load_accelerator, load_model
 
@@ -118,10 +118,9 @@ def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, flo
     }
     if accelerator is not None:
         accelerator = load_accelerator(accelerator)
-        try:
-            _, peak = accelerator.peak(model.weight_format, sparse)
-        except InvalidValueError:
-            peak = float("inf")
+        from ..estimate import compute_peak
+
+        _, peak, _ = compute_peak(model.weight_format, accelerator, sparse)  # NaN: no compute peak published
         values.update(memory_bandwidth=accelerator.memory_bandwidth, peak_flops=peak,
                       memory_capacity=accelerator.memory_capacity)
     return values
