@@ -16,7 +16,8 @@ from .errors import InvalidValueError
 from .specs.accelerator import Accelerator
 from .specs.model import Model
 
-__all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS"]
+__all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS", "EXTRA_RECORD_KEYS",
+           "NO_COMPUTE_PEAK", "compute_peak"]
 
 #: Keys of :meth:`DecodeFloor.to_records` (and of the CLI's JSON output), all in SI units.
 RECORD_KEYS = (
@@ -24,6 +25,16 @@ RECORD_KEYS = (
     "kv_read_bytes", "kv_write_bytes", "bytes_total", "flops", "memory_time_s", "compute_time_s",
     "step_time_s", "tokens_per_s", "arithmetic_intensity", "ridge_point", "bound", "critical_batch",
 )
+#: Keys that follow :data:`RECORD_KEYS` in every record: the notes that hold at the grid point.
+EXTRA_RECORD_KEYS = ("notes",)
+
+#: The one wording for a device that publishes no compute peak for the precision a model
+#: computes in.  Its value: ``peak_flops``, ``ridge_point`` and ``critical_batch`` are NaN (not
+#: defined), ``compute_time_s`` is 0 (no compute bound: the floor is the memory time); JSON
+#: writes null, CSV an empty cell, the table ``n/a``.  Distinct from a critical batch of +inf
+#: ("memory-bound at any batch"; JSON ``"inf"``), which is a derived fact about a device that
+#: has a peak.
+NO_COMPUTE_PEAK = "no compute peak published"
 
 
 def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.ndarray:
@@ -40,6 +51,39 @@ def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.
     if bad.any():
         raise InvalidValueError(name, array[bad].flat[0].item(), allowed)
     return array
+
+
+def compute_peak(weight_format, accelerator: Accelerator, sparse: bool = False) -> tuple[str, float, tuple[str, ...]]:
+    """(compute precision, peak [FLOP/s], notes) a step of ``weight_format`` weights runs at.
+
+    The format's compute precision, else the next of its fallbacks the device publishes a
+    peak for (fp8 weights on an A100 compute in bf16; a note says so).  With ``sparse`` each
+    precision takes its 2:4 sparse peak where one is published, else its dense peak, with a
+    note (a sparse peak is never below the dense one, so the floor still holds).  No peak at
+    all: ``(NO_COMPUTE_PEAK, nan, notes)``.
+
+    Examples
+    --------
+    >>> from roofline_decode import load_accelerator, load_model
+    >>> compute_peak(load_model("llama-3.1-8b").weight_format, load_accelerator("mi300x"), sparse=True)[:2]
+    ('bf16', 1307400000000000.0)
+    """
+    name = accelerator.id or accelerator.name
+    candidates = weight_format.compute_fallbacks
+    for precision in candidates:
+        notes = []
+        if precision != candidates[0]:
+            notes.append(f"{weight_format.name} weights compute in {precision}: no {candidates[0]} peak "
+                         f"published for {name}")
+        if sparse and precision in accelerator.sparse_peak_flops:
+            return precision, float(accelerator.sparse_peak_flops[precision]), tuple(notes)
+        if precision in accelerator.peak_flops:
+            if sparse:
+                notes.append(f"no sparse {precision} peak published for {name}: the dense {precision} peak is used")
+            return precision, float(accelerator.peak_flops[precision]), tuple(notes)
+    return NO_COMPUTE_PEAK, float("nan"), (
+        f"{NO_COMPUTE_PEAK} for {name} ({weight_format.name} weights): compute time not bounded, "
+        "the floor is the memory time",)
 
 
 @dataclass(frozen=True)
@@ -61,14 +105,22 @@ def _layer_terms(model: Model) -> tuple[tuple, float, tuple]:
     return layers, model.kv_bytes_per_token_per_layer, experts
 
 
+def _streamed_terms(model: Model) -> tuple[float, float, float]:
+    """(streamed, gathered row, bytes per weight) arguments of ``weight_bytes_read``: parameters
+    and b_w for one format; with per-group formats (DESIGN.md §4b) the group bytes themselves
+    with b = 1 (parameters weighted by their bytes)."""
+    if model.has_uniform_weights:
+        return model.streamed_parameters, model.embedding_row_parameters, model.weight_format.bytes_per_element
+    return model.streamed_weight_bytes, model.embedding_row_bytes, 1.0
+
+
 def _traffic(model: Model, batch: np.ndarray, context: np.ndarray) -> _Traffic:
-    b_w = model.weight_format.bytes_per_element
     b_e = model.routed_expert_format.bytes_per_element
     layers, m_kv, experts = _layer_terms(model)
 
+    streamed, row, b_w = _streamed_terms(model)
     weight = f.weight_bytes_read(
-        batch, model.streamed_parameters, model.embedding_row_parameters, model.vocab_size, b_w,
-        *experts, model.expert_parameters, b_e,
+        batch, streamed, row, model.vocab_size, b_w, *experts, model.expert_parameters, b_e,
     )
     kv_read = f.kv_read_bytes(batch, context, m_kv, *layers)
     kv_write = f.kv_write_bytes(batch, m_kv, model.num_layers)
@@ -81,21 +133,20 @@ def _traffic(model: Model, batch: np.ndarray, context: np.ndarray) -> _Traffic:
 def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
     """Bytes and FLOPs per component; they add up to the totals of :func:`_traffic`."""
     g = model.parameter_groups
-    b_w = model.weight_format.bytes_per_element
-    b_e = model.routed_expert_format.bytes_per_element
+    b = {group: fmt.bytes_per_element for group, fmt in model.group_formats.items()}
+    streamed = model.streamed_groups
     layers, m_kv, (moe_layers, experts, per_token) = _layer_terms(model)
     zero = np.zeros(np.broadcast(batch, context).shape)
     routed = moe_layers * f.expected_experts_touched(experts, per_token, batch) * model.expert_parameters
-    mlp_streamed = sum(g[k] for k in ("dense_mlp_matrix", "dense_mlp_bias", "shared_expert_matrix",
-                                      "shared_expert_bias", "router_matrix", "router_bias"))
+    mlp_streamed = sum(b[k] * streamed[k] for k in ("mlp", "shared_experts", "router"))
     mlp_matrix = (g["dense_mlp_matrix"] + g["shared_expert_matrix"] + g["router_matrix"]
                   + model.num_moe_layers * model.num_experts_per_token * g["expert_matrix"])
     bytes_parts = {
-        "attention_weights": zero + b_w * g["attention_matrix"],
-        "mlp_weights": zero + b_w * mlp_streamed + b_e * routed,
-        "norms_and_biases": zero + b_w * g["layer_vector"],
-        "embedding": zero + b_w * np.minimum(batch, model.vocab_size) * model.embedding_row_parameters,
-        "lm_head": zero + b_w * g["lm_head"],
+        "attention_weights": zero + b["attention"] * g["attention_matrix"],
+        "mlp_weights": zero + mlp_streamed + b["experts"] * routed,
+        "norms_and_biases": zero + b["norms"] * g["layer_vector"],
+        "embedding": zero + b["embedding"] * np.minimum(batch, model.vocab_size) * model.embedding_row_parameters,
+        "lm_head": zero + b["lm_head"] * g["lm_head"],
         "kv_read": zero + f.kv_read_bytes(batch, context, m_kv, *layers),
         "kv_write": zero + f.kv_write_bytes(batch, m_kv, model.num_layers),
     }
@@ -118,9 +169,9 @@ def _critical_batch(model: Model, context: np.ndarray, peak: float, bandwidth: f
     """
     one = _traffic(model, np.ones_like(context), context)
     kv_per_sequence = one.kv_read_bytes + one.kv_write_bytes
-    row = model.weight_format.bytes_per_element * model.embedding_row_parameters
+    row = model.embedding_row_bytes
     vocab = model.vocab_size
-    fixed = model.weight_format.bytes_per_element * model.streamed_parameters
+    fixed = model.streamed_weight_bytes
     if not model.is_moe:
         below = np.asarray(f.critical_batch(fixed, kv_per_sequence + row, one.flops, peak, bandwidth), dtype=float)
         above = np.asarray(f.critical_batch(fixed + vocab * row, kv_per_sequence, one.flops, peak, bandwidth), dtype=float)
@@ -156,6 +207,12 @@ class DecodeFloor:
     All quantities in SI units: bytes [B], FLOPs, seconds [s], tokens per second [1/s],
     intensities [FLOP/B].  ``tokens_per_s`` is generated tokens aggregated over the batch;
     ``per_sequence_tokens_per_s`` is what one sequence sees (1 / step time).
+
+    ``critical_batch`` is +inf where the step is memory-bound at any batch (the intensity
+    saturates below the ridge).  On a device with no compute peak for the precision
+    (:data:`NO_COMPUTE_PEAK`) ``peak_flops``, ``ridge_point`` and ``critical_batch`` are NaN
+    and ``compute_time_s`` is 0.  ``notes`` says which assumptions and fallbacks the numbers
+    rest on.
     """
 
     model: str
@@ -181,6 +238,7 @@ class DecodeFloor:
     memory_bandwidth: float
     peak_flops: float
     spec: Model = field(repr=False)
+    notes: tuple[str, ...] = ()
 
     @property
     def bound(self) -> np.ndarray:
@@ -192,7 +250,8 @@ class DecodeFloor:
         return self.step_time_s.shape
 
     def to_records(self) -> list[dict[str, Any]]:
-        """One dict per grid point with the keys of :data:`RECORD_KEYS` (SI units, plain floats)."""
+        """One dict per grid point with the keys of :data:`RECORD_KEYS` (SI units, plain floats),
+        then :data:`EXTRA_RECORD_KEYS` (``notes``: a list of str)."""
         shape = self.shape
         columns = {
             key: np.broadcast_to(getattr(self, key), shape).ravel()
@@ -212,7 +271,8 @@ class DecodeFloor:
             for key in ("batch", "context"):
                 if float(record[key]).is_integer():
                     record[key] = int(record[key])
-            records.append({key: record[key] for key in RECORD_KEYS})
+            record["notes"] = list(self.notes)
+            records.append({key: record[key] for key in RECORD_KEYS + EXTRA_RECORD_KEYS})
         return records
 
     def breakdown(self) -> dict[str, dict[str, np.ndarray]]:
@@ -269,7 +329,8 @@ def decode_floor(
     context : array_like
         Tokens already cached per sequence T [1], >= 0; broadcasts against ``batch``.
     sparse : bool
-        Use 2:4 structured-sparsity peaks (off: dense peaks, DESIGN.md §4).
+        Use 2:4 structured-sparsity peaks (off: dense peaks, DESIGN.md §4); where the device
+        publishes no sparse peak for the precision, the dense one is used and ``notes`` says so.
 
     Returns
     -------
@@ -299,17 +360,17 @@ def decode_floor(
 def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, context_input) -> DecodeFloor:
     """Times of a step on one device; ``context_input`` is the context before broadcasting
     against the batch, on which the critical batch (a function of context only) is solved."""
-    try:
-        precision, peak = accelerator.peak(model.weight_format, sparse)
-    except InvalidValueError:
-        # No published peak for this precision: drop the compute bound, keep the memory bound.
-        precision, peak = "none published (compute time not bounded)", float("inf")
+    precision, peak, notes = compute_peak(model.weight_format, accelerator, sparse)
+    has_peak = not np.isnan(peak)
     bandwidth = accelerator.memory_bandwidth
     bytes_total = traffic.weight_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(bytes_total, bandwidth)
-    compute = f.compute_time(traffic.flops, peak)
+    # no published peak: no compute bound (0), keep the memory bound
+    compute = f.compute_time(traffic.flops, peak) if has_peak else np.zeros_like(memory)
     step = f.step_time(memory, compute)
-    if model.is_moe:  # bisection: solve once per distinct context
+    if not has_peak:
+        critical = np.full(np.shape(context_input), np.nan)
+    elif model.is_moe:  # bisection: solve once per distinct context
         contexts, inverse = np.unique(context_input, return_inverse=True)
         critical = _critical_batch(model, contexts, peak, bandwidth)[inverse].reshape(context_input.shape)
     else:
@@ -324,7 +385,7 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
         tokens_per_s=f.tokens_per_second(batch, step), per_sequence_tokens_per_s=1.0 / step,
         arithmetic_intensity=f.arithmetic_intensity(traffic.flops, bytes_total),
         ridge_point=float(f.ridge_point(peak, bandwidth)), critical_batch=critical,
-        memory_bandwidth=bandwidth, peak_flops=peak, spec=model,
+        memory_bandwidth=bandwidth, peak_flops=peak, spec=model, notes=notes,
     )
 
 

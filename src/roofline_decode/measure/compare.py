@@ -20,6 +20,7 @@ from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from ..units import GB, format_number
 from ..views_table import format_table
+from ..planning.capacity import device_memory
 from .rows import MeasurementRow
 
 __all__ = ["IMPOSSIBLE", "EXCEEDS_MEMORY", "RowComparison", "Comparison", "compare", "resolve_model", "resolve_accelerator"]
@@ -132,7 +133,7 @@ def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator) -> dict
         bytes_moved, flops = float(floor.bytes_total), float(floor.flops)
     # n devices: aggregate bandwidth and peak, perfect split, communication not counted
     memory = bytes_moved / (n * floor.memory_bandwidth)
-    compute = flops / (n * floor.peak_flops)
+    compute = 0.0 if np.isnan(floor.peak_flops) else flops / (n * floor.peak_flops)  # no compute peak: no bound
     return {
         "memory": memory, "compute": compute, "bytes": bytes_moved, "flops": flops,
         "bandwidth": n * floor.memory_bandwidth, "peak": n * floor.peak_flops,
@@ -187,7 +188,8 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
         flags = []
         if measured < floor * (1 - tolerance):
             flags.append(IMPOSSIBLE)
-        if row.scope == "decode_step" and spec.weight_bytes > row.num_devices * device.memory_capacity:
+        # the capacity rule of planning (binary reading, ECC, unified-memory share), no runtime reserve
+        if row.scope == "decode_step" and spec.weight_bytes > row.num_devices * device_memory(device):
             flags.append(EXCEEDS_MEMORY)
         achieved = t["bytes"] / measured
         result.append(RowComparison(

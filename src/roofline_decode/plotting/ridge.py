@@ -79,7 +79,8 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
     >>> ax.get_xlabel()
     'arithmetic intensity [FLOP/B]'
     """
-    from ..estimate import sweep
+    from ..estimate import NO_COMPUTE_PEAK, sweep
+    from ..views_table import NOT_DEFINED
 
     spec = resolve_model(model, weights, kv)
     devices = resolve_accelerators(accelerators)
@@ -101,7 +102,7 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
     critical_lines = []
     for i, (device, fl) in enumerate(zip(devices, floors)):
         c = color(i)
-        roof = np.minimum(fl.memory_bandwidth * xs, fl.peak_flops)
+        roof = fl.memory_bandwidth * xs if np.isnan(fl.peak_flops) else np.minimum(fl.memory_bandwidth * xs, fl.peak_flops)
         ridge = fl.ridge_point
         label = hardware_label(device, fl) + (f"; ridge {ridge:.0f} FLOP/B" if np.isfinite(ridge) else "")
         ax.plot(xs, roof / TFLOP, color=c, lw=2.2, label=label, zorder=3)
@@ -119,8 +120,8 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
             (f"{np.ceil(b):.0f}" if np.isfinite(b) else "∞") + (f" @ {context_label(t)}" if len(contexts) > 1 else "")
             for b, t in zip(critical, contexts)
         ]
-        if not np.isfinite(fl.peak_flops):  # no roof to reach: not a KV-cache effect
-            cells = ["none (no published peak)"]
+        if np.isnan(fl.peak_flops):  # no roof to reach: not a KV-cache effect
+            cells = [f"{NOT_DEFINED} ({NO_COMPUTE_PEAK})"]
         critical_lines.append(f"{device.name}: " + ", ".join(cells))
 
     if label_batches:
