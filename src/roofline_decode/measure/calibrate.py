@@ -112,10 +112,11 @@ def floor_terms(model: Model, device: Accelerator, batch: Any, context: Any, dev
         raise InvalidValueError("routing", routing, "'uniform' (this version's decode_floor has no routing modes)")
     extra = {"routing": routing} if _routing_supported() else {}
     floor = decode_floor(model, device, batch=batch, context=context, **extra)
-    bandwidth, peak = devices * floor.memory_bandwidth, devices * floor.peak_flops
+    bandwidth = devices * floor.memory_bandwidth
     weights = np.asarray(floor.weight_bytes, dtype=float) / bandwidth
     kv = (np.asarray(floor.kv_read_bytes) + np.asarray(floor.kv_write_bytes)) / bandwidth
-    compute = np.asarray(floor.flops, dtype=float) / peak
+    # 0 where the device publishes no peak for the compute precision: η_c is then never fitted
+    compute = np.asarray(floor.compute_time_s, dtype=float) / devices
     strict = np.maximum(weights + kv, compute)
     if model.is_moe and _routing_supported() and routing != "identical":
         s = decode_floor(model, device, batch=batch, context=context, routing="identical")
