@@ -248,14 +248,19 @@ def model_metadata(model_id: str) -> dict[str, Any]:
 
 
 def load_model(id_or_path: str | Path, weights=None, kv=None, **overrides: Any) -> Model:
-    """Load a bundled model by id (``"llama-3.1-8b"``) or a config.json path or directory.
+    """Load a bundled model by id (``"llama-3.1-8b"``), a config.json path or directory (with
+    ``*.safetensors`` files beside it, their headers give every weight group's bytes), or a
+    ``.gguf`` file (its header only: architecture and every tensor's type and shape).
 
     Parameters
     ----------
     id_or_path : str or Path
         Catalog id, or a path to a Hugging Face config.json (or its folder).
-    weights, kv : str or NumberFormat, optional
-        Weight and KV-cache formats (default: the config's quantization, else bf16).
+    weights, kv : str, NumberFormat or dict, optional
+        Weight and KV-cache formats (default: the config's quantization, else bf16).  One
+        weight format stores every weight group in it; a dict such as
+        ``{"default": "q8_0", "experts": "mxfp4"}`` sets formats per weight group
+        (:data:`~roofline_decode.specs.model.WEIGHT_GROUPS`) and keeps the others.
     **overrides
         Other Model fields to set.
 
@@ -269,7 +274,15 @@ def load_model(id_or_path: str | Path, weights=None, kv=None, **overrides: Any) 
     else:
         id_or_path = _id_or_path("model", id_or_path)
         path = Path(id_or_path)
-        if isinstance(id_or_path, Path) or id_or_path.endswith(".json") or _is(path, "dir"):
+        if str(id_or_path).endswith(".gguf"):
+            from .files.gguf import model_from_gguf
+
+            model = model_from_gguf(path, **overrides)
+        elif _is(path, "dir") and _is(path / "config.json", "file") and any(path.glob("*.safetensors")):
+            from .files.safetensors import model_from_folder
+
+            model = model_from_folder(path, **overrides)
+        elif isinstance(id_or_path, Path) or id_or_path.endswith(".json") or _is(path, "dir"):
             model = Model.from_hf_config(path, **overrides)
         else:  # an id names a bundled file; never a path out of the catalog ("../x")
             if id_or_path not in list_models():

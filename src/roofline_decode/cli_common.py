@@ -33,6 +33,31 @@ def number_list(text: str) -> list[float]:
     return values
 
 
+def routing_value(text: str) -> str | float:
+    """``--routing``: ``uniform``, ``identical`` or a measured number of distinct experts per
+    MoE layer (an argparse type; the range [k, E] is checked against the model later)."""
+    if text in ("uniform", "identical"):
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"routing must be 'uniform', 'identical' or a number of distinct experts per MoE layer, got {text!r}"
+        ) from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"routing must be a finite number of experts, got {text!r}")
+    return value
+
+
+def add_routing_argument(parser: argparse.ArgumentParser) -> None:
+    """--routing uniform|identical|COUNT (MoE routing assumption of the floor)."""
+    parser.add_argument(
+        "--routing", type=routing_value, default="uniform", metavar="uniform|identical|COUNT",
+        help="MoE routing: uniform (default, expected experts of independent routing), identical (every sequence "
+             "picks the same k experts: the strict floor) or a measured mean count of distinct experts per layer",
+    )
+
+
 def add_model_arguments(parser: argparse.ArgumentParser, gpu_required: bool = True) -> None:
     """--model, --gpu (repeatable), --weights, --kv."""
     parser.add_argument("--model", required=True, help="catalog model id or path to a config.json")
@@ -51,20 +76,35 @@ def load_model_from_args(args: argparse.Namespace):
 
 
 def emit_records(records: list[dict[str, Any]], fmt: str) -> str:
-    """Records as JSON (a list of objects) or CSV."""
+    """Records as JSON (a list of objects) or CSV.
+
+    Numbers that are not finite get one spelling each: NaN (not defined, e.g. the ridge point
+    of a device with no compute peak published) is JSON ``null`` and an empty CSV cell; +inf
+    (e.g. a critical batch where the step is memory-bound at any batch) is ``"inf"`` in both
+    (``float("inf")`` reads it back).  A list (notes, flags) is a JSON array and one CSV cell
+    joined by ``"; "``.
+    """
     if fmt == "json":
         return json.dumps([{k: _jsonable(v) for k, v in r.items()} for r in records], indent=2)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(records[0]) if records else [], lineterminator="\n")
     writer.writeheader()
-    writer.writerows(records)
+    writer.writerows({k: _csv_cell(v) for k, v in r.items()} for r in records)
     return buffer.getvalue().rstrip("\n")
 
 
 def _jsonable(value: Any) -> Any:
-    # JSON has no infinity: an unreachable critical batch is written as null
+    # JSON has no NaN or infinity: NaN (not defined) is null, +/-inf the strings "inf"/"-inf"
     if isinstance(value, float) and not math.isfinite(value):
-        return None
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def _csv_cell(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return ""
+    if isinstance(value, (list, tuple)):
+        return "; ".join(str(v) for v in value)
     return value
 
 
@@ -111,5 +151,5 @@ def whole_number(name: str, low: int):
     return parse
 
 
-__all__ = ["number_list", "add_model_arguments", "load_model_from_args", "emit_records", "positive", "non_negative",
+__all__ = ["number_list", "routing_value", "add_routing_argument", "add_model_arguments", "load_model_from_args", "emit_records", "positive", "non_negative",
            "fraction", "InvalidValueError", "whole_number"]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .cli_common import add_model_arguments, emit_records, load_model_from_args, number_list
+from .cli_common import add_model_arguments, add_routing_argument, emit_records, load_model_from_args, number_list
+from .errors import InvalidValueError
+from .specs.accelerator import CATEGORIES
 from .units import GB, TFLOP, format_number
 from .views_table import format_table
 
@@ -22,11 +24,17 @@ def register(subparsers) -> None:
     floor.add_argument("--batch", type=number_list, default=[1], help="comma-separated batch sizes (default 1)")
     floor.add_argument("--context", type=number_list, default=[4096], help="comma-separated contexts (default 4096)")
     floor.add_argument("--sparse", action="store_true", help="use 2:4 sparse peaks instead of dense")
+    add_routing_argument(floor)
+    floor.add_argument("--latency", metavar="PROFILE",
+                       help="add the serial chain of a latency profile (preset id from 'list latency', or a .toml file)")
     floor.add_argument("--format", choices=("table", "json", "csv"), default="table")
     floor.set_defaults(handler=run_floor)
 
     listing = subparsers.add_parser("list", help="list catalog ids")
-    listing.add_argument("what", choices=("models", "gpus", "tiers", "formats"))
+    listing.add_argument("what", choices=("models", "gpus", "tiers", "formats", "latency"))
+    listing.add_argument("--vendor", help="gpus only: one vendor (NVIDIA, AMD, Intel, Apple, Google, AWS; any case)")
+    listing.add_argument("--category", choices=CATEGORIES,
+                         help="gpus only: datacenter, workstation, consumer, soc (laptop/SoC, unified memory) or cpu")
     listing.set_defaults(handler=run_list)
 
     show = subparsers.add_parser("show", help="every figure of an accelerator or tier with unit, kind and source; or a model")
@@ -42,7 +50,8 @@ def run_floor(args: argparse.Namespace) -> int:
     from .estimate import sweep
 
     model = load_model_from_args(args)
-    result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse)
+    result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse,
+                   routing=args.routing, latency=args.latency)
     print(str(result) if args.format == "table" else emit_records(result.to_records(), args.format))
     return 0
 
@@ -52,6 +61,8 @@ def run_list(args: argparse.Namespace) -> int:
     from .catalog_docs import headline_peak, printed
     from .formats import FORMATS
 
+    if args.what != "gpus" and (args.vendor is not None or args.category is not None):
+        raise InvalidValueError("--vendor/--category", f"list {args.what}", "only with 'list gpus'")
     if args.what == "models":
         rows = []
         for model_id in catalog.list_models():
@@ -59,9 +70,14 @@ def run_list(args: argparse.Namespace) -> int:
             rows.append([model_id, meta.get("name", ""), meta.get("params_stated", "")])
         print(format_table(["id", "name", "parameters (stated)"], rows))
     elif args.what == "gpus":
-        rows, fell_back = [], False
+        rows, fell_back, vendors = [], False, set()
         for gpu_id in catalog.list_accelerators():
             gpu = catalog.load_accelerator(gpu_id)
+            vendors.add(_vendor_word(gpu.vendor))
+            if args.vendor is not None and _vendor_word(gpu.vendor).casefold() != args.vendor.strip().casefold():
+                continue
+            if args.category is not None and gpu.category != args.category:
+                continue
             memory = gpu.figures.get("memory_capacity")
             headline = headline_peak(gpu)
             peak = ridge = "-"
@@ -72,9 +88,18 @@ def run_list(args: argparse.Namespace) -> int:
                 fell_back |= precision != "bf16"
             rows.append([
                 gpu_id, gpu.name, printed(memory) if memory else f"{gpu.memory_capacity / GB:g} GB",
-                f"{gpu.memory_bandwidth / GB:.6g} GB/s", peak, ridge,
+                f"{gpu.memory_bandwidth / GB:.6g} GB/s", peak, ridge, gpu.category or "-",
             ])
-        print(format_table(["id", "name", "memory", "bandwidth", "dense bf16 TFLOP/s", "ridge FLOP/B"], rows))
+        if args.vendor is not None and not rows and _vendor_word(args.vendor.strip()).casefold() not in {
+            v.casefold() for v in vendors
+        }:
+            raise InvalidValueError("--vendor", args.vendor, "one of " + ", ".join(sorted(vendors - {"-"})))
+        if not rows:
+            print("no accelerator matches " + " ".join(
+                f"--{name} {value}" for name, value in (("vendor", args.vendor), ("category", args.category)) if value))
+            return 0
+        print(format_table(["id", "name", "memory", "bandwidth", "dense bf16 TFLOP/s", "ridge FLOP/B", "category"],
+                           rows))
         if fell_back:
             print("(fp16): no bf16 peak published; the dense fp16 peak and its ridge point are shown")
     elif args.what == "tiers":
@@ -85,10 +110,24 @@ def run_list(args: argparse.Namespace) -> int:
             rows.append([tier_id, tier.name, printed(figure) if figure else f"{tier.bandwidth / GB:.4g} GB/s",
                          tier.direction])
         print(format_table(["id", "name", "bandwidth", "meaning"], rows))
+    elif args.what == "latency":
+        from .specs.latency import list_latency_profiles, load_latency_profile
+
+        rows = []
+        for profile_id in list_latency_profiles():
+            p = load_latency_profile(profile_id)
+            rows.append([profile_id, f"{p.operation_latency * 1e6:.3g}", f"{p.operations_per_layer:g}",
+                         f"{p.collective_latency * 1e6:.3g}", f"{p.step_latency * 1e6:.3g}", p.name])
+        print(format_table(["id", "op us", "ops/layer", "collective us", "step us", "name"], rows))
     else:
         rows = [[f.name, format_number(f.bits_per_element), f.compute_precision, f.description] for f in FORMATS.values()]
         print(format_table(["format", "bits/element", "computes on", "description"], rows))
     return 0
+
+
+def _vendor_word(vendor: str | None) -> str:
+    # "Intel (Habana)" is filtered as Intel
+    return (vendor or "-").split(" (")[0]
 
 
 def _show_hardware(spec) -> str:

@@ -8,6 +8,10 @@ import numpy as np
 
 from .units import GB, format_number
 
+#: Table cell of a quantity that is not defined (NaN): the ridge point and critical batch of a
+#: device with no compute peak published.  ``inf`` in the B* column: memory-bound at any batch.
+NOT_DEFINED = "n/a"
+
 HEADERS = [
     "batch", "context", "weights GB", "KV read GB", "total GB", "GFLOP", "mem ms", "comp ms",
     "step ms", "tok/s", "FLOP/B", "bound", "B*",
@@ -27,6 +31,15 @@ def format_table(headers, rows, align: str = "left", indent: str = "") -> str:
     )
 
 
+def headers(floor) -> list[str]:
+    """Column headers of :func:`floor_rows`: a ``chain ms`` column after ``comp ms`` only when
+    the floor was computed with a latency profile."""
+    if floor.latency_profile is None:
+        return list(HEADERS)
+    at = HEADERS.index("comp ms") + 1
+    return [*HEADERS[:at], "chain ms", *HEADERS[at:]]
+
+
 def floor_rows(floor) -> list[list[str]]:
     """One row of formatted cells per grid point of a :class:`DecodeFloor`."""
     shape = floor.shape
@@ -35,6 +48,8 @@ def floor_rows(floor) -> list[list[str]]:
         floor.bytes_total / GB, floor.flops / 1e9, floor.memory_time_s * 1e3, floor.compute_time_s * 1e3,
         floor.step_time_s * 1e3, floor.tokens_per_s, floor.arithmetic_intensity, floor.bound, floor.critical_batch,
     ]
+    if floor.latency_profile is not None:
+        columns.insert(HEADERS.index("comp ms") + 1, floor.chain_time_s * 1e3)
     flat = [np.broadcast_to(c, shape).ravel() for c in columns]
     rows = []
     for i in range(int(np.prod(shape))):
@@ -43,6 +58,8 @@ def floor_rows(floor) -> list[list[str]]:
             value = column[i]
             if isinstance(value, str | np.str_):
                 row.append(str(value))
+            elif np.isnan(value):  # not defined: no compute peak published
+                row.append(NOT_DEFINED)
             elif j < 2:
                 row.append(f"{int(value)}" if float(value).is_integer() else f"{value:g}")
             elif j == len(flat) - 1:
@@ -54,19 +71,30 @@ def floor_rows(floor) -> list[list[str]]:
 
 
 def title(floor) -> str:
-    return (
-        f"{floor.model} on {floor.accelerator}: {floor.weight_format} weights, {floor.kv_format} KV, "
-        f"computing in {floor.compute_precision}; ridge point {floor.ridge_point:.4g} FLOP/B"
-    )
+    head = f"{floor.model} on {floor.accelerator}: {floor.weight_format} weights, {floor.kv_format} KV, "
+    latency = "" if floor.latency_profile is None else f"; serial chain under latency profile {floor.latency_profile}"
+    if np.isnan(floor.peak_flops):
+        return head + f"{floor.compute_precision}: ridge point and B* {NOT_DEFINED}, memory floor only" + latency
+    return head + f"computing in {floor.compute_precision}; ridge point {floor.ridge_point:.4g} FLOP/B" + latency
+
+
+def legend(floor) -> list[str]:
+    """Lines under the table: what ``inf`` in the B* column means, then the result's notes."""
+    lines = []
+    if np.isinf(np.asarray(floor.critical_batch)).any():
+        lines.append("B* inf: memory-bound at any batch (the KV reads keep the intensity below the ridge)")
+    return lines + [f"note: {note}" for note in floor.notes]
 
 
 def render_text(floor) -> str:
-    return title(floor) + "\n" + format_table(HEADERS, floor_rows(floor), align="right")
+    return "\n".join([title(floor), format_table(headers(floor), floor_rows(floor), align="right"), *legend(floor)])
 
 
 def render_html(floor) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADERS)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers(floor))
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in floor_rows(floor)
     )
-    return f"<p><b>{html.escape(title(floor))}</b></p><table><tr>{head}</tr>{body}</table>"
+    notes = "".join(f"<br>{html.escape(line)}" for line in legend(floor))
+    return f"<p><b>{html.escape(title(floor))}</b></p><table><tr>{head}</tr>{body}</table>" + (
+        f"<p>{notes[4:]}</p>" if notes else "")

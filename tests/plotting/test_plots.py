@@ -89,10 +89,10 @@ def test_ridge_plot_draws_on_a_given_axes_and_handles_no_published_peak():
     ax = plotting.ridge_plot("llama-3.1-8b", ["m2-max", "h100-sxm"], context=0, ax=given)
     assert ax is given
     labels = [line.get_label() for line in ax.get_lines()]
-    assert any("no published peak" in label for label in labels)
+    assert any("no compute peak published" in label for label in labels)
     assert len(by_gid(ax, "ridge-point")) == 1  # only the H100 has a ridge
     box = by_gid(ax, "critical-batch")[0].get_text()
-    assert f"{rd.load_accelerator('m2-max').name}: none (no published peak)" in box
+    assert f"{rd.load_accelerator('m2-max').name}: n/a (no compute peak published)" in box
     assert "∞" not in box  # at context 0 the H100 reaches its ridge; no KV-cache note
     assert ax.get_title().endswith("bf16 weights, bf16 KV, bf16 compute")  # the H100's; the M2 Max has none
 

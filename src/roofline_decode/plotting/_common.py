@@ -141,7 +141,9 @@ def hardware_label(accelerator, floor) -> str:
     bandwidth = f"{accelerator.memory_bandwidth / TB:.3g} TB/s"
     if np.isfinite(floor.peak_flops):
         return f"{accelerator.name}: {bandwidth}, {floor.peak_flops / TFLOP:.4g} TFLOP/s {floor.compute_precision}"
-    return f"{accelerator.name}: {bandwidth}, no published peak"
+    from ..estimate import NO_COMPUTE_PEAK
+
+    return f"{accelerator.name}: {bandwidth}, {NO_COMPUTE_PEAK}"
 
 
 def context_label(context: float) -> str:

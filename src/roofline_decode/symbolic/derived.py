@@ -87,17 +87,20 @@ def step_expressions(moe: bool = True) -> dict[str, SymbolicResult]:
 def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, float]:
     """Numbers for the glossary names of the composed step, from a Model (and an Accelerator).
 
-    The peak is the one ``decode_floor`` uses (the weight format's compute precision, +inf
-    where the device publishes none).
+    The peak is the one ``decode_floor`` uses (the weight format's compute precision, the dense
+    peak where ``sparse`` finds no sparse one, NaN where the device publishes none).
     """
     from ..catalog import load_accelerator, load_model
 
+    from ..estimate import _streamed_terms
+
     model = load_model(model)
+    streamed, row, bytes_per_weight = _streamed_terms(model)  # per-group formats: bytes with b_w = 1
     values = {
-        "streamed_parameters": model.streamed_parameters,
-        "embedding_row_parameters": model.embedding_row_parameters,
+        "streamed_parameters": streamed,
+        "embedding_row_parameters": row,
         "vocab_size": model.vocab_size,
-        "bytes_per_weight": model.weight_format.bytes_per_element,
+        "bytes_per_weight": bytes_per_weight,
         "num_moe_layers": model.num_moe_layers,
         "num_experts": max(model.num_experts, 1),
         "num_experts_per_token": max(model.num_experts_per_token, 1),
@@ -115,10 +118,9 @@ def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, flo
     }
     if accelerator is not None:
         accelerator = load_accelerator(accelerator)
-        try:
-            _, peak = accelerator.peak(model.weight_format, sparse)
-        except InvalidValueError:
-            peak = float("inf")
+        from ..estimate import compute_peak
+
+        _, peak, _ = compute_peak(model.weight_format, accelerator, sparse)  # NaN: no compute peak published
         values.update(memory_bandwidth=accelerator.memory_bandwidth, peak_flops=peak,
                       memory_capacity=accelerator.memory_capacity)
     return values
