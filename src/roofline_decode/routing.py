@@ -97,15 +97,15 @@ def resolve_routing(routing: Any, model, batch: Any = None) -> Routing:
                                                     "so a count of distinct experts does not apply")
     k, experts = model.num_experts_per_token, model.num_experts
     allowed = f"'uniform', 'identical', or distinct experts per MoE layer in [k, E] = [{k}, {experts}]"
-    if isinstance(routing, (bool, np.bool_)) or (isinstance(routing, np.ndarray) and routing.dtype == bool):
-        raise InvalidValueError("routing", routing, allowed)
+    from .estimate import checked_array  # the kinds of value batch and context accept (no bool, complex, str)
+
     try:
-        measured = np.asarray(routing, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidValueError("routing", routing, allowed) from None
-    if measured.size == 0:
-        raise InvalidValueError("routing", routing, allowed + " (got an empty array)")
-    bad = ~np.isfinite(measured) | (measured < k) | (measured > experts)
+        measured = checked_array("routing", routing, k, inclusive=True)
+    except InvalidValueError as exc:
+        empty = " (got an empty array)" if "empty" in exc.allowed else ""
+        shown = exc.value if isinstance(routing, (list, tuple, np.ndarray)) else routing
+        raise InvalidValueError("routing", shown, allowed + empty) from None
+    bad = measured > experts
     if bad.any():
         raise InvalidValueError("routing", routing if measured.ndim == 0 else measured[bad].flat[0].item(), allowed)
     if batch is not None:
