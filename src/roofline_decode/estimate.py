@@ -13,10 +13,11 @@ import numpy as np
 
 from . import formulas as f
 from .errors import InvalidValueError
+from .formats import NumberFormat
 from .specs.accelerator import Accelerator
 from .specs.model import Model
 
-__all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS"]
+__all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS", "COMPUTE_GROUPS", "compute_formats"]
 
 #: Keys of :meth:`DecodeFloor.to_records` (and of the CLI's JSON output), all in SI units.
 RECORD_KEYS = (
@@ -42,14 +43,48 @@ def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.
     return array
 
 
+#: FLOP groups timed each at its own compute precision (DESIGN.md §4, issue 21 item 1):
+#: ``matmuls`` (attention projections, dense MLPs, shared experts, routers, lm_head) at the
+#: weight format's; ``routed_experts`` at the routed-expert format's; ``attention_scores``
+#: (q·k and p·v over the cache) at the KV format's.
+COMPUTE_GROUPS = ("matmuls", "routed_experts", "attention_scores")
+
+
+def compute_formats(model: Model) -> dict[str, NumberFormat]:
+    """The format whose compute precision (and fallback chain) times each FLOP group.
+
+    Attention scores multiply activations by cached keys and values: a kernel quantises the
+    queries and probabilities to the KV format and multiplies there (FlashAttention-3's FP8
+    path, TensorRT-LLM's FP8 KV kernels), so an fp8 cache attends at the fp8 peak and a bf16
+    cache at bf16 (DeepSeek-V3's bf16 latent cache is attended in bf16, not at the fp8 peak of
+    its weights).  A dense model has no ``routed_experts`` group.
+
+    Examples
+    --------
+    >>> from roofline_decode import load_model
+    >>> {k: v.compute_precision for k, v in compute_formats(load_model("deepseek-v3")).items()}
+    {'matmuls': 'fp8', 'routed_experts': 'fp8', 'attention_scores': 'bf16'}
+    """
+    formats = {"matmuls": model.weight_format}
+    if model.is_moe:
+        formats["routed_experts"] = model.routed_expert_format
+    formats["attention_scores"] = model.kv_format
+    return formats
+
+
 @dataclass(frozen=True)
 class _Traffic:
-    """Bytes and FLOPs of a step: depend on the model and the grid, not on the device."""
+    """Bytes and FLOPs of a step: depend on the model and the grid, not on the device.
+
+    ``flops`` is the total; ``group_flops`` splits it by :data:`COMPUTE_GROUPS` (the parts add
+    up to the total up to rounding; the total is computed in one piece so that a model whose
+    groups share one precision keeps its numbers bit for bit)."""
 
     weight_bytes: np.ndarray
     kv_read_bytes: np.ndarray
     kv_write_bytes: np.ndarray
     flops: np.ndarray
+    group_flops: dict[str, np.ndarray]
 
 
 def _layer_terms(model: Model) -> tuple[tuple, float, tuple]:
@@ -74,8 +109,59 @@ def _traffic(model: Model, batch: np.ndarray, context: np.ndarray) -> _Traffic:
     kv_write = f.kv_write_bytes(batch, m_kv, model.num_layers)
     matmul = f.matmul_flops(batch, model.matmul_parameters_per_token)
     scores = f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
+    routed_per_token = model.num_moe_layers * model.num_experts_per_token * model.parameter_groups["expert_matrix"]
+    groups = {"matmuls": f.matmul_flops(batch, model.matmul_parameters_per_token - routed_per_token)}
+    if model.is_moe:
+        groups["routed_experts"] = f.matmul_flops(batch, routed_per_token)
+    groups["attention_scores"] = scores
+    return _Traffic(weight, kv_read, kv_write, matmul + scores, groups)
 
-    return _Traffic(weight, kv_read, kv_write, matmul + scores)
+
+@dataclass(frozen=True)
+class _Peaks:
+    """Per FLOP group: the precision used and its peak [FLOP/s] on one device."""
+
+    precisions: dict[str, str]
+    peaks: dict[str, float]
+
+    @property
+    def uniform(self) -> bool:
+        return len(set(self.peaks.values())) == 1
+
+    def compute_time(self, traffic: _Traffic, share: float = 1) -> np.ndarray:
+        """T_comp = Σ_g (FLOPs_g / share) / F_g [s] (``share``: devices splitting the FLOPs);
+        FLOPs / F when every group has the same peak F (bit for bit what a single-precision
+        model had before groups were timed apart)."""
+        if self.uniform:
+            flops = traffic.flops if share == 1 else traffic.flops / share
+            return f.compute_time(flops, next(iter(self.peaks.values())))
+        return sum(f.compute_time(traffic.group_flops[g] if share == 1 else traffic.group_flops[g] / share, peak)
+                   for g, peak in self.peaks.items())
+
+    def summary(self) -> str:
+        """One precision name if all groups share it, else "fp8 (matmuls), bf16 (attention scores)"."""
+        names = list(dict.fromkeys(self.precisions.values()))
+        if len(names) == 1:
+            return names[0]
+        return ", ".join(
+            f"{name} ({' and '.join(g.replace('_', ' ') for g, p in self.precisions.items() if p == name)})"
+            for name in names
+        )
+
+
+_NO_PEAK = "none published (compute time not bounded)"
+
+
+def _peaks(model: Model, accelerator: Accelerator, sparse: bool) -> _Peaks:
+    """The peak each FLOP group runs at: its format's precision or the next of its fallbacks;
+    a group whose chain the device publishes no peak for is not time-bounded (+inf)."""
+    precisions, peaks = {}, {}
+    for group, fmt in compute_formats(model).items():
+        try:
+            precisions[group], peaks[group] = accelerator.peak(fmt, sparse)
+        except InvalidValueError:
+            precisions[group], peaks[group] = _NO_PEAK, float("inf")
+    return _Peaks(precisions, peaks)
 
 
 def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
@@ -108,15 +194,18 @@ def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray) -> dict[str
     return {"bytes": bytes_parts, "flops": flops_parts}
 
 
-def _critical_batch(model: Model, context: np.ndarray, peak: float, bandwidth: float) -> np.ndarray:
+def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth: float) -> np.ndarray:
     """Smallest (real) batch with T_comp >= T_mem at each context.
 
     Bytes are W + U(B)·(expert bytes) + min(B, V)·(row bytes) + B·(KV bytes per sequence):
     linear in B for a dense model up to B = V, where the embedding gather saturates, and linear
-    again past it.  The dense answer takes the closed form of the regime it lands in; MoE
-    models bisect.
+    again past it.  Every FLOP group is B times its per-sequence FLOPs, so the summed compute
+    time is B·t_seq(T) exactly, the same as FLOPs / F_eff(T) with the effective peak
+    F_eff = f_seq / t_seq, which does not depend on B: the closed form stays exact with F_eff.
+    The dense answer takes the closed form of the regime it lands in; MoE models bisect.
     """
     one = _traffic(model, np.ones_like(context), context)
+    peak = _effective_peak(one.flops, peaks.compute_time(one), peaks)
     kv_per_sequence = one.kv_read_bytes + one.kv_write_bytes
     row = model.weight_format.bytes_per_element * model.embedding_row_parameters
     vocab = model.vocab_size
@@ -140,13 +229,22 @@ def _critical_batch(model: Model, context: np.ndarray, peak: float, bandwidth: f
 
     def margin(b: np.ndarray) -> np.ndarray:
         t = _traffic(model, b, context)
-        return t.flops / peak - (t.weight_bytes + t.kv_read_bytes + t.kv_write_bytes) / bandwidth
+        return peaks.compute_time(t) - (t.weight_bytes + t.kv_read_bytes + t.kv_write_bytes) / bandwidth
 
     for _ in range(64):
         mid = 0.5 * (low + high)
         positive = margin(mid) >= 0
         high, low = np.where(positive, mid, high), np.where(positive, low, mid)
     return np.where(finite, high, np.inf)
+
+
+def _effective_peak(flops: np.ndarray, compute_time: np.ndarray, peaks: _Peaks):
+    """F_eff = FLOPs / T_comp [FLOP/s]: the single peak when all groups share it (a float),
+    else an array (+inf where no group is time-bounded)."""
+    if peaks.uniform:
+        return next(iter(peaks.peaks.values()))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(compute_time > 0, flops / np.where(compute_time > 0, compute_time, 1.0), np.inf)
 
 
 @dataclass(frozen=True)
@@ -156,6 +254,17 @@ class DecodeFloor:
     All quantities in SI units: bytes [B], FLOPs, seconds [s], tokens per second [1/s],
     intensities [FLOP/B].  ``tokens_per_s`` is generated tokens aggregated over the batch;
     ``per_sequence_tokens_per_s`` is what one sequence sees (1 / step time).
+
+    Each FLOP group (:data:`COMPUTE_GROUPS`) is timed at its own precision and the times add:
+    ``compute_precisions`` and ``group_peak_flops`` say which precision and peak each group
+    used, ``group_flops`` how many FLOPs it had.  ``peak_flops`` is the **effective** peak
+    FLOPs / compute time (the FLOP-weighted harmonic mean of the group peaks), ``ridge_point``
+    = peak_flops / bandwidth, so a step is compute-bound exactly when its intensity reaches
+    ``ridge_point``.  When every group runs at one precision both are that precision's plain
+    peak and ridge (floats); otherwise they are arrays over the grid that depend on the
+    context only (every group's FLOPs grow linearly with the batch).  ``compute_precision``
+    names the one precision, or each precision with its groups ("fp8 (matmuls and routed
+    experts), bf16 (attention scores)").
     """
 
     model: str
@@ -176,11 +285,19 @@ class DecodeFloor:
     tokens_per_s: np.ndarray
     per_sequence_tokens_per_s: np.ndarray
     arithmetic_intensity: np.ndarray
-    ridge_point: float
+    ridge_point: float | np.ndarray
     critical_batch: np.ndarray
     memory_bandwidth: float
-    peak_flops: float
+    peak_flops: float | np.ndarray
     spec: Model = field(repr=False)
+    compute_precisions: dict[str, str] = field(default_factory=dict)
+    group_peak_flops: dict[str, float] = field(default_factory=dict)
+    group_flops: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def compute_bounded(self) -> bool:
+        """Whether some FLOP group has a published peak (else the floor is the memory time)."""
+        return bool(np.any(np.isfinite(np.asarray(self.peak_flops))))
 
     @property
     def bound(self) -> np.ndarray:
@@ -197,14 +314,13 @@ class DecodeFloor:
         columns = {
             key: np.broadcast_to(getattr(self, key), shape).ravel()
             for key in RECORD_KEYS
-            if key not in ("model", "accelerator", "weight_format", "kv_format", "ridge_point")
+            if key not in ("model", "accelerator", "weight_format", "kv_format")
         }
         records = []
         for i in range(int(np.prod(shape))):
             record: dict[str, Any] = {
                 "model": self.model, "accelerator": self.accelerator,
                 "weight_format": self.weight_format, "kv_format": self.kv_format,
-                "ridge_point": float(self.ridge_point),
             }
             for key, column in columns.items():
                 value = column[i]
@@ -299,33 +415,38 @@ def decode_floor(
 def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, context_input) -> DecodeFloor:
     """Times of a step on one device; ``context_input`` is the context before broadcasting
     against the batch, on which the critical batch (a function of context only) is solved."""
-    try:
-        precision, peak = accelerator.peak(model.weight_format, sparse)
-    except InvalidValueError:
-        # No published peak for this precision: drop the compute bound, keep the memory bound.
-        precision, peak = "none published (compute time not bounded)", float("inf")
+    # Each FLOP group at its own peak; a group without a published peak on this device is
+    # not time-bounded (memory bound kept).
+    peaks = _peaks(model, accelerator, sparse)
     bandwidth = accelerator.memory_bandwidth
     bytes_total = traffic.weight_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(bytes_total, bandwidth)
-    compute = f.compute_time(traffic.flops, peak)
+    compute = peaks.compute_time(traffic)
+    peak = _effective_peak(traffic.flops, compute, peaks)
     step = f.step_time(memory, compute)
     if model.is_moe:  # bisection: solve once per distinct context
         contexts, inverse = np.unique(context_input, return_inverse=True)
-        critical = _critical_batch(model, contexts, peak, bandwidth)[inverse].reshape(context_input.shape)
+        critical = _critical_batch(model, contexts, peaks, bandwidth)[inverse].reshape(context_input.shape)
     else:
-        critical = _critical_batch(model, context_input, peak, bandwidth)
+        critical = _critical_batch(model, context_input, peaks, bandwidth)
     critical = np.broadcast_to(critical, context.shape)
     return DecodeFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name,
-        weight_format=model.weight_format.name, kv_format=model.kv_format.name, compute_precision=precision,
+        weight_format=model.weight_format.name, kv_format=model.kv_format.name, compute_precision=peaks.summary(),
         batch=batch, context=context, weight_bytes=traffic.weight_bytes, kv_read_bytes=traffic.kv_read_bytes,
         kv_write_bytes=traffic.kv_write_bytes, bytes_total=bytes_total, flops=traffic.flops,
         memory_time_s=memory, compute_time_s=compute, step_time_s=step,
         tokens_per_s=f.tokens_per_second(batch, step), per_sequence_tokens_per_s=1.0 / step,
         arithmetic_intensity=f.arithmetic_intensity(traffic.flops, bytes_total),
-        ridge_point=float(f.ridge_point(peak, bandwidth)), critical_batch=critical,
-        memory_bandwidth=bandwidth, peak_flops=peak, spec=model,
+        ridge_point=_scalar_or_array(f.ridge_point(peak, bandwidth)), critical_batch=critical,
+        memory_bandwidth=bandwidth, peak_flops=_scalar_or_array(peak), spec=model,
+        compute_precisions=peaks.precisions, group_peak_flops=peaks.peaks, group_flops=traffic.group_flops,
     )
+
+
+def _scalar_or_array(value):
+    """A float for a single peak (as before groups were timed apart), else the array."""
+    return float(value) if np.ndim(value) == 0 else value
 
 
 class SweepResult(list):

@@ -54,9 +54,15 @@ def floor_rows(floor) -> list[list[str]]:
 
 
 def title(floor) -> str:
+    ridge = np.asarray(floor.ridge_point)
+    if ridge.ndim == 0:
+        ridge_text = f"ridge point {float(ridge):.4g} FLOP/B"
+    else:  # several precisions: the effective peak (FLOPs / compute time) varies with the context
+        low, high = float(ridge.min()), float(ridge.max())
+        ridge_text = f"effective ridge point {low:.4g}" + (f"-{high:.4g}" if high > low else "") + " FLOP/B"
     return (
         f"{floor.model} on {floor.accelerator}: {floor.weight_format} weights, {floor.kv_format} KV, "
-        f"computing in {floor.compute_precision}; ridge point {floor.ridge_point:.4g} FLOP/B"
+        f"computing in {floor.compute_precision}; {ridge_text}"
     )
 
 

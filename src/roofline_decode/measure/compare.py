@@ -128,14 +128,16 @@ def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator) -> dict
     if row.scope == "kv_read":
         bytes_moved = float(floor.kv_read_bytes)
         flops = float(floor.breakdown()["flops"]["attention_scores"])
+        peak = floor.group_peak_flops["attention_scores"]  # attention at its own precision
     else:
         bytes_moved, flops = float(floor.bytes_total), float(floor.flops)
+        peak = float(floor.peak_flops)  # effective peak: FLOPs / compute time
     # n devices: aggregate bandwidth and peak, perfect split, communication not counted
     memory = bytes_moved / (n * floor.memory_bandwidth)
-    compute = flops / (n * floor.peak_flops)
+    compute = flops / (n * peak)
     return {
         "memory": memory, "compute": compute, "bytes": bytes_moved, "flops": flops,
-        "bandwidth": n * floor.memory_bandwidth, "peak": n * floor.peak_flops,
+        "bandwidth": n * floor.memory_bandwidth, "peak": n * peak,
     }
 
 
