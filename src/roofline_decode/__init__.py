@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
         ["ConfigError", "InvalidValueError", "MissingExtraError", "RooflineError", "SpecFileError",
          "UnknownFormatError", "UnknownIdError"], "errors"),
     **dict.fromkeys(["RECORD_KEYS", "DecodeFloor", "SweepResult", "decode_floor", "sweep"], "estimate"),
+    **dict.fromkeys(["MixedStepFloor", "PrefillFloor", "mixed_step_floor", "prefill_floor"], "estimate_prefill"),
     **dict.fromkeys(["NumberFormat", "get_format", "group_quantized", "list_formats"], "formats"),
     **dict.fromkeys(["Accelerator", "MemoryTier", "Model"], "specs"),
 }
@@ -67,5 +68,6 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
         UnknownIdError,
     )
     from .estimate import RECORD_KEYS, DecodeFloor, SweepResult, decode_floor, sweep
+    from .estimate_prefill import MixedStepFloor, PrefillFloor, mixed_step_floor, prefill_floor
     from .formats import NumberFormat, get_format, group_quantized, list_formats
     from .specs import Accelerator, MemoryTier, Model

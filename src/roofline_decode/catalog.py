@@ -214,8 +214,11 @@ def load_model(id_or_path: str | Path, weights=None, kv=None, **overrides: Any) 
     ----------
     id_or_path : str or Path
         Catalog id, or a path to a Hugging Face config.json (or its folder).
-    weights, kv : str or NumberFormat, optional
-        Weight and KV-cache formats (default: the config's quantization, else bf16).
+    weights, kv : str, NumberFormat or dict, optional
+        Weight and KV-cache formats (default: the config's quantization, else bf16).  One
+        weight format stores every weight group in it; a dict such as
+        ``{"default": "q8_0", "experts": "mxfp4"}`` sets formats per weight group
+        (:data:`~roofline_decode.specs.model.WEIGHT_GROUPS`) and keeps the others.
     **overrides
         Other Model fields to set.
 

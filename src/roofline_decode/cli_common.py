@@ -51,20 +51,35 @@ def load_model_from_args(args: argparse.Namespace):
 
 
 def emit_records(records: list[dict[str, Any]], fmt: str) -> str:
-    """Records as JSON (a list of objects) or CSV."""
+    """Records as JSON (a list of objects) or CSV.
+
+    Numbers that are not finite get one spelling each: NaN (not defined, e.g. the ridge point
+    of a device with no compute peak published) is JSON ``null`` and an empty CSV cell; +inf
+    (e.g. a critical batch where the step is memory-bound at any batch) is ``"inf"`` in both
+    (``float("inf")`` reads it back).  A list (notes, flags) is a JSON array and one CSV cell
+    joined by ``"; "``.
+    """
     if fmt == "json":
         return json.dumps([{k: _jsonable(v) for k, v in r.items()} for r in records], indent=2)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(records[0]) if records else [], lineterminator="\n")
     writer.writeheader()
-    writer.writerows(records)
+    writer.writerows({k: _csv_cell(v) for k, v in r.items()} for r in records)
     return buffer.getvalue().rstrip("\n")
 
 
 def _jsonable(value: Any) -> Any:
-    # JSON has no infinity: an unreachable critical batch is written as null
+    # JSON has no NaN or infinity: NaN (not defined) is null, +/-inf the strings "inf"/"-inf"
     if isinstance(value, float) and not math.isfinite(value):
-        return None
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def _csv_cell(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return ""
+    if isinstance(value, (list, tuple)):
+        return "; ".join(str(v) for v in value)
     return value
 
 

@@ -17,7 +17,8 @@ from .formats import NumberFormat
 from .specs.accelerator import Accelerator
 from .specs.model import Model
 
-__all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS", "COMPUTE_GROUPS", "compute_formats"]
+__all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS", "EXTRA_RECORD_KEYS",
+           "NO_COMPUTE_PEAK", "compute_peak", "COMPUTE_GROUPS", "compute_formats"]
 
 #: Keys of :meth:`DecodeFloor.to_records` (and of the CLI's JSON output), all in SI units.
 RECORD_KEYS = (
@@ -25,6 +26,16 @@ RECORD_KEYS = (
     "kv_read_bytes", "kv_write_bytes", "bytes_total", "flops", "memory_time_s", "compute_time_s",
     "step_time_s", "tokens_per_s", "arithmetic_intensity", "ridge_point", "bound", "critical_batch",
 )
+#: Keys that follow :data:`RECORD_KEYS` in every record: the notes that hold at the grid point.
+EXTRA_RECORD_KEYS = ("notes",)
+
+#: The one wording for a device that publishes no compute peak for the precision a model
+#: computes in.  Its value: ``peak_flops``, ``ridge_point`` and ``critical_batch`` are NaN (not
+#: defined), ``compute_time_s`` is 0 (no compute bound: the floor is the memory time); JSON
+#: writes null, CSV an empty cell, the table ``n/a``.  Distinct from a critical batch of +inf
+#: ("memory-bound at any batch"; JSON ``"inf"``), which is a derived fact about a device that
+#: has a peak.
+NO_COMPUTE_PEAK = "no compute peak published"
 
 
 def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.ndarray:
@@ -43,31 +54,78 @@ def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.
     return array
 
 
-#: FLOP groups timed each at its own compute precision (DESIGN.md §4, issue 21 item 1):
-#: ``matmuls`` (attention projections, dense MLPs, shared experts, routers, lm_head) at the
-#: weight format's; ``routed_experts`` at the routed-expert format's; ``attention_scores``
-#: (q·k and p·v over the cache) at the KV format's.
-COMPUTE_GROUPS = ("matmuls", "routed_experts", "attention_scores")
+def compute_peak(weight_format, accelerator: Accelerator, sparse: bool = False,
+                 role: str = "weights") -> tuple[str, float, tuple[str, ...]]:
+    """(compute precision, peak [FLOP/s], notes) a step of ``weight_format`` weights runs at
+    (``role`` names what is in that format in the notes: "weights", "KV cache", ...).
+
+    The format's compute precision, else the next of its fallbacks the device publishes a
+    peak for (fp8 weights on an A100 compute in bf16; a note says so).  With ``sparse`` each
+    precision takes its 2:4 sparse peak where one is published, else its dense peak, with a
+    note (a sparse peak is never below the dense one, so the floor still holds).  No peak at
+    all: ``(NO_COMPUTE_PEAK, nan, notes)``.
+
+    Examples
+    --------
+    >>> from roofline_decode import load_accelerator, load_model
+    >>> compute_peak(load_model("llama-3.1-8b").weight_format, load_accelerator("mi300x"), sparse=True)[:2]
+    ('bf16', 1307400000000000.0)
+    """
+    name = accelerator.id or accelerator.name
+    candidates = weight_format.compute_fallbacks
+    for precision in candidates:
+        notes = []
+        if precision != candidates[0]:
+            notes.append(f"{weight_format.name} {role} compute in {precision}: no {candidates[0]} peak "
+                         f"published for {name}")
+        if sparse and precision in accelerator.sparse_peak_flops:
+            return precision, float(accelerator.sparse_peak_flops[precision]), tuple(notes)
+        if precision in accelerator.peak_flops:
+            if sparse:
+                notes.append(f"no sparse {precision} peak published for {name}: the dense {precision} peak is used")
+            return precision, float(accelerator.peak_flops[precision]), tuple(notes)
+    return NO_COMPUTE_PEAK, float("nan"), (
+        f"{NO_COMPUTE_PEAK} for {name} ({weight_format.name} {role}): compute time not bounded, "
+        "the floor is the memory time",)
+
+
+#: FLOP groups, each timed at its own compute precision (DESIGN.md §4, issue 21 item 1): the
+#: matrix products of each weight group (:data:`~roofline_decode.specs.model.WEIGHT_GROUPS`
+#: with matrices: attention projections, dense MLPs, shared experts, routers, routed experts,
+#: lm_head) at that group's format's precision, and ``attention_scores`` (q·k and p·v over the
+#: cache) at the KV format's.
+COMPUTE_GROUPS = ("attention", "mlp", "shared_experts", "router", "experts", "lm_head", "attention_scores")
+
+
+def _matrix_parameters_per_token(model: Model) -> dict[str, int]:
+    """Matrix parameters one token multiplies through, per weight group [1] (groups with
+    none left out); they add up to :attr:`Model.matmul_parameters_per_token`."""
+    g = model.parameter_groups
+    counts = {
+        "attention": g["attention_matrix"], "mlp": g["dense_mlp_matrix"], "shared_experts": g["shared_expert_matrix"],
+        "router": g["router_matrix"], "experts": model.num_moe_layers * model.num_experts_per_token * g["expert_matrix"],
+        "lm_head": g["lm_head"],
+    }
+    return {group: count for group, count in counts.items() if count}
 
 
 def compute_formats(model: Model) -> dict[str, NumberFormat]:
     """The format whose compute precision (and fallback chain) times each FLOP group.
 
-    Attention scores multiply activations by cached keys and values: a kernel quantises the
-    queries and probabilities to the KV format and multiplies there (FlashAttention-3's FP8
-    path, TensorRT-LLM's FP8 KV kernels), so an fp8 cache attends at the fp8 peak and a bf16
-    cache at bf16 (DeepSeek-V3's bf16 latent cache is attended in bf16, not at the fp8 peak of
-    its weights).  A dense model has no ``routed_experts`` group.
+    Weight matrices multiply in their group's format (``Model.group_format``).  Attention
+    scores multiply activations by cached keys and values: a kernel quantises the queries and
+    probabilities to the KV format and multiplies there (FlashAttention-3's FP8 path,
+    TensorRT-LLM's FP8 KV kernels), so an fp8 cache attends at the fp8 peak and a bf16 cache at
+    bf16 (DeepSeek-V3's bf16 latent cache is attended in bf16, not at the fp8 peak of its
+    weights).  Groups without matrices (a dense model's routers and experts) are left out.
 
     Examples
     --------
     >>> from roofline_decode import load_model
     >>> {k: v.compute_precision for k, v in compute_formats(load_model("deepseek-v3")).items()}
-    {'matmuls': 'fp8', 'routed_experts': 'fp8', 'attention_scores': 'bf16'}
+    {'attention': 'fp8', 'mlp': 'fp8', 'shared_experts': 'fp8', 'router': 'bf16', 'experts': 'fp8', 'lm_head': 'bf16', 'attention_scores': 'bf16'}
     """
-    formats = {"matmuls": model.weight_format}
-    if model.is_moe:
-        formats["routed_experts"] = model.routed_expert_format
+    formats = {group: model.group_format(group) for group in _matrix_parameters_per_token(model)}
     formats["attention_scores"] = model.kv_format
     return formats
 
@@ -96,92 +154,117 @@ def _layer_terms(model: Model) -> tuple[tuple, float, tuple]:
     return layers, model.kv_bytes_per_token_per_layer, experts
 
 
+def _streamed_terms(model: Model) -> tuple[float, float, float]:
+    """(streamed, gathered row, bytes per weight) arguments of ``weight_bytes_read``: parameters
+    and b_w for one format; with per-group formats (DESIGN.md §4b) the group bytes themselves
+    with b = 1 (parameters weighted by their bytes)."""
+    if model.has_uniform_weights:
+        return model.streamed_parameters, model.embedding_row_parameters, model.weight_format.bytes_per_element
+    return model.streamed_weight_bytes, model.embedding_row_bytes, 1.0
+
+
 def _traffic(model: Model, batch: np.ndarray, context: np.ndarray) -> _Traffic:
-    b_w = model.weight_format.bytes_per_element
     b_e = model.routed_expert_format.bytes_per_element
     layers, m_kv, experts = _layer_terms(model)
 
+    streamed, row, b_w = _streamed_terms(model)
     weight = f.weight_bytes_read(
-        batch, model.streamed_parameters, model.embedding_row_parameters, model.vocab_size, b_w,
-        *experts, model.expert_parameters, b_e,
+        batch, streamed, row, model.vocab_size, b_w, *experts, model.expert_parameters, b_e,
     )
     kv_read = f.kv_read_bytes(batch, context, m_kv, *layers)
     kv_write = f.kv_write_bytes(batch, m_kv, model.num_layers)
     matmul = f.matmul_flops(batch, model.matmul_parameters_per_token)
     scores = f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
-    routed_per_token = model.num_moe_layers * model.num_experts_per_token * model.parameter_groups["expert_matrix"]
-    groups = {"matmuls": f.matmul_flops(batch, model.matmul_parameters_per_token - routed_per_token)}
-    if model.is_moe:
-        groups["routed_experts"] = f.matmul_flops(batch, routed_per_token)
+    groups = {group: f.matmul_flops(batch, count) for group, count in _matrix_parameters_per_token(model).items()}
     groups["attention_scores"] = scores
     return _Traffic(weight, kv_read, kv_write, matmul + scores, groups)
 
 
 @dataclass(frozen=True)
 class _Peaks:
-    """Per FLOP group: the precision used and its peak [FLOP/s] on one device."""
+    """Per FLOP group: the precision used and its peak [FLOP/s] on one device (NaN: none
+    published; such a group adds no compute time), and the notes of the lookups."""
 
     precisions: dict[str, str]
     peaks: dict[str, float]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def bounded(self) -> bool:
+        """Whether some group has a published peak."""
+        return any(not np.isnan(p) for p in self.peaks.values())
 
     @property
     def uniform(self) -> bool:
-        return len(set(self.peaks.values())) == 1
+        """Every group at the same peak (or none with a peak)."""
+        values = list(self.peaks.values())
+        if all(np.isnan(p) for p in values):
+            return True
+        return not any(np.isnan(p) for p in values) and len(set(values)) == 1
 
     def compute_time(self, traffic: _Traffic, share: float = 1) -> np.ndarray:
         """T_comp = Σ_g (FLOPs_g / share) / F_g [s] (``share``: devices splitting the FLOPs);
         FLOPs / F when every group has the same peak F (bit for bit what a single-precision
-        model had before groups were timed apart)."""
-        if self.uniform:
+        model had before groups were timed apart).  Groups without a peak add nothing."""
+        if self.uniform and self.bounded:
             flops = traffic.flops if share == 1 else traffic.flops / share
             return f.compute_time(flops, next(iter(self.peaks.values())))
-        return sum(f.compute_time(traffic.group_flops[g] if share == 1 else traffic.group_flops[g] / share, peak)
-                   for g, peak in self.peaks.items())
+        zero = np.zeros(np.shape(traffic.flops))
+        return zero + sum(f.compute_time(traffic.group_flops[g] if share == 1 else traffic.group_flops[g] / share, peak)
+                          for g, peak in self.peaks.items() if not np.isnan(peak))
 
     def summary(self) -> str:
-        """One precision name if all groups share it, else "fp8 (matmuls), bf16 (attention scores)"."""
+        """One precision name if all groups share it, else each precision with its groups:
+        "fp8 (attention projections, mlp, routed experts), bf16 (router, lm_head, attention scores)"."""
         names = list(dict.fromkeys(self.precisions.values()))
         if len(names) == 1:
             return names[0]
-        return ", ".join(
-            f"{name} ({' and '.join(g.replace('_', ' ') for g, p in self.precisions.items() if p == name)})"
-            for name in names
-        )
+        return ", ".join(f"{name} ({', '.join(_LABELS.get(g, g) for g, p in self.precisions.items() if p == name)})"
+                         for name in names)
 
 
-_NO_PEAK = "none published (compute time not bounded)"
+_LABELS = {"attention": "attention projections", "shared_experts": "shared experts", "experts": "routed experts",
+           "attention_scores": "attention scores"}
+
+
+_ROLES = {"attention_scores": "KV cache", "experts": "routed-expert weights"}
 
 
 def _peaks(model: Model, accelerator: Accelerator, sparse: bool) -> _Peaks:
-    """The peak each FLOP group runs at: its format's precision or the next of its fallbacks;
-    a group whose chain the device publishes no peak for is not time-bounded (+inf)."""
-    precisions, peaks = {}, {}
+    """The peak each FLOP group runs at (:func:`compute_peak` of its format)."""
+    precisions, peaks, notes = {}, {}, {}
     for group, fmt in compute_formats(model).items():
-        try:
-            precisions[group], peaks[group] = accelerator.peak(fmt, sparse)
-        except InvalidValueError:
-            precisions[group], peaks[group] = _NO_PEAK, float("inf")
-    return _Peaks(precisions, peaks)
+        role = _ROLES.get(group, "weights" if model.has_uniform_weights else f"{group} weights")
+        precisions[group], peaks[group], found = compute_peak(fmt, accelerator, sparse, role=role)
+        notes.update(dict.fromkeys(found))
+    missing = [g for g, p in peaks.items() if np.isnan(p)]
+    if missing:  # one note: the first group's (none has a peak), or the groups without one
+        first = next(n for n in notes if n.startswith(NO_COMPUTE_PEAK))
+        notes = {n: None for n in notes if not n.startswith(NO_COMPUTE_PEAK)}
+        if len(missing) == len(peaks):
+            notes[first] = None
+        else:
+            notes[f"{NO_COMPUTE_PEAK} for {', '.join(missing)}: those FLOPs add no compute time"] = None
+    return _Peaks(precisions, peaks, tuple(notes))
 
 
 def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
     """Bytes and FLOPs per component; they add up to the totals of :func:`_traffic`."""
     g = model.parameter_groups
-    b_w = model.weight_format.bytes_per_element
-    b_e = model.routed_expert_format.bytes_per_element
+    b = {group: fmt.bytes_per_element for group, fmt in model.group_formats.items()}
+    streamed = model.streamed_groups
     layers, m_kv, (moe_layers, experts, per_token) = _layer_terms(model)
     zero = np.zeros(np.broadcast(batch, context).shape)
     routed = moe_layers * f.expected_experts_touched(experts, per_token, batch) * model.expert_parameters
-    mlp_streamed = sum(g[k] for k in ("dense_mlp_matrix", "dense_mlp_bias", "shared_expert_matrix",
-                                      "shared_expert_bias", "router_matrix", "router_bias"))
+    mlp_streamed = sum(b[k] * streamed[k] for k in ("mlp", "shared_experts", "router"))
     mlp_matrix = (g["dense_mlp_matrix"] + g["shared_expert_matrix"] + g["router_matrix"]
                   + model.num_moe_layers * model.num_experts_per_token * g["expert_matrix"])
     bytes_parts = {
-        "attention_weights": zero + b_w * g["attention_matrix"],
-        "mlp_weights": zero + b_w * mlp_streamed + b_e * routed,
-        "norms_and_biases": zero + b_w * g["layer_vector"],
-        "embedding": zero + b_w * np.minimum(batch, model.vocab_size) * model.embedding_row_parameters,
-        "lm_head": zero + b_w * g["lm_head"],
+        "attention_weights": zero + b["attention"] * g["attention_matrix"],
+        "mlp_weights": zero + mlp_streamed + b["experts"] * routed,
+        "norms_and_biases": zero + b["norms"] * g["layer_vector"],
+        "embedding": zero + b["embedding"] * np.minimum(batch, model.vocab_size) * model.embedding_row_parameters,
+        "lm_head": zero + b["lm_head"] * g["lm_head"],
         "kv_read": zero + f.kv_read_bytes(batch, context, m_kv, *layers),
         "kv_write": zero + f.kv_write_bytes(batch, m_kv, model.num_layers),
     }
@@ -207,9 +290,9 @@ def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth:
     one = _traffic(model, np.ones_like(context), context)
     peak = _effective_peak(one.flops, peaks.compute_time(one), peaks)
     kv_per_sequence = one.kv_read_bytes + one.kv_write_bytes
-    row = model.weight_format.bytes_per_element * model.embedding_row_parameters
+    row = model.embedding_row_bytes
     vocab = model.vocab_size
-    fixed = model.weight_format.bytes_per_element * model.streamed_parameters
+    fixed = model.streamed_weight_bytes
     if not model.is_moe:
         below = np.asarray(f.critical_batch(fixed, kv_per_sequence + row, one.flops, peak, bandwidth), dtype=float)
         above = np.asarray(f.critical_batch(fixed + vocab * row, kv_per_sequence, one.flops, peak, bandwidth), dtype=float)
@@ -240,11 +323,13 @@ def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth:
 
 def _effective_peak(flops: np.ndarray, compute_time: np.ndarray, peaks: _Peaks):
     """F_eff = FLOPs / T_comp [FLOP/s]: the single peak when all groups share it (a float),
-    else an array (+inf where no group is time-bounded)."""
+    NaN when no group has one, else an array."""
+    if not peaks.bounded:
+        return float("nan")
     if peaks.uniform:
         return next(iter(peaks.peaks.values()))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(compute_time > 0, flops / np.where(compute_time > 0, compute_time, 1.0), np.inf)
+        return np.where(compute_time > 0, flops / np.where(compute_time > 0, compute_time, 1.0), np.nan)
 
 
 @dataclass(frozen=True)
@@ -265,6 +350,12 @@ class DecodeFloor:
     context only (every group's FLOPs grow linearly with the batch).  ``compute_precision``
     names the one precision, or each precision with its groups ("fp8 (matmuls and routed
     experts), bf16 (attention scores)").
+
+    ``critical_batch`` is +inf where the step is memory-bound at any batch (the intensity
+    saturates below the ridge).  On a device with no compute peak for any group's precision
+    (:data:`NO_COMPUTE_PEAK`) ``peak_flops``, ``ridge_point`` and ``critical_batch`` are NaN
+    and ``compute_time_s`` is 0; a group without a peak where others have one adds no time.
+    ``notes`` says which assumptions and fallbacks the numbers rest on.
     """
 
     model: str
@@ -297,7 +388,8 @@ class DecodeFloor:
     @property
     def compute_bounded(self) -> bool:
         """Whether some FLOP group has a published peak (else the floor is the memory time)."""
-        return bool(np.any(np.isfinite(np.asarray(self.peak_flops))))
+        return bool(np.any(~np.isnan(np.asarray(self.peak_flops))))
+    notes: tuple[str, ...] = ()
 
     @property
     def bound(self) -> np.ndarray:
@@ -309,7 +401,8 @@ class DecodeFloor:
         return self.step_time_s.shape
 
     def to_records(self) -> list[dict[str, Any]]:
-        """One dict per grid point with the keys of :data:`RECORD_KEYS` (SI units, plain floats)."""
+        """One dict per grid point with the keys of :data:`RECORD_KEYS` (SI units, plain floats),
+        then :data:`EXTRA_RECORD_KEYS` (``notes``: a list of str)."""
         shape = self.shape
         columns = {
             key: np.broadcast_to(getattr(self, key), shape).ravel()
@@ -328,7 +421,8 @@ class DecodeFloor:
             for key in ("batch", "context"):
                 if float(record[key]).is_integer():
                     record[key] = int(record[key])
-            records.append({key: record[key] for key in RECORD_KEYS})
+            record["notes"] = list(self.notes)
+            records.append({key: record[key] for key in RECORD_KEYS + EXTRA_RECORD_KEYS})
         return records
 
     def breakdown(self) -> dict[str, dict[str, np.ndarray]]:
@@ -385,7 +479,8 @@ def decode_floor(
     context : array_like
         Tokens already cached per sequence T [1], >= 0; broadcasts against ``batch``.
     sparse : bool
-        Use 2:4 structured-sparsity peaks (off: dense peaks, DESIGN.md §4).
+        Use 2:4 structured-sparsity peaks (off: dense peaks, DESIGN.md §4); where the device
+        publishes no sparse peak for the precision, the dense one is used and ``notes`` says so.
 
     Returns
     -------
@@ -415,16 +510,19 @@ def decode_floor(
 def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, context_input) -> DecodeFloor:
     """Times of a step on one device; ``context_input`` is the context before broadcasting
     against the batch, on which the critical batch (a function of context only) is solved."""
-    # Each FLOP group at its own peak; a group without a published peak on this device is
-    # not time-bounded (memory bound kept).
+    # Each FLOP group at its own peak; a group without a published peak on this device adds
+    # no compute time (memory bound kept).
     peaks = _peaks(model, accelerator, sparse)
+    has_peak = peaks.bounded
     bandwidth = accelerator.memory_bandwidth
     bytes_total = traffic.weight_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(bytes_total, bandwidth)
-    compute = peaks.compute_time(traffic)
+    compute = peaks.compute_time(traffic) if has_peak else np.zeros_like(memory)
     peak = _effective_peak(traffic.flops, compute, peaks)
     step = f.step_time(memory, compute)
-    if model.is_moe:  # bisection: solve once per distinct context
+    if not has_peak:
+        critical = np.full(np.shape(context_input), np.nan)
+    elif model.is_moe:  # bisection: solve once per distinct context
         contexts, inverse = np.unique(context_input, return_inverse=True)
         critical = _critical_batch(model, contexts, peaks, bandwidth)[inverse].reshape(context_input.shape)
     else:
@@ -441,6 +539,7 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
         ridge_point=_scalar_or_array(f.ridge_point(peak, bandwidth)), critical_batch=critical,
         memory_bandwidth=bandwidth, peak_flops=_scalar_or_array(peak), spec=model,
         compute_precisions=peaks.precisions, group_peak_flops=peaks.peaks, group_flops=traffic.group_flops,
+        notes=peaks.notes,
     )
 
 

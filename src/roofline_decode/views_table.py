@@ -8,6 +8,10 @@ import numpy as np
 
 from .units import GB, format_number
 
+#: Table cell of a quantity that is not defined (NaN): the ridge point and critical batch of a
+#: device with no compute peak published.  ``inf`` in the B* column: memory-bound at any batch.
+NOT_DEFINED = "n/a"
+
 HEADERS = [
     "batch", "context", "weights GB", "KV read GB", "total GB", "GFLOP", "mem ms", "comp ms",
     "step ms", "tok/s", "FLOP/B", "bound", "B*",
@@ -43,6 +47,8 @@ def floor_rows(floor) -> list[list[str]]:
             value = column[i]
             if isinstance(value, str | np.str_):
                 row.append(str(value))
+            elif np.isnan(value):  # not defined: no compute peak published
+                row.append(NOT_DEFINED)
             elif j < 2:
                 row.append(f"{int(value)}" if float(value).is_integer() else f"{value:g}")
             elif j == len(flat) - 1:
@@ -54,20 +60,28 @@ def floor_rows(floor) -> list[list[str]]:
 
 
 def title(floor) -> str:
+    head = f"{floor.model} on {floor.accelerator}: {floor.weight_format} weights, {floor.kv_format} KV, "
+    if not floor.compute_bounded:
+        return head + f"{floor.compute_precision}: ridge point and B* {NOT_DEFINED}, memory floor only"
     ridge = np.asarray(floor.ridge_point)
     if ridge.ndim == 0:
         ridge_text = f"ridge point {float(ridge):.4g} FLOP/B"
     else:  # several precisions: the effective peak (FLOPs / compute time) varies with the context
-        low, high = float(ridge.min()), float(ridge.max())
+        low, high = float(np.nanmin(ridge)), float(np.nanmax(ridge))
         ridge_text = f"effective ridge point {low:.4g}" + (f"-{high:.4g}" if high > low else "") + " FLOP/B"
-    return (
-        f"{floor.model} on {floor.accelerator}: {floor.weight_format} weights, {floor.kv_format} KV, "
-        f"computing in {floor.compute_precision}; {ridge_text}"
-    )
+    return head + f"computing in {floor.compute_precision}; {ridge_text}"
+
+
+def legend(floor) -> list[str]:
+    """Lines under the table: what ``inf`` in the B* column means, then the result's notes."""
+    lines = []
+    if np.isinf(np.asarray(floor.critical_batch)).any():
+        lines.append("B* inf: memory-bound at any batch (the KV reads keep the intensity below the ridge)")
+    return lines + [f"note: {note}" for note in floor.notes]
 
 
 def render_text(floor) -> str:
-    return title(floor) + "\n" + format_table(HEADERS, floor_rows(floor), align="right")
+    return "\n".join([title(floor), format_table(HEADERS, floor_rows(floor), align="right"), *legend(floor)])
 
 
 def render_html(floor) -> str:
@@ -75,4 +89,6 @@ def render_html(floor) -> str:
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in floor_rows(floor)
     )
-    return f"<p><b>{html.escape(title(floor))}</b></p><table><tr>{head}</tr>{body}</table>"
+    notes = "".join(f"<br>{html.escape(line)}" for line in legend(floor))
+    return f"<p><b>{html.escape(title(floor))}</b></p><table><tr>{head}</tr>{body}</table>" + (
+        f"<p>{notes[4:]}</p>" if notes else "")

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from roofline_decode import RECORD_KEYS
+from roofline_decode.estimate import EXTRA_RECORD_KEYS
 from roofline_decode.cli import main
 
 
@@ -22,9 +23,9 @@ def test_floor_json_has_exactly_the_listed_keys(capsys):
     assert code == 0
     records = json.loads(out)
     assert len(records) == 6
-    assert all(list(r) == list(RECORD_KEYS) for r in records)
+    assert all(list(r) == list(RECORD_KEYS + EXTRA_RECORD_KEYS) for r in records)
     assert {r["accelerator"] for r in records} == {"h100-sxm", "a100-80gb-sxm"}
-    assert records[0]["critical_batch"] is None or records[0]["critical_batch"] > 0
+    assert records[0]["critical_batch"] == "inf"  # memory-bound at any batch at 4096 tokens
 
 
 def test_floor_table_uses_human_units(capsys):
@@ -37,7 +38,48 @@ def test_floor_table_uses_human_units(capsys):
 def test_floor_csv(capsys):
     code, out, _ = run(capsys, "floor", "--model", "qwen2.5-7b", "--gpu", "l4", "--batch", "1,2", "--format", "csv")
     lines = out.strip().splitlines()
-    assert code == 0 and lines[0] == ",".join(RECORD_KEYS) and len(lines) == 3
+    assert code == 0 and lines[0] == ",".join(RECORD_KEYS + EXTRA_RECORD_KEYS) and len(lines) == 3
+
+
+# "No compute peak published" (M1 Max) and "memory-bound at any batch" (H100 at 32K) are two
+# different things, each with one spelling per output format.
+NO_PEAK_VS_MEMORY_BOUND = ["floor", "--model", "llama-3.1-8b", "--gpu", "m1-max", "--gpu", "h100-sxm", "--context", "32K"]
+
+
+def test_no_peak_and_memory_bound_in_json(capsys):
+    code, out, _ = run(capsys, *NO_PEAK_VS_MEMORY_BOUND, "--format", "json")
+    apple, h100 = json.loads(out)
+    assert code == 0
+    assert apple["ridge_point"] is None and apple["critical_batch"] is None and apple["compute_time_s"] == 0
+    assert any("no compute peak published for m1-max" in note for note in apple["notes"])
+    assert h100["critical_batch"] == "inf" and float(h100["critical_batch"]) == float("inf")
+    assert h100["ridge_point"] > 0 and h100["notes"] == []
+
+
+def test_no_peak_and_memory_bound_in_csv(capsys):
+    import csv
+    import io
+
+    code, out, _ = run(capsys, *NO_PEAK_VS_MEMORY_BOUND, "--format", "csv")
+    apple, h100 = csv.DictReader(io.StringIO(out))
+    assert apple["ridge_point"] == "" and apple["critical_batch"] == "" and "no compute peak published" in apple["notes"]
+    assert h100["critical_batch"] == "inf" and h100["notes"] == ""
+
+
+def test_no_peak_and_memory_bound_in_table(capsys):
+    code, out, _ = run(capsys, *NO_PEAK_VS_MEMORY_BOUND)
+    apple, h100 = out.split("\n\n")
+    assert "no compute peak published: ridge point and B* n/a, memory floor only" in apple.splitlines()[0]
+    assert apple.splitlines()[2].split()[-1] == "n/a" and "B* inf" not in apple
+    assert h100.splitlines()[2].split()[-1] == "inf"
+    assert "B* inf: memory-bound at any batch" in h100 and "n/a" not in h100
+
+
+def test_sparse_without_sparse_peak_says_so(capsys):
+    code, out, _ = run(capsys, "floor", "--model", "llama-3.1-8b", "--gpu", "mi300x", "--batch", "4096",
+                       "--context", "0", "--sparse")
+    assert code == 0 and "note: no sparse bf16 peak published for mi300x: the dense bf16 peak is used" in out
+    assert " compute " in out.splitlines()[2] + " "
 
 
 @pytest.mark.parametrize("what, expected", [("models", "llama-3.1-8b"), ("gpus", "h100-sxm"),

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import roofline_decode as rd
 from roofline_decode import Accelerator, InvalidValueError, RECORD_KEYS, decode_floor, sweep
+from roofline_decode.estimate import EXTRA_RECORD_KEYS, NO_COMPUTE_PEAK
 
 TERA = Accelerator(name="1 TB/s", memory_bandwidth=1e12, memory_capacity=80e9, peak_flops={"bf16": 1e15})
 # The Scaling Book's TPU v5e: 1.97e14 bf16 FLOP/s, 8.2e11 B/s
@@ -70,7 +71,7 @@ def test_broadcasting_and_records():
     assert r.shape == (3, 2)
     records = r.to_records()
     assert len(records) == 6
-    assert all(tuple(rec) == RECORD_KEYS for rec in records)
+    assert all(tuple(rec) == RECORD_KEYS + EXTRA_RECORD_KEYS for rec in records)
     assert records[0]["batch"] == 1 and records[0]["context"] == 512
     np.testing.assert_allclose(r.tokens_per_s, r.batch / r.step_time_s)
     np.testing.assert_allclose(r.per_sequence_tokens_per_s, 1 / r.step_time_s)
@@ -105,8 +106,33 @@ def test_sparse_uses_sparse_peak():
 
 def test_device_without_published_peak_keeps_memory_bound():
     apple = rd.load_accelerator("m2-ultra")
-    r = decode_floor("llama-3.1-8b", apple, batch=1, context=0)
-    assert float(r.compute_time_s) == 0 and str(r.bound) == "memory"
+    r = decode_floor("llama-3.1-8b", apple, batch=[1, 4096], context=0)
+    np.testing.assert_array_equal(r.compute_time_s, 0)
+    assert list(r.bound) == ["memory", "memory"]
+    # not defined (NaN), never +inf: inf means "memory-bound at any batch" on a device with a peak
+    assert np.isnan(r.peak_flops) and np.isnan(r.ridge_point) and np.isnan(r.critical_batch).all()
+    assert r.compute_precision == NO_COMPUTE_PEAK
+    assert r.notes == ("no compute peak published for m2-ultra (bf16 weights): compute time not bounded, "
+                       "the floor is the memory time",)
+
+
+def test_sparse_falls_back_to_the_dense_peak_and_says_so():
+    # the MI300X publishes no sparse peak: before, sparse=True used an infinite peak (2.94 ms,
+    # "memory"); the dense peak gives 47.0 ms, compute-bound
+    dense = decode_floor("llama-3.1-8b", "mi300x", batch=4096)
+    sparse = decode_floor("llama-3.1-8b", "mi300x", batch=4096, sparse=True)
+    assert float(sparse.step_time_s) == float(dense.step_time_s)
+    assert round(float(sparse.step_time_s) * 1e3, 1) == 47.0 and str(sparse.bound) == "compute"
+    assert sparse.notes == ("no sparse bf16 peak published for mi300x: the dense bf16 peak is used",)
+    assert dense.notes == ()
+    # with a sparse peak published, no note
+    assert decode_floor("llama-3.1-8b", "h100-sxm", batch=4096, sparse=True).notes == ()
+
+
+def test_precision_fallback_is_noted():
+    r = decode_floor(rd.load_model("llama-3.1-8b", weights="fp8"), "a100-80gb-sxm")
+    assert r.compute_precision == "bf16"
+    assert r.notes == ("fp8_e4m3 weights compute in bf16: no fp8 peak published for a100-80gb-sxm",)
 
 
 @pytest.mark.parametrize(
@@ -181,4 +207,51 @@ def test_critical_batch_past_the_vocabulary():
     b_star = float(decode_floor(model, device, 1, 0).critical_batch)
     assert 1000 < b_star < np.inf
     r = decode_floor(model, device, batch=[b_star * 0.999, b_star * 1.001], context=0)
+    assert list(r.bound) == ["memory", "compute"]
+
+
+def test_moe_critical_batch_with_most_experts_untouched():
+    """An MoE whose critical batch lies where only ~150 of 256 experts are read (issue 22).
+
+    The bundled MoE models reach B* with nearly every expert touched, so the bisection's upper
+    bracket (every expert read) is already B*; here it is not (385 vs 226.7), and a bisection
+    stopped early misses B* by up to 385 / 2**halvings.
+
+    Hand derivation, bf16 weights and KV (2 B), context 0, one layer, d = 64, one query and
+    one KV head of d_h = 64, V = 512, E = 256 experts of width d_e = 1024 (gated), k = 1:
+
+    * streamed parameters: q, k, v, o 4·64·64 = 16384; norms 2·64 + final 64 = 192; router
+      64·256 = 16384; lm_head 512·64 = 32768; total 65728 -> 131456 B;
+    * one expert 3·64·1024 = 196608 parameters -> 393216 B, read U(B) = 256·(1 − (255/256)^B)
+      times (DESIGN.md §4);
+    * per sequence: its gathered embedding row 64·2 = 128 B and its new K and V 2·64·2 = 256 B;
+    * FLOPs = 2·B·(16384 + 16384 + 196608 + 32768) = 524288·B (context 0: no attention scores).
+
+    On a device with ridge F / BW = 2 FLOP/B the step is compute-bound iff FLOPs >= 2·bytes:
+    524288·B >= 2·(131456 + 393216·U(B) + 384·B), i.e.
+    g(B) = 261760·B − 131456 − 393216·256·(1 − (255/256)^B) >= 0.
+    g is convex with g(0) < 0, so it has one root, found by bisecting g (in plain Python,
+    200 halvings of [1, 1000]): B* = 226.7326164917551, where U(B*) = 150.6 experts.
+    """
+    model = rd.Model(name="unsaturated-moe", num_layers=1, hidden_size=64, num_heads=1, num_kv_heads=1, head_dim=64,
+                     intermediate_size=0, vocab_size=512, num_experts=256, num_experts_per_token=1,
+                     moe_intermediate_size=1024)
+    # a small SoC: 50 GB/s, 100 GFLOP/s bf16, ridge 2 FLOP/B
+    device = Accelerator(name="ridge-2", memory_bandwidth=5e10, memory_capacity=8e9, peak_flops={"bf16": 1e11})
+    b_star = 226.7326164917551
+
+    def g(b):
+        return 261760 * b - 131456 - 393216 * 256 * (1 - (255 / 256) ** b)
+
+    assert abs(g(b_star)) < 1e-6 * 261760 * b_star  # the hand value solves the hand equation
+    assert 256 * (1 - (255 / 256) ** b_star) == pytest.approx(150.6, abs=0.05)  # far from all 256
+    # the hand terms are the library's terms
+    one = decode_floor(model, device, batch=1, context=0)
+    u1 = 1.0  # U(1) = k
+    assert float(one.weight_bytes) == 131456 + 393216 * u1 + 128
+    assert float(one.kv_write_bytes) == 256 and float(one.flops) == 524288
+    assert device.ridge_point("bf16") == 2.0
+
+    r = decode_floor(model, device, batch=[b_star * (1 - 1e-6), b_star * (1 + 1e-6)], context=0)
+    assert float(r.critical_batch[0]) == pytest.approx(b_star, rel=1e-9)
     assert list(r.bound) == ["memory", "compute"]

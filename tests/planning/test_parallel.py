@@ -161,6 +161,54 @@ def test_pipeline_microbatches_raise_throughput():
         pipeline_parallel_floor("llama-3.1-70b", "h100-sxm", 2, 4096, 4, microbatches=4)
 
 
+def test_pipeline_step_time_pays_a_hop_per_stage():
+    # T_round = max(m t_stage, p (t_stage + t_hop)): a token crosses all p stages and p hand-offs
+    assert f.pipeline_step_time(5e-3, 4, 1, 1e-4) == pytest.approx(4 * (5e-3 + 1e-4), rel=1e-12)  # m = 1
+    assert f.pipeline_step_time(5e-3, 4, 4, 1e-4) == pytest.approx(4 * (5e-3 + 1e-4), rel=1e-12)  # m = p
+    assert f.pipeline_step_time(5e-3, 4, 8, 1e-4) == pytest.approx(8 * 5e-3, rel=1e-12)  # m > p, hops hidden
+    assert f.pipeline_step_time(5e-3, 4, 8, 6e-3) == pytest.approx(4 * (5e-3 + 6e-3), rel=1e-12)  # m > p, hops not
+
+
+# Llama-2-7B in bf16 at context 0 on a 1 TB/s, 1 PFLOP/s device: a micro-batch of b sequences
+# reads (6738415616 - 32000 x 4096 + b x 4096) x 2 B of weights (all but the input table, plus
+# b gathered rows) and writes b x 524288 B of KV (32 layers x 2 x 32 heads x 128 x 2 B); its
+# 2 b x 6607077376 FLOPs take 1/1000 of that time in compute, so a stage (1/p of the layers) is
+# memory-bound: t_stage = bytes / (p x 1e12).  A hand-off carries b x 4096 x 2 B of bf16
+# activations: t_hop = latency + b x 8192 / link.
+PIPE_DEVICE = rd.Accelerator(name="1 TB/s, 1 PFLOP/s", memory_bandwidth=1e12, memory_capacity=80e9,
+                             peak_flops={"bf16": 1e15})
+
+
+def _stage_and_hop(b, p, latency, link):
+    stage = ((6_738_415_616 - 32000 * 4096 + b * 4096) * 2 + b * 524_288) / p / 1e12
+    return stage, latency + b * 4096 * 2 / link
+
+
+@pytest.mark.parametrize("batch, p, m, latency", [
+    (8, 4, 1, 1e-4),  # m = 1: the stages run one after another, each followed by its hop
+    (8, 4, 4, 1e-4),  # m = p: every stage busy, and still p hops per token
+    (8, 4, 8, 5e-3),  # m > p with slow hops: p (t_stage + t_hop) > m t_stage
+])
+def test_pipeline_floor_hand_values_with_hops(batch, p, m, latency):
+    link = 1e10
+    stage, hop = _stage_and_hop(batch / m, p, latency, link)
+    assert p * (stage + hop) > m * stage  # the hops are on the critical path in each case
+    floor = pipeline_parallel_floor("llama-2-7b", PIPE_DEVICE, batch, 0, num_stages=p, microbatches=m,
+                                    collective_latency=latency, link_bandwidth=link)
+    assert float(floor.step_time_s) == pytest.approx(p * (stage + hop), rel=1e-12)
+    assert float(floor.communication_time_s) == pytest.approx(p * hop, rel=1e-12)
+    assert float(floor.memory_time_s) == pytest.approx(m * stage, rel=1e-12)
+    assert float(floor.tokens_per_s) == pytest.approx(batch / (p * (stage + hop)), rel=1e-12)
+
+
+def test_pipeline_floor_hides_fast_hops_behind_many_microbatches():
+    stage, hop = _stage_and_hop(1, 4, 1e-6, 1e10)
+    floor = pipeline_parallel_floor("llama-2-7b", PIPE_DEVICE, 8, 0, num_stages=4, microbatches=8,
+                                    collective_latency=1e-6, link_bandwidth=1e10)
+    assert 8 * stage > 4 * (stage + hop)
+    assert float(floor.step_time_s) == pytest.approx(8 * stage, rel=1e-12)
+
+
 @pytest.mark.parametrize("n", [0, -1, 1.5, True])
 def test_bad_device_count(n):
     with pytest.raises(InvalidValueError, match="num_devices"):

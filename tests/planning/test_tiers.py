@@ -106,3 +106,25 @@ def test_bad_offload_arguments(kwargs, field):
 def test_offload_without_a_tier_is_an_error():
     with pytest.raises(InvalidValueError, match="tier"):
         offload_floor("llama-3.1-8b", "h100-sxm", None, 1, 1024, kv_fraction=0.5)
+
+
+def test_a_bidirectional_tier_reads_at_half_its_figure():
+    # a "bidirectional" figure sums both directions; reads toward the device get half of it,
+    # while a per-direction or half-duplex figure is what reads get (MemoryTier.read_bandwidth)
+    both = rd.MemoryTier(name="128 GB/s both ways", bandwidth=128e9, direction="bidirectional")
+    one = rd.MemoryTier(name="128 GB/s each way", bandwidth=128e9, direction="per_direction")
+    shared = rd.MemoryTier(name="128 GB/s shared bus", bandwidth=128e9, direction="half_duplex")
+    assert both.read_bandwidth == 64e9
+    assert one.read_bandwidth == shared.read_bandwidth == 128e9
+    # offload_floor: the same tier bytes take twice as long through the bidirectional figure.
+    # Llama-3.1-8B, B = 16 at T = 32768, half its KV in the tier: 0.5 x 16 x 32768 x 131072 B
+    # (32 layers x 2 x 8 KV heads x 128 x 2 B = 131072 B per token) = 34.36 GB per step.
+    tier_bytes = 0.5 * 16 * 32768 * 131072
+    fast = offload_floor("llama-3.1-8b", "h100-sxm", one, 16, 32768, kv_fraction=0.5)
+    slow = offload_floor("llama-3.1-8b", "h100-sxm", both, 16, 32768, kv_fraction=0.5)
+    assert float(fast.tier_bytes) == float(slow.tier_bytes) == pytest.approx(tier_bytes, rel=1e-12)
+    assert slow.tier_bandwidth == 64e9 and fast.tier_bandwidth == 128e9
+    assert float(fast.tier_time_s) == pytest.approx(tier_bytes / 128e9, rel=1e-12)
+    assert float(slow.tier_time_s) == pytest.approx(tier_bytes / 64e9, rel=1e-12)
+    # serial floor: device time + tier time (compute is far below memory here)
+    assert float(slow.step_time_s) == pytest.approx(float(slow.device_time_s) + tier_bytes / 64e9, rel=1e-12)

@@ -46,3 +46,21 @@ def ratio_or_infinite(numerator, denominator):
     denominator = np.asarray(denominator, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(denominator > 0, numerator / denominator, np.inf)
+
+
+def floor(x):
+    """Largest integer <= x: ``numpy.floor`` or ``sympy.floor``."""
+    if is_symbolic(x):
+        import sympy
+
+        return sympy.floor(x)
+    return np.floor(x)
+
+
+def ceiling(x):
+    """Smallest integer >= x: ``numpy.ceil`` or ``sympy.ceiling``."""
+    if is_symbolic(x):
+        import sympy
+
+        return sympy.ceiling(x)
+    return np.ceil(x)

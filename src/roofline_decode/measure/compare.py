@@ -20,6 +20,7 @@ from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from ..units import GB, format_number
 from ..views_table import format_table
+from ..planning.capacity import device_memory
 from .rows import MeasurementRow
 
 __all__ = ["IMPOSSIBLE", "EXCEEDS_MEMORY", "RowComparison", "Comparison", "compare", "resolve_model", "resolve_accelerator"]
@@ -134,7 +135,8 @@ def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator) -> dict
         peak = float(floor.peak_flops)  # effective peak: FLOPs / compute time
     # n devices: aggregate bandwidth and peak, perfect split, communication not counted
     memory = bytes_moved / (n * floor.memory_bandwidth)
-    compute = flops / (n * peak)
+    # no compute peak: no bound
+    compute = 0.0 if np.isnan(peak) else flops / (n * peak)
     return {
         "memory": memory, "compute": compute, "bytes": bytes_moved, "flops": flops,
         "bandwidth": n * floor.memory_bandwidth, "peak": n * peak,
@@ -189,7 +191,8 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
         flags = []
         if measured < floor * (1 - tolerance):
             flags.append(IMPOSSIBLE)
-        if row.scope == "decode_step" and spec.weight_bytes > row.num_devices * device.memory_capacity:
+        # the capacity rule of planning (binary reading, ECC, unified-memory share), no runtime reserve
+        if row.scope == "decode_step" and spec.weight_bytes > row.num_devices * device_memory(device):
             flags.append(EXCEEDS_MEMORY)
         achieved = t["bytes"] / measured
         result.append(RowComparison(

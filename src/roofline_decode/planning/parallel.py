@@ -79,12 +79,12 @@ def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: i
     from ..estimate import _traffic
 
     n = num_devices
-    b_w = model.weight_format.bytes_per_element
     total = _traffic(model, batch, context)
-    replicated = b_w * model.parameter_groups["layer_vector"]
+    replicated = model.group_format("norms").bytes_per_element * model.parameter_groups["layer_vector"]
     kv_heads = 1 if model.is_mla else model.num_kv_heads
     share = float(f.kv_head_share(kv_heads, n))
-    kv_proj = 0.0 if model.is_mla else b_w * model.num_layers * 2 * model.hidden_size * model.num_kv_heads * model.head_dim
+    b_attention = model.group_format("attention").bytes_per_element
+    kv_proj = 0.0 if model.is_mla else b_attention * model.num_layers * 2 * model.hidden_size * model.num_kv_heads * model.head_dim
 
     def split(total_bytes):
         return f.sharded_bytes(total_bytes - replicated - kv_proj, replicated + kv_proj * share, n)

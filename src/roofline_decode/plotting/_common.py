@@ -140,12 +140,14 @@ def hardware_label(accelerator, floor) -> str:
     """``"NVIDIA H100 SXM5 80GB: 3.35 TB/s, 989.5 TFLOP/s bf16"`` (one unit for every device)."""
     bandwidth = f"{accelerator.memory_bandwidth / TB:.3g} TB/s"
     if not floor.compute_bounded:
-        return f"{accelerator.name}: {bandwidth}, no published peak"
+        from ..estimate import NO_COMPUTE_PEAK
+
+        return f"{accelerator.name}: {bandwidth}, {NO_COMPUTE_PEAK}"
     if np.ndim(floor.peak_flops) == 0:
         return f"{accelerator.name}: {bandwidth}, {floor.peak_flops / TFLOP:.4g} TFLOP/s {floor.compute_precision}"
     # several precisions: each one's peak (the roof drawn is the effective peak FLOPs / compute time)
     peaks = dict.fromkeys(f"{floor.group_peak_flops[g] / TFLOP:.4g} {p}" for g, p in floor.compute_precisions.items()
-                          if np.isfinite(floor.group_peak_flops[g]))
+                          if not np.isnan(floor.group_peak_flops[g]))
     return f"{accelerator.name}: {bandwidth}, {' / '.join(peaks)} TFLOP/s"
 
 

@@ -79,7 +79,8 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
     >>> ax.get_xlabel()
     'arithmetic intensity [FLOP/B]'
     """
-    from ..estimate import sweep
+    from ..estimate import NO_COMPUTE_PEAK, sweep
+    from ..views_table import NOT_DEFINED
 
     spec = resolve_model(model, weights, kv)
     devices = resolve_accelerators(accelerators)
@@ -126,7 +127,7 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
             for b, t in zip(critical, contexts)
         ]
         if not fl.compute_bounded:  # no roof to reach: not a KV-cache effect
-            cells = ["none (no published peak)"]
+            cells = [f"{NOT_DEFINED} ({NO_COMPUTE_PEAK})"]
         critical_lines.append(f"{device.name}: " + ", ".join(cells))
 
     if label_batches:

@@ -72,7 +72,7 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
     >>> ax.get_ylabel(), ax.twin.get_ylabel()
     ('aggregate decode rate [tokens/s]', 'per-sequence latency [ms/token]')
     """
-    from ..estimate import decode_floor
+    from ..estimate import NO_COMPUTE_PEAK, decode_floor
 
     slo_ms = check_slo(slo_ms)
     spec = resolve_model(model, weights, kv)
@@ -114,7 +114,7 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
         extras.append(span)
     else:
         reason = (f"B* = {np.ceil(critical):.0f}" if np.isfinite(critical)
-                  else f"B* = ∞ at {context_label(ctx)} context")
+                  else NO_COMPUTE_PEAK if np.isnan(critical) else f"B* = ∞ at {context_label(ctx)} context")
         extras.append(ax.axvspan(b_low, b_low, color=OKABE_ITO["orange"], alpha=0.16, lw=0,
                                  label=f"memory-bound over the whole range ({reason})"))
     if limit < b_high:

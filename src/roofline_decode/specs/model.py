@@ -14,12 +14,21 @@ from typing import Any, Literal
 from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
 
 from .. import formulas as f
+from ..errors import InvalidValueError
 from ..formats import NumberFormat, get_format
 from ._base import Spec
 
-__all__ = ["Model", "LayerType"]
+__all__ = ["Model", "LayerType", "WEIGHT_GROUPS"]
 
 LayerType = Literal["full", "sliding"]
+
+#: Tensor groups that may carry their own storage format (DESIGN.md §4b, per-tensor formats).
+#: ``norms`` holds the 1-D vectors of every layer (norm weights and attention biases, as in
+#: ``parameter_groups["layer_vector"]``); ``mlp`` the dense MLPs with their biases;
+#: ``router`` the MoE gates; ``experts`` the routed experts (``expert_weight_format``).
+WEIGHT_GROUPS: tuple[str, ...] = (
+    "embedding", "lm_head", "attention", "mlp", "experts", "shared_experts", "router", "norms",
+)
 
 
 class Model(Spec):
@@ -58,7 +67,12 @@ class Model(Spec):
     kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim : int
         Multi-head latent attention (MLA) when ``kv_lora_rank > 0``.
     weight_format, kv_format, activation_format : str or NumberFormat
-        Storage formats; ``expert_weight_format`` overrides the format of routed experts.
+        Storage formats; ``weight_format`` is the default of every weight group and
+        ``expert_weight_format`` overrides the format of routed experts.
+    tensor_formats : dict of str to str or NumberFormat
+        Formats of other weight groups that differ from ``weight_format`` (keys from
+        :data:`WEIGHT_GROUPS`; an ``"experts"`` key sets ``expert_weight_format``).  Weight
+        bytes are summed per group with the group's format (DESIGN.md §4b).
     """
 
     name: str = Field(min_length=1)
@@ -95,6 +109,7 @@ class Model(Spec):
     kv_format: NumberFormat = Field(default="bf16", validate_default=True)
     activation_format: NumberFormat = Field(default="bf16", validate_default=True)
     expert_weight_format: NumberFormat | None = None
+    tensor_formats: dict[str, NumberFormat] = Field(default_factory=dict)
     source: str | None = None
 
     # -- validation ---------------------------------------------------------------------------
@@ -106,6 +121,33 @@ class Model(Spec):
         if isinstance(value, dict):
             return NumberFormat(**value)
         return get_format(value, field=info.field_name)
+
+    @field_validator("tensor_formats", mode="before")
+    @classmethod
+    def _resolve_tensor_formats(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise InvalidValueError("tensor_formats", value, f"a mapping of weight groups ({', '.join(WEIGHT_GROUPS)}) to formats")
+        resolved = {}
+        for group, fmt in value.items():
+            if group not in WEIGHT_GROUPS:
+                raise InvalidValueError("tensor_formats", group, f"one of the weight groups {', '.join(WEIGHT_GROUPS)}")
+            if isinstance(fmt, dict):
+                fmt = NumberFormat(**fmt)
+            resolved[group] = get_format(fmt, field=f"tensor_formats.{group}")
+        return resolved
+
+    @model_validator(mode="before")
+    @classmethod
+    def _experts_key(cls, data: Any) -> Any:
+        """``tensor_formats={"experts": ...}`` is ``expert_weight_format``: one place for it."""
+        if isinstance(data, dict) and isinstance(data.get("tensor_formats"), dict) and "experts" in data["tensor_formats"]:
+            data = dict(data)
+            groups = dict(data["tensor_formats"])
+            data["expert_weight_format"] = groups.pop("experts")
+            data["tensor_formats"] = groups
+        return data
 
     @model_validator(mode="after")
     def _check_consistency(self) -> Model:
@@ -132,34 +174,91 @@ class Model(Spec):
             problems.append("first_dense_layers > 0 needs intermediate_size > 0")
         if self.kv_lora_rank and not (self.qk_rope_head_dim and self.qk_nope_head_dim and self.v_head_dim):
             problems.append("MLA (kv_lora_rank > 0) needs qk_rope_head_dim, qk_nope_head_dim and v_head_dim > 0")
+        tied = self.tensor_formats.get("embedding"), self.tensor_formats.get("lm_head")
+        if self.tie_word_embeddings and None not in tied and tied[0] != tied[1]:
+            problems.append(f"tensor_formats: embedding ({tied[0].name}) and lm_head ({tied[1].name}) are one tied "
+                            "matrix and must share a format")
         if problems:
             raise ValueError("; ".join(problems))
+        # a group stated in the default format is no exception to it
+        object.__setattr__(self, "tensor_formats",
+                           {g: fmt for g, fmt in self.tensor_formats.items() if fmt != self.weight_format})
         return self
 
     # -- precision ----------------------------------------------------------------------------
     def with_precision(self, weights=None, kv=None, activations=None, experts=None) -> Model:
         """A copy served in other formats; ``None`` keeps a format as it is.
 
+        ``weights`` as one format (a name or :class:`NumberFormat`) stores *every* weight group
+        in it; as a dict it updates the groups it names (keys from :data:`WEIGHT_GROUPS`, plus
+        ``"default"`` for ``weight_format``) and keeps the others.
+
         Examples
         --------
         >>> from roofline_decode import load_model
         >>> load_model("llama-3.1-8b").with_precision(weights="q4_0", kv="fp8").kv_format.name
         'fp8_e4m3'
+        >>> m = load_model("gpt-oss-20b").with_precision(weights={"default": "q8_0", "experts": "mxfp4"})
+        >>> m.group_format("attention").name, m.group_format("experts").name
+        ('q8_0', 'mxfp4')
         """
         changes: dict[str, Any] = {}
-        if weights is not None:
-            changes["weight_format"] = weights
-            if experts is None and self.expert_weight_format is not None:
-                changes["expert_weight_format"] = weights
+        if isinstance(weights, dict):
+            changes.update(self._group_changes(weights))
+        elif weights is not None:
+            changes.update(weight_format=weights, tensor_formats={}, expert_weight_format=None)
         for field, value in (("kv_format", kv), ("activation_format", activations), ("expert_weight_format", experts)):
             if value is not None:
                 changes[field] = value
         return self.replace(**changes)
 
+    def _group_changes(self, weights: dict) -> dict[str, Any]:
+        """Model fields for a ``{"default": ..., "<group>": ...}`` weights dict."""
+        unknown = [key for key in weights if key != "default" and key not in WEIGHT_GROUPS]
+        if unknown:
+            raise InvalidValueError("weights", unknown[0], f"'default' or a weight group: {', '.join(WEIGHT_GROUPS)}")
+        default = get_format(weights["default"], field="weights.default") if "default" in weights else self.weight_format
+        # groups that followed the old default keep following the (new) default
+        groups = {g: self.group_format(g) for g in WEIGHT_GROUPS
+                  if g in self.tensor_formats or (g == "experts" and self.expert_weight_format is not None)}
+        groups.update({g: get_format(v, field=f"weights.{g}") for g, v in weights.items() if g != "default"})
+        return {"weight_format": default, "expert_weight_format": groups.pop("experts", None),
+                "tensor_formats": groups}
+
     @property
     def routed_expert_format(self) -> NumberFormat:
         """Format of routed-expert weights (``expert_weight_format`` or ``weight_format``)."""
         return self.expert_weight_format or self.weight_format
+
+    def group_format(self, group: str) -> NumberFormat:
+        """Storage format of one weight group (a key of :data:`WEIGHT_GROUPS`).
+
+        A tied lm_head is the embedding matrix: either key's format serves both.
+
+        Examples
+        --------
+        >>> from roofline_decode import load_model
+        >>> load_model("gpt-oss-20b").group_format("experts").name
+        'mxfp4'
+        """
+        if group == "experts":
+            return self.routed_expert_format
+        if group not in WEIGHT_GROUPS:
+            raise InvalidValueError("group", group, f"one of {', '.join(WEIGHT_GROUPS)}")
+        fmt = self.tensor_formats.get(group)
+        if fmt is None and self.tie_word_embeddings and group in ("embedding", "lm_head"):
+            fmt = self.tensor_formats.get("lm_head" if group == "embedding" else "embedding")
+        return fmt or self.weight_format
+
+    @property
+    def group_formats(self) -> dict[str, NumberFormat]:
+        """Format of every weight group (keys of :data:`WEIGHT_GROUPS`)."""
+        return {group: self.group_format(group) for group in WEIGHT_GROUPS}
+
+    @property
+    def has_uniform_weights(self) -> bool:
+        """True when every weight group but the routed experts is in ``weight_format``."""
+        return not self.tensor_formats
 
     # -- layer structure ----------------------------------------------------------------------
     @property
@@ -322,13 +421,53 @@ class Model(Spec):
             return 2 * self.kv_lora_rank + self.qk_rope_head_dim
         return 2 * self.head_dim
 
+    @cached_property
+    def group_parameters(self) -> dict[str, int]:
+        """Stored parameters per weight group [1] (keys of :data:`WEIGHT_GROUPS`): every routed
+        expert, the lm_head 0 when tied (it is the embedding); they add up to
+        :attr:`parameter_count`."""
+        g = self.parameter_groups
+        return {
+            "embedding": int(g["embedding"]),
+            "lm_head": 0 if self.tie_word_embeddings else int(g["lm_head"]),
+            "attention": int(g["attention_matrix"]),
+            "mlp": int(g["dense_mlp_matrix"] + g["dense_mlp_bias"]),
+            "experts": int(self.num_moe_layers * self.num_experts * self.expert_parameters),
+            "shared_experts": int(g["shared_expert_matrix"] + g["shared_expert_bias"]),
+            "router": int(g["router_matrix"] + g["router_bias"]),
+            "norms": int(g["layer_vector"]),
+        }
+
+    @property
+    def streamed_groups(self) -> dict[str, int]:
+        """Parameters read in full every step per weight group [1] (no embedding, no routed
+        experts; the lm_head V × d also when tied); they add up to :attr:`streamed_parameters`."""
+        counts = {k: v for k, v in self.group_parameters.items() if k not in ("embedding", "experts")}
+        counts["lm_head"] = int(self.parameter_groups["lm_head"])
+        return counts
+
+    @property
+    def streamed_weight_bytes(self) -> float:
+        """Bytes of the weights read in full every step [B], each group in its own format."""
+        if self.has_uniform_weights:
+            return self.streamed_parameters * self.weight_format.bytes_per_element
+        return float(sum(n * self.group_format(g).bytes_per_element for g, n in self.streamed_groups.items()))
+
+    @property
+    def embedding_row_bytes(self) -> float:
+        """Bytes gathered per token from the embedding tables [B] (embedding format)."""
+        return self.embedding_row_parameters * self.group_format("embedding").bytes_per_element
+
     @property
     def weight_bytes(self) -> float:
-        """Bytes the weights occupy in memory [B] (all experts, tied lm_head once)."""
+        """Bytes the weights occupy in memory [B] (all experts, tied lm_head once), each
+        weight group in its own format."""
         expert_total = self.num_moe_layers * self.num_experts * self.expert_parameters
-        return (self.parameter_count - expert_total) * self.weight_format.bytes_per_element + (
-            expert_total * self.routed_expert_format.bytes_per_element
-        )
+        if self.has_uniform_weights:
+            return (self.parameter_count - expert_total) * self.weight_format.bytes_per_element + (
+                expert_total * self.routed_expert_format.bytes_per_element
+            )
+        return float(sum(n * self.group_format(g).bytes_per_element for g, n in self.group_parameters.items()))
 
     @classmethod
     def from_hf_config(cls, config, name: str | None = None, **overrides: Any) -> Model:
@@ -342,4 +481,5 @@ class Model(Spec):
         return model_from_hf_config(config, name=name, **overrides)
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.weight_format.name} weights, {self.kv_format.name} KV)"
+        extra = "".join(f", {g} {fmt.name}" for g, fmt in self.tensor_formats.items())
+        return f"{self.name} ({self.weight_format.name} weights{extra}, {self.kv_format.name} KV)"

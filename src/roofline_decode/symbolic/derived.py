@@ -95,18 +95,22 @@ def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, flo
     """Numbers for the glossary names of the composed step, from a Model (and an Accelerator).
 
     The peaks are the ones ``decode_floor`` uses for each FLOP group: ``peak_flops`` for the
-    weight matrices, ``expert_peak_flops`` for the routed experts, ``attention_peak_flops`` for
-    the attention scores (+inf where the device publishes none).
+    weight matrices (with per-group formats, their effective peak: the matrix parameters a token
+    uses over Σ_g P_g / F_g), ``expert_peak_flops`` for the routed experts,
+    ``attention_peak_flops`` for the attention scores (the dense peak where ``sparse`` finds no
+    sparse one; NaN for all where the device publishes none, +inf for a group without a peak
+    where others have one: it adds no time).
     """
     from ..catalog import load_accelerator, load_model
-    from ..estimate import _peaks
+    from ..estimate import _peaks, _streamed_terms
 
     model = load_model(model)
+    streamed, row, bytes_per_weight = _streamed_terms(model)  # per-group formats: bytes with b_w = 1
     values = {
-        "streamed_parameters": model.streamed_parameters,
-        "embedding_row_parameters": model.embedding_row_parameters,
+        "streamed_parameters": streamed,
+        "embedding_row_parameters": row,
         "vocab_size": model.vocab_size,
-        "bytes_per_weight": model.weight_format.bytes_per_element,
+        "bytes_per_weight": bytes_per_weight,
         "num_moe_layers": model.num_moe_layers,
         "num_experts": max(model.num_experts, 1),
         "num_experts_per_token": max(model.num_experts_per_token, 1),
@@ -125,11 +129,31 @@ def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, flo
     }
     if accelerator is not None:
         accelerator = load_accelerator(accelerator)
-        peaks = _peaks(model, accelerator, sparse).peaks
-        values.update(memory_bandwidth=accelerator.memory_bandwidth, peak_flops=peaks["matmuls"],
-                      expert_peak_flops=peaks.get("routed_experts", peaks["matmuls"]),
-                      attention_peak_flops=peaks["attention_scores"], memory_capacity=accelerator.memory_capacity)
+        values.update(memory_bandwidth=accelerator.memory_bandwidth, memory_capacity=accelerator.memory_capacity,
+                      **_group_peaks(model, _peaks(model, accelerator, sparse)))
     return values
+
+
+def _group_peaks(model, peaks) -> dict[str, float]:
+    """peak_flops (weight matrices but the routed experts), expert_peak_flops and
+    attention_peak_flops from decode_floor's per-group peaks."""
+    from ..estimate import _matrix_parameters_per_token
+
+    if not peaks.bounded:
+        nan = float("nan")
+        return {"peak_flops": nan, "expert_peak_flops": nan, "attention_peak_flops": nan}
+
+    def peak(group: str) -> float:
+        value = peaks.peaks[group]
+        return float("inf") if value != value else value  # no peak where others have one: no time
+
+    counts = {g: c for g, c in _matrix_parameters_per_token(model).items() if g != "experts"}
+    seconds = sum(count / peak(group) for group, count in counts.items())
+    matrices = {peak(g) for g in counts}
+    matrix_peak = matrices.pop() if len(matrices) == 1 else sum(counts.values()) / seconds
+    return {"peak_flops": matrix_peak,
+            "expert_peak_flops": peak("experts") if "experts" in peaks.peaks else matrix_peak,
+            "attention_peak_flops": peak("attention_scores")}
 
 
 @dataclass(frozen=True)

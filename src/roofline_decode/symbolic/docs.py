@@ -225,16 +225,16 @@ def _section_long_context() -> str:
 
 
 def _group_ridges(model, device) -> str:
-    """'fp8 590.7 / bf16 295.4': the ridge of each FLOP group's precision, in group order."""
+    """'bf16 295.4', or per precision its ridge and groups: 'fp8 590.7 (attention, mlp, ...)'."""
     from ..estimate import _peaks
 
     peaks = _peaks(model, device, False)
-    shown = dict.fromkeys(f"{peaks.precisions[g]} {peaks.peaks[g] / device.memory_bandwidth:.1f}" for g in peaks.peaks)
-    labels = {"matmuls": "matrices", "routed_experts": "experts", "attention_scores": "attention"}
-    if len(shown) == 1:
-        return next(iter(shown))
-    return ", ".join(f"{labels[g]} {peaks.precisions[g]} {peaks.peaks[g] / device.memory_bandwidth:.1f}"
-                     for g in peaks.peaks)
+    ridges = {}
+    for group, precision in peaks.precisions.items():
+        ridges.setdefault(f"{precision} {peaks.peaks[group] / device.memory_bandwidth:.1f}", []).append(group)
+    if len(ridges) == 1:
+        return next(iter(ridges))
+    return "; ".join(f"{ridge} ({', '.join(groups)})" for ridge, groups in ridges.items())
 
 
 def _tc_short():

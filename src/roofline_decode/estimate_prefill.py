@@ -1,0 +1,406 @@
+"""Layer 3: ``prefill_floor`` (time to first token) and ``mixed_step_floor`` (continuous batching).
+
+Both broadcast over every numeric argument like :func:`~roofline_decode.estimate.decode_floor`
+and keep every term.  Accounting: DESIGN.md §4b and :mod:`roofline_decode.formulas.prefill`.
+The device's peak and bandwidth are the ones ``decode_floor`` times a decode step with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import formulas as f
+from .errors import InvalidValueError
+from .estimate import _layer_terms, _streamed_terms, checked_array, decode_floor
+from .formulas import prefill as fp
+from .specs.accelerator import Accelerator
+from .specs.model import Model
+from .views_grid import GridResult
+
+__all__ = ["PrefillFloor", "MixedStepFloor", "prefill_floor", "mixed_step_floor", "prefill_traffic", "device_rates"]
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Bytes and FLOPs of a prefill or a step (device independent)."""
+
+    weight_bytes: np.ndarray
+    kv_read_bytes: np.ndarray
+    kv_write_bytes: np.ndarray
+    flops: np.ndarray
+
+    @property
+    def bytes_total(self) -> np.ndarray:
+        return self.weight_bytes + self.kv_read_bytes + self.kv_write_bytes
+
+
+def prefill_score_value_width(model: Model) -> float:
+    """w of a prefill (MLA: the cheaper of the decompressed and absorbed forms)."""
+    if model.is_mla:
+        return fp.mla_prefill_score_value_width(model.kv_lora_rank, model.qk_nope_head_dim, model.qk_rope_head_dim,
+                                                model.v_head_dim)
+    return model.score_value_width
+
+
+def _lm_head_weight_terms(model: Model) -> float:
+    """The lm_head in the units of ``_streamed_terms``: parameters for one weight format, bytes
+    (b = 1) with per-group formats."""
+    lm_head = model.parameter_groups["lm_head"]
+    if model.has_uniform_weights:
+        return lm_head
+    return lm_head * model.group_format("lm_head").bytes_per_element
+
+
+def prefill_traffic(model: Model, batch, prompt, chunk, cached) -> Traffic:
+    """Bytes and FLOPs of prefilling ``prompt`` tokens per sequence for ``batch`` sequences
+    (``cached`` tokens before them)."""
+    b_e = model.routed_expert_format.bytes_per_element
+    layers, m_kv, experts = _layer_terms(model)
+    streamed, row, b_w = _streamed_terms(model)
+    lm_head = model.parameter_groups["lm_head"]
+    weight = fp.prefill_weight_bytes(
+        batch, prompt, chunk, streamed, _lm_head_weight_terms(model), row, model.vocab_size, b_w, *experts,
+        model.expert_parameters, b_e,
+    )
+    kv_read = fp.prefill_kv_read_bytes(batch, prompt, chunk, cached, m_kv, *layers)
+    kv_write = f.kv_write_bytes(batch * prompt, m_kv, model.num_layers)
+    flops = fp.prefill_matmul_flops(batch, prompt, model.matmul_parameters_per_token, lm_head) + (
+        fp.prefill_attention_flops(batch, prompt, cached, model.num_heads, prefill_score_value_width(model), *layers))
+    return Traffic(*np.broadcast_arrays(weight, kv_read, kv_write, flops))
+
+
+def device_rates(model: Model, accelerator: Accelerator, sparse: bool = False) -> tuple[str, float, float]:
+    """(compute precision, peak [FLOP/s], bandwidth [B/s]) exactly as ``decode_floor`` times with."""
+    one = decode_floor(model, accelerator, 1, 0, sparse=sparse)
+    return one.compute_precision, float(one.peak_flops), float(one.memory_bandwidth)
+
+
+def _margin(model, batch, prompt, chunk, cached, peak, bandwidth) -> np.ndarray:
+    t = prefill_traffic(model, batch, prompt, chunk, cached)
+    return t.flops / peak - t.bytes_total / bandwidth
+
+
+def _smallest_whole(predicate, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Smallest whole x in (low, high] with predicate true, given false at low and true at high."""
+    low, high = low.astype(float), high.astype(float)
+    for _ in range(64):
+        open_ = high - low > 1
+        if not open_.any():
+            break
+        mid = np.floor((low + high) / 2)
+        ok = predicate(mid)
+        high = np.where(open_ & ok, mid, high)
+        low = np.where(open_ & ~ok, mid, low)
+    return high
+
+
+def _compute_bound_prompt(model, batch, cached, peak, bandwidth) -> np.ndarray:
+    """Smallest whole prompt whose unchunked prefill is compute-bound (inf: none up to 2^40)."""
+    if not np.isfinite(peak):
+        return np.full(np.shape(batch), np.inf)
+    high = np.ones(np.shape(batch))
+    for _ in range(41):
+        below = _margin(model, batch, high, high, cached, peak, bandwidth) < 0
+        if not below.any():
+            break
+        high = np.where(below, high * 2, high)
+    found = _margin(model, batch, high, high, cached, peak, bandwidth) >= 0
+    at_one = _margin(model, batch, 1.0, 1.0, cached, peak, bandwidth) >= 0
+    result = _smallest_whole(lambda p: _margin(model, batch, p, p, cached, peak, bandwidth) >= 0,
+                             np.where(found, np.floor(high / 2), 0), high)
+    return np.where(at_one, 1.0, np.where(found, result, np.inf))
+
+
+def _compute_bound_chunk(model, batch, prompt, cached, peak, bandwidth) -> np.ndarray:
+    """Smallest whole chunk at which the prefill of ``prompt`` is compute-bound (inf: none).
+
+    Bisection over 1 … P: bytes fall as chunks grow, up to the ceiling steps of the chunk count."""
+    if not np.isfinite(peak):
+        return np.full(np.shape(prompt), np.inf)
+    whole = np.ceil(prompt)
+    possible = _margin(model, batch, prompt, whole, cached, peak, bandwidth) >= 0
+    at_one = _margin(model, batch, prompt, 1.0, cached, peak, bandwidth) >= 0
+    result = _smallest_whole(lambda c: _margin(model, batch, prompt, c, cached, peak, bandwidth) >= 0,
+                             np.ones_like(whole), whole)
+    return np.where(at_one, 1.0, np.where(possible, result, np.inf))
+
+
+@dataclass(frozen=True)
+class PrefillFloor(GridResult):
+    """The prefill floor (time to first token) broadcast over batch, prompt, chunk and cached.
+
+    SI units: bytes [B], FLOPs, seconds [s].  ``time_s`` is the floor of the whole prefill
+    (it yields the first output token); ``prompt_tokens_per_s`` is B·P / time.
+    ``prompt`` counts a cached prefix (``cached`` of its tokens are not recomputed).
+    ``compute_bound_prompt``: smallest prompt whose unchunked prefill (same batch and cached
+    prefix) is compute-bound; ``compute_bound_chunk``: smallest chunk at which this prompt's
+    prefill is compute-bound (inf where even one chunk stays memory-bound).
+    """
+
+    model: str
+    accelerator: str
+    weight_format: str
+    kv_format: str
+    compute_precision: str
+    batch: np.ndarray
+    prompt: np.ndarray
+    chunk: np.ndarray
+    cached: np.ndarray
+    num_chunks: np.ndarray
+    weight_bytes: np.ndarray
+    kv_read_bytes: np.ndarray
+    kv_write_bytes: np.ndarray
+    bytes_total: np.ndarray
+    flops: np.ndarray
+    memory_time_s: np.ndarray
+    compute_time_s: np.ndarray
+    time_s: np.ndarray
+    prompt_tokens_per_s: np.ndarray
+    arithmetic_intensity: np.ndarray
+    ridge_point: float
+    compute_bound_prompt: np.ndarray
+    compute_bound_chunk: np.ndarray
+    memory_bandwidth: float
+    peak_flops: float
+    spec: Model = field(repr=False)
+
+    RECORD_KEYS = (
+        "model", "accelerator", "batch", "prompt", "chunk", "cached", "num_chunks", "weight_format", "kv_format",
+        "weight_bytes", "kv_read_bytes", "kv_write_bytes", "bytes_total", "flops", "memory_time_s",
+        "compute_time_s", "time_s", "prompt_tokens_per_s", "arithmetic_intensity", "ridge_point", "bound",
+        "compute_bound_prompt", "compute_bound_chunk",
+    )
+    COLUMNS = (
+        ("batch", "batch", 1.0), ("prompt", "prompt", 1.0), ("chunk", "chunk", 1.0), ("cached", "cached", 1.0),
+        ("weights GB", "weight_bytes", 1e9), ("KV read GB", "kv_read_bytes", 1e9),
+        ("KV write GB", "kv_write_bytes", 1e9), ("TFLOP", "flops", 1e12), ("mem ms", "memory_time_s", 1e-3),
+        ("comp ms", "compute_time_s", 1e-3), ("TTFT ms", "time_s", 1e-3), ("bound", "bound", None),
+        ("P*", "compute_bound_prompt", 1.0), ("chunk*", "compute_bound_chunk", 1.0),
+    )
+
+    @property
+    def bound(self) -> np.ndarray:
+        """``"compute"`` where T_comp >= T_mem, else ``"memory"``."""
+        return np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
+
+    def title(self) -> str:
+        return (f"prefill of {self.model} on {self.accelerator}: {self.weight_format} weights, {self.kv_format} KV, "
+                f"computing in {self.compute_precision}; ridge point {self.ridge_point:.4g} FLOP/B")
+
+
+def _model_and_device(model, accelerator) -> tuple[Model, Accelerator]:
+    from .catalog import load_accelerator, load_model
+
+    return load_model(model), load_accelerator(accelerator)
+
+
+def prefill_floor(
+    model: Model | str,
+    accelerator: Accelerator | str,
+    prompt: Any,
+    batch: Any = 1,
+    *,
+    chunk: Any = None,
+    cached: Any = 0,
+    sparse: bool = False,
+) -> PrefillFloor:
+    """The fastest possible prefill of a prompt: the floor of the time to first token.
+
+    Parameters
+    ----------
+    model, accelerator : Model/str, Accelerator/str
+        A model and a device, or catalog ids.
+    prompt : array_like
+        Prompt tokens per sequence [tokens], >= 1, a cached prefix included.
+    batch : array_like
+        Sequences prefilled together B [1], > 0.
+    chunk : array_like, optional
+        Tokens per sequence per chunk c [tokens], >= 1 (chunked prefill); default: one chunk.
+    cached : array_like
+        Leading prompt tokens already in the KV cache (a prefix-cache hit) C [tokens],
+        0 <= C < prompt: they are read, not recomputed; P = prompt − C tokens are prefilled.
+    sparse : bool
+        Use 2:4 structured-sparsity peaks.
+
+    Returns
+    -------
+    PrefillFloor
+        Every term, broadcast over batch, prompt, chunk and cached.
+
+    Notes
+    -----
+    Bytes: weights once per chunk (lm_head once), one embedding row per prompt token, KV
+    written for every prompt token, KV read once per chunk for the tokens before it; FLOPs:
+    2 per matrix parameter per token (lm_head for the last token only) plus causal attention
+    summed exactly over positions; time = max(bytes / BW, FLOPs / peak) (DESIGN.md §4b).
+
+    Examples
+    --------
+    Llama-2-7B in bf16, a 2,048-token prompt on an A100-80GB SXM: compute-bound, 27.6 TFLOP, 88.5 ms.
+
+    >>> r = prefill_floor("llama-2-7b", "a100-80gb-sxm", 2048)
+    >>> f"{float(r.flops):.3g}", round(float(r.time_s) * 1e3, 1), str(r.bound)
+    ('2.76e+13', 88.5, 'compute')
+    >>> int(r.compute_bound_prompt)
+    157
+    """
+    model, accelerator = _model_and_device(model, accelerator)
+    batch = checked_array("batch", batch, 0.0, inclusive=False)
+    prompt = checked_array("prompt", prompt, 1.0, inclusive=True)
+    cached = checked_array("cached", cached, 0.0, inclusive=True)
+    batch, prompt, cached = np.broadcast_arrays(batch, prompt, cached)
+    if (cached > prompt - 1).any():
+        bad = cached[cached > prompt - 1].flat[0].item()
+        raise InvalidValueError("cached", bad, "fewer tokens than the prompt (the last prompt token is always computed)")
+    new = prompt - cached
+    chunk = new if chunk is None else checked_array("chunk", chunk, 1.0, inclusive=True)
+    batch, prompt, chunk, cached, new = np.broadcast_arrays(batch, prompt, chunk, cached, new)
+    precision, peak, bandwidth = device_rates(model, accelerator, sparse)
+    t = prefill_traffic(model, batch, new, chunk, cached)
+    memory = f.memory_time(t.bytes_total, bandwidth)
+    compute = f.compute_time(t.flops, peak)
+    time = f.step_time(memory, compute)
+    return PrefillFloor(
+        model=model.name, accelerator=accelerator.id or accelerator.name, weight_format=model.weight_format.name,
+        kv_format=model.kv_format.name, compute_precision=precision, batch=batch, prompt=prompt, chunk=chunk,
+        cached=cached, num_chunks=np.ceil(new / chunk), weight_bytes=t.weight_bytes, kv_read_bytes=t.kv_read_bytes,
+        kv_write_bytes=t.kv_write_bytes, bytes_total=t.bytes_total, flops=t.flops, memory_time_s=memory,
+        compute_time_s=compute, time_s=time, prompt_tokens_per_s=batch * new / time,
+        arithmetic_intensity=f.arithmetic_intensity(t.flops, t.bytes_total),
+        ridge_point=float(f.ridge_point(peak, bandwidth)),
+        compute_bound_prompt=cached + _compute_bound_prompt(model, batch, cached, peak, bandwidth),
+        compute_bound_chunk=_compute_bound_chunk(model, batch, new, cached, peak, bandwidth),
+        memory_bandwidth=bandwidth, peak_flops=peak, spec=model,
+    )
+
+
+def mixed_traffic(model: Model, decode_batch, decode_context, prefill_tokens, prefill_context) -> Traffic:
+    """One continuous-batching step: B decode tokens and a prefill chunk of p tokens of one
+    sequence, weights read once for all B + p tokens (experts touched: U(B + p))."""
+    b_e = model.routed_expert_format.bytes_per_element
+    layers, m_kv, experts = _layer_terms(model)
+    streamed, row, b_w = _streamed_terms(model)
+    lm_head = model.parameter_groups["lm_head"]
+    tokens = decode_batch + prefill_tokens
+    weight = f.weight_bytes_read(tokens, streamed, row, model.vocab_size, b_w, *experts, model.expert_parameters, b_e)
+    has_prefill = prefill_tokens > 0
+    chunk = np.maximum(prefill_tokens, 1)
+    kv_read = f.kv_read_bytes(decode_batch, decode_context, m_kv, *layers) + np.where(
+        has_prefill, fp.prefill_kv_read_bytes(1, chunk, chunk, prefill_context, m_kv, *layers), 0.0)
+    kv_write = f.kv_write_bytes(tokens, m_kv, model.num_layers)
+    decode_flops = f.matmul_flops(decode_batch, model.matmul_parameters_per_token) + f.attention_flops(
+        decode_batch, decode_context, model.num_heads, model.score_value_width, *layers)
+    prefill_flops = fp.prefill_matmul_flops(1, chunk, model.matmul_parameters_per_token, lm_head) + (
+        fp.prefill_attention_flops(1, chunk, prefill_context, model.num_heads, prefill_score_value_width(model),
+                                   *layers))
+    flops = decode_flops + np.where(has_prefill, prefill_flops, 0.0)
+    return Traffic(*np.broadcast_arrays(weight, kv_read, kv_write, flops))
+
+
+@dataclass(frozen=True)
+class MixedStepFloor(GridResult):
+    """One step of continuous batching: decode tokens beside a prefill chunk (SI units)."""
+
+    model: str
+    accelerator: str
+    compute_precision: str
+    decode_batch: np.ndarray
+    decode_context: np.ndarray
+    prefill_tokens: np.ndarray
+    prefill_context: np.ndarray
+    weight_bytes: np.ndarray
+    kv_read_bytes: np.ndarray
+    kv_write_bytes: np.ndarray
+    bytes_total: np.ndarray
+    flops: np.ndarray
+    memory_time_s: np.ndarray
+    compute_time_s: np.ndarray
+    step_time_s: np.ndarray
+    ridge_point: float
+    memory_bandwidth: float
+    peak_flops: float
+
+    RECORD_KEYS = (
+        "model", "accelerator", "decode_batch", "decode_context", "prefill_tokens", "prefill_context",
+        "weight_bytes", "kv_read_bytes", "kv_write_bytes", "bytes_total", "flops", "memory_time_s",
+        "compute_time_s", "step_time_s", "bound",
+    )
+    COLUMNS = (
+        ("decode B", "decode_batch", 1.0), ("decode T", "decode_context", 1.0),
+        ("prefill tokens", "prefill_tokens", 1.0), ("prefill cached", "prefill_context", 1.0),
+        ("weights GB", "weight_bytes", 1e9), ("KV read GB", "kv_read_bytes", 1e9), ("TFLOP", "flops", 1e12),
+        ("mem ms", "memory_time_s", 1e-3), ("comp ms", "compute_time_s", 1e-3), ("step ms", "step_time_s", 1e-3),
+        ("bound", "bound", None),
+    )
+
+    @property
+    def bound(self) -> np.ndarray:
+        return np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
+
+    def title(self) -> str:
+        return (f"mixed step of {self.model} on {self.accelerator} (computing in {self.compute_precision}; "
+                f"ridge point {self.ridge_point:.4g} FLOP/B)")
+
+
+def mixed_step_floor(
+    model: Model | str,
+    accelerator: Accelerator | str,
+    decode_batch: Any,
+    decode_context: Any,
+    prefill_tokens: Any,
+    prefill_context: Any = 0,
+    *,
+    sparse: bool = False,
+) -> MixedStepFloor:
+    """The floor of one continuous-batching step carrying decode tokens and a prefill chunk.
+
+    Parameters
+    ----------
+    decode_batch : array_like
+        Sequences decoding one token each B [1], >= 0.
+    decode_context : array_like
+        Tokens cached per decoding sequence T [tokens], >= 0.
+    prefill_tokens : array_like
+        Prompt tokens of one sequence in this step's chunk p [tokens], >= 0 (B + p > 0).
+    prefill_context : array_like
+        Tokens of that sequence already cached (earlier chunks, prefix hits) [tokens], >= 0.
+
+    Notes
+    -----
+    The weights are read once for all B + p tokens (vLLM and SGLang schedule such steps).
+    The chunk is taken to be its prompt's last (it yields a token): the lm_head multiplies one
+    of its tokens.  With p = 0 the step is :func:`~roofline_decode.estimate.decode_floor`'s; with
+    B = 0 it is a one-chunk :func:`prefill_floor` of batch 1.
+
+    Examples
+    --------
+    Llama-3.1-8B on an H100 SXM: 64 sequences at 2K context beside a 512-token chunk.
+
+    >>> r = mixed_step_floor("llama-3.1-8b", "h100-sxm", 64, 2048, 512)
+    >>> round(float(r.step_time_s) * 1e3, 2), str(r.bound)
+    (9.63, 'memory')
+    """
+    model, accelerator = _model_and_device(model, accelerator)
+    decode_batch = checked_array("decode_batch", decode_batch, 0.0, inclusive=True)
+    decode_context = checked_array("decode_context", decode_context, 0.0, inclusive=True)
+    prefill_tokens = checked_array("prefill_tokens", prefill_tokens, 0.0, inclusive=True)
+    prefill_context = checked_array("prefill_context", prefill_context, 0.0, inclusive=True)
+    grid = np.broadcast_arrays(decode_batch, decode_context, prefill_tokens, prefill_context)
+    empty = (grid[0] + grid[2]) <= 0
+    if empty.any():
+        raise InvalidValueError("decode_batch + prefill_tokens", 0, "a step with at least one token (> 0)")
+    precision, peak, bandwidth = device_rates(model, accelerator, sparse)
+    t = mixed_traffic(model, *grid)
+    memory = f.memory_time(t.bytes_total, bandwidth)
+    compute = f.compute_time(t.flops, peak)
+    return MixedStepFloor(
+        model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=precision,
+        decode_batch=grid[0], decode_context=grid[1], prefill_tokens=grid[2], prefill_context=grid[3],
+        weight_bytes=t.weight_bytes, kv_read_bytes=t.kv_read_bytes, kv_write_bytes=t.kv_write_bytes,
+        bytes_total=t.bytes_total, flops=t.flops, memory_time_s=memory, compute_time_s=compute,
+        step_time_s=f.step_time(memory, compute), ridge_point=float(f.ridge_point(peak, bandwidth)),
+        memory_bandwidth=bandwidth, peak_flops=peak,
+    )

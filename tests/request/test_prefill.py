@@ -1,0 +1,134 @@
+"""Prefill floors: hand-derived values, the exact sums against brute force, and the laws."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roofline_decode import InvalidValueError, decode_floor
+from roofline_decode.estimate_prefill import mixed_step_floor, prefill_floor
+from roofline_decode.formulas import prefill as fp
+from tests.properties.strategies import accelerators, models
+
+
+def test_llama2_7b_2k_prompt_on_a100_by_hand():
+    """Issue 15's worked value: about 2.8e13 FLOPs, compute-bound, about 90 ms.
+
+    By hand: matrices 6,607,077,376 per token, lm_head 32000 x 4096 for the last token only:
+    2 (2048 (6,607,077,376 - 131,072,000) + 131,072,000) = 2.6526e13; causal attention
+    4 H d_h L P (P + 1) / 2 = 4 * 32 * 128 * 32 * 2048 * 2049 / 2 = 1.1000e12; total 2.7626e13
+    FLOPs at the A100's dense bf16 312 TFLOP/s (datasheet) = 88.54 ms."""
+    r = prefill_floor("llama-2-7b", "a100-80gb-sxm", 2048)
+    matmul = 2 * (2048 * (6_607_077_376 - 131_072_000) + 131_072_000)
+    attention = 4 * 32 * 128 * 32 * 2048 * 2049 // 2
+    assert float(r.flops) == matmul + attention == 27_626_028_662_784
+    assert str(r.bound) == "compute"
+    assert float(r.time_s) == pytest.approx((matmul + attention) / 312e12, rel=1e-12)
+    assert float(r.time_s) * 1e3 == pytest.approx(88.54, abs=0.01)
+    # bytes: bf16 weights once (all but the input embedding) + 2048 gathered rows + KV of 2048 tokens
+    weights = 2 * (6_738_415_616 - 32000 * 4096 + 2048 * 4096)
+    assert float(r.weight_bytes) == weights and float(r.kv_read_bytes) == 0
+    assert float(r.kv_write_bytes) == 2048 * 32 * 2 * 32 * 128 * 2
+
+
+def test_compute_bound_prompt_and_chunk_are_the_crossings():
+    r = prefill_floor("llama-2-7b", "a100-80gb-sxm", 2048, chunk=512)
+    p_star, c_star = int(r.compute_bound_prompt), int(r.compute_bound_chunk)
+    assert 140 < p_star < 180  # about the A100's bf16 ridge point, 153 FLOP/B
+    assert list(prefill_floor("llama-2-7b", "a100-80gb-sxm", [p_star - 1, p_star]).bound) == ["memory", "compute"]
+    chunks = prefill_floor("llama-2-7b", "a100-80gb-sxm", 2048, chunk=[c_star - 1, c_star])
+    assert list(chunks.bound) == ["memory", "compute"]
+    short = prefill_floor("llama-2-7b", "a100-80gb-sxm", 100)
+    assert str(short.bound) == "memory" and np.isinf(short.compute_bound_chunk)
+
+
+def test_closed_forms_equal_brute_force_sums():
+    for prompt, cached, chunk, window in itertools.product([1, 5, 17, 64], [0, 3, 40], [1, 4, 16, 100], [1, 7, 30, 1e9]):
+        pairs = sum(2 * (cached + i) + 3 * min(cached + i, window) for i in range(1, prompt + 1))
+        starts = [cached + j * chunk for j in range(-(-prompt // chunk))]
+        earlier = sum(2 * s + 3 * min(s, window) for s in starts)
+        assert fp.prefill_attended_positions(prompt, cached, 2, 3, window) == pytest.approx(pairs, abs=1e-6)
+        assert fp.prefill_kv_read_bytes(1, prompt, chunk, cached, 1, 2, 3, window) == pytest.approx(earlier, abs=1e-6)
+
+
+def test_mla_prefill_takes_the_cheaper_attention_form():
+    assert int(fp.mla_prefill_score_value_width(512, 128, 64, 128)) == 320  # DeepSeek-V3: decompressed
+    assert int(fp.mla_prefill_score_value_width(16, 128, 64, 128)) == 96  # a tiny latent: absorbed
+
+
+def test_chunks_reread_the_weights():
+    r = prefill_floor("llama-3.1-8b", "h100-sxm", 8192, chunk=[8192, 1024])
+    lm_head = 128256 * 4096 * 2
+    streamed = 2 * (8_030_261_248 - 128256 * 4096)  # bf16 weights read by a decode step, embedding table out
+    assert float(r.weight_bytes[1] - r.weight_bytes[0]) == 7 * (streamed - lm_head)
+    assert r.flops[0] == r.flops[1]
+
+
+def test_mixed_step_reduces_to_decode_and_to_prefill():
+    decode = decode_floor("llama-3.1-8b", "h100-sxm", 16, 3000)
+    mixed = mixed_step_floor("llama-3.1-8b", "h100-sxm", 16, 3000, 0)
+    for key in ("weight_bytes", "kv_read_bytes", "kv_write_bytes", "flops", "step_time_s"):
+        assert float(getattr(mixed, key)) == pytest.approx(float(getattr(decode, key)), rel=1e-12), key
+    prefill = prefill_floor("llama-3.1-8b", "h100-sxm", 2012, cached=1500)
+    alone = mixed_step_floor("llama-3.1-8b", "h100-sxm", 0, 0, 512, 1500)
+    for key in ("weight_bytes", "kv_read_bytes", "kv_write_bytes", "flops"):
+        assert float(getattr(alone, key)) == pytest.approx(float(getattr(prefill, key)), rel=1e-12), key
+    both = mixed_step_floor("llama-3.1-8b", "h100-sxm", 16, 3000, 512, 1500)
+    assert float(both.weight_bytes) < float(decode.weight_bytes + prefill.weight_bytes)  # read once
+    assert float(both.step_time_s) >= max(float(decode.step_time_s), float(prefill.time_s))
+
+
+def test_results_broadcast_and_render():
+    r = prefill_floor("gemma-2-9b", "h100-sxm", [[1024], [16384]], batch=[1, 4], chunk=2048, cached=[0, 100])
+    assert float(r.num_chunks[1, 1]) == np.ceil((16384 - 100) / 2048)
+    assert r.time_s.shape == (2, 2) and len(r.to_records()) == 4
+    record = r.to_records()[-1]
+    assert record["prompt"] == 16384 and record["bound"] in ("memory", "compute")
+    assert "TTFT ms" in str(r) and "<table>" in r._repr_html_()
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"prompt": 0}, "prompt"), ({"prompt": 10, "batch": 0}, "batch"), ({"prompt": 10, "chunk": 0.5}, "chunk"),
+    ({"prompt": 10, "cached": -1}, "cached"), ({"prompt": 10, "cached": 10}, "cached"),
+    ({"prompt": "many"}, "prompt"),
+])
+def test_bad_input_names_the_field(kwargs, field):
+    with pytest.raises(InvalidValueError, match=field):
+        prefill_floor("llama-2-7b", "a100-80gb-sxm", **kwargs)
+    with pytest.raises(InvalidValueError, match="at least one token"):
+        mixed_step_floor("llama-2-7b", "a100-80gb-sxm", 0, 10, 0)
+
+
+prompts = st.integers(1, 20_000).map(float)
+
+
+@settings(max_examples=30, deadline=None)
+@given(model=models(), device=accelerators(), prompt=prompts, extra=st.integers(1, 5000).map(float),
+       batch=st.integers(1, 64).map(float), more=st.integers(1, 64).map(float), chunk=st.integers(1, 4096).map(float))
+def test_prefill_laws(model, device, prompt, extra, batch, more, chunk):
+    r = prefill_floor(model, device, [prompt, prompt + extra], batch=[[batch], [batch + more]])
+    t = r.time_s
+    assert (t[:, 1] >= t[:, 0]).all() and (t[1] >= t[0]).all()  # non-decreasing in prompt and in batch
+    assert (r.time_s >= r.flops / r.peak_flops * (1 - 1e-12)).all()  # TTFT >= FLOPs / peak
+    chunked = prefill_floor(model, device, prompt, batch, chunk=chunk)
+    whole = prefill_floor(model, device, prompt, batch)
+    assert float(chunked.time_s) >= float(whole.time_s) * (1 - 1e-12)  # chunking never lowers the floor
+    hit = prefill_floor(model, device, prompt + extra, batch, cached=extra)  # `extra` of the prompt cached
+    assert float(hit.time_s) <= float(r.time_s[0, 1]) * (1 + 1e-12)  # a prefix-cache hit never raises it
+
+
+
+def test_per_group_formats_reach_the_prefill():
+    """q4_0 body with a bf16 lm_head and embedding, 4 chunks: the body is read 4 times, the
+    lm_head once, the 4,096 gathered rows in bf16."""
+    import roofline_decode as rd
+
+    m = rd.load_model("llama-3.1-8b", weights={"default": "q4_0", "embedding": "bf16", "lm_head": "bf16"})
+    V, d = 128256, 4096
+    r = prefill_floor(m, "h100-sxm", 4096, chunk=1024)
+    body = m.streamed_parameters - V * d
+    assert float(r.weight_bytes) == 4 * body * 4.5 / 8 + V * d * 2 + 4096 * d * 2
+    step = mixed_step_floor(m, "h100-sxm", 8, 1024, 0)
+    assert float(step.weight_bytes) == float(decode_floor(m, "h100-sxm", 8, 1024).weight_bytes)
