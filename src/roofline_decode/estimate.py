@@ -14,7 +14,9 @@ import numpy as np
 from . import formulas as f
 from .errors import InvalidValueError
 from .formats import NumberFormat
+from .routing import UNIFORM, Routing, resolve_routing
 from .specs.accelerator import Accelerator
+from .specs.latency import LatencyProfile, load_latency_profile
 from .specs.model import Model
 
 __all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS", "EXTRA_RECORD_KEYS",
@@ -27,7 +29,8 @@ RECORD_KEYS = (
     "step_time_s", "tokens_per_s", "arithmetic_intensity", "ridge_point", "bound", "critical_batch",
 )
 #: Keys that follow :data:`RECORD_KEYS` in every record: the notes that hold at the grid point.
-EXTRA_RECORD_KEYS = ("notes",)
+#: ``chain_time_s``: the serial chain under the latency profile (0 without one).
+EXTRA_RECORD_KEYS = ("notes", "chain_time_s")
 
 #: The one wording for a device that publishes no compute peak for the precision a model
 #: computes in.  Its value: ``peak_flops``, ``ridge_point`` and ``critical_batch`` are NaN (not
@@ -163,13 +166,14 @@ def _streamed_terms(model: Model) -> tuple[float, float, float]:
     return model.streamed_weight_bytes, model.embedding_row_bytes, 1.0
 
 
-def _traffic(model: Model, batch: np.ndarray, context: np.ndarray) -> _Traffic:
+def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Routing = UNIFORM) -> _Traffic:
     b_e = model.routed_expert_format.bytes_per_element
     layers, m_kv, experts = _layer_terms(model)
 
     streamed, row, b_w = _streamed_terms(model)
     weight = f.weight_bytes_read(
         batch, streamed, row, model.vocab_size, b_w, *experts, model.expert_parameters, b_e,
+        experts_read=routing.experts_read(model, batch) if model.is_moe else None,
     )
     kv_read = f.kv_read_bytes(batch, context, m_kv, *layers)
     kv_write = f.kv_write_bytes(batch, m_kv, model.num_layers)
@@ -248,14 +252,15 @@ def _peaks(model: Model, accelerator: Accelerator, sparse: bool) -> _Peaks:
     return _Peaks(precisions, peaks, tuple(notes))
 
 
-def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
+def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray,
+               routing: Routing = UNIFORM) -> dict[str, dict[str, np.ndarray]]:
     """Bytes and FLOPs per component; they add up to the totals of :func:`_traffic`."""
     g = model.parameter_groups
     b = {group: fmt.bytes_per_element for group, fmt in model.group_formats.items()}
     streamed = model.streamed_groups
     layers, m_kv, (moe_layers, experts, per_token) = _layer_terms(model)
     zero = np.zeros(np.broadcast(batch, context).shape)
-    routed = moe_layers * f.expected_experts_touched(experts, per_token, batch) * model.expert_parameters
+    routed = moe_layers * routing.experts_read(model, batch) * model.expert_parameters
     mlp_streamed = sum(b[k] * streamed[k] for k in ("mlp", "shared_experts", "router"))
     mlp_matrix = (g["dense_mlp_matrix"] + g["shared_expert_matrix"] + g["router_matrix"]
                   + model.num_moe_layers * model.num_experts_per_token * g["expert_matrix"])
@@ -277,15 +282,18 @@ def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray) -> dict[str
     return {"bytes": bytes_parts, "flops": flops_parts}
 
 
-def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth: float) -> np.ndarray:
+def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth: float,
+                    experts_read: Any = None) -> np.ndarray:
     """Smallest (real) batch with T_comp >= T_mem at each context.
 
-    Bytes are W + U(B)·(expert bytes) + min(B, V)·(row bytes) + B·(KV bytes per sequence):
+    Bytes are W + D(B)·(expert bytes) + min(B, V)·(row bytes) + B·(KV bytes per sequence):
     linear in B for a dense model up to B = V, where the embedding gather saturates, and linear
-    again past it.  Every FLOP group is B times its per-sequence FLOPs, so the summed compute
-    time is B·t_seq(T) exactly, the same as FLOPs / F_eff(T) with the effective peak
+    again past it.  The dense answer takes the closed form of the regime it lands in; so does an
+    MoE model whose distinct experts ``experts_read`` are held fixed (identical routing: k; a
+    measured count: that count, broadcasting with ``context``).  Uniform routing bisects.
+    Every FLOP group is B times its per-sequence FLOPs, so the summed compute time is
+    B·t_seq(T) exactly, the same as FLOPs / F_eff(T) with the effective peak
     F_eff = f_seq / t_seq, which does not depend on B: the closed form stays exact with F_eff.
-    The dense answer takes the closed form of the regime it lands in; MoE models bisect.
     """
     one = _traffic(model, np.ones_like(context), context)
     peak = _effective_peak(one.flops, peaks.compute_time(one), peaks)
@@ -293,7 +301,10 @@ def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth:
     row = model.embedding_row_bytes
     vocab = model.vocab_size
     fixed = model.streamed_weight_bytes
-    if not model.is_moe:
+    if model.is_moe and experts_read is not None:
+        fixed = fixed + (model.routed_expert_format.bytes_per_element * model.num_moe_layers
+                         * np.asarray(experts_read, dtype=float) * model.expert_parameters)
+    if not model.is_moe or experts_read is not None:
         below = np.asarray(f.critical_batch(fixed, kv_per_sequence + row, one.flops, peak, bandwidth), dtype=float)
         above = np.asarray(f.critical_batch(fixed + vocab * row, kv_per_sequence, one.flops, peak, bandwidth), dtype=float)
         return np.where(below <= vocab, below, above)
@@ -339,6 +350,8 @@ class DecodeFloor:
     All quantities in SI units: bytes [B], FLOPs, seconds [s], tokens per second [1/s],
     intensities [FLOP/B].  ``tokens_per_s`` is generated tokens aggregated over the batch;
     ``per_sequence_tokens_per_s`` is what one sequence sees (1 / step time).
+    ``chain_time_s`` is the serial chain of the step under ``latency_profile`` (zero, and
+    ``latency_profile`` None, when no profile was given: the strict floor).
 
     Each FLOP group (:data:`COMPUTE_GROUPS`) is timed at its own precision and the times add:
     ``compute_precisions`` and ``group_peak_flops`` say which precision and peak each group
@@ -355,7 +368,10 @@ class DecodeFloor:
     saturates below the ridge).  On a device with no compute peak for any group's precision
     (:data:`NO_COMPUTE_PEAK`) ``peak_flops``, ``ridge_point`` and ``critical_batch`` are NaN
     and ``compute_time_s`` is 0; a group without a peak where others have one adds no time.
-    ``notes`` says which assumptions and fallbacks the numbers rest on.
+    ``notes`` says which assumptions and fallbacks the numbers rest on.  ``routing`` is the MoE
+    routing assumption (``"uniform"``, ``"identical"`` or ``"measured"``,
+    :mod:`roofline_decode.routing`) and ``experts_read`` the distinct routed experts per MoE
+    layer it gives at each grid point (0 for a dense model).
     """
 
     model: str
@@ -390,11 +406,20 @@ class DecodeFloor:
         """Whether some FLOP group has a published peak (else the floor is the memory time)."""
         return bool(np.any(~np.isnan(np.asarray(self.peak_flops))))
     notes: tuple[str, ...] = ()
+    routing: str = "uniform"
+    experts_read: Any = 0.0
+    _routing: Routing = field(default=UNIFORM, repr=False)
+    chain_time_s: np.ndarray = 0.0
+    latency_profile: str | None = None
 
     @property
     def bound(self) -> np.ndarray:
-        """``"compute"`` where T_comp >= T_mem, else ``"memory"`` (array of str)."""
-        return np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
+        """The constraint that sets the step (array of str): ``"latency"`` where the serial
+        chain exceeds both other times, else ``"compute"`` where T_comp >= T_mem, else
+        ``"memory"``."""
+        roof = np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
+        chain_binds = self.chain_time_s > np.maximum(self.memory_time_s, self.compute_time_s)
+        return np.where(chain_binds, "latency", roof)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -402,11 +427,11 @@ class DecodeFloor:
 
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per grid point with the keys of :data:`RECORD_KEYS` (SI units, plain floats),
-        then :data:`EXTRA_RECORD_KEYS` (``notes``: a list of str)."""
+        then :data:`EXTRA_RECORD_KEYS` (``notes``: a list of str; ``chain_time_s``)."""
         shape = self.shape
         columns = {
             key: np.broadcast_to(getattr(self, key), shape).ravel()
-            for key in RECORD_KEYS
+            for key in RECORD_KEYS + ("chain_time_s",)
             if key not in ("model", "accelerator", "weight_format", "kv_format")
         }
         records = []
@@ -440,7 +465,7 @@ class DecodeFloor:
         >>> max(parts, key=lambda k: parts[k])
         'mlp_weights'
         """
-        return _breakdown(self.spec, self.batch, self.context)
+        return _breakdown(self.spec, self.batch, self.context, self._routing)
 
     def _table_rows(self) -> list[list[str]]:
         from .views_table import floor_rows
@@ -465,6 +490,8 @@ def decode_floor(
     context: Any = 0,
     *,
     sparse: bool = False,
+    routing: Any = "uniform",
+    latency: LatencyProfile | str | None = None,
 ) -> DecodeFloor:
     """The fastest possible decode step of ``model`` on ``accelerator``.
 
@@ -481,6 +508,17 @@ def decode_floor(
     sparse : bool
         Use 2:4 structured-sparsity peaks (off: dense peaks, DESIGN.md §4); where the device
         publishes no sparse peak for the precision, the dense one is used and ``notes`` says so.
+    routing : {"uniform", "identical"} or array_like
+        MoE routing assumption (:mod:`roofline_decode.routing`): ``"uniform"`` (the expected
+        distinct experts of independent, uniform routing), ``"identical"`` (every sequence
+        picks the same k experts: the strict floor for any routing), or a measured mean number
+        of distinct experts per MoE layer in [k, min(E, k·B)], broadcasting with ``batch``.
+        Ignored by dense models (a count is refused).
+    latency : LatencyProfile or str, optional
+        A latency profile (or a preset id, e.g. ``"cuda-graph-h100"``) that adds the step's
+        serial chain :func:`~roofline_decode.formulas.serial_chain_time` as a third
+        constraint: the step becomes max(T_mem, T_comp, T_chain) and ``bound`` may read
+        ``"latency"``.  None (default): the strict floor, no positive latency assumed.
 
     Returns
     -------
@@ -494,6 +532,20 @@ def decode_floor(
     >>> r = decode_floor("llama-3.1-8b", "h100-sxm", batch=1, context=4096)
     >>> round(float(r.step_time_s) * 1e3, 2), str(r.bound)
     (4.64, 'memory')
+
+    With CUDA-graph kernel latencies, Llama-3.2-1B's 16 layers of 10 dependent kernels take
+    0.21 ms, below its 0.74 ms weight stream: the chain binds only for smaller steps.
+
+    >>> r = decode_floor("llama-3.2-1b", "h100-sxm", batch=1, context=1024, latency="cuda-graph-h100")
+    >>> round(float(r.chain_time_s) * 1e3, 3), str(r.bound)
+    (0.208, 'memory')
+
+    gpt-oss-120b on a GB10-class device at batch 8: the strict (identical-routing) floor reads
+    4 experts per layer instead of 28.7.
+
+    >>> [float(decode_floor("gpt-oss-120b", "h100-sxm", batch=8, routing=r).experts_read)
+    ...  for r in ("identical", 12.0)]
+    [4.0, 12.0]
     """
     from .catalog import load_accelerator, load_model
 
@@ -501,27 +553,51 @@ def decode_floor(
     accelerator = load_accelerator(accelerator)
     batch_array = checked_array("batch", batch, 0.0, inclusive=False)
     context_array = checked_array("context", context, 0.0, inclusive=True)
+    routing = resolve_routing(routing, model, batch_array)
+    if routing.measured is not None:  # a count per batch: the grid takes its shape too
+        batch_array = np.broadcast_to(batch_array, np.broadcast_shapes(batch_array.shape, routing.measured.shape))
     context_input = context_array  # the critical batch depends on the context alone
     batch_array, context_array = np.broadcast_arrays(batch_array, context_array)
-    traffic = _traffic(model, batch_array, context_array)
-    return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input)
+    traffic = _traffic(model, batch_array, context_array, routing)
+    profile = None if latency is None else load_latency_profile(latency)
+    return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input, routing, profile)
 
 
-def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, context_input) -> DecodeFloor:
+def chain_time(model: Model, profile: LatencyProfile | None) -> float:
+    """Serial chain of one step of ``model`` on one device under ``profile`` [s] (0 without one)."""
+    if profile is None:
+        return 0.0
+    return float(f.serial_chain_time(model.num_layers, profile.operations_per_layer, profile.operation_latency,
+                                     step_latency=profile.step_latency))
+
+
+def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, context_input,
+           routing: Routing = UNIFORM, profile: LatencyProfile | None = None) -> DecodeFloor:
     """Times of a step on one device; ``context_input`` is the context before broadcasting
-    against the batch, on which the critical batch (a function of context only) is solved."""
+    against the batch, on which the critical batch (a function of context only, and of the
+    measured expert count) is solved."""
     # Each FLOP group at its own peak; a group without a published peak on this device adds
     # no compute time (memory bound kept).
     peaks = _peaks(model, accelerator, sparse)
+    notes = peaks.notes
     has_peak = peaks.bounded
     bandwidth = accelerator.memory_bandwidth
     bytes_total = traffic.weight_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(bytes_total, bandwidth)
     compute = peaks.compute_time(traffic) if has_peak else np.zeros_like(memory)
     peak = _effective_peak(traffic.flops, compute, peaks)
-    step = f.step_time(memory, compute)
+    chain = np.broadcast_to(chain_time(model, profile), memory.shape)
+    step = np.maximum(f.step_time(memory, compute), chain)
+    experts = routing.experts_read(model, batch)
+    if profile is not None:
+        notes = (*notes, f"serial chain from latency profile {profile.label!r} "
+                         f"({profile.operations_per_layer:g} operations per layer at {profile.operation_latency * 1e6:.3g} us): "
+                         "an estimate for that runtime, not a physical floor")
     if not has_peak:
         critical = np.full(np.shape(context_input), np.nan)
+    elif model.is_moe and routing.kind != "uniform":  # experts held fixed: closed form
+        fixed = routing.experts_read(model, np.ones(()))  # k, or the measured count
+        critical = _critical_batch(model, context_input, peaks, bandwidth, np.broadcast_to(fixed, np.shape(fixed)))
     elif model.is_moe:  # bisection: solve once per distinct context
         contexts, inverse = np.unique(context_input, return_inverse=True)
         critical = _critical_batch(model, contexts, peaks, bandwidth)[inverse].reshape(context_input.shape)
@@ -539,7 +615,9 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
         ridge_point=_scalar_or_array(f.ridge_point(peak, bandwidth)), critical_batch=critical,
         memory_bandwidth=bandwidth, peak_flops=_scalar_or_array(peak), spec=model,
         compute_precisions=peaks.precisions, group_peak_flops=peaks.peaks, group_flops=traffic.group_flops,
-        notes=peaks.notes,
+        notes=notes + tuple(n for n in (routing.note(model),) if n), routing=routing.kind,
+        experts_read=np.broadcast_to(experts, context.shape), _routing=routing,
+        chain_time_s=chain, latency_profile=None if profile is None else profile.label,
     )
 
 
@@ -559,11 +637,13 @@ class SweepResult(list):
         return "\n\n".join(str(floor) for floor in self)
 
 
-def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: bool = False) -> SweepResult:
+def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: bool = False,
+          routing: Any = "uniform", latency: LatencyProfile | str | None = None) -> SweepResult:
     """Floors for every model × accelerator over the outer product of ``batch`` and ``context``.
 
     Bytes and FLOPs are computed once per model on the whole grid; only the timing is
-    repeated per accelerator.
+    repeated per accelerator.  ``sparse`` and ``routing`` as in :func:`decode_floor`; a measured
+    expert count is one number or one per batch (along the batch axis), for MoE models only.
 
     Examples
     --------
@@ -579,11 +659,26 @@ def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: boo
     context_axis = checked_array("context", context, 0.0, inclusive=True).ravel()[None, :]
     batch_grid, context_grid = np.broadcast_arrays(batch_axis, context_axis)
     devices = [load_accelerator(a) for a in accelerators]
+    profile = None if latency is None else load_latency_profile(latency)
     result = SweepResult()
     for model in models:
         model = load_model(model)
-        traffic = _traffic(model, batch_grid, context_grid)
-        result.extend(_timed(model, device, batch_grid, context_grid, traffic, sparse, context_axis)
+        chosen = _sweep_routing(routing, model, batch_axis)
+        traffic = _traffic(model, batch_grid, context_grid, chosen)
+        result.extend(_timed(model, device, batch_grid, context_grid, traffic, sparse, context_axis, chosen, profile)
                       for device in devices)
     return result
+
+
+def _sweep_routing(routing: Any, model: Model, batch_axis: np.ndarray) -> Routing:
+    """The routing of one model of a sweep: a count lies along the batch axis (and is refused
+    for a dense model, which has no routed experts to count)."""
+    if isinstance(routing, str) or not model.is_moe:
+        return resolve_routing(routing, model)
+    counts = np.asarray(routing, dtype=float) if not isinstance(routing, (bool, np.bool_)) else routing
+    if isinstance(counts, np.ndarray) and counts.ndim == 1 and counts.size == batch_axis.size:
+        routing = counts[:, None]
+    elif isinstance(counts, np.ndarray) and counts.size > 1:
+        raise InvalidValueError("routing", routing, f"one count, or one per batch ({batch_axis.size} values)")
+    return resolve_routing(routing, model, batch_axis)
 

@@ -122,6 +122,11 @@ GLOSSARY: dict[str, Entry] = _table(
     ("mla_matrix_parameters", "P_MLA", r"P_{MLA}", "1", "matrix parameters of one multi-head latent attention layer"),
     ("mlp_matrix_parameters", "P_mlp", r"P_{mlp}", "1", "matrix parameters of one MLP (or one expert)"),
     ("expected_experts_touched", "U", "U", "1", "expected distinct routed experts a batch touches per MoE layer"),
+    ("effective_experts", "E_eff", r"E_{eff}", "1",
+     "experts the batch's routing spreads over (k <= E_eff <= E): E is uniform routing, k identical routing"),
+    ("distinct_experts_read", "D", "D", "1",
+     "distinct routed experts one MoE layer reads in a step (k <= D <= min(E, k B); routing assumption)"),
+    ("experts_read", "D", "D", "1", "alias of distinct_experts_read: the routed experts weight_bytes_read counts"),
     # -- number formats -----------------------------------------------------------------------
     ("bytes_per_weight", "b_w", r"b_{w}", "B", "stored bytes per weight, block scales included"),
     ("bytes_per_expert_weight", "b_e", r"b_{e}", "B", "stored bytes per routed-expert weight"),
@@ -204,6 +209,15 @@ GLOSSARY: dict[str, Entry] = _table(
     ("microbatches", "m_micro", "m", "1", "micro-batches in flight in the pipeline"),
     ("hop_time", "t_hop", r"t_{hop}", "s", "stage-to-stage transfer time of one micro-batch", _NONNEG),
     ("pipeline_step_time", "T_round", r"T_{round}", "s", "time of one pipeline round (one token per sequence)"),
+    # -- the serial chain (formulas/chain.py) ---------------------------------------------------
+    ("operations_per_layer", "n_op", r"n_{op}", "1", "dependent operations (kernels, barriers) per layer", _NONNEG),
+    ("operation_latency", "t_op", r"t_{op}", "s", "minimum time of one dependent operation", _NONNEG),
+    ("all_reduce_time", "t_AR", r"t_{AR}", "s", "time of one tensor-parallel collective on the chain", _NONNEG),
+    ("pipeline_hops", "h", "h", "1", "stage-to-stage hand-offs a token makes per step", _NONNEG),
+    ("step_latency", "t_0", r"t_{0}", "s", "fixed cost of a step outside the layers (sampling, host round trip)",
+     _NONNEG),
+    ("serial_chain_time", "T_chain", r"T_{chain}", "s", "shortest time the dependent operations of a step take in series",
+     _NONNEG),
     # -- serving (formulas/serving.py) --------------------------------------------------------
     ("output_length", "N_out", r"N_{out}", "1", "tokens generated per request"),
     ("requests_per_second", "lambda", r"\lambda", "1/s", "requests completed (or arriving) per second"),
