@@ -9,7 +9,7 @@ import pytest
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-@pytest.mark.parametrize("page", ["prefill.md"])
+@pytest.mark.parametrize("page", ["prefill.md", "request.md"])
 def test_page_examples_run(page):
     np.set_printoptions(legacy="1.25")
     path = DOCS / page

@@ -15,6 +15,7 @@ from .prefill import (
     prefill_matmul_flops,
     prefill_weight_bytes,
 )
+from .shared_prefix import shared_prefix_positions, shared_prefix_saved_bytes
 from .serving import littles_law_concurrency, request_rate_at_concurrency, requests_per_second
 from .tiers import overlapped_tiered_memory_time, required_tier_bandwidth, tiered_memory_time
 from .kv_cache import (
@@ -71,7 +72,7 @@ PUBLIC_FORMULAS = {
         requests_per_second, littles_law_concurrency, request_rate_at_concurrency,
         tiered_memory_time, overlapped_tiered_memory_time, required_tier_bandwidth,
         prefill_attended_positions, prefill_attention_flops, prefill_matmul_flops, prefill_weight_bytes,
-        prefill_kv_read_bytes, mla_prefill_score_value_width,
+        prefill_kv_read_bytes, mla_prefill_score_value_width, shared_prefix_positions, shared_prefix_saved_bytes,
     )
 }
 
