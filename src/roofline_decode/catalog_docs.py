@@ -108,7 +108,9 @@ def _accelerator_row(spec: Accelerator) -> list[str]:
                                f"{spec.interconnect.scope.replace('_', ' ')}")
     sources = ", ".join(f"[{key}]({source.url})" for key, source in spec.sources.items())
     return [
-        f"`{spec.id}`", _cell(spec.name), _marked(spec.figures["memory_capacity"], printed(spec.figures["memory_capacity"])),
+        f"`{spec.id}`", _cell(spec.name), spec.category or "-",
+        _marked(spec.figures["memory_capacity"], printed(spec.figures["memory_capacity"]))
+        + (f" ({printed(spec.figures['usable_memory'])} usable)" if "usable_memory" in spec.figures else ""),
         _marked(spec.figures["memory_bandwidth"], f"{spec.memory_bandwidth / GB:.6g}"),
         peak, _tflops(spec, "fp8"), ridge, link, sources,
     ]
@@ -141,7 +143,11 @@ def render_catalog_page() -> str:
         "The policies (dense vs sparse, GB vs GiB, interconnect semantics, how to add a SKU) are in "
         "[hardware_specs/README.md](../hardware_specs/README.md).",
         "",
-        "- **memory**: capacity as the vendor prints it (HBM \"GB\" is physically GiB).",
+        "- **category**: datacenter, workstation, consumer, soc (laptop/SoC with unified memory) or cpu; "
+        "`roofline-decode list gpus --vendor V --category C` filters by both.",
+        "- **memory**: capacity as the vendor prints it (HBM \"GB\" is physically GiB); \"usable\" is what the "
+        "runtime exposes where a source gives less (ECC on GDDR data-center cards). Unified memory is shared "
+        "with the CPU and OS: see [your own GPU or Mac](your_own_device.md).",
         "- **bandwidth**: peak memory bandwidth in decimal GB/s.",
         "- **dense bf16**, **dense fp8**: dense peaks (no 2:4 sparsity) in TFLOP/s; \"(fp16)\" marks "
         "the fp16 peak of a device without bf16.",
@@ -151,7 +157,7 @@ def render_catalog_page() -> str:
         "- † marks a derived figure (for example a dense peak printed only as sparse/2); "
         "`roofline-decode show ID` gives the arithmetic.",
     ]
-    headers = ["id", "name", "memory", "bandwidth GB/s", "dense bf16", "dense fp8", "ridge FLOP/B",
+    headers = ["id", "name", "category", "memory", "bandwidth GB/s", "dense bf16", "dense fp8", "ridge FLOP/B",
                "interconnect", "sources"]
     for vendor, specs in _vendor_groups(accelerators):
         lines += ["", f"## {vendor}", "", *_table(headers, [_accelerator_row(s) for s in specs])]

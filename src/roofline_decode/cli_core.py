@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 
 from .cli_common import add_model_arguments, emit_records, load_model_from_args, number_list
+from .errors import InvalidValueError
+from .specs.accelerator import CATEGORIES
 from .units import GB, TFLOP, format_number
 from .views_table import format_table
 
@@ -27,6 +29,9 @@ def register(subparsers) -> None:
 
     listing = subparsers.add_parser("list", help="list catalog ids")
     listing.add_argument("what", choices=("models", "gpus", "tiers", "formats"))
+    listing.add_argument("--vendor", help="gpus only: one vendor (NVIDIA, AMD, Intel, Apple, Google, AWS; any case)")
+    listing.add_argument("--category", choices=CATEGORIES,
+                         help="gpus only: datacenter, workstation, consumer, soc (laptop/SoC, unified memory) or cpu")
     listing.set_defaults(handler=run_list)
 
     show = subparsers.add_parser("show", help="every figure of an accelerator or tier with unit, kind and source; or a model")
@@ -52,6 +57,8 @@ def run_list(args: argparse.Namespace) -> int:
     from .catalog_docs import headline_peak, printed
     from .formats import FORMATS
 
+    if args.what != "gpus" and (args.vendor is not None or args.category is not None):
+        raise InvalidValueError("--vendor/--category", f"list {args.what}", "only with 'list gpus'")
     if args.what == "models":
         rows = []
         for model_id in catalog.list_models():
@@ -59,9 +66,14 @@ def run_list(args: argparse.Namespace) -> int:
             rows.append([model_id, meta.get("name", ""), meta.get("params_stated", "")])
         print(format_table(["id", "name", "parameters (stated)"], rows))
     elif args.what == "gpus":
-        rows, fell_back = [], False
+        rows, fell_back, vendors = [], False, set()
         for gpu_id in catalog.list_accelerators():
             gpu = catalog.load_accelerator(gpu_id)
+            vendors.add(_vendor_word(gpu.vendor))
+            if args.vendor is not None and _vendor_word(gpu.vendor).casefold() != args.vendor.strip().casefold():
+                continue
+            if args.category is not None and gpu.category != args.category:
+                continue
             memory = gpu.figures.get("memory_capacity")
             headline = headline_peak(gpu)
             peak = ridge = "-"
@@ -72,9 +84,18 @@ def run_list(args: argparse.Namespace) -> int:
                 fell_back |= precision != "bf16"
             rows.append([
                 gpu_id, gpu.name, printed(memory) if memory else f"{gpu.memory_capacity / GB:g} GB",
-                f"{gpu.memory_bandwidth / GB:.6g} GB/s", peak, ridge,
+                f"{gpu.memory_bandwidth / GB:.6g} GB/s", peak, ridge, gpu.category or "-",
             ])
-        print(format_table(["id", "name", "memory", "bandwidth", "dense bf16 TFLOP/s", "ridge FLOP/B"], rows))
+        if args.vendor is not None and not rows and _vendor_word(args.vendor.strip()).casefold() not in {
+            v.casefold() for v in vendors
+        }:
+            raise InvalidValueError("--vendor", args.vendor, "one of " + ", ".join(sorted(vendors - {"-"})))
+        if not rows:
+            print("no accelerator matches " + " ".join(
+                f"--{name} {value}" for name, value in (("vendor", args.vendor), ("category", args.category)) if value))
+            return 0
+        print(format_table(["id", "name", "memory", "bandwidth", "dense bf16 TFLOP/s", "ridge FLOP/B", "category"],
+                           rows))
         if fell_back:
             print("(fp16): no bf16 peak published; the dense fp16 peak and its ridge point are shown")
     elif args.what == "tiers":
@@ -89,6 +110,11 @@ def run_list(args: argparse.Namespace) -> int:
         rows = [[f.name, format_number(f.bits_per_element), f.compute_precision, f.description] for f in FORMATS.values()]
         print(format_table(["format", "bits/element", "computes on", "description"], rows))
     return 0
+
+
+def _vendor_word(vendor: str | None) -> str:
+    # "Intel (Habana)" is filtered as Intel
+    return (vendor or "-").split(" (")[0]
 
 
 def _show_hardware(spec) -> str:

@@ -30,7 +30,7 @@ def gpu_rows():
         assert main(["list", "gpus"]) == 0
     lines = buffer.getvalue().splitlines()
     header = lines[0]
-    starts = [header.index(h) for h in ("id", "name", "memory", "bandwidth", "dense bf16", "ridge")]
+    starts = [header.index(h) for h in ("id", "name", "memory", "bandwidth", "dense bf16", "ridge", "category")]
 
     def cells(line):
         return [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
@@ -50,8 +50,9 @@ def test_list_gpus_has_one_row_per_accelerator(gpu_rows):
 def test_list_gpus_row_matches_the_spec(gpu_rows, path):
     _, rows, _ = gpu_rows
     gpu = spec(path)
-    gpu_id, name, memory, bandwidth, peak, ridge = rows[path.stem]
+    gpu_id, name, memory, bandwidth, peak, ridge, category = rows[path.stem]
     assert name == gpu.name
+    assert category == gpu.category
     printed = gpu.figures["memory_capacity"]
     assert memory == f"{printed.value:g} {printed.unit}"  # as printed: GB or GiB
     assert float(bandwidth.removesuffix(" GB/s")) == pytest.approx(gpu.memory_bandwidth / GB, rel=1e-5)
@@ -68,10 +69,53 @@ def test_list_gpus_row_matches_the_spec(gpu_rows, path):
 def test_list_gpus_shows_printed_units_and_marks_the_fp16_fallback(gpu_rows):
     _, rows, lines = gpu_rows
     assert rows["tpu-v4"][2] == "32 GiB" and rows["h100-sxm"][2] == "80 GB"
-    assert rows["h100-sxm"][3:] == ["3350 GB/s", "989.5", "295.4"]
+    assert rows["h100-sxm"][3:] == ["3350 GB/s", "989.5", "295.4", "datacenter"]
     assert rows["t4"][4] == "65 (fp16)"
-    assert rows["m1-max"][4:] == ["-", "-"]
+    assert rows["m1-max"][4:] == ["-", "-", "soc"]
     assert any(line.startswith("(fp16):") for line in lines)
+
+
+@pytest.mark.parametrize("vendor, category", [("apple", None), ("NVIDIA", "consumer"), ("intel", "datacenter"),
+                                              (None, "workstation"), ("amd", "workstation")])
+def test_list_gpus_filters_by_vendor_and_category(capsys, vendor, category):
+    argv = ["list", "gpus"] + (["--vendor", vendor] if vendor else []) + (["--category", category] if category else [])
+    code, out, _ = run(capsys, *argv)
+    assert code == 0
+    expected = sorted(
+        p.stem for p in ACCELERATOR_FILES
+        if (vendor is None or spec(p).vendor.split(" (")[0].casefold() == vendor.casefold())
+        and (category is None or spec(p).category == category)
+    )
+    assert expected, "each case should match at least one bundled device"
+    listed = sorted(line.split()[0] for line in out.splitlines()[1:] if line and not line.startswith("("))
+    assert listed == expected
+
+
+def test_list_gpus_filter_matching_nothing_says_so(capsys):
+    code, out, _ = run(capsys, "list", "gpus", "--vendor", "google", "--category", "consumer")
+    assert code == 0 and out.strip() == "no accelerator matches --vendor google --category consumer"
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["list", "gpus", "--vendor", "nvidea"], "nvidea"),
+    (["list", "gpus", "--category", "phone"], "phone"),
+    (["list", "models", "--vendor", "amd"], "list gpus"),
+    (["list", "tiers", "--category", "cpu"], "list gpus"),
+])
+def test_list_filters_reject_bad_input_in_one_line(capsys, argv, needle):
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_every_bundled_accelerator_has_a_category():
+    for path in ACCELERATOR_FILES:
+        assert spec(path).category in catalog_categories(), path.stem
+
+
+def catalog_categories():
+    from roofline_decode.specs.accelerator import CATEGORIES
+
+    return CATEGORIES
 
 
 def test_list_tiers_shows_printed_bandwidth_and_meaning(capsys):

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roofline_decode import decode_floor, load_model
+from roofline_decode import decode_floor, load_accelerator, load_model
 from roofline_decode.errors import InvalidValueError
 from roofline_decode.measure import EXCEEDS_MEMORY, IMPOSSIBLE, MeasurementRow, compare
 from roofline_decode.measure.published import kv_read_layer_model
@@ -58,3 +58,19 @@ def test_records_and_missing_model():
         compare([row], None, "a100-80gb-sxm")
     with pytest.raises(InvalidValueError, match="accelerator"):
         compare([row], "llama-2-7b")
+
+
+def test_weights_exceed_memory_uses_the_planning_capacity_rule():
+    # issue 21 item 3: Qwen3-30B-A3B in bf16 (61 GB of weights) is under the M1 Max's printed
+    # 64 GB (6.4e10 B, the old check) but over the 48 GiB (5.15e10 B) its GPU may wire by default
+    from roofline_decode.planning import device_memory
+
+    row = MeasurementRow(batch=1, context=0, step_time_s=1.0)
+    weights = load_model("qwen3-30b-a3b").weight_bytes
+    assert device_memory("m1-max") < weights < 64e9
+    (c,) = compare([row], "qwen3-30b-a3b", "m1-max")
+    assert EXCEEDS_MEMORY in c.flags
+    # the same rule with a raised wired limit (sysctl iogpu.wired_limit_mb): it fits
+    raised = load_accelerator("m1-max").replace(gpu_memory_share=0.95)
+    (c,) = compare([row], "qwen3-30b-a3b", raised)
+    assert EXCEEDS_MEMORY not in c.flags

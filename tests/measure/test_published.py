@@ -22,9 +22,12 @@ FILES = ["gpt_fast.csv", "exllama.csv", "knlp_full_model_decode.csv", "knlp_atte
 # knlp bpa_large_model_decode_latency, Gemma-2-27B on H200 (CSV lines 86-88): 10.7, 8.9 and 9.1 ms
 # per token, below the bf16 weight-streaming time (54 GB / 4.8 TB/s = 11.3 ms): early stop at EOS.
 KNOWN_IMPOSSIBLE = {f"knlp_full_model_decode.csv:{line}" for line in (86, 87, 88)}
-# Llama-3.1-70B bf16 on one H200 (141 GB of weights) and Qwen2.5-72B bf16 on one A100-80GB:
-# device_map="auto" offloaded part of the model to the host (CSV notes).
-KNOWN_OFFLOADED = {f"knlp_full_model_decode.csv:{line}" for line in (89, 90, 91, 101, 102, 103)}
+# Qwen2.5-72B bf16 (145 GB of weights) on one A100-80GB: more than the device holds, and
+# device_map="auto" offloaded part of the model to the host (CSV notes).  Llama-3.1-70B bf16 on
+# one H200 (lines 89-91, also offloaded by device_map="auto") is not flagged since issue 21 item 3:
+# its 141.1e9 B (131.4 GiB) of weights fit the H200's 141 GiB under planning's capacity rule
+# (vendor GB read as GiB); the old check compared them with 141e9 B.  Its CSV notes still say so.
+KNOWN_OFFLOADED = {f"knlp_full_model_decode.csv:{line}" for line in (101, 102, 103)}
 
 
 @pytest.fixture(scope="module")

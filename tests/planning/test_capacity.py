@@ -150,3 +150,83 @@ def test_model_ids_are_accepted_like_models():
 def test_non_numbers_for_the_reserve_are_invalid_values(bad):
     with pytest.raises(InvalidValueError, match=next(iter(bad))):
         usable_memory("h100-sxm", **bad)
+
+
+# -- issue 21 item 3: the device's share (ECC on GDDR data-center cards, unified memory) --------
+
+#: nvidia-smi memory.total with ECC on (modal-labs/modal-client PR #2797; A10G: NVIDIA/DCGM #232).
+ECC_MIB = {"t4": 15360, "l4": 23034, "a10": 23028, "a10g": 23028, "l40s": 46068}
+
+
+@pytest.mark.parametrize("device, mib", sorted(ECC_MIB.items()))
+def test_ecc_cards_expose_what_nvidia_smi_shows(device, mib):
+    from roofline_decode.planning import device_memory
+
+    gpu = rd.load_accelerator(device)
+    assert gpu.figures["usable_memory"].unit == "MiB" and gpu.figures["usable_memory"].value == mib
+    assert device_memory(gpu) == mib * 2**20
+    # about 15/16 of the printed capacity read as GiB (ECC takes 1/16 of GDDR)
+    assert device_memory(gpu) / capacity_bytes(gpu) == pytest.approx(15 / 16, abs=1e-3)
+    assert usable_memory(gpu) == mib * 2**20 - DEFAULT_RESERVE
+    # overridable: ECC off gives back the whole capacity
+    assert device_memory(gpu.replace(usable_memory_capacity=None)) == capacity_bytes(gpu)
+
+
+def test_l40s_usable_no_longer_exceeds_its_physical_memory():
+    # before: 48 GiB - 2 GiB = 46.0 GiB "usable", above the 45.0 GiB (46,068 MiB) the card has with ECC
+    assert usable_memory("l40s") / GiB == pytest.approx(46068 / 1024 - 2)
+    assert usable_memory("l40s") < 46068 * 2**20
+
+
+def test_hbm_devices_keep_their_whole_capacity():
+    from roofline_decode.planning import device_memory
+
+    for device in ("h100-sxm", "a100-80gb-sxm", "mi300x", "tpu-v4"):
+        assert device_memory(device) == capacity_bytes(device)
+
+
+@pytest.mark.parametrize("device, gib, share", [
+    ("m1-max", 64, 3 / 4), ("m2-max", 96, 3 / 4), ("m2-ultra", 192, 3 / 4), ("m3-ultra", 512, 3 / 4),
+])
+def test_apple_gpu_wires_three_quarters_of_large_memories(device, gib, share):
+    # llama.cpp logs Metal's recommendedMaxWorkingSetSize: 73,728 MB on a 96 GiB M2 Max (llama.cpp #3213)
+    from roofline_decode.planning import device_memory, gpu_memory_share
+
+    assert gpu_memory_share(device) == share
+    assert device_memory(device) == gib * GiB * share
+    assert usable_memory(device) == gib * GiB * share - DEFAULT_RESERVE
+
+
+def test_apple_small_memories_get_two_thirds_and_the_share_is_overridable():
+    from roofline_decode.planning import device_memory, gpu_memory_share
+
+    m1_max = rd.load_accelerator("m1-max")
+    # 32 GiB: 21,845.34 MB in ollama #434; 16 GiB: 10,922.67 MB in llama-cpp-python #687
+    assert device_memory(m1_max.replace(memory_capacity=32 * GiB)) / 2**20 == pytest.approx(21845.33, abs=0.01)
+    assert device_memory(m1_max.replace(memory_capacity=16 * GiB)) / 2**20 == pytest.approx(10922.67, abs=0.01)
+    # sudo sysctl iogpu.wired_limit_mb=... : the user's share wins
+    assert gpu_memory_share(m1_max.replace(gpu_memory_share=0.9)) == 0.9
+    assert device_memory(m1_max.replace(gpu_memory_share=1.0)) == 64 * GiB
+    with pytest.raises(InvalidValueError, match="gpu_memory_share"):
+        m1_max.replace(gpu_memory_share=1.5)
+
+
+def test_replacing_the_capacity_drops_the_stale_printed_figure():
+    # issue 21 item 3: load_accelerator("m1-max").replace(memory_capacity=32e9) read the printed 64 GB
+    from roofline_decode.planning import device_memory
+
+    mac = rd.load_accelerator("m1-max").replace(memory_capacity=32e9)
+    assert "memory_capacity" not in mac.figures and "memory_bandwidth" in mac.figures
+    assert capacity_bytes(mac) == 32e9
+    assert device_memory(mac) == pytest.approx(32e9 * 2 / 3)
+    assert int(max_batch("llama-3.1-8b", mac, 8192)) == int(max_batch(
+        "llama-3.1-8b", rd.Accelerator(name="m", memory_bandwidth=4e11, memory_capacity=32e9, unified_memory=True,
+                                       vendor="Apple"), 8192))
+    # an ECC card given a new capacity loses the old exposed figure too
+    l40s = rd.load_accelerator("l40s").replace(memory_capacity=96e9)
+    assert l40s.usable_memory_capacity is None and "usable_memory" not in l40s.figures
+    assert device_memory(l40s) == 96e9
+    # a hand-made stale figure is not read either
+    stale = rd.load_accelerator("h100-sxm")
+    stale = rd.Accelerator(**{**{k: getattr(stale, k) for k in type(stale).model_fields}, "memory_capacity": 40e9})
+    assert capacity_bytes(stale) == 40e9

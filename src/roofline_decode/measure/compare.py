@@ -20,6 +20,7 @@ from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from ..units import GB, format_number
 from ..views_table import format_table
+from ..planning.capacity import device_memory
 from .rows import MeasurementRow
 
 __all__ = ["IMPOSSIBLE", "EXCEEDS_MEMORY", "RowComparison", "Comparison", "compare", "resolve_model", "resolve_accelerator"]
@@ -187,7 +188,8 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
         flags = []
         if measured < floor * (1 - tolerance):
             flags.append(IMPOSSIBLE)
-        if row.scope == "decode_step" and spec.weight_bytes > row.num_devices * device.memory_capacity:
+        # the capacity rule of planning (binary reading, ECC, unified-memory share), no runtime reserve
+        if row.scope == "decode_step" and spec.weight_bytes > row.num_devices * device_memory(device):
             flags.append(EXCEEDS_MEMORY)
         achieved = t["bytes"] / measured
         result.append(RowComparison(

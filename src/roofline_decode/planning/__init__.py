@@ -4,7 +4,16 @@ Capacity planning (does it fit?) and bandwidth planning (is it fast enough?) are
 questions; :func:`plan` answers both for a model on several accelerators.
 """
 
-from .capacity import DEFAULT_RESERVE, capacity_bytes, kv_bytes_per_sequence, max_batch, max_context, usable_memory
+from .capacity import (
+    DEFAULT_RESERVE,
+    capacity_bytes,
+    device_memory,
+    gpu_memory_share,
+    kv_bytes_per_sequence,
+    max_batch,
+    max_context,
+    usable_memory,
+)
 from .parallel import DEFAULT_COLLECTIVE_LATENCY, ParallelFloor, pipeline_parallel_floor, tensor_parallel_floor
 from .plan import PlanResult, PlanRow, plan
 from .serving import ServingRate, serving_rate
@@ -21,6 +30,8 @@ __all__ = [
     "TierAnswer",
     "can_tier_feed",
     "capacity_bytes",
+    "device_memory",
+    "gpu_memory_share",
     "kv_bytes_per_sequence",
     "max_batch",
     "max_context",

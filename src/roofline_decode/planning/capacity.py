@@ -8,7 +8,23 @@ The usable-memory rule
    ``accelerator.figures["memory_capacity"].unit``; with ``binary_units=True`` (default) a
    printed ``GB``/``MB``/``TB`` is read as GiB/MiB/TiB and a printed ``GiB`` is taken as is.
    An Accelerator built from plain numbers (no figures) keeps ``memory_capacity`` in bytes.
-2. **Minus a runtime reserve.**  ``reserve`` bytes (default :data:`DEFAULT_RESERVE` = 2 GiB:
+2. **The device's share.**  What the accelerator itself can fill, by device kind
+   (:func:`device_memory`):
+
+   * a sourced ``usable_memory`` figure where the runtime exposes less than the capacity:
+     NVIDIA's GDDR data-center cards run with ECC on and give up 1/16 of it (nvidia-smi: T4
+     15,360 MiB of 16 GiB, L4 23,034 MiB and A10/A10G 23,028 MiB of 24 GiB, L40S 46,068 MiB of
+     48 GiB).  HBM parts carry ECC beside the data and lose nothing;
+   * unified memory on Apple silicon: macOS lets the GPU wire only part of the RAM by default
+     (Metal's ``recommendedMaxWorkingSetSize``): 2/3 of it up to 32 GiB, 3/4 above
+     (:data:`APPLE_GPU_SHARE_SMALL`, :data:`APPLE_GPU_SHARE_LARGE`); ``sudo sysctl
+     iogpu.wired_limit_mb=N`` raises it;
+   * otherwise all of it.
+
+   Override with ``accelerator.replace(gpu_memory_share=0.9)`` (a raised wired limit, or the
+   share of a Strix Halo, DGX Spark or Jetson that the OS leaves free) or
+   ``accelerator.replace(usable_memory_capacity=None)`` (a card run with ECC off).
+3. **Minus a runtime reserve.**  ``reserve`` bytes (default :data:`DEFAULT_RESERVE` = 2 GiB:
    CUDA context, allocator slack, communication buffers, activation workspace) plus
    ``reserve_fraction`` of the capacity (default 0; vLLM's ``gpu_memory_utilization=0.9`` is
    ``reserve_fraction=0.1, reserve=0``).
@@ -19,6 +35,7 @@ KV cache of every sequence at the planned context (sliding-window layers hold mi
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -30,7 +47,12 @@ from ._checks import fraction, non_negative
 
 __all__ = [
     "DEFAULT_RESERVE",
+    "APPLE_GPU_SHARE_SMALL",
+    "APPLE_GPU_SHARE_LARGE",
+    "APPLE_SMALL_MEMORY",
     "capacity_bytes",
+    "gpu_memory_share",
+    "device_memory",
     "usable_memory",
     "kv_bytes_per_sequence",
     "resident_bytes",
@@ -42,6 +64,18 @@ __all__ = [
 DEFAULT_RESERVE = 2 * GiB
 
 _BINARY = {"GB": GiB, "MB": MiB, "TB": TiB}
+
+#: Share of an Apple silicon Mac's RAM the GPU may wire by default, up to
+#: :data:`APPLE_SMALL_MEMORY`: Metal's ``recommendedMaxWorkingSetSize`` as llama.cpp logs it,
+#: 10,922.67 MB on 16 GiB (abetlen/llama-cpp-python#687) and 21,845.34 MB on 32 GiB
+#: (ollama/ollama#434) are 2/3 of the RAM.
+APPLE_GPU_SHARE_SMALL = 2 / 3
+#: Share above :data:`APPLE_SMALL_MEMORY`: 73,728 MB on 96 GiB (ggml-org/llama.cpp#3213) and
+#: about 48 GiB on 64 GiB (ggml-org/llama.cpp#1870) are 3/4.  macOS 26 reports more on 128 GiB
+#: hosts (107.52 GiB, antirez/ds4#893); the older, smaller share is kept as the default.
+APPLE_GPU_SHARE_LARGE = 3 / 4
+#: Largest RAM [B] that gets the small share (32 GiB).
+APPLE_SMALL_MEMORY = 32 * GiB
 
 
 def _load(model, accelerator):
@@ -68,9 +102,63 @@ def capacity_bytes(accelerator, binary_units: bool = True) -> float:
 
     accelerator = load_accelerator(accelerator)
     figure = accelerator.figures.get("memory_capacity")
-    if binary_units and figure is not None and figure.unit in _BINARY:
+    # the printed figure is read only while it still describes the field (a copy made with
+    # .replace(memory_capacity=...) drops it; one built by hand with figures may not)
+    current = figure is not None and math.isclose(figure.si_value, accelerator.memory_capacity, rel_tol=1e-9)
+    if binary_units and current and figure.unit in _BINARY:
         return float(figure.value * _BINARY[figure.unit])
     return float(accelerator.memory_capacity)
+
+
+def gpu_memory_share(accelerator) -> float:
+    """Fraction of the capacity the accelerator may use [1], by the rule of its kind (step 2).
+
+    The accelerator's own ``gpu_memory_share`` if set; on Apple silicon (unified memory, vendor
+    Apple) macOS's default GPU wired limit, 2/3 of the RAM up to 32 GiB and 3/4 above; else 1.
+
+    Examples
+    --------
+    >>> from roofline_decode import load_accelerator
+    >>> gpu_memory_share("m1-max"), gpu_memory_share("h100-sxm")
+    (0.75, 1.0)
+    >>> round(gpu_memory_share(load_accelerator("m1-max").replace(memory_capacity=32 * 2**30)), 4)
+    0.6667
+    """
+    from ..catalog import load_accelerator
+
+    accelerator = load_accelerator(accelerator)
+    if accelerator.gpu_memory_share is not None:
+        return float(accelerator.gpu_memory_share)
+    if accelerator.unified_memory and (accelerator.vendor or "").casefold() == "apple":
+        small = capacity_bytes(accelerator) <= APPLE_SMALL_MEMORY
+        return APPLE_GPU_SHARE_SMALL if small else APPLE_GPU_SHARE_LARGE
+    return 1.0
+
+
+def device_memory(accelerator, binary_units: bool = True) -> float:
+    """Memory the accelerator itself can fill [B], before the runtime reserve (steps 1-2).
+
+    The capacity (step 1) cut to the runtime's exposed total where a source gives one (ECC on
+    GDDR data-center cards), times :func:`gpu_memory_share` (unified memory).  ``compare()``'s
+    "weights exceed memory" check and every planning function use it.
+
+    Examples
+    --------
+    >>> device_memory("l40s") / 2**20        # nvidia-smi with ECC on: 46,068 MiB of 48 GiB
+    46068.0
+    >>> device_memory("m1-max") / 2**30      # 3/4 of 64 GiB
+    48.0
+    >>> device_memory("h100-sxm") / 2**30
+    80.0
+    """
+    from ..catalog import load_accelerator
+
+    accelerator = load_accelerator(accelerator)
+    physical = capacity_bytes(accelerator, binary_units)
+    if accelerator.usable_memory_capacity is not None:
+        exposed = accelerator.usable_memory_capacity / capacity_bytes(accelerator, True)
+        physical *= min(exposed, 1.0)
+    return float(physical * gpu_memory_share(accelerator))
 
 
 def usable_memory(accelerator, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
@@ -97,7 +185,7 @@ def usable_memory(accelerator, reserve: float = DEFAULT_RESERVE, reserve_fractio
     """
     reserve = non_negative("reserve", reserve, "a finite number of bytes >= 0")
     reserve_fraction = fraction("reserve_fraction", reserve_fraction, closed=False)
-    return float(f.usable_memory(capacity_bytes(accelerator, binary_units), reserve, reserve_fraction))
+    return float(f.usable_memory(device_memory(accelerator, binary_units), reserve, reserve_fraction))
 
 
 def kv_bytes_per_sequence(model, context: Any) -> np.ndarray:

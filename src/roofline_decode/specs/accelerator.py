@@ -18,9 +18,28 @@ from ..errors import InvalidValueError
 from ..formats import COMPUTE_PRECISIONS, ComputePrecision, NumberFormat, get_format
 from ._base import Spec
 
-__all__ = ["Accelerator", "MemoryTier", "Figure", "Source", "Interconnect"]
+__all__ = ["Accelerator", "MemoryTier", "Figure", "Source", "Interconnect", "CATEGORIES"]
 
 FigureKind = Literal["datasheet", "derived", "measured"]
+
+#: Device categories, as ``list gpus --category`` filters them: ``datacenter`` (server
+#: accelerators), ``workstation`` (professional desktop cards), ``consumer`` (GeForce, Radeon
+#: RX, Arc desktop cards), ``soc`` (laptop/SoC parts with unified memory: Apple silicon, Strix
+#: Halo, DGX Spark, Jetson) and ``cpu`` (server CPUs as decode devices).
+CATEGORIES = ("datacenter", "workstation", "consumer", "soc", "cpu")
+Category = Literal["datacenter", "workstation", "consumer", "soc", "cpu"]
+
+# Which figures describe which field: a copy that changes the field drops them (they would be
+# stale: ``load_accelerator("m1-max").replace(memory_capacity=32e9)`` no longer has 64 GB).
+_FIGURES_OF_FIELD = {
+    "memory_capacity": ("memory_capacity", "usable_memory"),
+    "usable_memory_capacity": ("usable_memory",),
+    "memory_bandwidth": ("memory_bandwidth",),
+    "peak_flops": ("peak_flops.",),
+    "sparse_peak_flops": ("sparse_peak_flops.",),
+    "tdp_w": ("tdp",),
+    "interconnect": ("interconnect.",),
+}
 
 
 class Source(Spec):
@@ -107,6 +126,19 @@ class Accelerator(_Hardware):
         2:4 structured-sparsity peaks; used only when asked for.
     interconnect : Interconnect, optional
         Scale-up link.
+    category : {"datacenter", "workstation", "consumer", "soc", "cpu"}, optional
+        Device category (see :data:`CATEGORIES`).
+    unified_memory : bool
+        The memory is shared with the host CPU and operating system (Apple silicon, Strix Halo,
+        DGX Spark, Jetson, a CPU's DRAM): the accelerator may not be able to use all of it.
+    usable_memory_capacity : float, optional
+        Memory the runtime exposes [B] where a source gives it and it is less than the capacity
+        (NVIDIA GDDR data-center cards with ECC on give up 1/16: an L40S shows 46,068 MiB of its
+        48 GiB).  Set it to None for a card run with ECC off.
+    gpu_memory_share : float, optional
+        Fraction of a unified memory the accelerator may use, in (0, 1].  None: the rule of the
+        device kind (:func:`roofline_decode.planning.device_memory`; Apple silicon: macOS's
+        default GPU wired limit).  Raise it to model ``sysctl iogpu.wired_limit_mb``.
 
     Examples
     --------
@@ -125,6 +157,28 @@ class Accelerator(_Hardware):
     sparse_peak_flops: dict[ComputePrecision, PositiveFloat] = Field(default_factory=dict)
     interconnect: Interconnect | None = None
     tdp_w: PositiveFloat | None = None
+    category: Category | None = None
+    unified_memory: bool = False
+    usable_memory_capacity: PositiveFloat | None = Field(default=None, allow_inf_nan=False)
+    gpu_memory_share: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+
+    def replace(self, **changes):
+        """A validated copy with some fields changed.
+
+        Figures describing a changed field are dropped (they would be stale), unless ``figures``
+        is given too; a new ``memory_capacity`` also clears ``usable_memory_capacity`` unless
+        that is given (the ECC figure belongs to the old capacity).
+        """
+        if "figures" not in changes:
+            stale = tuple(prefix for field in changes for prefix in _FIGURES_OF_FIELD.get(field, ()))
+            if stale:
+                changes["figures"] = {
+                    key: fig for key, fig in self.figures.items()
+                    if not any(key == p or (p.endswith(".") and key.startswith(p)) for p in stale)
+                }
+        if "memory_capacity" in changes and "usable_memory_capacity" not in changes:
+            changes["usable_memory_capacity"] = None
+        return super().replace(**changes)
 
     @field_validator("peak_flops", "sparse_peak_flops")
     @classmethod

@@ -29,7 +29,7 @@ from ..errors import InvalidValueError, RooflineError, SpecFileError
 from ..formats import ComputePrecision
 from ..units import BANDWIDTH_UNITS, BYTE_UNITS, FLOPS_UNITS, POWER_UNITS
 from ._base import describe_validation_error
-from .accelerator import Accelerator, Figure, Interconnect, MemoryTier, Source
+from .accelerator import Accelerator, Category, Figure, Interconnect, MemoryTier, Source
 
 __all__ = [
     "load_spec_file",
@@ -141,10 +141,26 @@ class AcceleratorFile(_Strict):
     reference_id: str | None = Field(default=None, description="Row id in shared/reference/accelerators.csv.")
     name: str = Field(min_length=1)
     vendor: str = Field(min_length=1)
+    category: Category | None = Field(
+        default=None,
+        description="datacenter, workstation, consumer, soc (laptop/SoC with unified memory) or cpu.",
+    )
     form_factor: str | None = None
     memory_type: str | None = None
+    unified_memory: bool = Field(
+        default=False, description="The memory is shared with the host CPU and operating system."
+    )
     notes: str | None = None
     memory_capacity: CapacityFigure
+    usable_memory: CapacityFigure | None = Field(
+        default=None,
+        description="Memory the runtime exposes where a source gives it and it is below the capacity "
+        "(e.g. nvidia-smi's total with ECC on).",
+    )
+    gpu_memory_share: float | None = Field(
+        default=None, gt=0, le=1, allow_inf_nan=False,
+        description="Fraction of a unified memory the accelerator may use; absent: the rule of the device kind.",
+    )
     memory_bandwidth: BandwidthFigure
     peak_flops: dict[ComputePrecision, FlopsFigure] = Field(
         default_factory=dict, description="Dense peaks (no 2:4 structured sparsity), by compute precision."
@@ -282,6 +298,7 @@ def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | Mem
             capacity = take("capacity", spec.capacity)
             return MemoryTier(**common, bandwidth=bandwidth, direction=spec.direction, capacity=capacity, figures=figures)
         capacity = take("memory_capacity", spec.memory_capacity)
+        usable = take("usable_memory", spec.usable_memory)
         bandwidth = take("memory_bandwidth", spec.memory_bandwidth)
         peaks = {p: take(f"peak_flops.{p}", e) for p, e in spec.peak_flops.items()}
         sparse = {p: take(f"sparse_peak_flops.{p}", e) for p, e in spec.sparse_peak_flops.items()}
@@ -297,7 +314,8 @@ def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | Mem
         return Accelerator(
             **common, vendor=spec.vendor, form_factor=spec.form_factor, memory_type=spec.memory_type,
             memory_capacity=capacity, memory_bandwidth=bandwidth, peak_flops=peaks, sparse_peak_flops=sparse,
-            interconnect=interconnect, tdp_w=tdp, figures=figures,
+            interconnect=interconnect, tdp_w=tdp, figures=figures, category=spec.category,
+            unified_memory=spec.unified_memory, usable_memory_capacity=usable, gpu_memory_share=spec.gpu_memory_share,
         )
     except SpecFileError:
         raise

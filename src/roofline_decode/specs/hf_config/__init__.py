@@ -78,7 +78,7 @@ def model_from_hf_config(config, name: str | None = None, **overrides: Any):
         )
     fields = READERS[model_type](reader)
     if "weight_format" not in overrides:
-        fields.update(quantization_formats(reader, bool(fields.get("num_experts"))))
+        fields.update(quantization_formats(reader, fields, model_type))
     meta = data.get("_roofline") or {}
     if not isinstance(meta, dict):
         raise ConfigError(source, "_roofline", f"expected an object, got {meta!r}")
