@@ -33,6 +33,31 @@ def number_list(text: str) -> list[float]:
     return values
 
 
+def routing_value(text: str) -> str | float:
+    """``--routing``: ``uniform``, ``identical`` or a measured number of distinct experts per
+    MoE layer (an argparse type; the range [k, E] is checked against the model later)."""
+    if text in ("uniform", "identical"):
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"routing must be 'uniform', 'identical' or a number of distinct experts per MoE layer, got {text!r}"
+        ) from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"routing must be a finite number of experts, got {text!r}")
+    return value
+
+
+def add_routing_argument(parser: argparse.ArgumentParser) -> None:
+    """--routing uniform|identical|COUNT (MoE routing assumption of the floor)."""
+    parser.add_argument(
+        "--routing", type=routing_value, default="uniform", metavar="uniform|identical|COUNT",
+        help="MoE routing: uniform (default, expected experts of independent routing), identical (every sequence "
+             "picks the same k experts: the strict floor) or a measured mean count of distinct experts per layer",
+    )
+
+
 def add_model_arguments(parser: argparse.ArgumentParser, gpu_required: bool = True) -> None:
     """--model, --gpu (repeatable), --weights, --kv."""
     parser.add_argument("--model", required=True, help="catalog model id or path to a config.json")
@@ -126,5 +151,5 @@ def whole_number(name: str, low: int):
     return parse
 
 
-__all__ = ["number_list", "add_model_arguments", "load_model_from_args", "emit_records", "positive", "non_negative",
+__all__ = ["number_list", "routing_value", "add_routing_argument", "add_model_arguments", "load_model_from_args", "emit_records", "positive", "non_negative",
            "fraction", "InvalidValueError", "whole_number"]

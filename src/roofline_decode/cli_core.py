@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .cli_common import add_model_arguments, emit_records, load_model_from_args, number_list
+from .cli_common import add_model_arguments, add_routing_argument, emit_records, load_model_from_args, number_list
 from .errors import InvalidValueError
 from .specs.accelerator import CATEGORIES
 from .units import GB, TFLOP, format_number
@@ -24,6 +24,7 @@ def register(subparsers) -> None:
     floor.add_argument("--batch", type=number_list, default=[1], help="comma-separated batch sizes (default 1)")
     floor.add_argument("--context", type=number_list, default=[4096], help="comma-separated contexts (default 4096)")
     floor.add_argument("--sparse", action="store_true", help="use 2:4 sparse peaks instead of dense")
+    add_routing_argument(floor)
     floor.add_argument("--format", choices=("table", "json", "csv"), default="table")
     floor.set_defaults(handler=run_floor)
 
@@ -47,7 +48,8 @@ def run_floor(args: argparse.Namespace) -> int:
     from .estimate import sweep
 
     model = load_model_from_args(args)
-    result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse)
+    result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse,
+                   routing=args.routing)
     print(str(result) if args.format == "table" else emit_records(result.to_records(), args.format))
     return 0
 

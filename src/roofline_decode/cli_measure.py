@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .cli_common import emit_records, _jsonable
+from .cli_common import add_routing_argument, emit_records, _jsonable
 from .errors import InvalidValueError
 from .views_table import format_table
 
@@ -16,6 +16,7 @@ def register(subparsers) -> None:
     _common(compare)
     compare.add_argument("--tolerance", type=float, default=0.0,
                          help="relative slack before a row below its floor is flagged (default 0)")
+    add_routing_argument(compare)
     compare.add_argument("--format", choices=("table", "json", "csv"), default="table")
     compare.set_defaults(handler=run_compare)
 
@@ -100,12 +101,18 @@ def run_compare(args: argparse.Namespace) -> int:
     from .measure.compare import compare
 
     rows, device, model = _select(_read(args), args)
-    comparison = compare(rows, model, device, tolerance=args.tolerance)
+    comparison = compare(rows, model, device, tolerance=args.tolerance, routing=args.routing)
     if args.format == "table":
+        from .measure.compare import FASTER_THAN_UNIFORM
+
         print(comparison)
         bad = comparison.impossible
         if bad:
-            print(f"\n{len(bad)} row(s) faster than the floor: check units, early stop, or caching")
+            print(f"\n{len(bad)} row(s) faster than the strict floor: check units, early stop, or caching")
+        skewed = [c for c in comparison if FASTER_THAN_UNIFORM in c.flags]
+        if skewed:
+            print(f"\n{len(skewed)} MoE row(s) between the strict (identical-routing) and the uniform-routing floor: "
+                  "possible with correlated or skewed routing")
     else:
         records = comparison.to_records()
         if args.format == "csv":

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import formulas as f
 from .errors import InvalidValueError
+from .routing import UNIFORM, Routing, resolve_routing
 from .specs.accelerator import Accelerator
 from .specs.model import Model
 
@@ -114,13 +115,14 @@ def _streamed_terms(model: Model) -> tuple[float, float, float]:
     return model.streamed_weight_bytes, model.embedding_row_bytes, 1.0
 
 
-def _traffic(model: Model, batch: np.ndarray, context: np.ndarray) -> _Traffic:
+def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Routing = UNIFORM) -> _Traffic:
     b_e = model.routed_expert_format.bytes_per_element
     layers, m_kv, experts = _layer_terms(model)
 
     streamed, row, b_w = _streamed_terms(model)
     weight = f.weight_bytes_read(
         batch, streamed, row, model.vocab_size, b_w, *experts, model.expert_parameters, b_e,
+        experts_read=routing.experts_read(model, batch) if model.is_moe else None,
     )
     kv_read = f.kv_read_bytes(batch, context, m_kv, *layers)
     kv_write = f.kv_write_bytes(batch, m_kv, model.num_layers)
@@ -130,14 +132,15 @@ def _traffic(model: Model, batch: np.ndarray, context: np.ndarray) -> _Traffic:
     return _Traffic(weight, kv_read, kv_write, matmul + scores)
 
 
-def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
+def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray,
+               routing: Routing = UNIFORM) -> dict[str, dict[str, np.ndarray]]:
     """Bytes and FLOPs per component; they add up to the totals of :func:`_traffic`."""
     g = model.parameter_groups
     b = {group: fmt.bytes_per_element for group, fmt in model.group_formats.items()}
     streamed = model.streamed_groups
     layers, m_kv, (moe_layers, experts, per_token) = _layer_terms(model)
     zero = np.zeros(np.broadcast(batch, context).shape)
-    routed = moe_layers * f.expected_experts_touched(experts, per_token, batch) * model.expert_parameters
+    routed = moe_layers * routing.experts_read(model, batch) * model.expert_parameters
     mlp_streamed = sum(b[k] * streamed[k] for k in ("mlp", "shared_experts", "router"))
     mlp_matrix = (g["dense_mlp_matrix"] + g["shared_expert_matrix"] + g["router_matrix"]
                   + model.num_moe_layers * model.num_experts_per_token * g["expert_matrix"])
@@ -159,20 +162,25 @@ def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray) -> dict[str
     return {"bytes": bytes_parts, "flops": flops_parts}
 
 
-def _critical_batch(model: Model, context: np.ndarray, peak: float, bandwidth: float) -> np.ndarray:
+def _critical_batch(model: Model, context: np.ndarray, peak: float, bandwidth: float,
+                    experts_read: Any = None) -> np.ndarray:
     """Smallest (real) batch with T_comp >= T_mem at each context.
 
-    Bytes are W + U(B)·(expert bytes) + min(B, V)·(row bytes) + B·(KV bytes per sequence):
+    Bytes are W + D(B)·(expert bytes) + min(B, V)·(row bytes) + B·(KV bytes per sequence):
     linear in B for a dense model up to B = V, where the embedding gather saturates, and linear
-    again past it.  The dense answer takes the closed form of the regime it lands in; MoE
-    models bisect.
+    again past it.  The dense answer takes the closed form of the regime it lands in; so does an
+    MoE model whose distinct experts ``experts_read`` are held fixed (identical routing: k; a
+    measured count: that count, broadcasting with ``context``).  Uniform routing bisects.
     """
     one = _traffic(model, np.ones_like(context), context)
     kv_per_sequence = one.kv_read_bytes + one.kv_write_bytes
     row = model.embedding_row_bytes
     vocab = model.vocab_size
     fixed = model.streamed_weight_bytes
-    if not model.is_moe:
+    if model.is_moe and experts_read is not None:
+        fixed = fixed + (model.routed_expert_format.bytes_per_element * model.num_moe_layers
+                         * np.asarray(experts_read, dtype=float) * model.expert_parameters)
+    if not model.is_moe or experts_read is not None:
         below = np.asarray(f.critical_batch(fixed, kv_per_sequence + row, one.flops, peak, bandwidth), dtype=float)
         above = np.asarray(f.critical_batch(fixed + vocab * row, kv_per_sequence, one.flops, peak, bandwidth), dtype=float)
         return np.where(below <= vocab, below, above)
@@ -212,7 +220,9 @@ class DecodeFloor:
     saturates below the ridge).  On a device with no compute peak for the precision
     (:data:`NO_COMPUTE_PEAK`) ``peak_flops``, ``ridge_point`` and ``critical_batch`` are NaN
     and ``compute_time_s`` is 0.  ``notes`` says which assumptions and fallbacks the numbers
-    rest on.
+    rest on.  ``routing`` is the MoE routing assumption (``"uniform"``, ``"identical"`` or
+    ``"measured"``, :mod:`roofline_decode.routing`) and ``experts_read`` the distinct routed
+    experts per MoE layer it gives at each grid point (0 for a dense model).
     """
 
     model: str
@@ -239,6 +249,9 @@ class DecodeFloor:
     peak_flops: float
     spec: Model = field(repr=False)
     notes: tuple[str, ...] = ()
+    routing: str = "uniform"
+    experts_read: Any = 0.0
+    _routing: Routing = field(default=UNIFORM, repr=False)
 
     @property
     def bound(self) -> np.ndarray:
@@ -290,7 +303,7 @@ class DecodeFloor:
         >>> max(parts, key=lambda k: parts[k])
         'mlp_weights'
         """
-        return _breakdown(self.spec, self.batch, self.context)
+        return _breakdown(self.spec, self.batch, self.context, self._routing)
 
     def _table_rows(self) -> list[list[str]]:
         from .views_table import floor_rows
@@ -315,6 +328,7 @@ def decode_floor(
     context: Any = 0,
     *,
     sparse: bool = False,
+    routing: Any = "uniform",
 ) -> DecodeFloor:
     """The fastest possible decode step of ``model`` on ``accelerator``.
 
@@ -331,6 +345,12 @@ def decode_floor(
     sparse : bool
         Use 2:4 structured-sparsity peaks (off: dense peaks, DESIGN.md §4); where the device
         publishes no sparse peak for the precision, the dense one is used and ``notes`` says so.
+    routing : {"uniform", "identical"} or array_like
+        MoE routing assumption (:mod:`roofline_decode.routing`): ``"uniform"`` (the expected
+        distinct experts of independent, uniform routing), ``"identical"`` (every sequence
+        picks the same k experts: the strict floor for any routing), or a measured mean number
+        of distinct experts per MoE layer in [k, min(E, k·B)], broadcasting with ``batch``.
+        Ignored by dense models (a count is refused).
 
     Returns
     -------
@@ -344,6 +364,13 @@ def decode_floor(
     >>> r = decode_floor("llama-3.1-8b", "h100-sxm", batch=1, context=4096)
     >>> round(float(r.step_time_s) * 1e3, 2), str(r.bound)
     (4.64, 'memory')
+
+    gpt-oss-120b on a GB10-class device at batch 8: the strict (identical-routing) floor reads
+    4 experts per layer instead of 28.7.
+
+    >>> [float(decode_floor("gpt-oss-120b", "h100-sxm", batch=8, routing=r).experts_read)
+    ...  for r in ("identical", 12.0)]
+    [4.0, 12.0]
     """
     from .catalog import load_accelerator, load_model
 
@@ -351,15 +378,20 @@ def decode_floor(
     accelerator = load_accelerator(accelerator)
     batch_array = checked_array("batch", batch, 0.0, inclusive=False)
     context_array = checked_array("context", context, 0.0, inclusive=True)
+    routing = resolve_routing(routing, model, batch_array)
+    if routing.measured is not None:  # a count per batch: the grid takes its shape too
+        batch_array = np.broadcast_to(batch_array, np.broadcast_shapes(batch_array.shape, routing.measured.shape))
     context_input = context_array  # the critical batch depends on the context alone
     batch_array, context_array = np.broadcast_arrays(batch_array, context_array)
-    traffic = _traffic(model, batch_array, context_array)
-    return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input)
+    traffic = _traffic(model, batch_array, context_array, routing)
+    return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input, routing)
 
 
-def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, context_input) -> DecodeFloor:
+def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, context_input,
+           routing: Routing = UNIFORM) -> DecodeFloor:
     """Times of a step on one device; ``context_input`` is the context before broadcasting
-    against the batch, on which the critical batch (a function of context only) is solved."""
+    against the batch, on which the critical batch (a function of context only, and of the
+    measured expert count) is solved."""
     precision, peak, notes = compute_peak(model.weight_format, accelerator, sparse)
     has_peak = not np.isnan(peak)
     bandwidth = accelerator.memory_bandwidth
@@ -368,8 +400,12 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
     # no published peak: no compute bound (0), keep the memory bound
     compute = f.compute_time(traffic.flops, peak) if has_peak else np.zeros_like(memory)
     step = f.step_time(memory, compute)
+    experts = routing.experts_read(model, batch)
     if not has_peak:
         critical = np.full(np.shape(context_input), np.nan)
+    elif model.is_moe and routing.kind != "uniform":  # experts held fixed: closed form
+        fixed = routing.experts_read(model, np.ones(()))  # k, or the measured count
+        critical = _critical_batch(model, context_input, peak, bandwidth, np.broadcast_to(fixed, np.shape(fixed)))
     elif model.is_moe:  # bisection: solve once per distinct context
         contexts, inverse = np.unique(context_input, return_inverse=True)
         critical = _critical_batch(model, contexts, peak, bandwidth)[inverse].reshape(context_input.shape)
@@ -385,7 +421,9 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
         tokens_per_s=f.tokens_per_second(batch, step), per_sequence_tokens_per_s=1.0 / step,
         arithmetic_intensity=f.arithmetic_intensity(traffic.flops, bytes_total),
         ridge_point=float(f.ridge_point(peak, bandwidth)), critical_batch=critical,
-        memory_bandwidth=bandwidth, peak_flops=peak, spec=model, notes=notes,
+        memory_bandwidth=bandwidth, peak_flops=peak, spec=model,
+        notes=notes + tuple(n for n in (routing.note(model),) if n), routing=routing.kind,
+        experts_read=np.broadcast_to(experts, context.shape), _routing=routing,
     )
 
 
@@ -400,11 +438,13 @@ class SweepResult(list):
         return "\n\n".join(str(floor) for floor in self)
 
 
-def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: bool = False) -> SweepResult:
+def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: bool = False,
+          routing: Any = "uniform") -> SweepResult:
     """Floors for every model × accelerator over the outer product of ``batch`` and ``context``.
 
     Bytes and FLOPs are computed once per model on the whole grid; only the timing is
-    repeated per accelerator.
+    repeated per accelerator.  ``sparse`` and ``routing`` as in :func:`decode_floor`; a measured
+    expert count is one number or one per batch (along the batch axis), for MoE models only.
 
     Examples
     --------
@@ -423,8 +463,22 @@ def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: boo
     result = SweepResult()
     for model in models:
         model = load_model(model)
-        traffic = _traffic(model, batch_grid, context_grid)
-        result.extend(_timed(model, device, batch_grid, context_grid, traffic, sparse, context_axis)
+        chosen = _sweep_routing(routing, model, batch_axis)
+        traffic = _traffic(model, batch_grid, context_grid, chosen)
+        result.extend(_timed(model, device, batch_grid, context_grid, traffic, sparse, context_axis, chosen)
                       for device in devices)
     return result
+
+
+def _sweep_routing(routing: Any, model: Model, batch_axis: np.ndarray) -> Routing:
+    """The routing of one model of a sweep: a count lies along the batch axis (and is refused
+    for a dense model, which has no routed experts to count)."""
+    if isinstance(routing, str) or not model.is_moe:
+        return resolve_routing(routing, model)
+    counts = np.asarray(routing, dtype=float) if not isinstance(routing, (bool, np.bool_)) else routing
+    if isinstance(counts, np.ndarray) and counts.ndim == 1 and counts.size == batch_axis.size:
+        routing = counts[:, None]
+    elif isinstance(counts, np.ndarray) and counts.size > 1:
+        raise InvalidValueError("routing", routing, f"one count, or one per batch ({batch_axis.size} values)")
+    return resolve_routing(routing, model, batch_axis)
 

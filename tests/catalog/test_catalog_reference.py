@@ -8,12 +8,19 @@ capacity (with the published unit), bandwidth, every dense peak, interconnect ba
 its stated direction), TDP and on-chip cache.  A CSV value that no file holds must be listed
 under "Left out" in hardware_specs/README.md; a file value that differs from the CSV must be
 listed in KNOWN_DIFFERENCES below, with the reason.
+
+The copies (this CSV and ``tests/data/measured/*.csv``, the published timings of
+``shared/reference/measured/``) must stay byte-for-byte equal to their originals.  ``../shared``
+is found beside the project root (``ROOFLINE_DECODE_SHARED`` names another place, e.g. from a
+git worktree).  Where it is absent the drift check skips, except under CI (``CI`` set), where
+``../shared`` always exists and its absence fails the run instead of hiding the check.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import os
 import re
 from pathlib import Path
 
@@ -23,8 +30,13 @@ from roofline_decode.units import BYTE_UNITS, GB, TFLOP
 
 from .helpers import ACCELERATOR_FILES, REPO_ROOT, SPEC_DIR, SPEC_FILES, ids, raw, spec
 
-CSV_COPY = Path(__file__).resolve().parents[1] / "data" / "reference_accelerators.csv"
-CSV_ORIGINAL = REPO_ROOT.parent / "shared" / "reference" / "accelerators.csv"
+DATA = Path(__file__).resolve().parents[1] / "data"
+CSV_COPY = DATA / "reference_accelerators.csv"
+SHARED = Path(os.environ.get("ROOFLINE_DECODE_SHARED") or REPO_ROOT.parent / "shared")
+#: copy under tests/data -> original under shared/reference
+COPIES = {CSV_COPY: Path("accelerators.csv")} | {
+    path: Path("measured") / path.name for path in sorted((DATA / "measured").glob("*.csv"))
+}
 
 with CSV_COPY.open(newline="", encoding="utf-8") as _handle:
     ROWS = {row["id"]: row for row in csv.DictReader(_handle)}
@@ -64,12 +76,27 @@ def _left_out() -> set[tuple[str, str]]:
 LEFT_OUT = _left_out()
 
 
-def test_the_copy_matches_the_shared_reference():
-    if not CSV_ORIGINAL.is_file():
-        pytest.skip(f"{CSV_ORIGINAL} is not present in this checkout")
-    assert CSV_COPY.read_bytes() == CSV_ORIGINAL.read_bytes(), (
-        f"refresh {CSV_COPY.relative_to(REPO_ROOT)} from {CSV_ORIGINAL}"
-    )
+def _shared_reference() -> Path:
+    reference = SHARED / "reference"
+    if not reference.is_dir():
+        message = f"{reference} is not present, so the copies under tests/data are not checked against it"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message} (CI always has ../shared; set ROOFLINE_DECODE_SHARED if it lives elsewhere)")
+        pytest.skip(message)
+    return reference
+
+
+def test_the_measured_copies_are_all_there():
+    # the published timings the measure tests read: four CSVs (tests/data/measured/README.md)
+    assert {p.name for p in COPIES if p.parent.name == "measured"} == {
+        "gpt_fast.csv", "exllama.csv", "knlp_full_model_decode.csv", "knlp_attention_microbench.csv"}
+
+
+@pytest.mark.parametrize("copy", list(COPIES), ids=[str(p.relative_to(DATA)) for p in COPIES])
+def test_the_copy_matches_the_shared_reference(copy):
+    original = _shared_reference() / COPIES[copy]
+    assert original.is_file(), f"{copy.relative_to(REPO_ROOT)} copies {original}, which no longer exists"
+    assert copy.read_bytes() == original.read_bytes(), f"refresh {copy.relative_to(REPO_ROOT)} from {original}"
 
 
 def test_every_file_names_a_distinct_reference_row():

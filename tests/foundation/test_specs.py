@@ -2,6 +2,7 @@
 
 import math
 
+import pydantic
 import pytest
 
 import roofline_decode as rd
@@ -27,10 +28,18 @@ def test_with_precision_returns_a_copy():
     assert quantised.weight_bytes == pytest.approx(model.weight_bytes * 4.5 / 16)
 
 
-def test_model_is_frozen():
-    model = rd.load_model("llama-3.1-8b")
-    with pytest.raises(Exception):
-        model.num_layers = 3
+@pytest.mark.parametrize("value", [3, -1])  # a valid and an invalid value: both refused as "frozen"
+@pytest.mark.parametrize("spec, field", [(lambda: rd.load_model("llama-3.1-8b"), "num_layers"),
+                                         (lambda: rd.load_accelerator("h100-sxm"), "memory_bandwidth"),
+                                         (lambda: rd.load_memory_tier("pcie5-x16"), "bandwidth")],
+                         ids=["model", "accelerator", "memory_tier"])
+def test_specs_are_frozen(spec, field, value):
+    obj = spec()
+    before = getattr(obj, field)
+    with pytest.raises(pydantic.ValidationError) as info:
+        setattr(obj, field, value)
+    assert [e["type"] for e in info.value.errors()] == ["frozen_instance"]
+    assert getattr(obj, field) == before
 
 
 def _tiny(**changes):

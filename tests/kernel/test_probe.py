@@ -1,5 +1,8 @@
 """The bandwidth probe on a small array (4 × the last-level cache) and the host Accelerator it builds."""
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -38,8 +41,31 @@ def test_host_accelerator_is_measured_and_usable(report):
     assert np.isnan(decode_floor("llama-3.2-1b", host, batch=1, context=128).peak_flops)  # no compute peak published
 
 
-def test_last_level_cache_is_found():
-    assert last_level_cache_bytes() >= 2**20
+def _sysfs_size(text: str) -> int:
+    text = text.strip()
+    return int(text.rstrip("KMG")) * {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
+
+
+def test_last_level_cache_is_read_from_this_hosts_sysfs():
+    """Where Linux lists the caches, the answer comes from them and not from the fallback.
+
+    (The default fallback, 32 MiB, passes any plausibility threshold - and happens to be the
+    L3 of some hosts - so the fallback is replaced by a sentinel here.)"""
+    sentinel = 7
+    found = last_level_cache_bytes(sentinel)
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+    caches = []  # (level, size) of every cache index the CPUs list, read independently
+    for cpu in cpus:
+        for index in Path(f"/sys/devices/system/cpu/cpu{cpu}/cache").glob("index*"):
+            if (index / "level").is_file() and (index / "size").is_file():
+                caches.append((int((index / "level").read_text()), _sysfs_size((index / "size").read_text())))
+    if not caches:  # not Linux, or a container hiding sysfs: the fallback is the answer
+        assert found == sentinel
+        return
+    top = max(level for level, _ in caches)
+    top_sizes = [size for level, size in caches if level == top]
+    # one instance at least, every CPU's own instance at most (shared instances count once)
+    assert max(top_sizes) <= found <= sum(top_sizes)
 
 
 def test_last_level_cache_sums_its_instances(tmp_path):

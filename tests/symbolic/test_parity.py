@@ -34,8 +34,10 @@ def _strategy(name):
 
 def _constrain(values):
     """Cross-parameter constraints the formulas document."""
-    if "num_experts_per_token" in values:  # 1 <= k <= E
+    if "num_experts_per_token" in values and "num_experts" in values:  # 1 <= k <= E
         values["num_experts_per_token"] = min(values["num_experts_per_token"], values["num_experts"])
+    if "effective_experts" in values:  # k <= E_eff
+        values["num_experts_per_token"] = min(values["num_experts_per_token"], values["effective_experts"])
     return values
 
 

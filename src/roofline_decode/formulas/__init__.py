@@ -37,6 +37,7 @@ from .roofline import (
 )
 from .weights import (
     attention_matrix_parameters,
+    distinct_experts_read,
     expected_experts_touched,
     mla_matrix_parameters,
     mlp_matrix_parameters,
@@ -51,6 +52,7 @@ PUBLIC_FORMULAS = {
         mla_matrix_parameters,
         mlp_matrix_parameters,
         expected_experts_touched,
+        distinct_experts_read,
         weight_bytes_read,
         kv_bytes_per_token_per_layer,
         mla_kv_bytes_per_token_per_layer,

@@ -13,6 +13,7 @@ __all__ = [
     "mla_matrix_parameters",
     "mlp_matrix_parameters",
     "expected_experts_touched",
+    "distinct_experts_read",
     "weight_bytes_read",
 ]
 
@@ -189,6 +190,57 @@ def expected_experts_touched(num_experts, num_experts_per_token, batch):
     return num_experts * (1 - (1 - num_experts_per_token / num_experts) ** batch)
 
 
+def distinct_experts_read(num_experts_per_token, batch, effective_experts):
+    r"""Distinct routed experts one MoE layer reads when the batch's routing spreads over
+    ``effective_experts`` equally likely experts.
+
+    .. math:: D(B) = E_{eff} \left(1 - \left(1 - \frac{k}{E_{eff}}\right)^{B}\right),
+              \qquad k \le E_{eff} \le E
+
+    The routing assumption of a floor in one formula: :math:`E_{eff} = E` is uniform,
+    independent routing (:func:`expected_experts_touched`, ``routing="uniform"``);
+    :math:`E_{eff} = k` is every sequence picking the same k experts (``routing="identical"``),
+    :math:`D = k` at any batch: the fewest a step can read, so the floor that holds for any
+    routing.  A router whose choices concentrate on fewer experts than E sits between.
+
+    Parameters
+    ----------
+    num_experts_per_token : array_like
+        Experts each token is routed to k [1].
+    batch : array_like
+        Sequences in the decode step B [1], >= 1.
+    effective_experts : array_like
+        Experts the routing spreads over E_eff [1], k <= E_eff <= E.
+
+    Returns
+    -------
+    array_like
+        Distinct experts read per MoE layer D [1]; D(1) = k for every E_eff, and
+        k <= D <= min(E_eff, k·B).
+
+    Notes
+    -----
+    D grows with E_eff, so identical routing (E_eff = k) is the lower bound and uniform routing
+    (E_eff = E) the expectation of the independent model; a measured count (llama-batched-bench
+    feeds every sequence the same tokens, which routes like ``identical``) sits between.  The
+    same within-token approximation as :func:`expected_experts_touched` applies.
+
+    References
+    ----------
+    .. [1] Fedus, Zoph and Shazeer, "Switch Transformers", JMLR 23 (2022), §2.1 (routing);
+       occupancy of E_eff equally likely bins by B·k balls.
+
+    Examples
+    --------
+    gpt-oss-120b (E = 128, k = 4) at batch 8: uniform routing reads 28.7 experts per layer,
+    identical routing 4.
+
+    >>> round(float(distinct_experts_read(4, 8, 128)), 1), float(distinct_experts_read(4, 8, 4))
+    (28.7, 4.0)
+    """
+    return effective_experts * (1 - (1 - num_experts_per_token / effective_experts) ** batch)
+
+
 def weight_bytes_read(
     batch,
     streamed_parameters,
@@ -200,12 +252,13 @@ def weight_bytes_read(
     num_experts_per_token=1,
     expert_parameters=0,
     bytes_per_expert_weight=None,
+    experts_read=None,
 ):
     r"""Weight bytes one decode step reads from memory.
 
     .. math::
         W_{read} = b_w \left(P_{stream} + \min(B, V)\,P_{row}\right)
-                 + b_e\,L_{moe}\,U(B)\,P_{expert}
+                 + b_e\,L_{moe}\,D\,P_{expert}, \qquad D = U(B) \text{ unless given}
 
     Parameters
     ----------
@@ -230,6 +283,9 @@ def weight_bytes_read(
     bytes_per_expert_weight : array_like, optional
         Bytes per expert weight b_e [B]; defaults to ``bytes_per_weight`` (gpt-oss ships its
         experts in MXFP4 and the rest in bf16).
+    experts_read : array_like, optional
+        Distinct routed experts read per MoE layer D [1] (:func:`distinct_experts_read`, or a
+        measured count); defaults to the uniform expectation :func:`expected_experts_touched`.
 
     Returns
     -------
@@ -262,5 +318,7 @@ def weight_bytes_read(
     if isinstance(num_moe_layers, int) and num_moe_layers == 0:
         experts = 0  # dense model: skip the (vanishing) expert term
     else:
-        experts = num_moe_layers * expected_experts_touched(num_experts, num_experts_per_token, batch)
+        if experts_read is None:
+            experts_read = expected_experts_touched(num_experts, num_experts_per_token, batch)
+        experts = num_moe_layers * experts_read
     return bytes_per_weight * (streamed_parameters + gathered) + bytes_per_expert_weight * experts * expert_parameters

@@ -2,9 +2,12 @@
 
 For each row: the floor step time, efficiency = floor / measured, achieved bandwidth = bytes
 the floor counts / measured time, model-bandwidth utilisation (MBU) = achieved bandwidth /
-peak bandwidth, model-FLOPs utilisation (MFU), and flags.  A row faster than its floor is
-flagged :data:`IMPOSSIBLE`: a floor cannot be beaten, so the row's units, token count
-(early stop at EOS) or caching must be wrong.
+peak bandwidth, model-FLOPs utilisation (MFU), and flags.  A row faster than its *strict*
+floor is flagged :data:`IMPOSSIBLE`: a floor cannot be beaten, so the row's units, token count
+(early stop at EOS) or caching must be wrong.  For an MoE model the strict floor is the one of
+identical routing (every sequence reads the same k experts, :mod:`roofline_decode.routing`); a
+row between it and the uniform-routing floor is flagged :data:`FASTER_THAN_UNIFORM` instead:
+possible, with correlated or skewed routing (same prompts in every sequence, a popular expert).
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from ..views_table import format_table
 from ..planning.capacity import device_memory
 from .rows import MeasurementRow
 
-__all__ = ["IMPOSSIBLE", "EXCEEDS_MEMORY", "RowComparison", "Comparison", "compare", "resolve_model", "resolve_accelerator"]
+__all__ = ["IMPOSSIBLE", "FASTER_THAN_UNIFORM", "EXCEEDS_MEMORY", "RowComparison", "Comparison", "compare", "resolve_model", "resolve_accelerator"]
 
 IMPOSSIBLE = "impossible: check units, early stop, or caching"
+FASTER_THAN_UNIFORM = "faster than uniform routing: correlated or skewed routing"
 EXCEEDS_MEMORY = "weights exceed device memory: offloaded or sharded, not a resident-weights measurement"
 
 
@@ -50,10 +54,13 @@ class RowComparison:
     bandwidth_utilisation: float
     flops_utilisation: float
     flags: tuple[str, ...] = field(default=())
+    routing: str = "uniform"
+    strict_floor_step_time_s: float | None = None
+    uniform_floor_step_time_s: float | None = None
 
     @property
     def impossible(self) -> bool:
-        """True when the measured time is below the floor."""
+        """True when the measured time is below the strict floor."""
         return IMPOSSIBLE in self.flags
 
     def to_record(self) -> dict[str, Any]:
@@ -67,7 +74,9 @@ class RowComparison:
             "bytes_moved": self.bytes_moved, "flops": self.flops, "bound": self.bound,
             "efficiency": self.efficiency, "achieved_bandwidth": self.achieved_bandwidth,
             "bandwidth_utilisation": self.bandwidth_utilisation, "flops_utilisation": self.flops_utilisation,
-            "flags": list(self.flags), "source": r.source,
+            "flags": list(self.flags), "source": r.source, "routing": self.routing,
+            "strict_floor_step_time_s": self.strict_floor_step_time_s,
+            "uniform_floor_step_time_s": self.uniform_floor_step_time_s,
         }
 
 
@@ -81,7 +90,7 @@ class Comparison(list):
 
     @property
     def impossible(self) -> list[RowComparison]:
-        """Rows faster than their floor."""
+        """Rows faster than their strict floor."""
         return [c for c in self if c.impossible]
 
     def to_records(self) -> list[dict[str, Any]]:
@@ -121,10 +130,10 @@ def resolve_accelerator(accelerator: Accelerator | str | None, field_name: str =
     return load_accelerator(accelerator)
 
 
-def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator) -> dict[str, float]:
+def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator, routing: Any = "uniform") -> dict[str, float]:
     from ..estimate import decode_floor
 
-    floor = decode_floor(model, device, batch=row.batch, context=row.context)
+    floor = decode_floor(model, device, batch=row.batch, context=row.context, routing=routing)
     n = row.num_devices
     if row.scope == "kv_read":
         bytes_moved = float(floor.kv_read_bytes)
@@ -136,12 +145,17 @@ def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator) -> dict
     compute = 0.0 if np.isnan(floor.peak_flops) else flops / (n * floor.peak_flops)  # no compute peak: no bound
     return {
         "memory": memory, "compute": compute, "bytes": bytes_moved, "flops": flops,
-        "bandwidth": n * floor.memory_bandwidth, "peak": n * floor.peak_flops,
+        "bandwidth": n * floor.memory_bandwidth, "peak": n * floor.peak_flops, "routing": floor.routing,
     }
 
 
+def _step(terms: dict[str, float]) -> float:
+    return max(terms["memory"], terms["compute"])
+
+
 def compare(rows: list[MeasurementRow], model: Model | str | None = None,
-            accelerator: Accelerator | str | None = None, *, tolerance: float = 0.0) -> Comparison:
+            accelerator: Accelerator | str | None = None, *, tolerance: float = 0.0,
+            routing: Any = "uniform") -> Comparison:
     """Each measured row next to its floor.
 
     Parameters
@@ -152,6 +166,10 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
         Used for every row when given; otherwise each row's own ``model`` / ``accelerator``.
     tolerance : float
         Relative slack before a row faster than its floor is flagged (0: any row below the floor).
+    routing : {"uniform", "identical"} or float
+        MoE routing of the reported floor and efficiency (:func:`~roofline_decode.decode_floor`);
+        the impossible flag always uses the strict (``"identical"``) floor, and a row between the
+        strict and the uniform floor is flagged :data:`FASTER_THAN_UNIFORM`.  Dense models: one floor.
 
     Returns
     -------
@@ -175,6 +193,14 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
     >>> c = compare([row], "llama-2-7b", "a100-80gb-sxm")[0]
     >>> round(c.efficiency, 3), c.flags
     (0.683, ())
+
+    Qwen3-30B-A3B at batch 16 measured at 3 ms per step on an H100: below the uniform-routing
+    floor (12.1 ms) but above the strict one (2.06 ms), so possible with correlated routing.
+
+    >>> row = MeasurementRow(batch=16, context=512, step_time_s=3.0e-3)
+    >>> c = compare([row], "qwen3-30b-a3b", "h100-sxm")[0]
+    >>> c.flags, round(c.strict_floor_step_time_s * 1e3, 2), round(c.uniform_floor_step_time_s * 1e3, 2)
+    (('faster than uniform routing: correlated or skewed routing',), 2.06, 12.12)
     """
     if not 0 <= tolerance < 1:
         raise InvalidValueError("tolerance", tolerance, "a number in [0, 1)")
@@ -182,12 +208,19 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
     for row in rows:
         spec = resolve_model(model if model is not None else row.model, row.weight_format, row.kv_format)
         device = resolve_accelerator(accelerator if accelerator is not None else row.accelerator)
-        t = _floor_terms(row, spec, device)
+        t = _floor_terms(row, spec, device, routing)
         floor = max(t["memory"], t["compute"])
         measured = row.step_time
         flags = []
-        if measured < floor * (1 - tolerance):
+        strict = uniform = floor
+        if spec.is_moe:
+            label = t["routing"]
+            strict = floor if label == "identical" else _step(_floor_terms(row, spec, device, "identical"))
+            uniform = floor if label == "uniform" else _step(_floor_terms(row, spec, device, "uniform"))
+        if measured < strict * (1 - tolerance):
             flags.append(IMPOSSIBLE)
+        elif measured < uniform * (1 - tolerance):
+            flags.append(FASTER_THAN_UNIFORM)
         # the capacity rule of planning (binary reading, ECC, unified-memory share), no runtime reserve
         if row.scope == "decode_step" and spec.weight_bytes > row.num_devices * device_memory(device):
             flags.append(EXCEEDS_MEMORY)
@@ -201,6 +234,8 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
             efficiency=floor / measured, achieved_bandwidth=achieved,
             bandwidth_utilisation=achieved / t["bandwidth"],
             flops_utilisation=float(np.divide(t["flops"] / measured, t["peak"])),
-            flags=tuple(flags),
+            flags=tuple(flags), routing=t["routing"],
+            strict_floor_step_time_s=strict if spec.is_moe else None,
+            uniform_floor_step_time_s=uniform if spec.is_moe else None,
         ))
     return result

@@ -120,6 +120,11 @@ GLOSSARY: dict[str, Entry] = _table(
     ("mla_matrix_parameters", "P_MLA", r"P_{MLA}", "1", "matrix parameters of one multi-head latent attention layer"),
     ("mlp_matrix_parameters", "P_mlp", r"P_{mlp}", "1", "matrix parameters of one MLP (or one expert)"),
     ("expected_experts_touched", "U", "U", "1", "expected distinct routed experts a batch touches per MoE layer"),
+    ("effective_experts", "E_eff", r"E_{eff}", "1",
+     "experts the batch's routing spreads over (k <= E_eff <= E): E is uniform routing, k identical routing"),
+    ("distinct_experts_read", "D", "D", "1",
+     "distinct routed experts one MoE layer reads in a step (k <= D <= min(E, k B); routing assumption)"),
+    ("experts_read", "D", "D", "1", "alias of distinct_experts_read: the routed experts weight_bytes_read counts"),
     # -- number formats -----------------------------------------------------------------------
     ("bytes_per_weight", "b_w", r"b_{w}", "B", "stored bytes per weight, block scales included"),
     ("bytes_per_expert_weight", "b_e", r"b_{e}", "B", "stored bytes per routed-expert weight"),
