@@ -126,7 +126,8 @@ def _prefill_with_prefix(model: Model, batch, prompt, chunk, cached, shared):
     tail_kv_read = tail.kv_read_bytes - f.kv_read_bytes(batch, shared, model.kv_bytes_per_token_per_layer,
                                                         *_layer_terms(model)[0])
     kv = head.kv_read_bytes + head.kv_write_bytes + np.maximum(tail_kv_read, 0) + tail.kv_write_bytes
-    return head.flops + tail.flops, weights + kv
+    head_flops = head.flops - 2 * model.parameter_groups["lm_head"]  # the prefix yields no token
+    return head_flops + tail.flops, weights + kv
 
 
 def _one_request(model, accelerator, batch, prompt, output, chunk, cached, shared, cascade, sparse, peak, bandwidth):

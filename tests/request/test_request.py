@@ -80,5 +80,5 @@ def test_request_laws(model, device, prompt, output, batch, shared):
     r = request_floor(model, device, prompt, [output, output + 5], batch)
     assert r.latency_s[1] >= r.latency_s[0] and (r.latency_s >= r.ttft_s).all()
     s = request_floor(model, device, prompt, output, batch, shared_prefix=shared, cascade=True)
-    assert float(s.latency_s) <= float(r.latency_s[0]) * (1 + 1e-12)  # sharing never raises the floor
+    assert float(s.latency_s) <= float(r.latency_s[0]) * (1 + 1e-9)  # sharing never raises the floor
     assert float(s.kv_resident_bytes) <= float(r.kv_resident_bytes[0])
