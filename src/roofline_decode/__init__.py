@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["RECORD_KEYS", "DecodeFloor", "SweepResult", "decode_floor", "sweep"], "estimate"),
     **dict.fromkeys(["MixedStepFloor", "PrefillFloor", "mixed_step_floor", "prefill_floor"], "estimate_prefill"),
     **dict.fromkeys(["RequestFloor", "request_floor"], "estimate_request"),
+    **dict.fromkeys(["SpeculativeFloor", "speculative_floor"], "estimate_speculative"),
     **dict.fromkeys(["NumberFormat", "get_format", "group_quantized", "list_formats"], "formats"),
     **dict.fromkeys(["Accelerator", "MemoryTier", "Model"], "specs"),
 }
@@ -71,5 +72,6 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .estimate import RECORD_KEYS, DecodeFloor, SweepResult, decode_floor, sweep
     from .estimate_prefill import MixedStepFloor, PrefillFloor, mixed_step_floor, prefill_floor
     from .estimate_request import RequestFloor, request_floor
+    from .estimate_speculative import SpeculativeFloor, speculative_floor
     from .formats import NumberFormat, get_format, group_quantized, list_formats
     from .specs import Accelerator, MemoryTier, Model
