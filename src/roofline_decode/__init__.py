@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["SpeculativeFloor", "speculative_floor"], "estimate_speculative"),
     **dict.fromkeys(["NumberFormat", "get_format", "group_quantized", "list_formats"], "formats"),
     **dict.fromkeys(["Accelerator", "MemoryTier", "Model"], "specs"),
+    **dict.fromkeys(["LatencyProfile", "list_latency_profiles", "load_latency_profile"], "specs.latency"),
 }
 # Views and tools are submodules too (``rd.planning.max_batch``); each imports its heavy
 # dependencies (sympy, matplotlib) only when used.
@@ -75,3 +76,4 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .estimate_speculative import SpeculativeFloor, speculative_floor
     from .formats import NumberFormat, get_format, group_quantized, list_formats
     from .specs import Accelerator, MemoryTier, Model
+    from .specs.latency import LatencyProfile, list_latency_profiles, load_latency_profile
