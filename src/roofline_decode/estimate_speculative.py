@@ -243,21 +243,32 @@ def speculative_floor(
 
 
 def _max_useful_batch(model, draft, accelerator, context, k, acceptance, critical, peak, bandwidth, sparse):
-    """Largest whole batch with speedup > 1 (0 if none), searched in 1 … the plain critical
-    batch (beyond it speculation cannot pay) by bisection on the speedup, which falls with B."""
+    """Largest whole batch with speedup > 1 (0 if none) up to the plain critical batch (beyond
+    it speculation cannot pay; 2^20 where that is infinite): the largest power of two that pays,
+    then bisection up to the next one that does not.  (With MoE the speedup can rise with the
+    batch at first, so it is not assumed monotone over the whole range.)"""
     def pays(b):
         plain, drafted, verify, _ = _round_times(model, draft, accelerator, b, context, k, peak, bandwidth, sparse)
         return plain * f.expected_tokens_per_round(acceptance, k) / (drafted + verify) > 1
 
     cap = np.where(np.isfinite(critical), np.maximum(np.ceil(critical), 1.0), 2.0 ** 20)
-    one = pays(np.ones_like(cap))
-    at_cap = pays(cap)
-    low, high = np.ones_like(cap), cap.copy()
+    low = np.zeros_like(cap)  # largest tried batch that pays (0: none yet)
+    high = np.full_like(cap, np.inf)  # the first batch above it that does not
+    power = 1.0
+    while True:
+        b = np.minimum(power, cap)
+        ok = pays(b)
+        low = np.where(ok, b, low)
+        high = np.where(ok, np.inf, np.where((low > 0) & ~np.isfinite(high), b, high))
+        if power >= cap.max():
+            break
+        power *= 2
+    high = np.where(np.isfinite(high), high, low + 1)  # paid at the cap: the cap is the answer
     for _ in range(24):
         open_ = high - low > 1
         if not open_.any():
             break
-        mid = np.where(open_, np.floor((low + high) / 2), low)
+        mid = np.where(open_, np.floor((low + high) / 2), np.maximum(low, 1))
         ok = pays(mid)
         low, high = np.where(open_ & ok, mid, low), np.where(open_ & ~ok, mid, high)
-    return np.where(~one, 0.0, np.where(at_cap, cap, low))
+    return np.where((low >= cap) & ~np.isfinite(critical), np.inf, low)  # pays at 2^20: no limit found
