@@ -60,7 +60,8 @@ class RequestFloor(GridResult):
     ``latency_s`` = TTFT + decode time; ``output_tokens_per_s`` = B·O / latency;
     ``total_tokens_per_s`` = B·(prompt + O) / latency; ``requests_per_s`` = B / latency (a
     static batch: all requests start and end together).  ``kv_resident_bytes``: the KV cache
-    at the last decode step (a shared prefix stored once).
+    at the last decode step (a shared prefix stored once); ``fits``: the weights and that cache
+    fit the device's usable memory (:func:`roofline_decode.planning.usable_memory`, defaults).
     """
 
     model: str
@@ -89,20 +90,25 @@ class RequestFloor(GridResult):
     kv_resident_bytes: np.ndarray
     prefill_bound: np.ndarray
     decode_compute_bound_steps: np.ndarray
+    fits: np.ndarray
 
     RECORD_KEYS = (
         "model", "accelerator", "batch", "prompt", "output", "chunk", "cached", "shared_prefix", "cascade",
         "ttft_s", "prefill_flops", "prefill_bytes", "prefill_bound", "decode_time_s", "decode_flops",
         "decode_bytes", "decode_compute_bound_steps", "first_step_s", "last_step_s", "tpot_s", "latency_s",
-        "output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "kv_resident_bytes",
+        "output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "kv_resident_bytes", "fits",
     )
     COLUMNS = (
         ("batch", "batch", 1.0), ("prompt", "prompt", 1.0), ("output", "output", 1.0),
         ("TTFT ms", "ttft_s", 1e-3), ("prefill", "prefill_bound", None), ("TPOT ms", "tpot_s", 1e-3),
         ("decode ms", "decode_time_s", 1e-3), ("latency ms", "latency_s", 1e-3),
         ("out tok/s", "output_tokens_per_s", 1.0), ("req/s", "requests_per_s", 1.0),
-        ("KV GB", "kv_resident_bytes", 1e9),
+        ("KV GB", "kv_resident_bytes", 1e9), ("fits", "fits_text", None),
     )
+
+    @property
+    def fits_text(self) -> np.ndarray:
+        return np.where(self.fits, "yes", "no")
 
     def title(self) -> str:
         share = ""
@@ -236,6 +242,9 @@ def request_floor(
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(steps > 0, out["decode"] / np.maximum(steps, 1), np.nan)
     prefill_compute = _prefill_bound(out["flops_p"], out["bytes_p"], peak, bandwidth)
+    from .planning.capacity import usable_memory
+
+    fits = model.weight_bytes + out["resident"] <= usable_memory(accelerator)
     return RequestFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=precision, batch=batch,
         prompt=prompt, output=output, chunk=np.where(np.isfinite(chunk_grid), chunk_grid, prompt - cached),
@@ -245,7 +254,7 @@ def request_floor(
         latency_s=latency, output_tokens_per_s=batch * output / latency,
         total_tokens_per_s=batch * (prompt + output) / latency, requests_per_s=batch / latency,
         kv_resident_bytes=out["resident"], prefill_bound=prefill_compute,
-        decode_compute_bound_steps=out["steps_compute"],
+        decode_compute_bound_steps=out["steps_compute"], fits=fits,
     )
 
 

@@ -60,6 +60,9 @@ def test_request_renders_and_records():
     r = request_floor("qwen3-30b-a3b", "h100-sxm", [512, 4096], 64, batch=[[1], [8]], chunk=1024)
     assert r.latency_s.shape == (2, 2) and len(r.to_records()) == 4
     assert r.to_records()[3]["prompt"] == 4096 and "TTFT ms" in str(r) and "<table>" in r._repr_html_()
+    assert r.to_records()[0]["fits"] is True  # 61 GB of weights and a small cache fit 80 GB
+    big = request_floor("llama-3.1-70b", "h100-sxm", 2048, 16)
+    assert not bool(big.fits) and " no" in str(big)
 
 
 @pytest.mark.parametrize("kwargs, field", [
