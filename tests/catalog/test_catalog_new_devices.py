@@ -367,6 +367,16 @@ SOURCE_VALUES = {
         'memory_capacity': (128, 'GB', 'datasheet', 'https://thedailyscout.com/s/RBeSWv0Jfmg'),
         'memory_bandwidth': (614, 'GB/s', 'datasheet', 'https://thedailyscout.com/s/RBeSWv0Jfmg'),
     },
+    'm4-max-32c': {
+        'memory_capacity': (36, 'GB', 'datasheet', 'https://huggingface.co/datasets/Yinxing/LLM_Dataset/blob/main/MacPro.txt'),
+        'memory_bandwidth': (410, 'GB/s', 'datasheet', 'https://goodnewsapodcast.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-each-other'),
+        'peak_flops.fp32': (13.74, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-apple-18-core-m3-pro'),
+    },
+    'm3-max-30c': {
+        'memory_capacity': (36, 'GB', 'datasheet', 'https://huggingface.co/spaces/Vokturz/can-it-run-llm/discussions/11'),
+        'memory_bandwidth': (300, 'GB/s', 'datasheet', 'https://www.macrumors.com/2023/10/31/apple-m3-pro-less-memory-bandwidth/'),
+        'peak_flops.fp32': (10.74, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-10-core-m4-vs-apple-30-core-m3-max'),
+    },
     'epyc-9004-genoa': {
         'memory_capacity': (768, 'GB', 'derived', 'https://tech2sports.com/amd-epyc-genoa-2'),
         'memory_bandwidth': (460.8, 'GB/s', 'derived', 'https://en.wikichip.org/w/index.php?title=amd/cores/genoa&oldid=101546&diff=prev'),
