@@ -64,6 +64,8 @@ class GridResult:
                 value = column[i]
                 if scale is None or isinstance(value, str | np.str_):
                     row.append(str(value))
+                elif np.isnan(float(value)):  # a quantity that does not apply here (TPOT of O = 1)
+                    row.append("-")
                 elif attr in _COUNTS and float(value).is_integer():
                     row.append(str(int(value)))
                 elif attr.startswith("compute_bound") and np.isfinite(value):

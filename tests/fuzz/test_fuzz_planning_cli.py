@@ -66,6 +66,8 @@ texts = st.one_of(
     st.text(max_size=6),
 )
 SUBCOMMANDS = {
+    "request": ["--model", "--gpu", "--prompt", "--output", "--batch", "--chunk", "--cached", "--draft", "--k",
+                "--acceptance", "--mtp-layers", "--format"],
     "floor": ["--model", "--gpu", "--batch", "--context", "--weights", "--kv", "--format", "--sparse", "--routing"],
     "plan": ["--model", "--gpu", "--batch", "--context", "--slo-ms", "--tp", "--max-devices", "--reserve-gib",
              "--offload-kv", "--tier", "--link-gbps", "--format"],
@@ -74,7 +76,8 @@ SUBCOMMANDS = {
     "compare": ["--model", "--gpu", "--tolerance", "--weights", "--plot", "--format"],
     "calibrate": ["--model", "--gpu", "--level", "--fit-rows", "--weighting", "--format", "--plot"],
 }
-REQUIRED = {"floor": ["--model", "llama-3.1-8b", "--gpu", "h100-sxm"],
+REQUIRED = {"request": ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--prompt", "512", "--output", "64"],
+            "floor": ["--model", "llama-3.1-8b", "--gpu", "h100-sxm"],
             "plan": ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "1", "--context", "1024"],
             "show": [], "list": [], "compare": [str(ROWS)], "calibrate": [str(ROWS), "--gpu", "h100-sxm"]}
 
