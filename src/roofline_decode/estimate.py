@@ -65,7 +65,13 @@ def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.
                "(no booleans, complex numbers or strings)")
     try:
         array = np.asarray(value)
-    except (TypeError, ValueError, OverflowError):
+        if isinstance(value, (list, tuple)) and array.dtype.kind in "iuf":  # [True, 2] would read as [1, 2]
+            flags = [isinstance(v, (bool, np.bool_)) for v in np.asarray(value, dtype=object).ravel()]
+            if any(flags):
+                raise InvalidValueError(name, True, allowed)
+    except (TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, InvalidValueError):
+            raise
         raise InvalidValueError(name, value, "a number or an array of numbers of one shape") from None
     if array.dtype.kind == "O":  # Python ints beyond int64, Fractions, mixed objects
         flat = array.ravel()
@@ -88,8 +94,9 @@ def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.
     with np.errstate(invalid="ignore"):
         low = (array < minimum) if inclusive else (array <= minimum)
         bad = ~np.isfinite(array) | low | (array > MAX_GRID_VALUE)
-    if bad.any():
-        raise InvalidValueError(name, array[bad].flat[0].item(), allowed)
+    if bad.any():  # a scalar is shown as given (context=-5), an array by its first bad element
+        shown = _shown(value) if array.ndim == 0 and isinstance(value, numbers.Real) else array[bad].flat[0].item()
+        raise InvalidValueError(name, shown, allowed)
     return array
 
 

@@ -126,9 +126,9 @@ def test_plots_reject_bad_input():
         plotting.context_plot("llama-3.1-8b", "h100-sxm", slo_ms="fast")
     with pytest.raises(InvalidValueError, match="at least two"):
         plotting.capacity_map("llama-3.1-8b", "h100-sxm", batch=[8])
-    with pytest.raises(InvalidValueError, match="batch='many' is invalid: expected a number or a list of numbers"):
+    with pytest.raises(InvalidValueError, match="batch='many' is invalid: expected real numbers >= 1"):
         plotting.ridge_plot("llama-3.1-8b", "h100-sxm", batch="many")
-    with pytest.raises(InvalidValueError, match="context=None is invalid: expected a single finite number"):
+    with pytest.raises(InvalidValueError, match="context=None is invalid: expected real numbers >= 0"):
         plotting.batch_plot("llama-3.1-8b", "h100-sxm", context=None)
     with pytest.raises(InvalidValueError, match="context=-5 is invalid"):
         plotting.max_batch("llama-3.1-8b", "h100-sxm", -5)

@@ -276,3 +276,13 @@ def test_plot_without_a_suffix_reports_the_file_written(capsys, tmp_path):
     rows.write_text("batch,context,step_time_ms\n1,0,50\n")
     code, _, err = cli(capsys, "compare", rows, "--model", MODEL, "--gpu", GPU, "--plot", tmp_path / "chart")
     assert code == 0 and (tmp_path / "chart.png").is_file() and "chart.png" in err
+
+
+@pytest.mark.parametrize("kwargs", [dict(batch=[True, 2]), dict(batch=[0.5, 2]), dict(context=1 + 1j),
+                                    dict(batch=["1", "2"]), dict(context=-1)])
+def test_plots_follow_the_batch_and_context_rule(kwargs):
+    pytest.importorskip("matplotlib")
+    from roofline_decode import plotting
+
+    with pytest.raises(InvalidValueError):
+        plotting.batch_plot(MODEL, GPU, **kwargs)

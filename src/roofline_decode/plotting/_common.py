@@ -99,11 +99,15 @@ def axis_values(name: str, values: Any, default, several: bool = False) -> np.nd
 
 
 def _floats(name: str, values: Any) -> np.ndarray:
-    """``values`` as an at-least-1-D float array; :class:`InvalidValueError` if they are not numbers."""
-    try:
-        return np.atleast_1d(np.asarray(values, dtype=float))
-    except (TypeError, ValueError):
-        raise InvalidValueError(name, values, "a number or a list of numbers") from None
+    """``values`` as an at-least-1-D float array under the rule of
+    :func:`~roofline_decode.estimate.checked_array` (batch >= 1, context and prompt >= 0,
+    acceptance in [0, 1]; real numbers only); :class:`InvalidValueError` otherwise."""
+    from ..estimate import checked_array
+
+    array = np.atleast_1d(checked_array(name, values, 1.0 if name == "batch" else 0.0, inclusive=True))
+    if name == "acceptance" and np.any(array > 1):
+        raise InvalidValueError(name, values, "rates in [0, 1]")
+    return array
 
 
 def longest_context(model) -> float:
