@@ -13,9 +13,10 @@ import numpy as np
 
 from . import formulas as f
 from .errors import InvalidValueError
+from .limits import grid_limits, point_notes
+from .peaks import NO_COMPUTE_PEAK, compute_peak
 from .routing import UNIFORM, Routing, resolve_routing
 from .specs.accelerator import Accelerator
-from .specs.latency import LatencyProfile, load_latency_profile
 from .specs.model import Model
 
 __all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS", "EXTRA_RECORD_KEYS",
@@ -27,17 +28,10 @@ RECORD_KEYS = (
     "kv_read_bytes", "kv_write_bytes", "bytes_total", "flops", "memory_time_s", "compute_time_s",
     "step_time_s", "tokens_per_s", "arithmetic_intensity", "ridge_point", "bound", "critical_batch",
 )
-#: Keys that follow :data:`RECORD_KEYS` in every record: the notes that hold at the grid point.
-#: ``chain_time_s``: the serial chain under the latency profile (0 without one).
-EXTRA_RECORD_KEYS = ("notes", "chain_time_s")
+#: Keys that follow :data:`RECORD_KEYS` in every record: whether the point fits in memory, and
+#: the notes that hold at the grid point (its own limits, then fallbacks and routing).
+EXTRA_RECORD_KEYS = ("fits", "notes")
 
-#: The one wording for a device that publishes no compute peak for the precision a model
-#: computes in.  Its value: ``peak_flops``, ``ridge_point`` and ``critical_batch`` are NaN (not
-#: defined), ``compute_time_s`` is 0 (no compute bound: the floor is the memory time); JSON
-#: writes null, CSV an empty cell, the table ``n/a``.  Distinct from a critical batch of +inf
-#: ("memory-bound at any batch"; JSON ``"inf"``), which is a derived fact about a device that
-#: has a peak.
-NO_COMPUTE_PEAK = "no compute peak published"
 
 
 def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.ndarray:
@@ -54,39 +48,6 @@ def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.
     if bad.any():
         raise InvalidValueError(name, array[bad].flat[0].item(), allowed)
     return array
-
-
-def compute_peak(weight_format, accelerator: Accelerator, sparse: bool = False) -> tuple[str, float, tuple[str, ...]]:
-    """(compute precision, peak [FLOP/s], notes) a step of ``weight_format`` weights runs at.
-
-    The format's compute precision, else the next of its fallbacks the device publishes a
-    peak for (fp8 weights on an A100 compute in bf16; a note says so).  With ``sparse`` each
-    precision takes its 2:4 sparse peak where one is published, else its dense peak, with a
-    note (a sparse peak is never below the dense one, so the floor still holds).  No peak at
-    all: ``(NO_COMPUTE_PEAK, nan, notes)``.
-
-    Examples
-    --------
-    >>> from roofline_decode import load_accelerator, load_model
-    >>> compute_peak(load_model("llama-3.1-8b").weight_format, load_accelerator("mi300x"), sparse=True)[:2]
-    ('bf16', 1307400000000000.0)
-    """
-    name = accelerator.id or accelerator.name
-    candidates = weight_format.compute_fallbacks
-    for precision in candidates:
-        notes = []
-        if precision != candidates[0]:
-            notes.append(f"{weight_format.name} weights compute in {precision}: no {candidates[0]} peak "
-                         f"published for {name}")
-        if sparse and precision in accelerator.sparse_peak_flops:
-            return precision, float(accelerator.sparse_peak_flops[precision]), tuple(notes)
-        if precision in accelerator.peak_flops:
-            if sparse:
-                notes.append(f"no sparse {precision} peak published for {name}: the dense {precision} peak is used")
-            return precision, float(accelerator.peak_flops[precision]), tuple(notes)
-    return NO_COMPUTE_PEAK, float("nan"), (
-        f"{NO_COMPUTE_PEAK} for {name} ({weight_format.name} weights): compute time not bounded, "
-        "the floor is the memory time",)
 
 
 @dataclass(frozen=True)
@@ -217,8 +178,6 @@ class DecodeFloor:
     All quantities in SI units: bytes [B], FLOPs, seconds [s], tokens per second [1/s],
     intensities [FLOP/B].  ``tokens_per_s`` is generated tokens aggregated over the batch;
     ``per_sequence_tokens_per_s`` is what one sequence sees (1 / step time).
-    ``chain_time_s`` is the serial chain of the step under ``latency_profile`` (zero, and
-    ``latency_profile`` None, when no profile was given: the strict floor).
 
     ``critical_batch`` is +inf where the step is memory-bound at any batch (the intensity
     saturates below the ridge).  On a device with no compute peak for the precision
@@ -227,6 +186,15 @@ class DecodeFloor:
     rest on.  ``routing`` is the MoE routing assumption (``"uniform"``, ``"identical"`` or
     ``"measured"``, :mod:`roofline_decode.routing`) and ``experts_read`` the distinct routed
     experts per MoE layer it gives at each grid point (0 for a dense model).
+
+    Fit and limits (:mod:`roofline_decode.limits`, one device, the planning module's usable
+    memory): ``fits`` (bool array: the weights plus the KV cache of B sequences at that context
+    fit in ``usable_memory``), ``resident_bytes`` (those bytes; ``kv_bytes_per_sequence`` on the
+    context axis), ``max_batch`` (the largest
+    whole batch that fits at each context; +inf at context 0 when the weights fit), and
+    ``beyond_positions`` (context >= the model's ``max_position_embeddings``).  ``notes`` says
+    where a point does not fit or is beyond the positions, after ``assumptions`` (sparse or
+    precision fallback, MoE routing).
     """
 
     model: str
@@ -256,17 +224,22 @@ class DecodeFloor:
     routing: str = "uniform"
     experts_read: Any = 0.0
     _routing: Routing = field(default=UNIFORM, repr=False)
-    chain_time_s: np.ndarray = 0.0
-    latency_profile: str | None = None
+    fits: Any = True
+    max_batch: Any = np.inf
+    kv_bytes_per_sequence: Any = field(default=0.0, repr=False)
+    usable_memory: float = field(default=np.inf, repr=False)
+    beyond_positions: Any = field(default=False, repr=False)
+    assumptions: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def bound(self) -> np.ndarray:
-        """The constraint that sets the step (array of str): ``"latency"`` where the serial
-        chain exceeds both other times, else ``"compute"`` where T_comp >= T_mem, else
-        ``"memory"``."""
-        roof = np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
-        chain_binds = self.chain_time_s > np.maximum(self.memory_time_s, self.compute_time_s)
-        return np.where(chain_binds, "latency", roof)
+        """``"compute"`` where T_comp >= T_mem, else ``"memory"`` (array of str)."""
+        return np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
+
+    @property
+    def resident_bytes(self) -> np.ndarray:
+        """Weights plus the KV cache of ``batch`` sequences at ``context`` [B] (one device)."""
+        return np.broadcast_to(self.spec.weight_bytes + self.batch * self.kv_bytes_per_sequence, self.shape)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -274,14 +247,15 @@ class DecodeFloor:
 
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per grid point with the keys of :data:`RECORD_KEYS` (SI units, plain floats),
-        then :data:`EXTRA_RECORD_KEYS` (``notes``: a list of str; ``chain_time_s``)."""
+        then :data:`EXTRA_RECORD_KEYS` (``fits``: a bool; ``notes``: a list of str)."""
         shape = self.shape
         columns = {
             key: np.broadcast_to(getattr(self, key), shape).ravel()
-            for key in RECORD_KEYS + ("chain_time_s",)
+            for key in RECORD_KEYS
             if key not in ("model", "accelerator", "weight_format", "kv_format", "ridge_point")
         }
         records = []
+        notes = point_notes(self)
         for i in range(int(np.prod(shape))):
             record: dict[str, Any] = {
                 "model": self.model, "accelerator": self.accelerator,
@@ -294,7 +268,8 @@ class DecodeFloor:
             for key in ("batch", "context"):
                 if float(record[key]).is_integer():
                     record[key] = int(record[key])
-            record["notes"] = list(self.notes)
+            record["fits"] = bool(np.ravel(self.fits)[i])
+            record["notes"] = notes[i]
             records.append({key: record[key] for key in RECORD_KEYS + EXTRA_RECORD_KEYS})
         return records
 
@@ -339,7 +314,6 @@ def decode_floor(
     *,
     sparse: bool = False,
     routing: Any = "uniform",
-    latency: LatencyProfile | str | None = None,
 ) -> DecodeFloor:
     """The fastest possible decode step of ``model`` on ``accelerator``.
 
@@ -362,11 +336,6 @@ def decode_floor(
         picks the same k experts: the strict floor for any routing), or a measured mean number
         of distinct experts per MoE layer in [k, min(E, k·B)], broadcasting with ``batch``.
         Ignored by dense models (a count is refused).
-    latency : LatencyProfile or str, optional
-        A latency profile (or a preset id, e.g. ``"cuda-graph-h100"``) that adds the step's
-        serial chain :func:`~roofline_decode.formulas.serial_chain_time` as a third
-        constraint: the step becomes max(T_mem, T_comp, T_chain) and ``bound`` may read
-        ``"latency"``.  None (default): the strict floor, no positive latency assumed.
 
     Returns
     -------
@@ -380,13 +349,6 @@ def decode_floor(
     >>> r = decode_floor("llama-3.1-8b", "h100-sxm", batch=1, context=4096)
     >>> round(float(r.step_time_s) * 1e3, 2), str(r.bound)
     (4.64, 'memory')
-
-    With CUDA-graph kernel latencies, Llama-3.2-1B's 16 layers of 10 dependent kernels take
-    0.21 ms, below its 0.74 ms weight stream: the chain binds only for smaller steps.
-
-    >>> r = decode_floor("llama-3.2-1b", "h100-sxm", batch=1, context=1024, latency="cuda-graph-h100")
-    >>> round(float(r.chain_time_s) * 1e3, 3), str(r.bound)
-    (0.208, 'memory')
 
     gpt-oss-120b on a GB10-class device at batch 8: the strict (identical-routing) floor reads
     4 experts per layer instead of 28.7.
@@ -407,20 +369,11 @@ def decode_floor(
     context_input = context_array  # the critical batch depends on the context alone
     batch_array, context_array = np.broadcast_arrays(batch_array, context_array)
     traffic = _traffic(model, batch_array, context_array, routing)
-    profile = None if latency is None else load_latency_profile(latency)
-    return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input, routing, profile)
-
-
-def chain_time(model: Model, profile: LatencyProfile | None) -> float:
-    """Serial chain of one step of ``model`` on one device under ``profile`` [s] (0 without one)."""
-    if profile is None:
-        return 0.0
-    return float(f.serial_chain_time(model.num_layers, profile.operations_per_layer, profile.operation_latency,
-                                     step_latency=profile.step_latency))
+    return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input, routing)
 
 
 def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, context_input,
-           routing: Routing = UNIFORM, profile: LatencyProfile | None = None) -> DecodeFloor:
+           routing: Routing = UNIFORM) -> DecodeFloor:
     """Times of a step on one device; ``context_input`` is the context before broadcasting
     against the batch, on which the critical batch (a function of context only, and of the
     measured expert count) is solved."""
@@ -431,13 +384,8 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
     memory = f.memory_time(bytes_total, bandwidth)
     # no published peak: no compute bound (0), keep the memory bound
     compute = f.compute_time(traffic.flops, peak) if has_peak else np.zeros_like(memory)
-    chain = np.broadcast_to(chain_time(model, profile), memory.shape)
-    step = np.maximum(f.step_time(memory, compute), chain)
+    step = f.step_time(memory, compute)
     experts = routing.experts_read(model, batch)
-    if profile is not None:
-        notes = (*notes, f"serial chain from latency profile {profile.label!r} "
-                         f"({profile.operations_per_layer:g} operations per layer at {profile.operation_latency * 1e6:.3g} us): "
-                         "an estimate for that runtime, not a physical floor")
     if not has_peak:
         critical = np.full(np.shape(context_input), np.nan)
     elif model.is_moe and routing.kind != "uniform":  # experts held fixed: closed form
@@ -449,6 +397,8 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
     else:
         critical = _critical_batch(model, context_input, peak, bandwidth)
     critical = np.broadcast_to(critical, context.shape)
+    limits = grid_limits(model, accelerator, batch, context, context_input)
+    assumptions = notes + tuple(n for n in (routing.note(model),) if n)
     return DecodeFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name,
         weight_format=model.weight_format.name, kv_format=model.kv_format.name, compute_precision=precision,
@@ -459,9 +409,11 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
         arithmetic_intensity=f.arithmetic_intensity(traffic.flops, bytes_total),
         ridge_point=float(f.ridge_point(peak, bandwidth)), critical_batch=critical,
         memory_bandwidth=bandwidth, peak_flops=peak, spec=model,
-        notes=notes + tuple(n for n in (routing.note(model),) if n), routing=routing.kind,
-        experts_read=np.broadcast_to(experts, context.shape), _routing=routing,
-        chain_time_s=chain, latency_profile=None if profile is None else profile.label,
+        notes=assumptions + limits.notes, routing=routing.kind,
+        experts_read=np.broadcast_to(experts, context.shape), _routing=routing, fits=limits.fits,
+        max_batch=limits.max_batch, kv_bytes_per_sequence=limits.kv_bytes_per_sequence,
+        usable_memory=limits.usable_memory,
+        beyond_positions=limits.beyond_positions, assumptions=assumptions,
     )
 
 
@@ -477,7 +429,7 @@ class SweepResult(list):
 
 
 def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: bool = False,
-          routing: Any = "uniform", latency: LatencyProfile | str | None = None) -> SweepResult:
+          routing: Any = "uniform") -> SweepResult:
     """Floors for every model × accelerator over the outer product of ``batch`` and ``context``.
 
     Bytes and FLOPs are computed once per model on the whole grid; only the timing is
@@ -498,13 +450,12 @@ def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: boo
     context_axis = checked_array("context", context, 0.0, inclusive=True).ravel()[None, :]
     batch_grid, context_grid = np.broadcast_arrays(batch_axis, context_axis)
     devices = [load_accelerator(a) for a in accelerators]
-    profile = None if latency is None else load_latency_profile(latency)
     result = SweepResult()
     for model in models:
         model = load_model(model)
         chosen = _sweep_routing(routing, model, batch_axis)
         traffic = _traffic(model, batch_grid, context_grid, chosen)
-        result.extend(_timed(model, device, batch_grid, context_grid, traffic, sparse, context_axis, chosen, profile)
+        result.extend(_timed(model, device, batch_grid, context_grid, traffic, sparse, context_axis, chosen)
                       for device in devices)
     return result
 
