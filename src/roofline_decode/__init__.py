@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["MixedStepFloor", "PrefillFloor", "mixed_step_floor", "prefill_floor"], "estimate_prefill"),
     **dict.fromkeys(["NumberFormat", "get_format", "group_quantized", "list_formats"], "formats"),
     **dict.fromkeys(["Accelerator", "MemoryTier", "Model"], "specs"),
+    **dict.fromkeys(["LatencyProfile", "list_latency_profiles", "load_latency_profile"], "specs.latency"),
 }
 # Views and tools are submodules too (``rd.planning.max_batch``); each imports its heavy
 # dependencies (sympy, matplotlib) only when used.
@@ -71,3 +72,4 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .estimate_prefill import MixedStepFloor, PrefillFloor, mixed_step_floor, prefill_floor
     from .formats import NumberFormat, get_format, group_quantized, list_formats
     from .specs import Accelerator, MemoryTier, Model
+    from .specs.latency import LatencyProfile, list_latency_profiles, load_latency_profile

@@ -208,7 +208,9 @@ def model_metadata(model_id: str) -> dict[str, Any]:
 
 
 def load_model(id_or_path: str | Path, weights=None, kv=None, **overrides: Any) -> Model:
-    """Load a bundled model by id (``"llama-3.1-8b"``) or a config.json path or directory.
+    """Load a bundled model by id (``"llama-3.1-8b"``), a config.json path or directory (with
+    ``*.safetensors`` files beside it, their headers give every weight group's bytes), or a
+    ``.gguf`` file (its header only: architecture and every tensor's type and shape).
 
     Parameters
     ----------
@@ -231,7 +233,15 @@ def load_model(id_or_path: str | Path, weights=None, kv=None, **overrides: Any) 
         model = id_or_path.replace(**overrides) if overrides else id_or_path
     else:
         path = Path(id_or_path)
-        if str(id_or_path).endswith(".json") or (str(id_or_path) and path.is_dir()):  # "" is not the cwd
+        if str(id_or_path).endswith(".gguf"):
+            from .files.gguf import model_from_gguf
+
+            model = model_from_gguf(path, **overrides)
+        elif str(id_or_path) and path.is_dir() and (path / "config.json").is_file() and any(path.glob("*.safetensors")):
+            from .files.safetensors import model_from_folder
+
+            model = model_from_folder(path, **overrides)
+        elif str(id_or_path).endswith(".json") or (str(id_or_path) and path.is_dir()):  # "" is not the cwd
             model = Model.from_hf_config(path, **overrides)
         else:
             bundled = _MODEL_DIR / f"{id_or_path}.json"

@@ -25,11 +25,13 @@ def register(subparsers) -> None:
     floor.add_argument("--context", type=number_list, default=[4096], help="comma-separated contexts (default 4096)")
     floor.add_argument("--sparse", action="store_true", help="use 2:4 sparse peaks instead of dense")
     add_routing_argument(floor)
+    floor.add_argument("--latency", metavar="PROFILE",
+                       help="add the serial chain of a latency profile (preset id from 'list latency', or a .toml file)")
     floor.add_argument("--format", choices=("table", "json", "csv"), default="table")
     floor.set_defaults(handler=run_floor)
 
     listing = subparsers.add_parser("list", help="list catalog ids")
-    listing.add_argument("what", choices=("models", "gpus", "tiers", "formats"))
+    listing.add_argument("what", choices=("models", "gpus", "tiers", "formats", "latency"))
     listing.add_argument("--vendor", help="gpus only: one vendor (NVIDIA, AMD, Intel, Apple, Google, AWS; any case)")
     listing.add_argument("--category", choices=CATEGORIES,
                          help="gpus only: datacenter, workstation, consumer, soc (laptop/SoC, unified memory) or cpu")
@@ -49,7 +51,7 @@ def run_floor(args: argparse.Namespace) -> int:
 
     model = load_model_from_args(args)
     result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse,
-                   routing=args.routing)
+                   routing=args.routing, latency=args.latency)
     print(str(result) if args.format == "table" else emit_records(result.to_records(), args.format))
     return 0
 
@@ -108,6 +110,15 @@ def run_list(args: argparse.Namespace) -> int:
             rows.append([tier_id, tier.name, printed(figure) if figure else f"{tier.bandwidth / GB:.4g} GB/s",
                          tier.direction])
         print(format_table(["id", "name", "bandwidth", "meaning"], rows))
+    elif args.what == "latency":
+        from .specs.latency import list_latency_profiles, load_latency_profile
+
+        rows = []
+        for profile_id in list_latency_profiles():
+            p = load_latency_profile(profile_id)
+            rows.append([profile_id, f"{p.operation_latency * 1e6:.3g}", f"{p.operations_per_layer:g}",
+                         f"{p.collective_latency * 1e6:.3g}", f"{p.step_latency * 1e6:.3g}", p.name])
+        print(format_table(["id", "op us", "ops/layer", "collective us", "step us", "name"], rows))
     else:
         rows = [[f.name, format_number(f.bits_per_element), f.compute_precision, f.description] for f in FORMATS.values()]
         print(format_table(["format", "bits/element", "computes on", "description"], rows))

@@ -15,6 +15,8 @@ from .errors import InvalidValueError
 KINDS = ("ridge", "batch", "context", "breakdown", "map")
 #: Kinds that draw a per-token latency target given with ``--slo-ms``.
 SLO_KINDS = ("batch", "context", "map")
+#: Kinds that draw the serial chain of a ``--latency`` profile.
+LATENCY_KINDS = ("ridge", "batch")
 
 
 def register(subparsers) -> None:
@@ -32,6 +34,9 @@ def register(subparsers) -> None:
     plot.add_argument("--slo-ms", type=positive("--slo-ms"), metavar="MS",
                       help="per-token latency target [ms] (batch, context, map)")
     plot.add_argument("--sparse", action="store_true", help="use 2:4 sparse peaks instead of dense")
+    plot.add_argument("--latency", metavar="PROFILE",
+                      help="draw the serial chain of a latency profile as a third ceiling (ridge, batch; "
+                           "preset id from 'list latency' or a .toml file)")
     plot.add_argument("--dpi", type=positive("--dpi"), default=150, help="resolution of PNG output, 1 to 1200 (default 150)")
     plot.add_argument("-o", "--output", required=True, metavar="FILE", help="output file: .png, .svg or .pdf")
     plot.set_defaults(handler=run_plot)
@@ -54,6 +59,8 @@ def run_plot(args: argparse.Namespace) -> int:
                                 "(only 'plot ridge' compares several)")
     if args.slo_ms is not None and args.kind not in SLO_KINDS:
         raise InvalidValueError("--slo-ms", args.slo_ms, f"a target only with plot {', '.join(SLO_KINDS)}")
+    if args.latency is not None and args.kind not in LATENCY_KINDS:
+        raise InvalidValueError("--latency", args.latency, f"a profile only with plot {', '.join(LATENCY_KINDS)}")
     if args.over is not None and args.kind != "breakdown":
         raise InvalidValueError("--over", args.over, "an axis only with plot breakdown")
     plt = headless()  # files only: never open a window
@@ -63,10 +70,11 @@ def run_plot(args: argparse.Namespace) -> int:
     gpu = args.gpu[0]
     common = dict(sparse=args.sparse)
     if args.kind == "ridge":
-        ax = plotting.ridge_plot(model, args.gpu, batch=args.batch, context=args.context, **common)
+        ax = plotting.ridge_plot(model, args.gpu, batch=args.batch, context=args.context, latency=args.latency,
+                                 **common)
     elif args.kind == "batch":
         ax = plotting.batch_plot(model, gpu, batch=args.batch, context=_one(args.context, 4096),
-                                 slo_ms=args.slo_ms, **common)
+                                 slo_ms=args.slo_ms, latency=args.latency, **common)
     elif args.kind == "context":
         ax = plotting.context_plot(model, gpu, context=args.context, batch=args.batch,
                                    slo_ms=args.slo_ms, **common)

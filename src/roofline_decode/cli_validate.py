@@ -37,6 +37,10 @@ def register(subparsers) -> None:
                         help="use this fp32 peak instead of probing (with --bandwidth)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random weights (default 0)")
     parser.add_argument("--out", default="validate-output", help="folder for the CSV and the plot (default validate-output)")
+    parser.add_argument("--chain", action="store_true",
+                        help="instead of the grid: measure the time of one dependent operation on this CPU and "
+                             "time batch-1 steps of models from tiny to large against all three constraints "
+                             "(bandwidth, compute, serial chain)")
     parser.set_defaults(handler=run_validate)
 
 
@@ -74,8 +78,35 @@ def _check_memory(model, batches: list[int], contexts: list[int]) -> None:
         )
 
 
+def run_chain(args: argparse.Namespace) -> int:
+    """``validate --chain``: the per-operation time and the three constraints on this CPU."""
+    from .kernel.chain import host_latency_profile, measure_operation_latency, run_chain_validation
+
+    repeats = args.repeats if args.repeats is not None else (10 if args.quick else 20)
+    if repeats < 1:
+        raise InvalidValueError("--repeats", repeats, "an integer >= 1")
+    report, host, described = _host(args)
+    print(f"host: {host.name}\n  {described}", flush=True)
+    latency = measure_operation_latency(repeats=10 * repeats)
+    print(f"serial chain: {latency}", flush=True)
+    points = run_chain_validation(host, host_latency_profile(latency),
+                                  hidden_sizes=(16, 64, 256, 1024) if args.quick else (16, 64, 256, 1024, 2048),
+                                  repeats=repeats)
+    header = ("d", "weights MB", "measured ms", "memory ms", "compute ms", "chain ms", "binds", "measured/floor")
+    rows = [(str(p.hidden_size), f"{p.weight_bytes / 1e6:.3g}", f"{p.measured_s * 1e3:.3f}",
+             f"{p.memory_time_s * 1e3:.3f}", f"{p.compute_time_s * 1e3:.3f}", f"{p.chain_time_s * 1e3:.3f}",
+             p.bound, f"{p.measured_over_floor:.2f}") for p in points]
+    print(format_table(header, rows, align="right"))
+    print("batch 1, 4 Llama-like fp32 layers, 16 cached tokens; floor = max(memory, compute, chain); "
+          "the fastest of the timed steps is shown")
+    return 0
+
+
 def run_validate(args: argparse.Namespace) -> int:
     from .kernel.runner import check_arguments, plot_measurements, run_validation, validation_model, write_csv
+
+    if args.chain:
+        return run_chain(args)
 
     grid = QUICK_GRID if args.quick else DEFAULT_GRID
     repeats = args.repeats if args.repeats is not None else (3 if args.quick else 5)

@@ -167,6 +167,16 @@ FORMATS: dict[str, NumberFormat] = {
     )
 }
 
+def _add_ggml_formats() -> None:
+    """The GGML block types (q4_k, q6_k, iq4_xs, tq1_0, ...) with their exact bits."""
+    from .files.ggml_types import ggml_formats
+
+    for name, fmt in ggml_formats().items():
+        FORMATS.setdefault(name, fmt)
+
+
+_add_ggml_formats()
+
 _ALIASES = {
     "float32": "fp32", "f32": "fp32", "bfloat16": "bf16", "float16": "fp16", "half": "fp16",
     "f16": "fp16", "fp8": "fp8_e4m3", "e4m3": "fp8_e4m3", "e5m2": "fp8_e5m2",

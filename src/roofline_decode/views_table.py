@@ -31,6 +31,15 @@ def format_table(headers, rows, align: str = "left", indent: str = "") -> str:
     )
 
 
+def headers(floor) -> list[str]:
+    """Column headers of :func:`floor_rows`: a ``chain ms`` column after ``comp ms`` only when
+    the floor was computed with a latency profile."""
+    if floor.latency_profile is None:
+        return list(HEADERS)
+    at = HEADERS.index("comp ms") + 1
+    return [*HEADERS[:at], "chain ms", *HEADERS[at:]]
+
+
 def floor_rows(floor) -> list[list[str]]:
     """One row of formatted cells per grid point of a :class:`DecodeFloor`."""
     shape = floor.shape
@@ -40,6 +49,8 @@ def floor_rows(floor) -> list[list[str]]:
         floor.step_time_s * 1e3, floor.tokens_per_s, floor.arithmetic_intensity, floor.bound, floor.critical_batch,
         floor.fits,
     ]
+    if floor.latency_profile is not None:
+        columns.insert(HEADERS.index("comp ms") + 1, floor.chain_time_s * 1e3)
     flat = [np.broadcast_to(c, shape).ravel() for c in columns]
     rows = []
     for i in range(int(np.prod(shape))):
@@ -64,9 +75,10 @@ def floor_rows(floor) -> list[list[str]]:
 
 def title(floor) -> str:
     head = f"{floor.model} on {floor.accelerator}: {floor.weight_format} weights, {floor.kv_format} KV, "
+    latency = "" if floor.latency_profile is None else f"; serial chain under latency profile {floor.latency_profile}"
     if np.isnan(floor.peak_flops):
-        return head + f"{floor.compute_precision}: ridge point and B* {NOT_DEFINED}, memory floor only"
-    return head + f"computing in {floor.compute_precision}; ridge point {floor.ridge_point:.4g} FLOP/B"
+        return head + f"{floor.compute_precision}: ridge point and B* {NOT_DEFINED}, memory floor only" + latency
+    return head + f"computing in {floor.compute_precision}; ridge point {floor.ridge_point:.4g} FLOP/B" + latency
 
 
 def legend(floor) -> list[str]:
@@ -78,11 +90,11 @@ def legend(floor) -> list[str]:
 
 
 def render_text(floor) -> str:
-    return "\n".join([title(floor), format_table(HEADERS, floor_rows(floor), align="right"), *legend(floor)])
+    return "\n".join([title(floor), format_table(headers(floor), floor_rows(floor), align="right"), *legend(floor)])
 
 
 def render_html(floor) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADERS)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers(floor))
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in floor_rows(floor)
     )

@@ -94,3 +94,15 @@ def test_installed_command_line_lists_the_catalog(installed):
     assert len(result.stdout.strip().splitlines()) >= 1 + len(ACCELERATOR_FILES)
     result = _run_installed(target, "-m", "roofline_decode", "show", "no-such-gpu")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_installed_wheel_ships_the_latency_presets(installed):
+    wheel, target = installed
+    names = set(zipfile.ZipFile(wheel).namelist())
+    presets = sorted((REPO_ROOT / "latency_profiles").glob("*.toml"))
+    assert presets
+    for path in presets:
+        assert f"roofline_decode/latency_profiles/{path.name}" in names
+    result = _run_installed(target, "-m", "roofline_decode", "list", "latency")
+    assert result.returncode == 0, result.stderr
+    assert all(path.stem in result.stdout for path in presets)

@@ -30,7 +30,7 @@ from ..errors import InvalidValueError
 from ..specs.model import Model
 from .model_weights import KernelWeights, Linear, MLPWeights, Norm, check_supported, init_weights
 
-__all__ = ["StepCounts", "DecodeKernel", "rope", "EPS", "ROPE_THETA", "MATMUL_STRATEGIES", "TILED_GEMV_MAX_BATCH", "tiled_gemv"]
+__all__ = ["StepCounts", "DecodeKernel", "OPERATIONS", "rope", "EPS", "ROPE_THETA", "MATMUL_STRATEGIES", "TILED_GEMV_MAX_BATCH", "tiled_gemv"]
 
 #: Epsilon of every norm.
 EPS = 1e-6
@@ -42,6 +42,13 @@ MATMUL_STRATEGIES = ("auto", "gemm", "tiled-gemv")
 TILED_GEMV_MAX_BATCH = 4
 #: Bytes of one weight tile of the tiled-GEMV path: a few MiB, well inside a last-level cache.
 TILE_BYTES = 4 * 2**20
+#: What the kernel counts as one dependent operation (:attr:`StepCounts.operations`): each
+#: waits for the one before it, as the kernels of a GPU step do.
+OPERATIONS = (
+    "embedding gather", "norm", "linear (with its bias)", "rotary embedding of q or k",
+    "attention over the cache (scores, softmax, weighted sum)", "KV-cache write", "activation",
+    "residual add", "router top-k and gates", "expert combine",
+)
 
 
 @dataclass
@@ -68,6 +75,10 @@ class StepCounts:
     self_attention_flops : int
         FLOPs of the new token's attention to itself (left out of :attr:`flops`, as in the
         library's convention).
+    operations : int
+        Dependent operations the step ran one after another (see :data:`OPERATIONS`): the
+        length of its serial chain, which
+        :func:`~roofline_decode.formulas.serial_chain_time` multiplies by a minimum time.
     """
 
     weight_bytes: int = 0
@@ -79,6 +90,7 @@ class StepCounts:
     matmul_flops: int = 0
     attention_flops: int = 0
     self_attention_flops: int = 0
+    operations: int = 0
 
     @property
     def flops(self) -> int:
@@ -217,6 +229,7 @@ class DecodeKernel:
     # -- counted primitives ----------------------------------------------------------------------
     def _linear(self, x: np.ndarray, layer: Linear) -> np.ndarray:
         c = self._counts
+        c.operations += 1
         c.weight_bytes += layer.weight.nbytes
         c.matmul_flops += 2 * x.shape[0] * layer.weight.size
         y = self._product(x, layer.weight)
@@ -235,17 +248,20 @@ class DecodeKernel:
         return tiled_gemv(x, weight, self.tile_bytes)
 
     def _norm(self, x: np.ndarray, norm: Norm) -> np.ndarray:
+        self._counts.operations += 1
         self._counts.weight_bytes += norm.weight.nbytes + (norm.bias.nbytes if norm.bias is not None else 0)
         return apply_norm(x, norm)
 
     def _mlp(self, x: np.ndarray, mlp: MLPWeights) -> np.ndarray:
         up = self._linear(x, mlp.up)
+        self._counts.operations += 1  # the activation (times up, when gated)
         hidden = activation(self._linear(x, mlp.gate), True) * up if mlp.gate is not None else activation(up, False)
         return self._linear(hidden, mlp.down)
 
     def _moe(self, x: np.ndarray, layer) -> np.ndarray:
         m, c = self.model, self._counts
         router_logits = self._linear(x, layer.router)
+        c.operations += 2  # top-k with gates, and the combine of the expert outputs
         top = np.argsort(-router_logits, axis=-1, kind="stable")[:, : m.num_experts_per_token]
         chosen = np.take_along_axis(router_logits, top, axis=-1)
         gate = np.exp(chosen - chosen.max(axis=-1, keepdims=True))
@@ -272,6 +288,7 @@ class DecodeKernel:
         if layer.q_norm is not None:
             q, k = self._norm(q, layer.q_norm), self._norm(k, layer.k_norm)
         q, k = rope(q, position), rope(k, position)
+        c.operations += 3  # rotary q, rotary k, attention over the cache (the cache write below)
 
         cached = position if layer.kind == "full" else min(position, m.sliding_window)
         keys = self.k_cache[index][:, :, position - cached:position]
@@ -291,6 +308,7 @@ class DecodeKernel:
         self.k_cache[index][:, :, position] = k
         self.v_cache[index][:, :, position] = v
         c.kv_write_bytes += k.nbytes + v.nbytes
+        c.operations += 1
         return self._linear(out.reshape(B, m.num_heads * d_h), layer.o)
 
     # -- the step ----------------------------------------------------------------------------------
@@ -326,17 +344,20 @@ class DecodeKernel:
         c.embedding_rows = int(rows.size)
         c.weight_bytes += rows.size * w.embedding.shape[1] * w.embedding.itemsize
         x = w.embedding[tokens]
+        c.operations += 1
         post_norms = m.norms_per_layer == 4
         for index, layer in enumerate(w.layers):
             attn = self._attention(index, self._norm(x, layer.norms[0]), position)
             if post_norms:
                 attn = self._norm(attn, layer.norms[1])
             x = x + attn
+            c.operations += 1
             h = self._norm(x, layer.norms[2 if post_norms else 1])
             ff = self._moe(h, layer) if layer.router is not None else self._mlp(h, layer.mlp)
             if post_norms:
                 ff = self._norm(ff, layer.norms[3])
             x = x + ff
+            c.operations += 1
         logits = self._linear(self._norm(x, w.final_norm), Linear(w.lm_head))
         self.length = position + 1
         return logits, c

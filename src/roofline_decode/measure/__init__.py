@@ -3,15 +3,19 @@
 * :class:`MeasurementRow` and its loaders (:func:`load_csv`, :func:`load_json`,
   :func:`rows_from_records`), including the decode-bandwidth-study columns;
 * :func:`compare` — per row: floor, efficiency, achieved bandwidth, utilisation, flags;
-* :func:`calibrate` — fit ``T = t0 + bytes / (η·BW)`` (and a compute efficiency) to
-  :class:`Measurement` rows and predict with an uncertainty band;
+* :func:`calibrate` — fit nested step-time models (t0, separate weight / KV efficiencies, a
+  per-sequence cost, a host-time floor, a compute efficiency) by bounded least squares to
+  :class:`Measurement` rows, choose one by cross-validation and predict with a band;
+  :func:`load_calibration` reads one back;
+* :mod:`~roofline_decode.measure.extrapolation` — the protocol that scores how calibrations
+  extrapolate in batch, context and weight format on the published rows;
 * :mod:`~roofline_decode.measure.fits` — step time vs context, saturation onset, sustained bandwidth;
 * :func:`load_published` — the published timings of ``shared/reference/measured/``.
 
 Importing this package does not import matplotlib or sympy.
 """
 
-from .calibrate import CalibratedPrediction, Calibration, Measurement, calibrate
+from .calibrate import CalibratedPrediction, Calibration, Measurement, Parameter, calibrate, load_calibration
 from .compare import EXCEEDS_MEMORY, IMPOSSIBLE, Comparison, RowComparison, compare
 from .fits import ContextFit, SaturationFit, fit_context, saturation_onset, sustained_bandwidth
 from .published import PublishedRows, load_published
@@ -28,7 +32,7 @@ from .rows import (
 
 __all__ = [
     "COLUMNS", "CalibratedPrediction", "Calibration", "Comparison", "ContextFit", "EXCEEDS_MEMORY",
-    "IMPOSSIBLE", "Measurement", "MeasurementFileError", "MeasurementRow", "PublishedRows",
+    "IMPOSSIBLE", "Measurement", "Parameter", "load_calibration", "MeasurementFileError", "MeasurementRow", "PublishedRows",
     "RowComparison", "SaturationFit", "TOKENS_PER_S_RTOL", "calibrate", "compare", "fit_context",
     "load_csv", "load_json", "load_measurements", "load_published", "rows_from_records",
     "saturation_onset", "sustained_bandwidth",

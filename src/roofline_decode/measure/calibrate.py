@@ -1,41 +1,53 @@
-"""Calibrate the floor against measurements: a sustained-bandwidth factor and a per-step cost.
+"""Calibrate the floor against measurements: efficiencies, a per-step and a per-sequence cost.
 
-The model fitted is
+The models fitted (:mod:`~roofline_decode.measure.calibration_models`) are nested forms of
 
-.. math:: T = t_0 + \\max\\left(\\frac{\\text{bytes}}{\\eta \\, BW},\\; \\frac{\\text{FLOPs}}{\\eta_c \\, F}\\right)
+.. math:: T = t_0 + q\\,B + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{K}{\\eta_{kv} BW},\\;
+          \\frac{F}{\\eta_c P}\\right)
 
-with the bytes and FLOPs of :func:`~roofline_decode.decode_floor` (DESIGN.md §4): ``η`` is
-the bandwidth efficiency (η·BW the sustained bandwidth), ``t0`` the fixed cost of a step
-(launches, synchronisation, host work) and ``η_c`` the compute efficiency, fitted only when
-some rows are compute-bound.  Given which rows are compute-bound the model is linear in
-(t0, 1/η, 1/η_c) and is solved by weighted least squares; the assignment is iterated until
-it no longer changes.
+with the weight bytes W, KV bytes K and FLOPs F of :func:`~roofline_decode.decode_floor`
+(DESIGN.md §4) on TP x PP devices: ``t0 >= 0`` the fixed cost of a step (launches,
+synchronisation, host work), ``q >= 0`` a cost per sequence (sampling, per-sequence kernels,
+work the floor does not count), ``η_w, η_kv`` the efficiencies of the weight and KV streams and
+``η_c`` the compute efficiency (fitted only where rows are compute-bound), all in (0, 1].  The
+fit is bounded least squares (exact NNLS, numpy only), so the parameters stay physical; the
+model is the candidate with the smallest leave-one-out error (ties within 1 % go to the simpler
+one), so two rows fit the two-parameter model and a batch x context grid earns more.  Rows
+faster than their strict floor (the floor with MoE ``routing="identical"``) cannot be fitted by
+any admissible model: they are left out and listed in :attr:`Calibration.excluded`.
 
-Uncertainty band: the classical least-squares *prediction interval* for a new measurement,
-``ŷ ± t_{ν,(1+level)/2} · s · sqrt(1/w0 + x0ᵀ (XᵀWX)⁻¹ x0)``, with s² the weighted residual
-variance and ν = rows − parameters.  Under independent normal errors (relative errors with
-``weighting="relative"``, w = 1/T²) a new measurement falls inside it with probability
-``level`` (default 90 %).  With ν = 0 (e.g. two rows, two parameters) the fit is exact and no
-band can be estimated: the band is NaN and :attr:`Calibration.band_method` says so.
+Uncertainty band: the least-squares *prediction interval* for a new measurement,
+``ŷ ± t_{ν,(1+level)/2} · sqrt(x0ᵀ Cov x0 + s² / w0)`` over the free parameters (those not at
+a bound), with s² the larger of the weighted residual variance and the leave-one-out mean
+squared error (so that model error the in-sample residuals hide still widens the band) and
+ν = rows − free parameters.  With ν = 0 (two rows, two parameters) no band can be estimated:
+the band is NaN and :attr:`Calibration.band_method` says so.  How often the band covers
+held-out rows is measured by :mod:`~roofline_decode.measure.extrapolation`.
 """
 
 from __future__ import annotations
 
+import inspect
+import json
+import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field, NonNegativeFloat, PositiveFloat, field_validator
+from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, field_validator
 
 from ..errors import InvalidValueError
 from ..specs._base import Spec
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
-from ._stats import student_t_quantile, weighted_least_squares
+from . import calibration_models as cm
+from ._stats import student_t_quantile
 
-__all__ = ["Measurement", "Calibration", "CalibratedPrediction", "calibrate"]
+__all__ = ["Measurement", "Calibration", "CalibratedPrediction", "Parameter", "calibrate", "load_calibration", "floor_terms"]
 
 Weighting = Literal["relative", "absolute"]
+Routing = Literal["uniform", "identical"]
 
 
 class Measurement(Spec):
@@ -51,12 +63,27 @@ class Measurement(Spec):
         T [1], >= 0.
     step_time_s : float
         Measured mean step time [s], > 0.
+    tensor_parallel, pipeline_parallel : int
+        Devices the step ran on: TP x PP of them (default 1 each); the floor uses their aggregate
+        bandwidth and peak (perfect split, communication not counted: still a lower bound).
+    routing : {"uniform", "identical"}
+        MoE routing the run had: ``"uniform"`` (the default: the expected distinct experts
+        U(B) of independent uniform routing) or ``"identical"`` (every sequence routed alike:
+        k experts per MoE layer). Dense models ignore it.
     """
 
     model: Model
     batch: PositiveFloat = Field(allow_inf_nan=False)
     context: NonNegativeFloat = Field(allow_inf_nan=False)
     step_time_s: PositiveFloat = Field(allow_inf_nan=False)
+    tensor_parallel: PositiveInt = 1
+    pipeline_parallel: PositiveInt = 1
+    routing: Routing = "uniform"
+
+    @property
+    def num_devices(self) -> int:
+        """TP x PP [1]."""
+        return self.tensor_parallel * self.pipeline_parallel
 
     @field_validator("model", mode="before")
     @classmethod
@@ -66,6 +93,37 @@ class Measurement(Spec):
 
             return load_model(value)
         return value
+
+
+
+def _routing_supported() -> bool:
+    from ..estimate import decode_floor
+
+    return "routing" in inspect.signature(decode_floor).parameters
+
+
+def floor_terms(model: Model, device: Accelerator, batch: Any, context: Any, devices: int = 1,
+                routing: str = "uniform") -> cm.Terms:
+    """Weight, KV and compute times [s] on ``devices`` devices (aggregate bandwidth and peak),
+    and the strict floor [s] (MoE ``routing="identical"``), broadcast over batch and context."""
+    from ..estimate import decode_floor
+
+    if routing != "uniform" and model.is_moe and not _routing_supported():
+        raise InvalidValueError("routing", routing, "'uniform' (this version's decode_floor has no routing modes)")
+    extra = {"routing": routing} if _routing_supported() else {}
+    floor = decode_floor(model, device, batch=batch, context=context, **extra)
+    bandwidth = devices * floor.memory_bandwidth
+    weights = np.asarray(floor.weight_bytes, dtype=float) / bandwidth
+    kv = (np.asarray(floor.kv_read_bytes) + np.asarray(floor.kv_write_bytes)) / bandwidth
+    # 0 where the device publishes no peak for the compute precision: η_c is then never fitted
+    compute = np.asarray(floor.compute_time_s, dtype=float) / devices
+    strict = np.maximum(weights + kv, compute)
+    if model.is_moe and _routing_supported() and routing != "identical":
+        s = decode_floor(model, device, batch=batch, context=context, routing="identical")
+        strict = np.maximum(np.asarray(s.memory_time_s), np.asarray(s.compute_time_s)) / devices
+    shape = np.broadcast(weights, kv, compute, floor.batch).shape
+    return cm.Terms(*(np.broadcast_to(np.asarray(a, dtype=float), shape) for a in
+                      (weights, kv, compute, floor.batch, strict)))
 
 
 @dataclass(frozen=True)
@@ -86,31 +144,69 @@ class CalibratedPrediction:
 
 
 @dataclass(frozen=True)
+class Parameter:
+    """A fitted parameter: value, standard error (0 at a bound), and where it stands."""
+
+    name: str
+    value: float
+    std: float
+    unit: str
+    status: str  # "fitted", "at bound", "not identifiable", "tied", "not fitted"
+
+    def __str__(self) -> str:
+        value = f"{self.value * 1e3:.4g} ms" if self.unit == "s" else f"{self.value:.4g}"
+        std = "" if not self.std or math.isnan(self.std) else (
+            f" ± {self.std * 1e3:.2g} ms" if self.unit == "s" else f" ± {self.std:.2g}")
+        note = "" if self.status == "fitted" else f"  ({self.status})"
+        return f"{self.name:24s}{value}{std}{note}"
+
+
+_LABELS = {"t0": ("step overhead t0", "s"), "u_w": ("weight-stream eff. η_w", ""),
+           "u_kv": ("KV-stream eff. η_kv", ""), "q": ("per-sequence cost q", "s"),
+           "u_c": ("compute eff. η_c", ""), "t_h": ("host time t_h", "s")}
+
+
+@dataclass(frozen=True)
 class Calibration:
-    """A fitted sustained-bandwidth factor, per-step overhead and (maybe) compute efficiency.
+    """A fitted step-time model: which candidate, why, its parameters and the rows it used.
 
     Attributes
     ----------
+    model_name : str
+        The chosen candidate (``bandwidth``, ``bandwidth+batch``, ``streams``, ``streams+batch``).
+    reason : str
+        Why it was chosen (leave-one-out errors of the candidates, or too few rows to compare).
+    candidates : dict
+        Leave-one-out RMS error of each candidate that could be scored (relative or [s]).
     bandwidth_efficiency : float
-        η: sustained bandwidth / peak bandwidth.
-    step_overhead_s : float
-        t0 [s], the fixed cost of one step.
+        η_w, the weight-stream efficiency (= η_kv for the ``bandwidth`` candidates).
+    kv_efficiency : float
+        η_kv.
+    step_overhead_s, per_sequence_s : float
+        t0 and q [s].
     compute_efficiency : float or None
         η_c, or None when no row is compute-bound (predictions then use the compute floor).
-    residuals_s : ndarray
-        Measured − calibrated step time of each row [s].
+    residuals_s, measured_s, calibrated_s : ndarray
+        Of the rows fitted (rows below their strict floor are not among them).
+    excluded : tuple of (int, str)
+        Input rows left out (0-based index) and why.
     dof : int
-        Residual degrees of freedom (rows − fitted parameters).
+        Residual degrees of freedom (rows − free parameters).
     residual_std : float
-        s: weighted residual standard error (relative with ``weighting="relative"``); NaN if dof = 0.
+        s of the band (relative with ``weighting="relative"``); NaN if dof = 0.
     level : float
         Nominal coverage of the band for a new measurement.
     """
 
     accelerator: Accelerator
-    bandwidth_efficiency: float
-    step_overhead_s: float
-    compute_efficiency: float | None
+    model_name: str
+    reason: str
+    candidates: dict[str, float]
+    parameter_names: tuple[str, ...]
+    beta: np.ndarray
+    full: np.ndarray
+    free: tuple[str, ...]
+    identified: tuple[str, ...]
     residuals_s: np.ndarray
     measured_s: np.ndarray
     calibrated_s: np.ndarray
@@ -119,29 +215,72 @@ class Calibration:
     level: float
     weighting: str
     band_method: str
+    excluded: tuple[tuple[int, str], ...] = ()
     _covariance: np.ndarray | None = field(repr=False, default=None)
     warnings: tuple[str, ...] = ()
 
     @property
+    def step_overhead_s(self) -> float:
+        return float(self.full[0])
+
+    @property
+    def bandwidth_efficiency(self) -> float:
+        return 1.0 / (1.0 + float(self.full[1]))
+
+    @property
+    def kv_efficiency(self) -> float:
+        return 1.0 / (1.0 + float(self.full[2]))
+
+    @property
+    def per_sequence_s(self) -> float:
+        return float(self.full[3])
+
+    @property
+    def compute_efficiency(self) -> float | None:
+        return 1.0 / (1.0 + float(self.full[4])) if "u_c" in self.parameter_names else None
+
+    @property
     def sustained_bandwidth(self) -> float:
-        """η · BW [B/s]."""
+        """η_w · BW [B/s]: the bandwidth the weight stream sustains (one device)."""
         return self.bandwidth_efficiency * self.accelerator.memory_bandwidth
 
     @property
     def relative_residuals(self) -> np.ndarray:
         return self.residuals_s / self.measured_s
 
-    def _design(self, memory: np.ndarray, compute: np.ndarray):
-        a = 1.0 / self.bandwidth_efficiency
-        c = 1.0 / self.compute_efficiency if self.compute_efficiency else 1.0
-        on_compute = c * compute > a * memory
-        columns = [np.ones_like(memory), np.where(on_compute, 0.0, memory)]
-        if self.compute_efficiency is not None:
-            columns.append(np.where(on_compute, compute, 0.0))
-        fixed = np.where(on_compute & (self.compute_efficiency is None), compute, 0.0)
-        return np.stack(columns, axis=-1), fixed, on_compute
+    @property
+    def parameters(self) -> dict[str, Parameter]:
+        """Each parameter of the full model with its standard error and status."""
+        stds = dict.fromkeys(cm.PARAMETERS, 0.0)
+        if self._covariance is not None:
+            for i, name in enumerate(self.free):
+                std = math.sqrt(max(float(self._covariance[i, i]), 0.0))
+                for target in (("u_w", "u_kv") if name == "u_bytes" else (name,)):
+                    stds[target] = std
+        out = {}
+        for i, key in enumerate(cm.PARAMETERS):
+            label, unit = _LABELS[key]
+            source = "u_bytes" if key in ("u_w", "u_kv") and "u_bytes" in self.parameter_names else key
+            if source not in self.parameter_names:
+                status = "not fitted" if key == "u_c" else "not in this model"
+            elif source not in self.identified:
+                status = "not identifiable: held at its bound"
+            elif source not in self.free:
+                status = "at bound"
+            else:
+                status = "fitted" if source == key else "tied: one efficiency for all bytes"
+            u, std = float(self.full[i]), stds[key] if source in self.free else 0.0
+            if key.startswith("u_"):  # efficiency 1 / (1 + u); delta method for its error
+                value, std = 1.0 / (1.0 + u), std / (1.0 + u) ** 2
+            else:
+                value = u
+            if key == "u_c" and source not in self.parameter_names:
+                value = float("nan")
+            out[key] = Parameter(label, value, std if self.dof > 0 else float("nan"), unit, status)
+        return out
 
-    def predict(self, model: Model | str, batch: Any = 1, context: Any = 0) -> CalibratedPrediction:
+    def predict(self, model: Model | str, batch: Any = 1, context: Any = 0, *, tensor_parallel: int = 1,
+                pipeline_parallel: int = 1, routing: str = "uniform") -> CalibratedPrediction:
         """Calibrated step time and its band for ``model`` (broadcasting like ``decode_floor``).
 
         Examples
@@ -151,170 +290,251 @@ class Calibration:
         ...                     step_time_s=1 / tps) for w, tps in (("bf16", 104.9), ("int8", 155.58))]
         >>> cal = calibrate(rows, "a100-80gb-sxm")
         >>> p = cal.predict(load_model("llama-2-7b", weights="int4-g32"), batch=1, context=105)
-        >>> round(float(p.tokens_per_s), 1)
-        190.0
+        >>> round(float(p.tokens_per_s), 1)  # measured: 196.8
+        193.4
         """
-        from ..estimate import decode_floor
+        from ..catalog import load_model
 
-        floor = decode_floor(model, self.accelerator, batch=batch, context=context)
-        memory, compute = floor.memory_time_s, floor.compute_time_s
-        design, fixed, on_compute = self._design(memory, compute)
-        beta = self._beta()
-        step = design @ beta + fixed
+        model = load_model(model)
+        for name, value in (("tensor_parallel", tensor_parallel), ("pipeline_parallel", pipeline_parallel)):
+            if not (isinstance(value, (int, np.integer)) and value >= 1):
+                raise InvalidValueError(name, value, "a whole number of devices >= 1")
+        terms = floor_terms(model, self.accelerator, batch, context, tensor_parallel * pipeline_parallel, routing)
+        shape = np.shape(terms.weights_s)
+        flat = cm.Terms(*(np.ravel(getattr(terms, f)) for f in ("weights_s", "kv_s", "compute_s", "batch", "strict_floor_s")))
+        compute, host = cm.sides(flat, self.full)
+        design, base = cm.columns(flat, self.free, compute, host)
+        beta = np.array([self.beta[self.parameter_names.index(n)] for n in self.free])
+        step = base + design @ beta
         if self._covariance is None or self.dof == 0:
             lower = upper = np.full_like(step, np.nan)
         else:
             spread = np.einsum("...i,ij,...j->...", design, self._covariance, design)
             noise = self.residual_std**2 * (step**2 if self.weighting == "relative" else np.ones_like(step))
             half = student_t_quantile(0.5 + self.level / 2, self.dof) * np.sqrt(spread + noise)
-            lower, upper = step - half, step + half
+            lower, upper = np.maximum(step - half, flat.strict_floor_s), step + half
+        floor = np.maximum(flat.weights_s + flat.kv_s, flat.compute_s)
         return CalibratedPrediction(
-            step_time_s=step, lower_s=lower, upper_s=upper, floor_step_time_s=floor.step_time_s,
-            bound=np.where(on_compute, "compute", "memory"), batch=floor.batch,
+            step_time_s=step.reshape(shape), lower_s=lower.reshape(shape), upper_s=upper.reshape(shape),
+            floor_step_time_s=floor.reshape(shape), bound=np.where(host, "host", np.where(compute, "compute", "memory")).reshape(shape),
+            batch=flat.batch.reshape(shape),
         )
 
-    def _beta(self) -> np.ndarray:
-        beta = [self.step_overhead_s, 1.0 / self.bandwidth_efficiency]
-        if self.compute_efficiency is not None:
-            beta.append(1.0 / self.compute_efficiency)
-        return np.array(beta)
-
     def to_dict(self) -> dict[str, Any]:
+        """Everything needed to predict again (:func:`load_calibration`), as JSON-ready values."""
+        params = self.parameters
         return {
+            "format": "roofline-decode calibration 1",
             "accelerator": self.accelerator.id or self.accelerator.name,
-            "bandwidth_efficiency": self.bandwidth_efficiency, "step_overhead_s": self.step_overhead_s,
+            "accelerator_spec": self.accelerator.model_dump(mode="json"),
+            "model": self.model_name, "reason": self.reason, "candidates": self.candidates,
+            "parameters": {k: {"name": p.name, "value": _num(p.value), "std": _num(p.std), "unit": p.unit,
+                               "status": p.status} for k, p in params.items()},
+            "bandwidth_efficiency": self.bandwidth_efficiency, "kv_efficiency": self.kv_efficiency,
+            "step_overhead_s": self.step_overhead_s, "per_sequence_s": self.per_sequence_s,
             "compute_efficiency": self.compute_efficiency, "sustained_bandwidth": self.sustained_bandwidth,
-            "dof": self.dof, "residual_std": None if np.isnan(self.residual_std) else self.residual_std,
-            "level": self.level, "weighting": self.weighting, "band_method": self.band_method,
-            "residuals_s": [float(r) for r in self.residuals_s], "warnings": list(self.warnings),
+            "dof": self.dof, "residual_std": _num(self.residual_std), "level": self.level,
+            "weighting": self.weighting, "band_method": self.band_method,
+            "residuals_s": [float(r) for r in self.residuals_s], "measured_s": [float(v) for v in self.measured_s],
+            "calibrated_s": [float(v) for v in self.calibrated_s],
+            "excluded": [{"row": i, "reason": why} for i, why in self.excluded], "warnings": list(self.warnings),
+            "fit": {"parameter_names": list(self.parameter_names), "beta": [float(b) for b in self.beta],
+                    "full": [float(v) for v in self.full], "free": list(self.free), "identified": list(self.identified),
+                    "covariance": None if self._covariance is None else self._covariance.tolist()},
         }
 
+    def save(self, path: str | Path) -> None:
+        """Write :meth:`to_dict` as JSON (read back with :func:`load_calibration`)."""
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+
     def __str__(self) -> str:
-        comp = "not fitted (no compute-bound rows)" if self.compute_efficiency is None else f"{self.compute_efficiency:.4g}"
-        lines = [
-            f"calibration on {self.accelerator.id or self.accelerator.name} ({len(self.measured_s)} rows, {self.weighting} least squares)",
-            f"  bandwidth efficiency  {self.bandwidth_efficiency:.4g}  (sustained {self.sustained_bandwidth / 1e9:.4g} GB/s)",
-            f"  step overhead         {self.step_overhead_s * 1e3:.4g} ms",
-            f"  compute efficiency    {comp}",
-            f"  residuals             max |r| {np.max(np.abs(self.relative_residuals)):.2%} of measured",
-            f"  band                  {self.band_method}",
-        ]
+        lines = [f"calibration on {self.accelerator.id or self.accelerator.name} ({len(self.measured_s)} rows, "
+                 f"{self.weighting} least squares): model {self.model_name}",
+                 f"  why                     {self.reason}"]
+        lines += [f"  {p}" for k, p in self.parameters.items()
+                  if p.status != "not in this model" and not (k == "u_c" and p.status == "not fitted")]
+        if self.compute_efficiency is None:
+            lines.append("  compute efficiency      not fitted (no compute-bound rows)")
+        lines += [f"  sustained bandwidth     {self.sustained_bandwidth / 1e9:.4g} GB/s (weight stream)",
+                  f"  residuals               max |r| {np.max(np.abs(self.relative_residuals)):.2%} of measured",
+                  f"  band                    {self.band_method}"]
+        lines += [f"  excluded row {i + 1}: {why}" for i, why in self.excluded]
         lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
 
-def _fit(design: np.ndarray, y: np.ndarray, weights: np.ndarray):
-    beta, rank, unscaled = weighted_least_squares(design, y, weights)
-    if rank < design.shape[1]:
-        return None
-    return beta, unscaled
+def _num(value: float) -> float | None:
+    return None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
+
+
+def load_calibration(path: str | Path) -> Calibration:
+    """A :class:`Calibration` saved with :meth:`Calibration.save`.
+
+    Raises
+    ------
+    InvalidValueError
+        The file cannot be read or is not a saved calibration (the message names the file).
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidValueError("calibration", str(path), f"a readable calibration JSON file ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != "roofline-decode calibration 1":
+        raise InvalidValueError("calibration", str(path), "a file written by `calibrate --save` "
+                                "(format 'roofline-decode calibration 1')")
+    try:
+        fit = data["fit"]
+        covariance = None if fit["covariance"] is None else np.array(fit["covariance"], dtype=float)
+        residual_std = data["residual_std"]
+        return Calibration(
+            accelerator=Accelerator(**data["accelerator_spec"]), model_name=data["model"], reason=data["reason"],
+            candidates=dict(data["candidates"]), parameter_names=tuple(fit["parameter_names"]),
+            beta=np.array(fit["beta"], dtype=float), full=np.array(fit["full"], dtype=float),
+            free=tuple(fit["free"]), identified=tuple(fit["identified"]),
+            residuals_s=np.array(data["residuals_s"], dtype=float), measured_s=np.array(data["measured_s"], dtype=float),
+            calibrated_s=np.array(data["calibrated_s"], dtype=float), dof=int(data["dof"]),
+            residual_std=float("nan") if residual_std is None else float(residual_std), level=float(data["level"]),
+            weighting=data["weighting"], band_method=data["band_method"],
+            excluded=tuple((int(e["row"]), str(e["reason"])) for e in data["excluded"]),
+            _covariance=covariance, warnings=tuple(data["warnings"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidValueError("calibration", str(path), f"a complete saved calibration (problem: {exc!r})") from None
 
 
 def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *,
-              weighting: Weighting = "relative", level: float = 0.9, fit_compute: bool | None = None) -> Calibration:
-    """Fit T = t0 + max(bytes / (η·BW), FLOPs / (η_c·F)) to measured step times.
+              weighting: Weighting = "relative", level: float = 0.9, fit_compute: bool | None = None,
+              models: tuple[str, ...] | None = None) -> Calibration:
+    """Fit the nested step-time models to measured steps and keep the one that predicts best.
 
     Parameters
     ----------
     measurements : list of Measurement
-        Rows of one device; each carries its own model and formats.
+        Rows of one device type; each carries its own model, formats, TP x PP and routing.
     accelerator : Accelerator or str
-        The device they ran on.
+        The device they ran on (one of the TP x PP devices).
     weighting : {"relative", "absolute"}
         Minimise relative residuals (w = 1/T², the default: rows of small and large models
         count alike) or absolute ones (ordinary least squares).
     level : float
         Nominal coverage of the prediction band, in (0, 1).
     fit_compute : bool, optional
-        Fit η_c; default: only when some row is compute-bound (by the floor, or once
-        calibrated).
+        Fit η_c; default: only when some row is compute-bound (by the floor, or once calibrated).
+    models : tuple of str, optional
+        Candidates to choose from (default: all of
+        :data:`~roofline_decode.measure.calibration_models.MODELS`).
 
     Raises
     ------
     InvalidValueError
-        Fewer rows (with distinct bytes) than parameters: the fit is underdetermined; or the
-        fitted bandwidth term is not positive.
+        Fewer than two rows at or above their strict floor, rows that do not separate the
+        fixed cost from the bytes term, or every row compute-bound.
+
+    Examples
+    --------
+    Qwen2.5-7B on a B200 (knlp, HF eager decode), batch 1-16 at contexts 1024 and 2048 [ms]:
+
+    >>> steps = {(1, 1024): 8.142, (1, 2048): 8.096, (8, 1024): 8.687, (8, 2048): 8.988,
+    ...          (2, 2048): 8.306, (4, 2048): 8.461, (16, 1024): 9.212, (16, 2048): 9.709}
+    >>> rows = [Measurement(model="qwen2.5-7b", batch=b, context=t, step_time_s=ms / 1e3)
+    ...         for (b, t), ms in steps.items()]
+    >>> cal = calibrate(rows, "b200")
+    >>> cal.model_name, round(cal.kv_efficiency, 3), round(cal.per_sequence_s * 1e6, 1)
+    ('bandwidth+batch', 0.228, 41.0)
+
+    Batch 8 at a 4x longer context (measured: 10.345 ms):
+
+    >>> p = cal.predict("qwen2.5-7b", batch=8, context=8192)
+    >>> [round(float(v) * 1e3, 2) for v in (p.lower_s, p.step_time_s, p.upper_s)]
+    [8.97, 10.45, 11.93]
     """
     from ..catalog import load_accelerator
-    from ..estimate import decode_floor
 
     if weighting not in ("relative", "absolute"):
         raise InvalidValueError("weighting", weighting, "'relative' or 'absolute'")
     if not 0 < level < 1:
         raise InvalidValueError("level", level, "a coverage in (0, 1)")
+    names = tuple(cm.MODELS) if models is None else tuple(models)
+    unknown = [n for n in names if n not in cm.MODELS]
+    if unknown or not names:
+        raise InvalidValueError("models", unknown or names, "candidates among " + ", ".join(cm.MODELS))
     measurements = [m if isinstance(m, Measurement) else Measurement(**m) for m in measurements]
     device = load_accelerator(accelerator)
-    floors = [decode_floor(m.model, device, batch=m.batch, context=m.context) for m in measurements]
-    memory = np.array([float(f.memory_time_s) for f in floors])
-    compute = np.array([float(f.compute_time_s) for f in floors])
-    y = np.array([m.step_time_s for m in measurements])
+    parts = [floor_terms(m.model, device, m.batch, m.context, m.num_devices, m.routing) for m in measurements]
+    every = cm.Terms(*(np.array([float(getattr(p, f)) for p in parts]) for f in
+                       ("weights_s", "kv_s", "compute_s", "batch", "strict_floor_s")))
+    y_all = np.array([m.step_time_s for m in measurements])
+    below = y_all < every.strict_floor_s
+    excluded = tuple((int(i), f"measured {y_all[i] * 1e3:.4g} ms is below its strict floor "
+                      f"{every.strict_floor_s[i] * 1e3:.4g} ms (check units, early stop, caching, or device count)")
+                     for i in np.flatnonzero(below))
+    terms, y = every.take(~below), y_all[~below]
     weights = 1.0 / y**2 if weighting == "relative" else np.ones_like(y)
+    n = len(y)
 
-    def underdetermined(p: int, why: str) -> InvalidValueError:
-        return InvalidValueError(
-            "measurements", f"{len(y)} rows",
-            f"at least {p} rows with distinct bytes moved to fit {p} parameters ({why})",
-        )
+    def refuse(why: str) -> InvalidValueError:
+        return InvalidValueError("measurements", f"{n} rows at or above their strict floor"
+                                 + (f" ({len(excluded)} below it left out)" if excluded else ""), why)
 
-    on_compute = compute > memory
-    use_compute = bool(on_compute.any()) if fit_compute is None else fit_compute
-    beta = unscaled = None
-    for _ in range(50):
-        if use_compute and on_compute.all():
-            raise underdetermined(3, "every row is compute-bound, so the bandwidth term is undetermined")
-        columns = [np.ones_like(y), np.where(on_compute, 0.0, memory)]
-        fixed = np.zeros_like(y)
-        if use_compute:
-            columns.append(np.where(on_compute, compute, 0.0))
-        else:
-            fixed = np.where(on_compute, compute, 0.0)
-        design = np.stack(columns, axis=1)
-        if len(y) < design.shape[1]:
-            raise underdetermined(design.shape[1], "t0, η" + (", η_c" if use_compute else ""))
-        solved = _fit(design, y - fixed, weights)
-        if solved is None:
-            raise underdetermined(design.shape[1], "the rows do not separate the fixed cost from the bytes term")
-        beta, unscaled = solved
-        if beta[1] <= 0:
-            raise InvalidValueError(
-                "measurements", f"{len(y)} rows",
-                f"step times that grow with bytes moved (fitted 1/η = {beta[1]:.3g} <= 0)",
-            )
-        c = beta[2] if use_compute else 1.0
-        if use_compute and c <= 0:
-            raise InvalidValueError("measurements", f"{len(y)} rows", f"a positive compute term (fitted 1/η_c = {c:.3g})")
-        new = c * compute > beta[1] * memory
-        if fit_compute is None and not use_compute and new.any():
-            use_compute, on_compute = True, new
-            continue
-        if np.array_equal(new, on_compute):
-            break
-        on_compute = new
-    calibrated = design @ beta + fixed
-    residuals = y - calibrated
-    p = design.shape[1]
-    dof = len(y) - p
-    if dof > 0:
-        s = float(np.sqrt(np.sum(weights * residuals**2) / dof))
-        covariance = s**2 * unscaled
-        method = (f"prediction interval, residual standard error x t-quantile (dof {dof}); "
-                  f"nominal coverage {level:.0%} of new measurements")
+    if n < 2:
+        raise refuse("at least 2 rows with distinct bytes moved to fit 2 parameters (t0, η)")
+    if np.all(terms.compute_s > terms.weights_s + terms.kv_s) and fit_compute is not False:
+        raise refuse("some memory-bound rows: every row is compute-bound, so the bandwidth term is undetermined")
+    base_design, _ = cm.columns(terms, ("t0", "u_bytes"), np.zeros(n, dtype=bool))
+    if np.linalg.matrix_rank(base_design / np.max(np.abs(base_design), axis=0), tol=1e-9) < 2:
+        raise refuse("at least 2 rows with distinct bytes moved: the rows do not separate the fixed cost from the bytes term")
+
+    fits = {name: cm.fit_model(name, terms, y, weights, fit_compute) for name in names}
+    scores: dict[str, float] = {}
+    loo_scores: dict[str, float] = {}
+    for name in names:
+        if n >= len(fits[name].identified) + 1 and n >= 3:
+            loo = cm.score(cm.leave_one_out(name, terms, y, weights, fit_compute, fits[name]), y, weighting)
+            fold = cm.extrapolation_fold(name, terms, y, weights, fit_compute, fits[name])
+            extrapolated = loo if fold is None else cm.score(fold[0], y[fold[1]], weighting)
+            loo_scores[name] = max(loo, extrapolated)
+            scores[name] = math.sqrt((loo**2 + extrapolated**2) / 2)
+    if scores:
+        best = min(scores.values())
+        chosen = next(name for name in names if name in scores and scores[name] <= best * 1.01 + 1e-12)
+        listing = ", ".join(f"{k} {v:.3%}" if weighting == "relative" else f"{k} {v:.3g} s" for k, v in scores.items())
+        reason = ("smallest cross-validated RMS error (leave-one-out and predicting the quarter of rows with "
+                  f"the most bytes from the rest; ties within 1% go to the simpler model): {listing}")
+    else:
+        chosen = names[0]
+        reason = f"{n} rows: too few to compare models by cross-validation; the simplest candidate"
+    fit = fits[chosen]
+    residuals = y - fit.fitted_s
+    free = len(fit.free)
+    dof = n - free
+    if dof > 0 and fit.unscaled_covariance is not None:
+        s2 = float(np.sum(weights * residuals**2) / dof)
+        source = "the residual standard error"
+        if chosen in loo_scores and loo_scores[chosen] ** 2 > s2:
+            s2, source = loo_scores[chosen] ** 2, "the cross-validated error (larger than the residual one)"
+        s = math.sqrt(s2)
+        covariance = s2 * fit.unscaled_covariance
+        method = (f"prediction interval, t-quantile (dof {dof}) x s = {s:.3g}{'' if weighting == 'relative' else ' s'} "
+                  f"({source}); nominal coverage {level:.0%}")
+    elif dof > 0 and not fit.free:
+        s = math.sqrt(float(np.sum(weights * residuals**2) / dof))
+        covariance = np.zeros((0, 0))
+        method = f"prediction interval, t-quantile (dof {dof}) x residual s = {s:.3g}; nominal coverage {level:.0%}"
     else:
         s, covariance = float("nan"), None
         method = "none: the fit is exactly determined (0 residual degrees of freedom); add rows for a band"
-    eta = 1.0 / beta[1]
     warnings = []
-    if eta > 1:
-        warnings.append(
-            f"bandwidth efficiency {eta:.3g} > 1: the marginal time per byte is below 1/BW, so the step "
-            "overhead absorbs costs that scale with the model (dequantisation, launches per layer); "
-            "extrapolate to other model sizes with care"
-        )
-    if beta[0] < 0:
-        warnings.append(f"negative step overhead {beta[0]:.3g} s: the bytes term is over-fitted")
+    for key in fit.names:
+        if key not in fit.identified:
+            what = {"u_w": "the weight-stream efficiency (every row reads the same weight bytes: t0 holds "
+                           "its excess, so predictions for other models or formats are uncertain)",
+                    "q": "the per-sequence cost (every row has the same batch)",
+                    "u_kv": "the KV-stream efficiency (KV bytes do not vary apart from the other terms)"}.get(key, key)
+            warnings.append(f"not identifiable from these rows, held at its bound: {what}")
     return Calibration(
-        accelerator=device, bandwidth_efficiency=float(eta), step_overhead_s=float(beta[0]),
-        compute_efficiency=float(1.0 / beta[2]) if use_compute else None, residuals_s=residuals,
-        measured_s=y, calibrated_s=calibrated, dof=dof, residual_std=s, level=level,
-        weighting=weighting, band_method=method, _covariance=covariance, warnings=tuple(warnings),
+        accelerator=device, model_name=chosen, reason=reason, candidates=scores, parameter_names=fit.names,
+        beta=fit.beta, full=fit.full, free=fit.free, identified=fit.identified, residuals_s=residuals,
+        measured_s=y, calibrated_s=fit.fitted_s, dof=dof, residual_std=s, level=level, weighting=weighting,
+        band_method=method, excluded=excluded, _covariance=covariance, warnings=tuple(warnings),
     )

@@ -37,7 +37,7 @@ def _batches_to_label(x: np.ndarray, batch: np.ndarray, max_labels: int = 7) -> 
 
 
 def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, kv=None, sparse=False,
-               ax=None, label_batches: bool = True):
+               latency=None, ax=None, label_batches: bool = True):
     """Decode operating points of a batch sweep on the roofline of each accelerator (log-log).
 
     For every accelerator the roofline is drawn from the floor's ``memory_bandwidth`` (the
@@ -62,6 +62,10 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
         Weight and KV-cache formats, e.g. ``"fp8"`` (default: the model's).
     sparse : bool
         Use 2:4 sparse peaks instead of dense ones.
+    latency : LatencyProfile or str, optional
+        A latency profile (preset id or object): each device also gets its serial-chain
+        ceiling, the FLOP rate FLOPs / T_chain each step of the sweep could attain if only the
+        chain limited it (dotted); steps under it are latency-bound.
     ax : matplotlib.axes.Axes, optional
         Where to draw; a new figure if omitted.
     label_batches : bool
@@ -86,7 +90,7 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
     devices = resolve_accelerators(accelerators)
     batches = axis_values("batch", batch, RIDGE_BATCHES)
     contexts = axis_values("context", context, [4096])
-    floors = sweep([spec], devices, batch=batches, context=contexts, sparse=sparse)
+    floors = sweep([spec], devices, batch=batches, context=contexts, sparse=sparse, latency=latency)
     ax = new_axes(ax, (9.0, 6.0))
 
     intensity = floors[0].arithmetic_intensity  # the same for every accelerator: bytes and FLOPs of the model
@@ -112,6 +116,9 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
                     zorder=2)
             ax.plot([ridge], [fl.peak_flops / TFLOP], marker="D", ms=8, color=c, mec="black", mew=0.8,
                     ls="none", zorder=6, gid="ridge-point")
+        if fl.latency_profile is not None:  # the chain: attained <= FLOPs / T_chain, per step of the sweep
+            ax.plot(intensity[:, 0], fl.flops[:, 0] / fl.chain_time_s[:, 0] / TFLOP, color=c, lw=1.6,
+                    ls=(0, (4, 2, 1, 2)), alpha=0.85, zorder=4, gid="chain-ceiling")
         for j, ctx in enumerate(contexts):
             ax.plot(intensity[:, j], attained[i][:, j] / TFLOP, ls=(0, (1, 1.5)), lw=1.2, color=c,
                     marker=MARKERS[j % len(MARKERS)], ms=5.5, mfc=c if j == 0 else "white", mec=c, mew=1.2,
@@ -166,6 +173,10 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
     if any_miss:
         handles.append(Line2D([], [], ls="none", marker="x", color="0.15", ms=8, mew=1.6))
         labels.append("does not fit: weights + KV cache > usable memory")
+    if floors[0].latency_profile is not None:
+        handles.append(Line2D([], [], color="0.3", lw=1.6, ls=(0, (4, 2, 1, 2))))
+        labels.append(f"serial-chain ceiling FLOPs / T_chain ({floors[0].latency_profile}, "
+                      f"context {context_label(contexts[0])})")
     ax.legend(handles, labels, loc="upper left", fontsize=8, framealpha=0.92)
 
     box = "critical batch B* (compute-bound from):\n" + "\n".join(critical_lines)

@@ -30,7 +30,7 @@ from ._common import (
 
 
 def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, weights=None, kv=None, sparse=False,
-               ax=None):
+               latency=None, ax=None):
     """Aggregate tokens/s and per-sequence ms/token against batch, at one context.
 
     The aggregate rate (``tokens_per_s``, left axis) rises with batch while the step is
@@ -57,6 +57,9 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
         Weight and KV-cache formats (default: the model's).
     sparse : bool
         Use 2:4 sparse peaks.
+    latency : LatencyProfile or str, optional
+        A latency profile (preset id or object): the serial chain T_chain becomes a third
+        floor on the latency axis (a horizontal line) and the step never drops below it.
     ax : matplotlib.axes.Axes, optional
         Where to draw; a new figure if omitted.
 
@@ -81,7 +84,7 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
     limit = max_batch(spec, device, ctx)
     default = geometric_batches(min(max(1024.0, 2.0 * limit), 65536.0))
     batches = axis_values("batch", batch, default, several=True)
-    floor = decode_floor(spec, device, batch=batches, context=ctx, sparse=sparse)
+    floor = decode_floor(spec, device, batch=batches, context=ctx, sparse=sparse, latency=latency)
     critical = float(np.ravel(floor.critical_batch)[0])
 
     ax = new_axes(ax)
@@ -131,6 +134,13 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
                     bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.5))
         extras.append(span)
 
+    if floor.latency_profile is not None:
+        chain_ms = float(np.ravel(floor.chain_time_s)[0]) * 1e3
+        extras.append(twin.axhline(chain_ms, color=OKABE_ITO["bluish_green"], lw=1.6, ls=(0, (4, 2, 1, 2)),
+                                   label=f"serial chain {chain_ms:.3g} ms ({floor.latency_profile}, right)",
+                                   gid="chain-floor"))
+        low, high = twin.get_ylim()
+        twin.set_ylim(min(low, chain_ms / 1.5), max(high, chain_ms * 1.5))
     if slo_ms is not None:
         extras.append(twin.axhline(slo_ms, color=OKABE_ITO["reddish_purple"], lw=1.6, ls="-.",
                                    label=f"latency target {slo_ms:g} ms/token (right)", gid="latency-target"))

@@ -190,8 +190,11 @@ class Model(Spec):
         """A copy served in other formats; ``None`` keeps a format as it is.
 
         ``weights`` as one format (a name or :class:`NumberFormat`) stores *every* weight group
-        in it; as a dict it updates the groups it names (keys from :data:`WEIGHT_GROUPS`, plus
-        ``"default"`` for ``weight_format``) and keeps the others.
+        in it; a llama.cpp preset in upper case (``"Q4_K_M"``, ``"Q6_K"``, ``"Q4_0"``) gives each
+        group the bytes of the tensor types llama-quantize picks
+        (:mod:`roofline_decode.files.llama_quant`); as a dict it updates the groups it names
+        (keys from :data:`WEIGHT_GROUPS`, plus ``"default"`` for ``weight_format``) and keeps
+        the others.
 
         Examples
         --------
@@ -206,7 +209,14 @@ class Model(Spec):
         if isinstance(weights, dict):
             changes.update(self._group_changes(weights))
         elif weights is not None:
-            changes.update(weight_format=weights, tensor_formats={}, expert_weight_format=None)
+            from ..files.llama_quant import MIXTURES, is_mixture, mixture_formats
+
+            if is_mixture(weights):  # a llama.cpp preset: each tensor in the type llama-quantize picks
+                groups = mixture_formats(weights, self)
+                changes.update(weight_format=MIXTURES[weights.strip()], expert_weight_format=groups.pop("experts", None),
+                               tensor_formats=groups)
+            else:
+                changes.update(weight_format=weights, tensor_formats={}, expert_weight_format=None)
         for field, value in (("kv_format", kv), ("activation_format", activations), ("expert_weight_format", experts)):
             if value is not None:
                 changes[field] = value

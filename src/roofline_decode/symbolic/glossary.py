@@ -198,6 +198,15 @@ GLOSSARY: dict[str, Entry] = _table(
     ("microbatches", "m_micro", "m", "1", "micro-batches in flight in the pipeline"),
     ("hop_time", "t_hop", r"t_{hop}", "s", "stage-to-stage transfer time of one micro-batch", _NONNEG),
     ("pipeline_step_time", "T_round", r"T_{round}", "s", "time of one pipeline round (one token per sequence)"),
+    # -- the serial chain (formulas/chain.py) ---------------------------------------------------
+    ("operations_per_layer", "n_op", r"n_{op}", "1", "dependent operations (kernels, barriers) per layer", _NONNEG),
+    ("operation_latency", "t_op", r"t_{op}", "s", "minimum time of one dependent operation", _NONNEG),
+    ("all_reduce_time", "t_AR", r"t_{AR}", "s", "time of one tensor-parallel collective on the chain", _NONNEG),
+    ("pipeline_hops", "h", "h", "1", "stage-to-stage hand-offs a token makes per step", _NONNEG),
+    ("step_latency", "t_0", r"t_{0}", "s", "fixed cost of a step outside the layers (sampling, host round trip)",
+     _NONNEG),
+    ("serial_chain_time", "T_chain", r"T_{chain}", "s", "shortest time the dependent operations of a step take in series",
+     _NONNEG),
     # -- serving (formulas/serving.py) --------------------------------------------------------
     ("output_length", "N_out", r"N_{out}", "1", "tokens generated per request"),
     ("requests_per_second", "lambda", r"\lambda", "1/s", "requests completed (or arriving) per second"),

@@ -1,0 +1,270 @@
+"""The nested step-time models of :func:`~roofline_decode.measure.calibrate`, their bounded fit
+and the leave-one-out choice between them.
+
+Every model has the form
+
+.. math:: T = t_0 + q\\,B + \\max\\left(\\frac{W}{\\eta_w\\,BW} + \\frac{K}{\\eta_{kv}\\,BW},\\;
+          \\frac{F}{\\eta_c\\,P}\\right)
+
+with W the weight bytes, K the KV bytes (read and written), F the FLOPs of the step (DESIGN.md
+§4), BW the (aggregate) bandwidth and P the dense peak of the compute precision.  Writing each
+efficiency as ``1 / (1 + u)`` with ``u >= 0`` keeps it in (0, 1] and makes the model linear and
+non-negative in ``(t0, u_w, u_kv, q, u_c)`` once it is known which rows are compute-bound, so the
+fit is an exact non-negative least-squares problem (:mod:`._nnls`); the assignment of rows to
+the memory or compute side is iterated until it no longer changes.  The candidates, simplest
+first:
+
+==================  ==========================================  ============
+name                parameters                                  ties
+==================  ==========================================  ============
+``bandwidth``       t0, η                                       η_w = η_kv = η, q = 0
+``bandwidth+batch`` t0, η, q                                    η_w = η_kv = η
+``streams``         t0, η_w, η_kv                               q = 0
+``streams+batch``   t0, η_w, η_kv, q
+==================  ==========================================  ============
+
+each with η_c added when some rows are compute-bound (otherwise η_c = 1: the floor's compute
+time, still a bound).  A parameter the rows cannot separate from the ones before it (all rows
+read the same weight bytes, or share one batch) is held at its bound and reported as not
+identifiable.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._nnls import weighted_nnls
+
+__all__ = ["MODELS", "PARAMETERS", "Terms", "ModelFit", "fit_model", "leave_one_out"]
+
+#: Free parameters of each candidate, in the order they enter (earlier ones win a collinearity).
+MODELS: dict[str, tuple[str, ...]] = {
+    "bandwidth": ("t0", "u_bytes"),
+    "bandwidth+batch": ("t0", "u_bytes", "q"),
+    "streams": ("t0", "u_kv", "u_w"),
+    "streams+batch": ("t0", "u_kv", "u_w", "q"),
+    "bandwidth+host": ("t0", "u_bytes", "t_h"),
+    "streams+batch+host": ("t0", "u_kv", "u_w", "q", "t_h"),
+}
+#: Full parameter vector: overhead [s], weight / KV / compute excess [1], per-sequence cost [s],
+#: host time a step cannot beat [s].
+PARAMETERS = ("t0", "u_w", "u_kv", "q", "u_c", "t_h")
+
+
+@dataclass(frozen=True)
+class Terms:
+    """Per-row floor terms [s] (aggregate over the devices), batch, and the strict floor [s]."""
+
+    weights_s: np.ndarray
+    kv_s: np.ndarray
+    compute_s: np.ndarray
+    batch: np.ndarray
+    strict_floor_s: np.ndarray
+
+    def take(self, index) -> Terms:
+        return Terms(*(np.asarray(getattr(self, f))[index] for f in
+                       ("weights_s", "kv_s", "compute_s", "batch", "strict_floor_s")))
+
+    def __len__(self) -> int:
+        return int(np.size(self.weights_s))
+
+
+def full_vector(names: tuple[str, ...], beta: np.ndarray) -> np.ndarray:
+    """(t0, u_w, u_kv, q, u_c) from a model's free parameters (tied ones copied, absent ones 0)."""
+    out = dict.fromkeys(PARAMETERS, 0.0)
+    for name, value in zip(names, beta):
+        if name == "u_bytes":
+            out["u_w"] = out["u_kv"] = float(value)
+        else:
+            out[name] = float(value)
+    return np.array([out[p] for p in PARAMETERS])
+
+
+def sides(terms: Terms, full: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(compute-side rows, host-side rows) under the parameters ``full``."""
+    t0, u_w, u_kv, q, u_c, t_h = full
+    memory = (1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s
+    compute = (1 + u_c) * terms.compute_s
+    device = t0 + q * terms.batch + np.maximum(memory, compute)
+    return compute > memory, (t_h > device) & (t_h > 0)
+
+
+def columns(terms: Terms, names: tuple[str, ...], compute: np.ndarray,
+            host: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(design, base): step time = base + design @ beta for the given compute- and host-side rows."""
+    host = np.zeros(len(terms), dtype=bool) if host is None else host
+    device = ~host
+    memory = ~compute
+    values = {
+        "t_h": np.where(host, 1.0, 0.0),
+        "t0": np.ones(len(terms)),
+        "u_bytes": np.where(memory, terms.weights_s + terms.kv_s, 0.0),
+        "u_w": np.where(memory, terms.weights_s, 0.0),
+        "u_kv": np.where(memory, terms.kv_s, 0.0),
+        "q": np.asarray(terms.batch, dtype=float) * np.ones(len(terms)),
+        "u_c": np.where(compute, terms.compute_s, 0.0),
+    }
+    base = np.where(compute, terms.compute_s, terms.weights_s + terms.kv_s)
+    design = np.stack([values[n] if n == "t_h" else np.where(device, values[n], 0.0) for n in names], axis=1) \
+        if names else np.zeros((len(terms), 0))
+    return design, np.where(host, 0.0, base)
+
+
+def _identifiable(design: np.ndarray, weights: np.ndarray, tolerance: float = 1e-3) -> list[int]:
+    """Indices of columns that each add to the span of the kept ones before them (in order).
+
+    A column whose (weighted) distance from that span is below ``tolerance`` of its norm is not
+    identifiable: e.g. the weight bytes of one model vary with the batch only by the gathered
+    embedding rows (a few parts per million), which cannot separate η_w from t0.
+    """
+    scaled = design * np.sqrt(weights)[:, None]
+    norms = np.linalg.norm(scaled, axis=0)
+    if scaled.shape[1] == 0:
+        return []
+    # |R_jj| of a QR factorisation is column j's distance from the span of the columns before it
+    r = np.linalg.qr(scaled / np.where(norms > 0, norms, 1.0), mode="r")
+    diagonal = np.zeros(scaled.shape[1])
+    diagonal[: min(r.shape)] = np.abs(np.diag(r))
+    return [j for j in range(scaled.shape[1]) if norms[j] > 0 and diagonal[j] >= tolerance]
+
+
+@dataclass(frozen=True)
+class ModelFit:
+    """One candidate fitted to rows: its free parameters and where they stand."""
+
+    name: str
+    names: tuple[str, ...]          # the candidate's parameters (with u_c if compute is fitted)
+    identified: tuple[str, ...]     # those the rows separate (the others are held at 0)
+    beta: np.ndarray                # value of each of ``names``
+    full: np.ndarray                # (t0, u_w, u_kv, q, u_c)
+    compute: np.ndarray             # rows on the compute side
+    host: np.ndarray                # rows on the host side (step time = t_h)
+    fitted_s: np.ndarray
+    unscaled_covariance: np.ndarray | None  # (XᵀWX)⁻¹ over the free (non-zero, identified) parameters
+    free: tuple[str, ...]
+
+    def predict(self, terms: Terms) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(step time [s], design over the free parameters, compute-side mask) for new rows."""
+        compute, host = sides(terms, self.full)
+        design, base = columns(terms, self.free, compute, host)
+        beta = np.array([self.beta[self.names.index(n)] for n in self.free])
+        return base + design @ beta, design, compute
+
+
+def _solve(names, terms, y, weights, compute, host, fit_compute, use_compute):
+    """Iterate the side assignment from a start; returns (names, beta, full, kept, compute, host)."""
+    for _ in range(50):
+        names_now = names + (("u_c",) if use_compute else ())
+        design, base = columns(terms, names_now, compute, host)
+        kept = _identifiable(design, weights)
+        beta = np.zeros(len(names_now))
+        if kept:
+            beta[kept] = weighted_nnls(design[:, kept], y - base, weights)
+        full = full_vector(names_now, beta)
+        new_compute, new_host = sides(terms, full)
+        if "t_h" not in names:
+            new_host = host
+        if fit_compute is None and not use_compute and new_compute.any():
+            use_compute, compute = True, new_compute
+            continue
+        if np.array_equal(new_compute, compute) and np.array_equal(new_host, host):
+            break
+        compute, host = new_compute, new_host
+    return names_now, beta, full, kept, compute, host
+
+
+def fit_model(name: str, terms: Terms, y: np.ndarray, weights: np.ndarray, fit_compute: bool | None,
+              start: tuple[np.ndarray, np.ndarray] | None = None) -> ModelFit:
+    """Bounded least squares of candidate ``name`` (iterating the compute- and host-side assignment).
+
+    With a host arm the start matters: the rows are ordered by their device time under the fit
+    without it, and the splits into the fastest 1/8, 1/4, 1/2 and 3/4 (host side) and the rest
+    are tried; the one with the smallest weighted residual is kept.  ``start`` (compute-side,
+    host-side rows: a fit of nearly the same rows) replaces that search.
+    """
+    names = MODELS[name]
+    compute = terms.compute_s > terms.weights_s + terms.kv_s
+    use_compute = bool(compute.any()) if fit_compute is None else fit_compute
+    none = np.zeros(len(y), dtype=bool)
+    if start is not None:
+        host = start[1] if "t_h" in names else none
+        best = _solve(names, terms, y, weights, start[0], host, fit_compute, use_compute or bool(start[0].any()))
+    else:
+        best = _solve(names, terms, y, weights, compute, none, fit_compute, use_compute)
+    if "t_h" in names and start is None:
+        device_names = tuple(n for n in names if n != "t_h")
+        start = _solve(device_names, terms, y, weights, compute, none, fit_compute, use_compute)
+        order = np.argsort(_device_time(terms, start[2]))
+        best_sse = math.inf
+        for k in sorted({max(1, min(len(y) - 1, round(f * len(y)))) for f in (0.125, 0.25, 0.5, 0.75)}):
+            host = np.zeros(len(y), dtype=bool)
+            host[order[:k]] = True
+            trial = _solve(names, terms, y, weights, start[4], host, fit_compute, use_compute)
+            design, base = columns(terms, trial[0], trial[4], trial[5])
+            sse = float(np.sum(weights * (y - base - design @ trial[1]) ** 2))
+            if sse < best_sse - 1e-15:
+                best, best_sse = trial, sse
+    names, beta, full, kept, compute, host = best
+    identified = tuple(names[j] for j in kept)
+    free = tuple(n for n in identified if beta[names.index(n)] > 0)
+    design, base = columns(terms, free, compute, host)
+    beta_free = np.array([beta[names.index(n)] for n in free])
+    fitted = base + design @ beta_free
+    unscaled = None
+    if free:
+        scaled = design * np.sqrt(weights)[:, None]
+        gram = scaled.T @ scaled
+        if np.linalg.matrix_rank(gram) == len(free):
+            unscaled = np.linalg.inv(gram)
+    return ModelFit(name=name, names=names, identified=identified, beta=beta, full=full, compute=compute,
+                    host=host, fitted_s=fitted, unscaled_covariance=unscaled, free=free)
+
+
+def _device_time(terms: Terms, full: np.ndarray) -> np.ndarray:
+    t0, u_w, u_kv, q, u_c, _ = full
+    return t0 + q * terms.batch + np.maximum((1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s,
+                                             (1 + u_c) * terms.compute_s)
+
+
+def leave_one_out(name: str, terms: Terms, y: np.ndarray, weights: np.ndarray, fit_compute: bool | None,
+                  full_fit: ModelFit | None = None) -> np.ndarray:
+    """Each row's prediction error (predicted - measured, [s]) from a fit on the other rows
+    (started from ``full_fit``'s compute- and host-side rows when given)."""
+    n = len(y)
+    errors = np.empty(n)
+    for i in range(n):
+        keep = np.arange(n) != i
+        start = None if full_fit is None else (full_fit.compute[keep], full_fit.host[keep])
+        fit = fit_model(name, terms.take(keep), y[keep], weights[keep], fit_compute, start)
+        predicted, _, _ = fit.predict(terms.take(np.array([i])))
+        errors[i] = predicted[0] - y[i]
+    return errors
+
+
+def extrapolation_fold(name: str, terms: Terms, y: np.ndarray, weights: np.ndarray,
+                       fit_compute: bool | None, full_fit: ModelFit | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """(errors [s], rows) of the quarter of rows with the most bytes moved, predicted from the rest.
+
+    Users extrapolate towards larger batches and contexts; this fold asks each candidate to do
+    that with the rows at hand.  None when the rest is too small to fit the candidate.
+    """
+    n = len(y)
+    k = max(1, n // 4)
+    order = np.argsort(terms.weights_s + terms.kv_s, kind="stable")
+    held = np.zeros(n, dtype=bool)
+    held[order[n - k:]] = True
+    if n - k < len(MODELS[name]) + 1:
+        return None
+    start = None if full_fit is None else (full_fit.compute[~held], full_fit.host[~held])
+    fit = fit_model(name, terms.take(~held), y[~held], weights[~held], fit_compute, start)
+    predicted, _, _ = fit.predict(terms.take(held))
+    return predicted - y[held], held
+
+
+def score(errors: np.ndarray, y: np.ndarray, weighting: str) -> float:
+    """RMS prediction error: relative (share of the measured time) or absolute [s]."""
+    e = errors / y if weighting == "relative" else errors
+    return math.sqrt(float(np.mean(e**2)))

@@ -1,0 +1,157 @@
+"""Latency profiles: the minimum times of a decode step's serial chain, with their sources.
+
+A profile says how long one dependent operation takes at least (``operation_latency``), how
+many such operations a layer holds (``operations_per_layer``), the fixed cost of one
+tensor-parallel collective (``collective_latency``) and of a step outside the layers
+(``step_latency``).  :func:`~roofline_decode.decode_floor` adds the chain they imply as a
+third constraint (:func:`~roofline_decode.formulas.serial_chain_time`).
+
+Named presets ship as TOML files in ``latency_profiles/`` (one per preset, id = file stem,
+figures with value, unit as printed, kind and source like ``hardware_specs/``); users build
+their own from numbers (``LatencyProfile(name="mine", operation_latency=2e-6,
+operations_per_layer=7)``) or load a file of the same format.
+
+Examples
+--------
+>>> profile = load_latency_profile("cuda-graph-h100")
+>>> profile.operation_latency, profile.operations_per_layer
+(1.3e-06, 10.0)
+>>> sorted(list_latency_profiles())[:2]
+['cuda-graph-h100', 'eager-launch']
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from ..errors import SpecFileError, UnknownIdError
+from ._base import Spec, describe_validation_error
+from .accelerator import Figure, Source
+from .spec_file import SourceEntry, _FigureEntry, _Strict, read_toml
+
+__all__ = ["LatencyProfile", "LatencyProfileFile", "load_latency_profile", "list_latency_profiles",
+           "bundled_latency_directory", "TIME_UNITS"]
+
+#: Time units a profile file may print, as units per second (divided by: 1.3 us -> 1.3e-06 s exactly).
+TIME_UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9}
+_COUNT_UNITS = {"1": 1.0}
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+class LatencyProfile(Spec):
+    """Minimum times of the serial chain of a decode step, in SI units.
+
+    Attributes
+    ----------
+    operation_latency : float
+        Minimum time of one dependent operation (a kernel and its drain) t_op [s].
+    operations_per_layer : float
+        Dependent operations per layer n_op [1].
+    collective_latency : float
+        Fixed cost of one tensor-parallel collective α [s] (used by the multi-device floors).
+    step_latency : float
+        Fixed cost of a step outside the layers t_0 [s] (sampling, host round trip).
+    """
+
+    id: str | None = None
+    name: str = Field(min_length=1)
+    operation_latency: float = Field(ge=0, allow_inf_nan=False)
+    operations_per_layer: float = Field(ge=0, allow_inf_nan=False)
+    collective_latency: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    step_latency: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    notes: str | None = None
+    figures: dict[str, Figure] = Field(default_factory=dict)
+    sources: dict[str, Source] = Field(default_factory=dict)
+    path: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The id of a catalog preset, else the name."""
+        return self.id or self.name
+
+
+class _TimeFigure(_FigureEntry):
+    unit: Literal[tuple(TIME_UNITS)] = Field(description="The unit as the source prints it.")
+    value: float = Field(ge=0, allow_inf_nan=False, description="The number as the source prints it.")
+
+
+class _CountFigure(_FigureEntry):
+    unit: Literal[tuple(_COUNT_UNITS)] = Field(description="'1': a plain count.")
+    value: float = Field(ge=0, allow_inf_nan=False, description="The count.")
+
+
+class LatencyProfileFile(_Strict):
+    """Schema of a latency profile file (latency_profiles/<id>.toml; the id is the file stem)."""
+
+    type: Literal["latency_profile"]
+    name: str = Field(min_length=1)
+    notes: str | None = None
+    operation_latency: _TimeFigure
+    operations_per_layer: _CountFigure
+    collective_latency: _TimeFigure | None = None
+    step_latency: _TimeFigure | None = None
+    sources: dict[str, SourceEntry] = Field(min_length=1)
+
+
+def bundled_latency_directory() -> Path:
+    """The shipped ``latency_profiles`` folder: inside the wheel, or at the repository top
+    level for an editable install."""
+    for candidate in (_PACKAGE_DIR / "latency_profiles", _PACKAGE_DIR.parents[1] / "latency_profiles"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("roofline_decode's bundled latency_profiles folder is missing from the installation")
+
+
+def list_latency_profiles() -> list[str]:
+    """Ids of the bundled latency presets, sorted."""
+    return sorted(p.stem for p in bundled_latency_directory().glob("*.toml"))
+
+
+def load_latency_profile(id_or_path: LatencyProfile | str | Path) -> LatencyProfile:
+    """A :class:`LatencyProfile` by preset id, from a ``.toml`` file, or as given.
+
+    Raises
+    ------
+    UnknownIdError
+        No preset has that id (the message lists close matches).
+    SpecFileError
+        The file is unreadable or malformed; the message names the file and the field.
+    """
+    if isinstance(id_or_path, LatencyProfile):
+        return id_or_path
+    if not isinstance(id_or_path, (str, Path)):
+        raise UnknownIdError("latency profile", repr(id_or_path), list_latency_profiles())
+    if isinstance(id_or_path, Path) or id_or_path.endswith(".toml"):
+        return _load_file(Path(id_or_path))
+    path = bundled_latency_directory() / f"{id_or_path}.toml"
+    if not id_or_path or "/" in id_or_path or "\\" in id_or_path or not path.is_file():
+        raise UnknownIdError("latency profile", id_or_path, list_latency_profiles())
+    return _load_file(path)
+
+
+def _load_file(path: Path) -> LatencyProfile:
+    raw: dict[str, Any] = read_toml(path)
+    try:
+        spec = LatencyProfileFile(**raw)
+    except ValidationError as exc:
+        field, value, message = describe_validation_error(exc)[0]
+        shown = "" if "missing" in message or "unknown field" in message else f" (got {value!r})"
+        raise SpecFileError(path, field, message + shown) from None
+    figures: dict[str, Figure] = {}
+    values: dict[str, float] = {}
+    for field in ("operation_latency", "operations_per_layer", "collective_latency", "step_latency"):
+        entry = getattr(spec, field)
+        if entry is None:
+            continue
+        if entry.source not in spec.sources:
+            raise SpecFileError(path, f"{field}.source",
+                                f"source {entry.source!r} is not defined; defined: {', '.join(spec.sources)}")
+        per_second = TIME_UNITS.get(entry.unit, _COUNT_UNITS.get(entry.unit, 1.0))
+        figures[field] = Figure(**entry.model_dump(), si_value=entry.value / per_second)
+        values[field] = figures[field].si_value
+    sources = {key: Source(**s.model_dump()) for key, s in spec.sources.items()}
+    return LatencyProfile(id=path.stem, name=spec.name, notes=spec.notes, figures=figures, sources=sources,
+                          path=str(path), **values)

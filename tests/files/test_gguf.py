@@ -1,0 +1,82 @@
+"""GGUF headers (issue 14 item 1): architecture from the metadata, bytes per tensor from its type."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+import roofline_decode as rd
+from roofline_decode.errors import ConfigError
+from roofline_decode.files.ggml_types import GGML_TYPES
+from roofline_decode.files.gguf import read_gguf_header, tensor_group
+
+GiB = 2**30
+
+
+def test_llama_3_8b_q4_k_m_from_a_generated_gguf(gguf_file, tmp_path):
+    source = rd.load_model("llama-3.1-8b")
+    path = gguf_file(tmp_path / "Meta-Llama-3-8B-Q4_K_M.gguf", source, "Q4_K_M")
+    header = read_gguf_header(path)
+    assert header.version == 3 and len(header.tensors) == 291
+    # hand count: 4.58 GiB as published (4.92 GB for Meta-Llama-3-8B-Instruct-Q4_K_M.gguf)
+    assert header.tensor_bytes / GiB == pytest.approx(4.58, abs=0.005)
+    m = rd.load_model(path)
+    assert m.name == "Llama-3.1-8B" and m.parameter_count == source.parameter_count
+    assert m.weight_bytes == header.tensor_bytes
+    r = rd.decode_floor(m, "h100-sxm", batch=1, context=0)
+    # all tensors but the q4_k token embedding, plus one gathered row (16 q4_k blocks of 144 B)
+    embed = GGML_TYPES["q4_k"].tensor_bytes(128256 * 4096)
+    assert float(r.weight_bytes) == header.tensor_bytes - embed + 16 * 144
+    assert float(r.weight_bytes) == 4_617_398_528  # issue 14: bytes read per step, B = 1
+    # same bytes as the preset without a file
+    preset = rd.decode_floor(source.with_precision(weights="Q4_K_M"), "h100-sxm", batch=1, context=0)
+    assert float(preset.weight_bytes) == pytest.approx(float(r.weight_bytes), rel=1e-12)
+
+
+@pytest.mark.parametrize("preset, gib", [("Q4_0", 3.56), ("Q8_0", 6.67)])
+def test_llama_2_7b_published_sizes_from_gguf(gguf_file, tmp_path, preset, gib):
+    # TheBloke/Llama-2-7B-GGUF: Q4_0 3.83 GB = 3.56 GiB, Q8_0 7.16 GB = 6.67 GiB
+    path = gguf_file(tmp_path / f"llama-2-7b.{preset}.gguf", rd.load_model("llama-2-7b"), preset)
+    assert rd.load_model(path).weight_bytes / GiB == pytest.approx(gib, abs=0.005)
+
+
+def test_gpt_oss_style_mxfp4_experts_and_q8_0_rest(gguf_file, tmp_path):
+    # ggml-org/gpt-oss-20b-GGUF keeps the experts in MXFP4 and the other matrices in q8_0
+    source = rd.load_model("gpt-oss-20b")
+    from roofline_decode.files.llama_quant import gguf_tensor_layout
+
+    layout = gguf_tensor_layout(source)
+    types = {t.name: ("mxfp4" if t.group == "experts" and t.name.endswith(".weight") else
+                      "f32" if len(t.shape) < 2 or t.group in ("router", "experts") else "q8_0") for t in layout}
+    path = gguf_file(tmp_path / "gpt-oss-20b-mxfp4.gguf", source, types, arch="gpt-oss",
+                      extra={"gpt-oss.attention.sliding_window": 128})
+    m = rd.load_model(path)
+    assert (m.num_experts, m.num_experts_per_token, m.num_moe_layers) == (32, 4, 24)
+    assert m.group_format("attention").name == "q8_0" and m.group_format("lm_head").name == "q8_0"
+    expert_bytes = sum(GGML_TYPES[types[t.name]].tensor_bytes(t.elements) for t in layout if t.group == "experts")
+    assert m.group_parameters["experts"] * m.group_format("experts").bytes_per_element == pytest.approx(expert_bytes)
+
+
+def test_tensor_groups():
+    assert tensor_group("blk.3.ffn_down_exps.weight", (2880, 2880, 32)) == "experts"
+    assert tensor_group("blk.3.ffn_gate_inp.weight", (2880, 32)) == "router"
+    assert tensor_group("blk.3.ffn_up_shexp.weight", (2048, 2048)) == "shared_experts"
+    assert tensor_group("blk.3.attn_q.bias", (4096,)) == "norms"
+    assert tensor_group("blk.3.attn_kv_b.weight", (512, 32768)) == "attention"
+    assert tensor_group("output.weight", (4096, 128256)) == "lm_head"
+
+
+def test_not_gguf_truncated_and_unknown_architecture(gguf_file, tmp_path):
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGML" + bytes(20))
+    with pytest.raises(ConfigError, match="bad.gguf: magic: expected b'GGUF'"):
+        rd.load_model(bad)
+    bad.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 1, 1) + struct.pack("<Q", 5) + b"gen")
+    with pytest.raises(ConfigError, match="file ends early"):
+        rd.load_model(bad)
+    path = gguf_file(tmp_path / "x.gguf", rd.load_model("llama-3.2-1b"), "Q8_0", arch="rwkv6")
+    with pytest.raises(ConfigError, match="unsupported architecture 'rwkv6'"):
+        rd.load_model(path)
+    with pytest.raises(ConfigError, match="cannot read"):
+        rd.load_model(tmp_path / "missing.gguf")
