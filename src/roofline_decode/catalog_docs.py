@@ -126,7 +126,8 @@ def _vendor_groups(accelerators: list[Accelerator]) -> list[tuple[str, list[Acce
     for spec in accelerators:
         groups.setdefault(Path(spec.path).parent.name, []).append(spec)
     order = [f for f in VENDOR_FOLDERS if f in groups] + sorted(set(groups) - set(VENDOR_FOLDERS))
-    return [(groups[folder][0].vendor or folder, groups[folder]) for folder in order]
+    # the folder's shortest vendor name titles it ("Intel" over "Intel (Habana)")
+    return [(min((spec.vendor or folder for spec in groups[folder]), key=len), groups[folder]) for folder in order]
 
 
 def render_catalog_page() -> str:

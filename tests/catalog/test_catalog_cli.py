@@ -76,7 +76,7 @@ def test_list_gpus_shows_printed_units_and_marks_the_fp16_fallback(gpu_rows):
 
 
 @pytest.mark.parametrize("vendor, category", [("apple", None), ("NVIDIA", "consumer"), ("intel", "datacenter"),
-                                              (None, "workstation"), ("amd", "workstation")])
+                                              (None, "workstation"), ("amd", "cpu"), ("intel", "consumer"), ("nvidia", "soc")])
 def test_list_gpus_filters_by_vendor_and_category(capsys, vendor, category):
     argv = ["list", "gpus"] + (["--vendor", vendor] if vendor else []) + (["--category", category] if category else [])
     code, out, _ = run(capsys, *argv)

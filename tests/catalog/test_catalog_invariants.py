@@ -41,7 +41,7 @@ SPARSE_NOT_TWICE_DENSE = {
 
 #: Plausible ranges, in the units named.  Each band is narrower than 1000x the smallest value
 #: above its floor, so a GB/MB, TB/GB or TFLOP/GFLOP slip on any catalog entry lands outside.
-RIDGE_BAND = (3.0, 5000.0)  # FLOP/B, dense and sparse, every precision
+RIDGE_BAND = (4.0, 5000.0)  # FLOP/B, dense and sparse, every precision (DGX Spark sparse fp4: 3663)
 CAPACITY_BAND_GB = (4.0, 2000.0)
 BANDWIDTH_BAND_GB_S = (50.0, 30000.0)
 INTERCONNECT_BAND_GB_S = (20.0, 10000.0)

@@ -75,6 +75,11 @@ def _left_out() -> set[tuple[str, str]]:
 
 LEFT_OUT = _left_out()
 
+#: Files with a row in the reference CSV (the devices added by issue 13 have none; their figures
+#: are pinned to their sources in test_catalog_new_devices.py).
+REFERENCED_FILES = [p for p in SPEC_FILES if "reference_id" in raw(p)]
+REFERENCED_ACCELERATORS = [p for p in ACCELERATOR_FILES if "reference_id" in raw(p)]
+
 
 def _shared_reference() -> Path:
     reference = SHARED / "reference"
@@ -100,13 +105,14 @@ def test_the_copy_matches_the_shared_reference(copy):
 
 
 def test_every_file_names_a_distinct_reference_row():
-    refs = [_reference_id(p) for p in SPEC_FILES]
+    # files added without a CSV row (issue 13) are pinned to their sources in test_catalog_new_devices.py
+    refs = [_reference_id(p) for p in SPEC_FILES if "reference_id" in raw(p)]
     assert len(refs) == len(set(refs))
     assert set(refs) <= set(ROWS), set(refs) - set(ROWS)
 
 
 def test_every_reference_row_with_values_has_a_file_or_is_left_out():
-    covered = {_reference_id(p) for p in SPEC_FILES}
+    covered = {_reference_id(p) for p in REFERENCED_FILES}
     value_columns = ["memory_gb", "mem_bw_gb_s", "interconnect_gb_s", *PEAK_COLUMNS.values()]
     for row_id, row in ROWS.items():
         if any(row[c] for c in value_columns):
@@ -116,7 +122,7 @@ def test_every_reference_row_with_values_has_a_file_or_is_left_out():
 
 
 def test_left_out_entries_are_really_absent():
-    by_ref = {_reference_id(p): p for p in SPEC_FILES}
+    by_ref = {_reference_id(p): p for p in REFERENCED_FILES}
     for row_id, figure in LEFT_OUT:
         assert row_id in ROWS, f"Left out names {row_id}, which is not a CSV row"
         if figure == "whole":
@@ -144,7 +150,7 @@ def _missing(row_id: str, figure: str) -> None:
     )
 
 
-@pytest.mark.parametrize("path", ACCELERATOR_FILES, ids=ids(ACCELERATOR_FILES))
+@pytest.mark.parametrize("path", REFERENCED_ACCELERATORS, ids=ids(REFERENCED_ACCELERATORS))
 def test_accelerator_agrees_with_reference(path):
     row_id = _reference_id(path)
     row = ROWS[row_id]

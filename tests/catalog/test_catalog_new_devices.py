@@ -1,0 +1,417 @@
+"""One test per device added by issue 13: each figure against the value its source prints.
+
+The table below was written while reading the sources (the URL is the one the spec file cites): the
+value and unit as printed, and the figure's kind (``derived`` rows give the arithmetic in the spec
+file's ``derivation``).  A spec file that drifts from what its source says, or a figure added
+without a row here, fails its device's test.  These devices have no row in the shared reference CSV;
+``test_catalog_reference.py`` checks the older ones against it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from roofline_decode import catalog
+from roofline_decode.units import BANDWIDTH_UNITS, BYTE_UNITS, FLOPS_UNITS, POWER_UNITS
+
+from .helpers import ACCELERATOR_FILES, raw, spec
+
+#: device id -> figure -> (value as printed, unit as printed, kind, source URL)
+SOURCE_VALUES = {
+    'rtx-3060-12gb': {
+        'memory_capacity': (12, 'GB', 'datasheet', 'https://sysrqmts.com/vi/gpus/compare/nvidia-geforce-rtx-3060-vs-nvidia-geforce-rtx-3090-ti'),
+        'memory_bandwidth': (360.0, 'GB/s', 'datasheet', 'https://sysrqmts.com/vi/gpus/compare/nvidia-geforce-rtx-3060-vs-nvidia-geforce-rtx-3090-ti'),
+        'peak_flops.fp32': (12.74, 'TFLOP/s', 'datasheet', 'https://sysrqmts.com/vi/gpus/compare/nvidia-geforce-rtx-3060-vs-nvidia-geforce-rtx-3090-ti'),
+        'peak_flops.bf16': (25.48, 'TFLOP/s', 'derived', 'https://sysrqmts.com/vi/gpus/compare/nvidia-geforce-rtx-3060-vs-nvidia-geforce-rtx-3090-ti'),
+        'peak_flops.fp16': (25.48, 'TFLOP/s', 'derived', 'https://sysrqmts.com/vi/gpus/compare/nvidia-geforce-rtx-3060-vs-nvidia-geforce-rtx-3090-ti'),
+        'tdp': (170, 'W', 'datasheet', 'https://sysrqmts.com/vi/gpus/compare/nvidia-geforce-rtx-3060-vs-nvidia-geforce-rtx-3090-ti'),
+    },
+    'rtx-3060-ti': {
+        'memory_capacity': (8, 'GB', 'datasheet', 'https://www.guru3d.com/story/geforce-rtx-4060-ti-gpu-pictured/'),
+        'memory_bandwidth': (448, 'GB/s', 'datasheet', 'https://www.guru3d.com/story/geforce-rtx-4060-ti-gpu-pictured/'),
+        'peak_flops.fp32': (16.2, 'TFLOP/s', 'datasheet', 'https://www.guru3d.com/story/geforce-rtx-4060-ti-gpu-pictured/'),
+        'peak_flops.bf16': (32.4, 'TFLOP/s', 'derived', 'https://www.guru3d.com/story/geforce-rtx-4060-ti-gpu-pictured/'),
+        'peak_flops.fp16': (32.4, 'TFLOP/s', 'derived', 'https://www.guru3d.com/story/geforce-rtx-4060-ti-gpu-pictured/'),
+        'tdp': (200, 'W', 'datasheet', 'https://www.guru3d.com/story/geforce-rtx-4060-ti-gpu-pictured/'),
+    },
+    'rtx-3070': {
+        'memory_capacity': (8, 'GB', 'datasheet', 'https://fudzilla.net/news/graphics/51457-nvidia-rtx-30-series-specifications-are-now-official'),
+        'memory_bandwidth': (448, 'GB/s', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
+        'tdp': (220, 'W', 'datasheet', 'https://fudzilla.net/news/graphics/51457-nvidia-rtx-30-series-specifications-are-now-official'),
+    },
+    'rtx-3070-ti': {
+        'memory_capacity': (8, 'GB', 'datasheet', 'https://umatechnology.org/?p=774864'),
+        'memory_bandwidth': (608, 'GB/s', 'datasheet', 'https://praeco-medii-aevi.de/nvidia-geforce-rtx-4070-ti-test-verkauft-um-mit-1440p-zu-spielen-und-4k-ist-nicht-einschuechternd'),
+        'tdp': (290, 'W', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+    },
+    'rtx-3080': {
+        'memory_capacity': (10, 'GB', 'datasheet', 'https://fudzilla.net/news/graphics/51457-nvidia-rtx-30-series-specifications-are-now-official'),
+        'memory_bandwidth': (760, 'GB/s', 'datasheet', 'https://www.itcreations.com/nvidia-gpu/nvidia-geforce-rtx-3080-gpu'),
+        'peak_flops.fp32': (29.8, 'TFLOP/s', 'datasheet', 'https://fudzilla.net/news/graphics/51457-nvidia-rtx-30-series-specifications-are-now-official'),
+        'peak_flops.bf16': (59.6, 'TFLOP/s', 'derived', 'https://fudzilla.net/news/graphics/51457-nvidia-rtx-30-series-specifications-are-now-official'),
+        'peak_flops.fp16': (59.6, 'TFLOP/s', 'derived', 'https://fudzilla.net/news/graphics/51457-nvidia-rtx-30-series-specifications-are-now-official'),
+        'tdp': (320, 'W', 'datasheet', 'https://fudzilla.net/news/graphics/51457-nvidia-rtx-30-series-specifications-are-now-official'),
+    },
+    'rtx-3080-12gb': {
+        'memory_capacity': (12, 'GB', 'datasheet', 'https://droix.net/geforce-rtx-3080-12-gb-launch-on-january-11/'),
+        'memory_bandwidth': (912, 'GB/s', 'datasheet', 'https://droix.net/geforce-rtx-3080-12-gb-launch-on-january-11/'),
+        'tdp': (350, 'W', 'datasheet', 'https://droix.net/geforce-rtx-3080-12-gb-launch-on-january-11/'),
+    },
+    'rtx-3090-ti': {
+        'memory_capacity': (24, 'GB', 'datasheet', 'https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3090-Ti-and-GeForce-RTX-3060-12-GB-GA104-comparison.html'),
+        'memory_bandwidth': (1008, 'GB/s', 'datasheet', 'https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3090-Ti-and-GeForce-RTX-3060-12-GB-GA104-comparison.html'),
+        'peak_flops.fp32': (40.0, 'TFLOP/s', 'datasheet', 'https://sysrqmts.com/vi/gpus/compare/nvidia-geforce-rtx-3060-vs-nvidia-geforce-rtx-3090-ti'),
+        'peak_flops.bf16': (80.0, 'TFLOP/s', 'derived', 'https://sysrqmts.com/vi/gpus/compare/nvidia-geforce-rtx-3060-vs-nvidia-geforce-rtx-3090-ti'),
+        'peak_flops.fp16': (80.0, 'TFLOP/s', 'derived', 'https://sysrqmts.com/vi/gpus/compare/nvidia-geforce-rtx-3060-vs-nvidia-geforce-rtx-3090-ti'),
+        'tdp': (450, 'W', 'datasheet', 'https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3090-Ti-and-GeForce-RTX-3060-12-GB-GA104-comparison.html'),
+    },
+    'rtx-4060': {
+        'memory_capacity': (8, 'GB', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
+        'memory_bandwidth': (272, 'GB/s', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
+        'tdp': (115, 'W', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
+        'onchip_cache': (24, 'MB', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
+    },
+    'rtx-4060-ti-16gb': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
+        'memory_bandwidth': (288, 'GB/s', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
+        'peak_flops.fp32': (22, 'TFLOP/s', 'datasheet', 'https://www.guru3d.com/story/geforce-rtx-4060-ti-gpu-pictured/'),
+        'peak_flops.bf16': (44, 'TFLOP/s', 'derived', 'https://www.guru3d.com/story/geforce-rtx-4060-ti-gpu-pictured/'),
+        'peak_flops.fp16': (44, 'TFLOP/s', 'derived', 'https://www.guru3d.com/story/geforce-rtx-4060-ti-gpu-pictured/'),
+        'tdp': (165, 'W', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
+        'onchip_cache': (32, 'MB', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
+    },
+    'rtx-4070': {
+        'memory_capacity': (12, 'GB', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'memory_bandwidth': (504, 'GB/s', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'peak_flops.fp32': (29.1, 'TFLOP/s', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'peak_flops.bf16': (58.2, 'TFLOP/s', 'derived', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'peak_flops.fp16': (58.2, 'TFLOP/s', 'derived', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'tdp': (200, 'W', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'onchip_cache': (36, 'MB', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+    },
+    'rtx-4070-ti': {
+        'memory_capacity': (12, 'GB', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'memory_bandwidth': (504, 'GB/s', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'peak_flops.fp32': (40.1, 'TFLOP/s', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'peak_flops.bf16': (80.2, 'TFLOP/s', 'derived', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'peak_flops.fp16': (80.2, 'TFLOP/s', 'derived', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'tdp': (285, 'W', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'onchip_cache': (48, 'MB', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+    },
+    'rtx-4080': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'memory_bandwidth': (717, 'GB/s', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'peak_flops.fp32': (48.7, 'TFLOP/s', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'peak_flops.bf16': (97.4, 'TFLOP/s', 'derived', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'peak_flops.fp16': (97.4, 'TFLOP/s', 'derived', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'tdp': (320, 'W', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+        'onchip_cache': (64, 'MB', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
+    },
+    'rtx-4080-super': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://www.cnews.cz/clanky/specifikace-grafik-geforce-rtx-4000-super-uz-jsou-venku-vykon-muze-stoupnout-o-10-25/'),
+        'memory_bandwidth': (736, 'GB/s', 'datasheet', 'https://www.cnews.cz/clanky/specifikace-grafik-geforce-rtx-4000-super-uz-jsou-venku-vykon-muze-stoupnout-o-10-25/'),
+        'tdp': (320, 'W', 'datasheet', 'https://www.cnews.cz/clanky/specifikace-grafik-geforce-rtx-4000-super-uz-jsou-venku-vykon-muze-stoupnout-o-10-25/'),
+    },
+    'rtx-5080': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'memory_bandwidth': (960, 'GB/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'peak_flops.fp4': (900.5, 'TFLOP/s', 'derived', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'sparse_peak_flops.fp4': (1801, 'TFLOP/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'tdp': (360, 'W', 'datasheet', 'https://playeatsleep.fun/en/rtx-5000-specs'),
+    },
+    'rtx-5070-ti': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'memory_bandwidth': (896, 'GB/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'peak_flops.fp4': (703.0, 'TFLOP/s', 'derived', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'sparse_peak_flops.fp4': (1406, 'TFLOP/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'tdp': (300, 'W', 'datasheet', 'https://playeatsleep.fun/en/rtx-5000-specs'),
+    },
+    'rtx-5070': {
+        'memory_capacity': (12, 'GB', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'memory_bandwidth': (672, 'GB/s', 'datasheet', 'https://playeatsleep.fun/en/rtx-5000-specs'),
+        'peak_flops.fp4': (494.0, 'TFLOP/s', 'derived', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'sparse_peak_flops.fp4': (988, 'TFLOP/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'tdp': (250, 'W', 'datasheet', 'https://playeatsleep.fun/en/rtx-5000-specs'),
+    },
+    'rtx-5060-ti-16gb': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://expertspeak.ru/nvidia-rtx-5060-ti-poyavilas-v-dokumentah-ritejlerov/'),
+        'memory_bandwidth': (448, 'GB/s', 'datasheet', 'https://expertspeak.ru/nvidia-rtx-5060-ti-poyavilas-v-dokumentah-ritejlerov/'),
+        'tdp': (180, 'W', 'datasheet', 'https://expertspeak.ru/nvidia-rtx-5060-ti-poyavilas-v-dokumentah-ritejlerov/'),
+    },
+    'rtx-a4000': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://www.ecer.com/corp/details-uuuedqa-p1bsb03-pci-express-3-0-x16-nvidia-rtx-a4000-16g-graphics-card-for-professional-video-editing.html'),
+        'memory_bandwidth': (448, 'GB/s', 'datasheet', 'https://www.ecer.com/corp/details-uuuedqa-p1bsb03-pci-express-3-0-x16-nvidia-rtx-a4000-16g-graphics-card-for-professional-video-editing.html'),
+        'peak_flops.fp32': (19.2, 'TFLOP/s', 'datasheet', 'https://www.ecer.com/corp/details-uuuedqa-p1bsb03-pci-express-3-0-x16-nvidia-rtx-a4000-16g-graphics-card-for-professional-video-editing.html'),
+        'peak_flops.fp16': (76.7, 'TFLOP/s', 'derived', 'https://www.ecer.com/corp/details-uuuedqa-p1bsb03-pci-express-3-0-x16-nvidia-rtx-a4000-16g-graphics-card-for-professional-video-editing.html'),
+        'sparse_peak_flops.fp16': (153.4, 'TFLOP/s', 'datasheet', 'https://www.ecer.com/corp/details-uuuedqa-p1bsb03-pci-express-3-0-x16-nvidia-rtx-a4000-16g-graphics-card-for-professional-video-editing.html'),
+        'tdp': (140, 'W', 'datasheet', 'https://www.ecer.com/corp/details-uuuedqa-p1bsb03-pci-express-3-0-x16-nvidia-rtx-a4000-16g-graphics-card-for-professional-video-editing.html'),
+    },
+    'rtx-a6000': {
+        'memory_capacity': (48, 'GB', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
+        'memory_bandwidth': (768.0, 'GB/s', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
+        'peak_flops.fp32': (38.71, 'TFLOP/s', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
+        'tdp': (300, 'W', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
+    },
+    'a40': {
+        'memory_capacity': (48, 'GB', 'datasheet', 'https://sysrqmts.com/fr/gpus/compare/nvidia-a40-pcie-vs-nvidia-quadro-rtx-6000'),
+        'memory_bandwidth': (695.8, 'GB/s', 'datasheet', 'https://sysrqmts.com/fr/gpus/compare/nvidia-a40-pcie-vs-nvidia-quadro-rtx-6000'),
+        'peak_flops.fp32': (37.42, 'TFLOP/s', 'datasheet', 'https://sysrqmts.com/fr/gpus/compare/nvidia-a40-pcie-vs-nvidia-quadro-rtx-6000'),
+        'peak_flops.tf32': (74.83, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'peak_flops.bf16': (149.67, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'peak_flops.fp16': (149.67, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'peak_flops.int8': (299.34, 'TOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'sparse_peak_flops.tf32': (149.67, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'sparse_peak_flops.bf16': (299.34, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'sparse_peak_flops.fp16': (299.34, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'sparse_peak_flops.int8': (598.67, 'TOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'tdp': (300, 'W', 'datasheet', 'https://sysrqmts.com/fr/gpus/compare/nvidia-a40-pcie-vs-nvidia-quadro-rtx-6000'),
+    },
+    'l40': {
+        'memory_capacity': (48, 'GB', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'memory_bandwidth': (864, 'GB/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'peak_flops.fp32': (90.52, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'peak_flops.tf32': (181.03, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'peak_flops.bf16': (362.07, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'peak_flops.fp16': (362.07, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'peak_flops.fp8': (724.13, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'peak_flops.int8': (724.13, 'TOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'sparse_peak_flops.tf32': (362.07, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'sparse_peak_flops.bf16': (724.13, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'sparse_peak_flops.fp16': (724.13, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'sparse_peak_flops.fp8': (1448.26, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'sparse_peak_flops.int8': (1448.26, 'TOP/s', 'derived', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+        'tdp': (300, 'W', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),
+    },
+    'rtx-6000-ada': {
+        'memory_capacity': (48, 'GB', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
+        'memory_bandwidth': (960, 'GB/s', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
+    },
+    'rtx-pro-6000-blackwell': {
+        'memory_capacity': (96, 'GB', 'datasheet', 'https://hardware-corner.net/rtx-5090-vs-rtx-pro-6000-spec-comparison-20250321'),
+        'memory_bandwidth': (1792, 'GB/s', 'datasheet', 'https://hardware-corner.net/rtx-5090-vs-rtx-pro-6000-spec-comparison-20250321'),
+        'peak_flops.fp32': (126, 'TFLOP/s', 'datasheet', 'https://technical.city/en/video/RTX-4000-Ada-Generation-vs-RTX-PRO-6000-Blackwell'),
+        'tdp': (600, 'W', 'datasheet', 'https://hardware-corner.net/rtx-5090-vs-rtx-pro-6000-spec-comparison-20250321'),
+        'onchip_cache': (128, 'MB', 'datasheet', 'https://technical.city/en/video/RTX-4000-Ada-Generation-vs-RTX-PRO-6000-Blackwell'),
+    },
+    'rtx-pro-6000-blackwell-max-q': {
+        'memory_capacity': (96, 'GB', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
+        'memory_bandwidth': (1597, 'GB/s', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
+        'peak_flops.fp32': (110.1, 'TFLOP/s', 'datasheet', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
+        'tdp': (300, 'W', 'datasheet', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
+    },
+    'rtx-pro-6000-blackwell-server': {
+        'memory_capacity': (96, 'GB', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
+        'memory_bandwidth': (1792, 'GB/s', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
+    },
+    'tesla-p40': {
+        'memory_capacity': (24, 'GB', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
+        'memory_bandwidth': (694.3, 'GB/s', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
+        'peak_flops.fp32': (11.76, 'TFLOP/s', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
+        'tdp': (250, 'W', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
+    },
+    'quadro-rtx-6000': {
+        'memory_capacity': (24, 'GB', 'datasheet', 'https://sysrqmts.com/fr/gpus/compare/nvidia-a40-pcie-vs-nvidia-quadro-rtx-6000'),
+        'memory_bandwidth': (672.0, 'GB/s', 'datasheet', 'https://sysrqmts.com/fr/gpus/compare/nvidia-a40-pcie-vs-nvidia-quadro-rtx-6000'),
+        'peak_flops.fp32': (16.31, 'TFLOP/s', 'datasheet', 'https://sysrqmts.com/fr/gpus/compare/nvidia-a40-pcie-vs-nvidia-quadro-rtx-6000'),
+        'peak_flops.fp16': (32.62, 'TFLOP/s', 'datasheet', 'https://sysrqmts.com/fr/gpus/compare/nvidia-a40-pcie-vs-nvidia-quadro-rtx-6000'),
+        'tdp': (260, 'W', 'datasheet', 'https://sysrqmts.com/fr/gpus/compare/nvidia-a40-pcie-vs-nvidia-quadro-rtx-6000'),
+    },
+    'dgx-spark': {
+        'memory_capacity': (128, 'GB', 'datasheet', 'https://ai-infrastructure.net/dgx-spark/'),
+        'memory_bandwidth': (273, 'GB/s', 'datasheet', 'https://ai-infrastructure.net/dgx-spark/'),
+        'peak_flops.fp32': (31, 'TFLOP/s', 'datasheet', 'https://meterpreter.org/a-supercomputer-on-your-desk-nvidia-unveils-the-dgx-spark-ai-superchip'),
+        'peak_flops.fp4': (500, 'TFLOP/s', 'derived', 'https://ai-infrastructure.net/dgx-spark/'),
+        'sparse_peak_flops.fp4': (1000, 'TFLOP/s', 'datasheet', 'https://ai-infrastructure.net/dgx-spark/'),
+        'tdp': (140, 'W', 'datasheet', 'https://ai-infrastructure.net/dgx-spark/'),
+    },
+    'jetson-agx-thor': {
+        'memory_capacity': (128, 'GB', 'datasheet', 'https://developer.ridgerun.com/wiki/index.php/NVIDIA_Jetson_AGX_Thor/Introduction/SoM_Overview'),
+        'memory_bandwidth': (273, 'GB/s', 'datasheet', 'https://developer.ridgerun.com/wiki/index.php/NVIDIA_Jetson_AGX_Thor/Introduction/SoM_Overview'),
+        'tdp': (130, 'W', 'datasheet', 'https://learnaivisually.com/ai-explained/jetson-thor-edge-blackwell'),
+    },
+    'jetson-orin-nano-super': {
+        'memory_capacity': (8, 'GB', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
+        'memory_bandwidth': (102, 'GB/s', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
+        'peak_flops.int8': (33.5, 'TOP/s', 'derived', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
+        'sparse_peak_flops.int8': (67, 'TOP/s', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
+        'tdp': (25, 'W', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
+    },
+    'rx-7900-xtx': {
+        'memory_capacity': (24, 'GB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'memory_bandwidth': (960, 'GB/s', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'peak_flops.fp32': (61.44, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/amd-radeon-rx-9070-xt-vs-amd-radeon-rx-7900-xtx'),
+        'peak_flops.fp16': (122.88, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/amd-radeon-rx-9070-xt-vs-amd-radeon-rx-7900-xtx'),
+        'tdp': (355, 'W', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'onchip_cache': (96, 'MB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+    },
+    'rx-7900-xt': {
+        'memory_capacity': (20, 'GB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'memory_bandwidth': (800, 'GB/s', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'peak_flops.fp32': (52, 'TFLOP/s', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'tdp': (315, 'W', 'datasheet', 'https://www.hardwaredb.net/radeon-rx-7900-xt-benchmark'),
+        'onchip_cache': (80, 'MB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+    },
+    'rx-6950-xt': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'memory_bandwidth': (576, 'GB/s', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'peak_flops.fp32': (23.65, 'TFLOP/s', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'tdp': (335, 'W', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'onchip_cache': (128, 'MB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+    },
+    'rx-6900-xt': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
+        'memory_bandwidth': (512, 'GB/s', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
+        'tdp': (300, 'W', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
+        'onchip_cache': (128, 'MB', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
+    },
+    'rx-9070-xt': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
+        'memory_bandwidth': (640, 'GB/s', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
+        'peak_flops.fp32': (48.66, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/amd-radeon-rx-9070-xt-vs-amd-radeon-rx-7900-xtx'),
+        'peak_flops.fp16': (97.32, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/amd-radeon-rx-9070-xt-vs-amd-radeon-rx-7900-xtx'),
+        'tdp': (304, 'W', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
+        'onchip_cache': (64, 'MB', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
+    },
+    'rx-9070': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
+        'memory_bandwidth': (640, 'GB/s', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
+        'tdp': (220, 'W', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
+        'onchip_cache': (64, 'MB', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
+    },
+    'rx-7800-xt': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://www.purepc.pl/amd-radeon-rx-7800-xt-powercolor-opublikowal-pelna-specyfikacje-nadchodzacej-karty-graficznej-rdna-3'),
+        'memory_bandwidth': (576, 'GB/s', 'datasheet', 'https://www.purepc.pl/amd-radeon-rx-7800-xt-powercolor-opublikowal-pelna-specyfikacje-nadchodzacej-karty-graficznej-rdna-3'),
+    },
+    'radeon-pro-w6900x': {
+        'memory_capacity': (32, 'GB', 'datasheet', 'https://leganerd.com/2021/08/03/apple-e-amd-presentano-le-nuove-schede-video-dei-mac-pro/'),
+        'memory_bandwidth': (512, 'GB/s', 'datasheet', 'https://leganerd.com/2021/08/03/apple-e-amd-presentano-le-nuove-schede-video-dei-mac-pro/'),
+        'peak_flops.fp32': (22.2, 'TFLOP/s', 'datasheet', 'https://leganerd.com/2021/08/03/apple-e-amd-presentano-le-nuove-schede-video-dei-mac-pro/'),
+        'peak_flops.fp16': (44.4, 'TFLOP/s', 'datasheet', 'https://leganerd.com/2021/08/03/apple-e-amd-presentano-le-nuove-schede-video-dei-mac-pro/'),
+        'tdp': (300, 'W', 'datasheet', 'https://leganerd.com/2021/08/03/apple-e-amd-presentano-le-nuove-schede-video-dei-mac-pro/'),
+    },
+    'radeon-pro-w6800x': {
+        'memory_capacity': (32, 'GB', 'datasheet', 'https://leganerd.com/2021/08/03/apple-e-amd-presentano-le-nuove-schede-video-dei-mac-pro/'),
+        'memory_bandwidth': (512, 'GB/s', 'datasheet', 'https://leganerd.com/2021/08/03/apple-e-amd-presentano-le-nuove-schede-video-dei-mac-pro/'),
+        'peak_flops.fp32': (16, 'TFLOP/s', 'datasheet', 'https://leganerd.com/2021/08/03/apple-e-amd-presentano-le-nuove-schede-video-dei-mac-pro/'),
+        'peak_flops.fp16': (32, 'TFLOP/s', 'datasheet', 'https://leganerd.com/2021/08/03/apple-e-amd-presentano-le-nuove-schede-video-dei-mac-pro/'),
+        'tdp': (300, 'W', 'datasheet', 'https://leganerd.com/2021/08/03/apple-e-amd-presentano-le-nuove-schede-video-dei-mac-pro/'),
+    },
+    'ryzen-ai-max-395': {
+        'memory_capacity': (128, 'GB', 'datasheet', 'https://modelfit.io/blog/amd-strix-halo-local-ai-128gb/'),
+        'memory_bandwidth': (256, 'GB/s', 'derived', 'https://spawningpoint.com/article/amd-strix-halo-review-2026-is-the-ryzen-ai-max-395-the-ai-inference-answer'),
+    },
+    'arc-a770': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+        'memory_bandwidth': (560, 'GB/s', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+        'tdp': (225, 'W', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+    },
+    'arc-a750': {
+        'memory_capacity': (8, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+        'memory_bandwidth': (512, 'GB/s', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+        'tdp': (225, 'W', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+    },
+    'arc-a580': {
+        'memory_capacity': (8, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+        'memory_bandwidth': (512, 'GB/s', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+        'peak_flops.fp32': (12.29, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/intel-arc-b580-vs-intel-arc-a580'),
+        'peak_flops.fp16': (24.58, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/intel-arc-b580-vs-intel-arc-a580'),
+        'tdp': (185, 'W', 'datasheet', 'https://hmc-tech.com/gpu/intel-arc-b580-vs-intel-arc-a580'),
+    },
+    'arc-a380': {
+        'memory_capacity': (6, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+        'memory_bandwidth': (186, 'GB/s', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+    },
+    'arc-b580': {
+        'memory_capacity': (12, 'GB', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-arc-b580-vs-intel-uhd-graphics-730'),
+        'memory_bandwidth': (456.0, 'GB/s', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-arc-b580-vs-intel-uhd-graphics-730'),
+        'peak_flops.fp32': (13.67, 'TFLOP/s', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-arc-b580-vs-intel-uhd-graphics-730'),
+        'peak_flops.fp16': (27.34, 'TFLOP/s', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-arc-b580-vs-intel-uhd-graphics-730'),
+        'tdp': (190, 'W', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-arc-b580-vs-intel-uhd-graphics-730'),
+        'onchip_cache': (18, 'MB', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-arc-b580-vs-intel-uhd-graphics-730'),
+    },
+    'm1-pro': {
+        'memory_capacity': (32, 'GB', 'datasheet', 'https://semiwiki.com/forum/index.php?goto/post&id=48836'),
+        'memory_bandwidth': (200, 'GB/s', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+    },
+    'm2': {
+        'memory_capacity': (24, 'GB', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+        'memory_bandwidth': (100, 'GB/s', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+    },
+    'm2-pro': {
+        'memory_capacity': (32, 'GB', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+        'memory_bandwidth': (200, 'GB/s', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+    },
+    'm3': {
+        'memory_capacity': (24, 'GB', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+        'memory_bandwidth': (100, 'GB/s', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+    },
+    'm3-pro': {
+        'memory_capacity': (36, 'GB', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+        'memory_bandwidth': (150, 'GB/s', 'datasheet', 'https://www.macrumors.com/2023/10/31/apple-m3-pro-less-memory-bandwidth/'),
+        'peak_flops.fp32': (6.44, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-apple-18-core-m3-pro'),
+    },
+    'm4': {
+        'memory_capacity': (32, 'GB', 'datasheet', 'https://mactrast.com/?p=168123'),
+        'memory_bandwidth': (120, 'GB/s', 'datasheet', 'https://mactrast.com/?p=168123'),
+        'peak_flops.fp32': (3.76, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-10-core-m4-vs-apple-30-core-m3-max'),
+    },
+    'm4-pro': {
+        'memory_capacity': (64, 'GB', 'datasheet', 'https://techmoran.com/2024/10/31/apple-unveils-its-most-powerful-chips-the-m4-pro-and-m4-max/?amp=1'),
+        'memory_bandwidth': (273, 'GB/s', 'datasheet', 'https://techmoran.com/2024/10/31/apple-unveils-its-most-powerful-chips-the-m4-pro-and-m4-max/?amp=1'),
+    },
+    'm5': {
+        'memory_capacity': (32, 'GB', 'datasheet', 'https://www.lowyat.net/2025/369913/apple-m5'),
+        'memory_bandwidth': (153, 'GB/s', 'datasheet', 'https://www.lowyat.net/2025/369913/apple-m5'),
+    },
+    'm5-max': {
+        'memory_capacity': (128, 'GB', 'datasheet', 'https://thedailyscout.com/s/RBeSWv0Jfmg'),
+        'memory_bandwidth': (614, 'GB/s', 'datasheet', 'https://thedailyscout.com/s/RBeSWv0Jfmg'),
+    },
+    'epyc-9004-genoa': {
+        'memory_capacity': (768, 'GB', 'derived', 'https://tech2sports.com/amd-epyc-genoa-2'),
+        'memory_bandwidth': (460.8, 'GB/s', 'derived', 'https://en.wikichip.org/w/index.php?title=amd/cores/genoa&oldid=101546&diff=prev'),
+    },
+    'epyc-9005-turin': {
+        'memory_capacity': (768, 'GB', 'derived', 'https://www.tweaktown.com/news/97071/amds-next-gen-epyc-9845-turin-cpu-160-cores-320-threads-with-640mb-cache-500w-power/index.html'),
+        'memory_bandwidth': (576, 'GB/s', 'derived', 'https://www.tweaktown.com/news/97071/amds-next-gen-epyc-9845-turin-cpu-160-cores-320-threads-with-640mb-cache-500w-power/index.html'),
+    },
+    'xeon-6980p': {
+        'memory_capacity': (768, 'GB', 'derived', 'https://rillor.com/insights/granite-rapids-vs-turin-cpu-pairing-gpu-servers'),
+        'memory_bandwidth': (614.4, 'GB/s', 'datasheet', 'https://technosports.co.in/intel-next-gen-lga-7529-xeon-cpus'),
+        'tdp': (500, 'W', 'datasheet', 'https://rillor.com/insights/granite-rapids-vs-turin-cpu-pairing-gpu-servers'),
+    },
+    'xeon-6980p-mrdimm': {
+        'memory_capacity': (768, 'GB', 'derived', 'https://rillor.com/insights/granite-rapids-vs-turin-cpu-pairing-gpu-servers'),
+        'memory_bandwidth': (844.8, 'GB/s', 'derived', 'https://wccftech.com/intel-xeon-6900p-granite-rapids-p-core-launched-128-cores-tackles-amd-epyc-turin/amp'),
+        'tdp': (500, 'W', 'datasheet', 'https://rillor.com/insights/granite-rapids-vs-turin-cpu-pairing-gpu-servers'),
+    },
+    'xeon-sapphire-rapids': {
+        'memory_capacity': (512, 'GB', 'derived', 'https://technosports.co.in/intel-next-gen-lga-7529-xeon-cpus'),
+        'memory_bandwidth': (307.2, 'GB/s', 'datasheet', 'https://technosports.co.in/intel-next-gen-lga-7529-xeon-cpus'),
+    },
+}
+
+_UNITS = {**BYTE_UNITS, **BANDWIDTH_UNITS, **FLOPS_UNITS, **POWER_UNITS}
+
+
+@pytest.mark.parametrize("device", sorted(SOURCE_VALUES))
+def test_device_figures_match_their_source(device):
+    gpu = catalog.load_accelerator(device)
+    expected = SOURCE_VALUES[device]
+    assert set(gpu.figures) == set(expected), "every figure of the file has a row here, and no more"
+    for key, (value, unit, kind, url) in expected.items():
+        figure = gpu.figures[key]
+        assert (figure.value, figure.unit, figure.kind) == (value, unit, kind), key
+        assert gpu.sources[figure.source].url == url, key
+        assert figure.si_value == pytest.approx(value * _UNITS[unit], rel=1e-12), key
+    assert gpu.category is not None
+
+
+def test_the_catalog_has_100_accelerators_in_every_category():
+    assert len(ACCELERATOR_FILES) >= 100
+    files = {p.stem: p for p in ACCELERATOR_FILES}
+    assert set(SOURCE_VALUES) <= set(files)
+    categories = {spec(p).category for p in ACCELERATOR_FILES}
+    assert categories == {"datacenter", "workstation", "consumer", "soc", "cpu"}
+    # devices without a reference CSV row are exactly the ones pinned here
+    assert {stem for stem, p in files.items() if "reference_id" not in raw(p)} == set(SOURCE_VALUES)
