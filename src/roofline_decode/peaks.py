@@ -15,8 +15,10 @@ __all__ = ["NO_COMPUTE_PEAK", "compute_peak"]
 NO_COMPUTE_PEAK = "no compute peak published"
 
 
-def compute_peak(weight_format, accelerator: Accelerator, sparse: bool = False) -> tuple[str, float, tuple[str, ...]]:
-    """(compute precision, peak [FLOP/s], notes) a step of ``weight_format`` weights runs at.
+def compute_peak(weight_format, accelerator: Accelerator, sparse: bool = False,
+                 role: str = "weights") -> tuple[str, float, tuple[str, ...]]:
+    """(compute precision, peak [FLOP/s], notes) a step of ``weight_format`` weights runs at
+    (``role`` names what is in that format in the notes: "weights", "KV cache", ...).
 
     The format's compute precision, else the next of its fallbacks the device publishes a
     peak for (fp8 weights on an A100 compute in bf16; a note says so).  With ``sparse`` each
@@ -35,7 +37,7 @@ def compute_peak(weight_format, accelerator: Accelerator, sparse: bool = False) 
     for precision in candidates:
         notes = []
         if precision != candidates[0]:
-            notes.append(f"{weight_format.name} weights compute in {precision}: no {candidates[0]} peak "
+            notes.append(f"{weight_format.name} {role} compute in {precision}: no {candidates[0]} peak "
                          f"published for {name}")
         if sparse and precision in accelerator.sparse_peak_flops:
             return precision, float(accelerator.sparse_peak_flops[precision]), tuple(notes)
@@ -44,5 +46,5 @@ def compute_peak(weight_format, accelerator: Accelerator, sparse: bool = False) 
                 notes.append(f"no sparse {precision} peak published for {name}: the dense {precision} peak is used")
             return precision, float(accelerator.peak_flops[precision]), tuple(notes)
     return NO_COMPUTE_PEAK, float("nan"), (
-        f"{NO_COMPUTE_PEAK} for {name} ({weight_format.name} weights): compute time not bounded, "
+        f"{NO_COMPUTE_PEAK} for {name} ({weight_format.name} {role}): compute time not bounded, "
         "the floor is the memory time",)
