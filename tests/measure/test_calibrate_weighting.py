@@ -46,7 +46,7 @@ def _hand_fit(weights):
     t0, a = (sy * sxx - sx * sxy) / det, (s * sxy - sx * sy) / det
     residuals = [y - t0 - a * x for x, y in zip(xs, ys)]
     s2 = sum(w * r * r for w, r in zip(weights, residuals)) / (len(ys) - 2)
-    return float(t0), float(a), float(s2) ** 0.5
+    return float(t0), float(a), float(s2) ** 0.5, [float(r) for r in residuals]
 
 
 def _rows():
@@ -57,12 +57,15 @@ def _rows():
 @pytest.mark.parametrize("weighting", ["relative", "absolute"])
 def test_weighted_least_squares_matches_the_hand_solution(weighting):
     weights = [1 / Fraction(y) ** 2 for y in MEASURED] if weighting == "relative" else [Fraction(1)] * 4
-    t0, a, s = _hand_fit(weights)
+    t0, a, s, residuals = _hand_fit(weights)
     cal = calibrate(_rows(), DEVICE, weighting=weighting)
     assert cal.compute_efficiency is None and cal.dof == 2
     assert cal.step_overhead_s == pytest.approx(t0, rel=1e-9)
     assert cal.bandwidth_efficiency == pytest.approx(1 / a, rel=1e-9)
-    assert cal.residual_std == pytest.approx(s, rel=1e-9)
+    assert cal.residuals_s == pytest.approx(residuals, rel=1e-7, abs=1e-12)
+    # the band's s is the larger of this residual s and the cross-validated error (since the
+    # nested-model calibration, a9debe9; before it, the residual s alone)
+    assert cal.residual_std >= s * (1 - 1e-9)
 
 
 def test_relative_and_absolute_weighting_give_different_answers():
