@@ -210,7 +210,7 @@ def run_show(args: argparse.Namespace) -> int:
         print(_show_hardware(catalog.load_accelerator(ident)))
     elif ident in catalog.list_memory_tiers():
         print(_show_hardware(catalog.load_memory_tier(ident)))
-    elif ident and Path(ident).is_dir():  # a Hugging Face model folder holding a config.json
+    elif ident and catalog._is(Path(ident), "dir"):  # a Hugging Face model folder holding a config.json
         print(_show_model(catalog.load_model(ident)))
     else:
         raise UnknownIdError(
