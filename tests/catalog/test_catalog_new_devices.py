@@ -229,6 +229,13 @@ SOURCE_VALUES = {
         'memory_bandwidth': (273, 'GB/s', 'datasheet', 'https://developer.ridgerun.com/wiki/index.php/NVIDIA_Jetson_AGX_Thor/Introduction/SoM_Overview'),
         'tdp': (130, 'W', 'datasheet', 'https://learnaivisually.com/ai-explained/jetson-thor-edge-blackwell'),
     },
+    'jetson-agx-orin-64gb': {
+        'memory_capacity': (64, 'GB', 'datasheet', 'https://static.generation-robots.com/media/Jetson-AGX-Orin-Data-Sheet.pdf'),
+        'memory_bandwidth': (204.8, 'GB/s', 'datasheet', 'https://static.generation-robots.com/media/Jetson-AGX-Orin-Data-Sheet.pdf'),
+        'peak_flops.int8': (137.5, 'TOP/s', 'derived', 'https://blog.us.fixstars.com/?p=1855&preview=true'),
+        'sparse_peak_flops.int8': (275, 'TOP/s', 'datasheet', 'https://blog.us.fixstars.com/?p=1855&preview=true'),
+        'tdp': (60, 'W', 'datasheet', 'https://blog.us.fixstars.com/?p=1855&preview=true'),
+    },
     'jetson-orin-nano-super': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
         'memory_bandwidth': (102, 'GB/s', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
