@@ -18,7 +18,7 @@ import numpy as np
 from . import formulas as f
 from .errors import InvalidValueError
 from .estimate import _layer_terms, checked_array, decode_floor
-from .estimate_prefill import _model_and_device, device_rates, prefill_traffic
+from .estimate_prefill import _model_and_device, device_rates, prefill_traffic, routed_experts
 from .specs.accelerator import Accelerator
 from .specs.model import Model
 from .views_grid import GridResult
@@ -118,16 +118,16 @@ class RequestFloor(GridResult):
                 f"prefill yields the first token, then output - 1 decode steps{share}")
 
 
-def _prefill_with_prefix(model: Model, batch, prompt, chunk, cached, shared):
+def _prefill_with_prefix(model: Model, batch, prompt, chunk, cached, shared, routing="uniform"):
     """(FLOPs, bytes) of the prefill; a shared prefix beyond the cached tokens is computed once.
 
     With S > C the prefix tokens C…S are prefilled for one sequence and the B suffixes after
     them; as one pass, its weight bytes are at least the larger of the two parts' (a floor)."""
     if shared <= cached:
-        t = prefill_traffic(model, batch, prompt - cached, chunk, cached)
+        t = prefill_traffic(model, batch, prompt - cached, chunk, cached, routing)
         return t.flops, t.bytes_total
-    head = prefill_traffic(model, 1.0, shared - cached, min(chunk, shared - cached), cached)
-    tail = prefill_traffic(model, batch, prompt - shared, chunk, shared)
+    head = prefill_traffic(model, 1.0, shared - cached, min(chunk, shared - cached), cached, routing)
+    tail = prefill_traffic(model, batch, prompt - shared, chunk, shared, routing)
     weights = np.maximum(head.weight_bytes, tail.weight_bytes)
     tail_kv_read = tail.kv_read_bytes - f.kv_read_bytes(batch, shared, model.kv_bytes_per_token_per_layer,
                                                         *_layer_terms(model)[0])
@@ -136,9 +136,10 @@ def _prefill_with_prefix(model: Model, batch, prompt, chunk, cached, shared):
     return head_flops + tail.flops, weights + kv
 
 
-def _one_request(model, accelerator, batch, prompt, output, chunk, cached, shared, cascade, sparse, peak, bandwidth):
+def _one_request(model, accelerator, batch, prompt, output, chunk, cached, shared, cascade, sparse, peak, bandwidth,
+                 routing="uniform"):
     layers, m_kv, _ = _layer_terms(model)
-    flops_p, bytes_p = _prefill_with_prefix(model, batch, prompt, chunk, cached, shared)
+    flops_p, bytes_p = _prefill_with_prefix(model, batch, prompt, chunk, cached, shared, routing)
     ttft = float(f.step_time(f.memory_time(bytes_p, bandwidth), f.compute_time(flops_p, peak)))
     contexts = decode_contexts(int(prompt), int(output))
     end = prompt + output - 1
@@ -147,7 +148,7 @@ def _one_request(model, accelerator, batch, prompt, output, chunk, cached, share
     if contexts.size == 0:
         return dict(ttft=ttft, flops_p=float(flops_p), bytes_p=float(bytes_p), decode=0.0, flops_d=0.0, bytes_d=0.0,
                     first=np.nan, last=np.nan, steps_compute=0.0, resident=resident)
-    d = decode_floor(model, accelerator, batch, contexts, sparse=sparse)
+    d = decode_floor(model, accelerator, batch, contexts, sparse=sparse, routing=routing)
     step_bytes = d.bytes_total
     memory = d.memory_time_s
     if cascade and shared > 0:
@@ -171,6 +172,7 @@ def request_floor(
     shared_prefix: Any = 0,
     cascade: bool = False,
     sparse: bool = False,
+    routing: str = "uniform",
 ) -> RequestFloor:
     """The fastest possible request: time to first token, time per output token, end to end.
 
@@ -197,6 +199,8 @@ def request_floor(
         instead of once per sequence (default: without, once per sequence).
     sparse : bool
         Use 2:4 structured-sparsity peaks.
+    routing : {"uniform", "identical"}
+        MoE routing assumption of the prefill and every decode step ("identical": the strict floor).
 
     Returns
     -------
@@ -213,6 +217,7 @@ def request_floor(
     [2.366, 4.724]
     """
     model, accelerator = _model_and_device(model, accelerator)
+    routed_experts(model, routing)  # checks the routing
     batch = whole_array("batch", batch, 1)
     prompt = whole_array("prompt", prompt, 1)
     output = whole_array("output", output, 1)
@@ -234,7 +239,7 @@ def request_floor(
         key = (b, p, o, c, h, s)
         if key not in memo:
             memo[key] = _one_request(model, accelerator, b, p, o, min(c, p - h), h, s, cascade, sparse, peak,
-                                     bandwidth)
+                                     bandwidth, routing)
         for k in keys:
             out[k][index] = memo[key][k]
     latency = out["ttft"] + out["decode"]

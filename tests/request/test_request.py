@@ -85,3 +85,14 @@ def test_request_laws(model, device, prompt, output, batch, shared):
     s = request_floor(model, device, prompt, output, batch, shared_prefix=shared, cascade=True)
     assert float(s.latency_s) <= float(r.latency_s[0]) * (1 + 1e-9)  # sharing never raises the floor
     assert float(s.kv_resident_bytes) <= float(r.kv_resident_bytes[0])
+
+
+def test_plan_carries_the_request_floor():
+    from roofline_decode.planning import plan
+
+    row = plan("llama-3.1-8b", "h100-sxm", batch=32, context=2560, prompt=2048, output=512)[0]
+    r = request_floor("llama-3.1-8b", "h100-sxm", 2048, 512, 32)
+    note = [n for n in row.notes if n.startswith("request 2048 in / 512 out")]
+    assert note and f"TTFT {float(r.ttft_s) * 1e3:.4g} ms" in note[0] and "511 decode steps" in note[0]
+    with pytest.raises(InvalidValueError, match="prompt/output"):
+        plan("llama-3.1-8b", "h100-sxm", batch=1, context=10, prompt=5)
