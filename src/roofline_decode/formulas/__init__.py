@@ -26,6 +26,15 @@ from .kv_cache import (
     kv_write_bytes,
     mla_kv_bytes_per_token_per_layer,
 )
+from .recurrent import (
+    gated_deltanet_matrix_parameters,
+    gated_deltanet_state_elements,
+    mamba2_matrix_parameters,
+    mamba2_state_elements,
+    recurrent_state_bytes,
+    recurrent_update_flops,
+)
+from .sparse_attention import chunked_attended_positions, indexer_flops, indexer_read_bytes
 from .roofline import (
     arithmetic_intensity,
     compute_time,
@@ -76,6 +85,9 @@ PUBLIC_FORMULAS = {
         serial_chain_time,
         prefill_attended_positions, prefill_attention_flops, prefill_matmul_flops, prefill_weight_bytes,
         prefill_kv_read_bytes, mla_prefill_score_value_width,
+        mamba2_matrix_parameters, mamba2_state_elements, gated_deltanet_matrix_parameters,
+        gated_deltanet_state_elements, recurrent_state_bytes, recurrent_update_flops,
+        chunked_attended_positions, indexer_read_bytes, indexer_flops,
     )
 }
 
