@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from .cli_common import add_routing_argument, emit_records, _jsonable
 from .errors import InvalidValueError
@@ -46,8 +47,7 @@ def _read(args: argparse.Namespace):
     defaults = {"weight_format": args.weights, "kv_format": args.kv}
     if published_layout(args.file):
         published = load_published(args.file)
-        for where, reason in published.skipped:
-            print(f"skipped {where}: {reason}", file=sys.stderr)
+        args.skipped = published.skipped  # summarised in one line once the command succeeds
         rows = published.rows
         if args.weights or args.kv:
             rows = [r.replace(**{k: v for k, v in (("weight_format", r.weight_format or args.weights),
@@ -83,7 +83,31 @@ def _select(rows, args: argparse.Namespace):
     return rows, device, model
 
 
-def _plot(path: str, comparison, predictions=None) -> None:
+def _report_skipped(args: argparse.Namespace) -> None:
+    """One stderr line summarising the rows a published file had that could not be placed."""
+    skipped = getattr(args, "skipped", [])
+    if skipped:
+        shown = "; ".join(f"{where}: {reason}" for where, reason in skipped[:3])
+        more = f"; and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+        print(f"skipped {len(skipped)} row(s) of {Path(args.file).name}: {shown}{more}", file=sys.stderr)
+
+
+def _plot_path(text: str | None) -> Path | None:
+    """The file --plot writes (``.png`` added when it has no suffix, as matplotlib does), checked
+    before any work: not empty, not a folder, in a folder that exists."""
+    if text is None:
+        return None
+    path = Path(text)
+    if not text.strip() or text.endswith(("/", "\\")) or path.is_dir():
+        raise InvalidValueError("--plot", text, "a file name such as plot.png (not empty, not a folder)")
+    if not path.suffix:
+        path = path.with_name(path.name + ".png")
+    if not path.parent.is_dir():
+        raise InvalidValueError("--plot", text, f"a file in an existing folder ({path.parent} does not exist)")
+    return path
+
+
+def _plot(path: Path, comparison, predictions=None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -100,6 +124,7 @@ def _plot(path: str, comparison, predictions=None) -> None:
 def run_compare(args: argparse.Namespace) -> int:
     from .measure.compare import compare
 
+    plot_path = _plot_path(args.plot)
     rows, device, model = _select(_read(args), args)
     comparison = compare(rows, model, device, tolerance=args.tolerance, routing=args.routing)
     if args.format == "table":
@@ -119,8 +144,9 @@ def run_compare(args: argparse.Namespace) -> int:
             for record in records:
                 record["flags"] = "; ".join(record["flags"])
         print(emit_records(records, args.format))
-    if args.plot:
-        _plot(args.plot, comparison)
+    if plot_path:
+        _plot(plot_path, comparison)
+    _report_skipped(args)
     return 0
 
 
@@ -141,6 +167,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from .measure.calibrate import Measurement, calibrate
     from .measure.compare import compare, resolve_accelerator, resolve_model
 
+    plot_path = _plot_path(args.plot)
     rows, device, model = _select(_read(args), args)
     rows = [r for r in rows if r.num_devices == 1 and r.scope == "decode_step"]
     if not rows:
@@ -174,8 +201,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print(calibration)
         print()
         print(_table(records))
-    if args.plot:
-        _plot(args.plot, comparison, predictions)
+    if plot_path:
+        _plot(plot_path, comparison, predictions)
+    _report_skipped(args)
     return 0
 
 

@@ -73,9 +73,15 @@ def floor_rows(floor) -> list[list[str]]:
 def title(floor) -> str:
     head = f"{floor.model} on {floor.accelerator}: {floor.weight_format} weights, {floor.kv_format} KV, "
     latency = "" if floor.latency_profile is None else f"; serial chain under latency profile {floor.latency_profile}"
-    if np.isnan(floor.peak_flops):
+    if not floor.compute_bounded:
         return head + f"{floor.compute_precision}: ridge point and B* {NOT_DEFINED}, memory floor only" + latency
-    return head + f"computing in {floor.compute_precision}; ridge point {floor.ridge_point:.4g} FLOP/B" + latency
+    ridge = np.asarray(floor.ridge_point)
+    if ridge.ndim == 0:
+        ridge_text = f"ridge point {float(ridge):.4g} FLOP/B"
+    else:  # several precisions: the effective peak (FLOPs / compute time) varies with the context
+        low, high = float(np.nanmin(ridge)), float(np.nanmax(ridge))
+        ridge_text = f"effective ridge point {low:.4g}" + (f"-{high:.4g}" if high > low else "") + " FLOP/B"
+    return head + f"computing in {floor.compute_precision}; {ridge_text}" + latency
 
 
 def legend(floor) -> list[str]:

@@ -59,10 +59,13 @@ def test_weighted_least_squares_matches_the_hand_solution(weighting):
     weights = [1 / Fraction(y) ** 2 for y in MEASURED] if weighting == "relative" else [Fraction(1)] * 4
     t0, a, s = _hand_fit(weights)
     cal = calibrate(_rows(), DEVICE, weighting=weighting)
-    assert cal.compute_efficiency is None and cal.dof == 2
+    # one model at batch 1: the rows identify t0 and one efficiency only (issue 16's "bandwidth")
+    assert cal.model_name == "bandwidth" and cal.compute_efficiency is None and cal.dof == 2
     assert cal.step_overhead_s == pytest.approx(t0, rel=1e-9)
     assert cal.bandwidth_efficiency == pytest.approx(1 / a, rel=1e-9)
-    assert cal.residual_std == pytest.approx(s, rel=1e-9)
+    assert cal.residual_standard_error == pytest.approx(s, rel=1e-9)
+    # the band's s is at least the residual one (it also covers the cross-validated error)
+    assert cal.residual_std >= cal.residual_standard_error
 
 
 def test_relative_and_absolute_weighting_give_different_answers():

@@ -138,3 +138,20 @@ def test_save_and_load_predict_the_same(tmp_path):
         load_calibration(tmp_path / "bad.json")
     with pytest.raises(InvalidValueError, match="missing.json"):
         load_calibration(tmp_path / "missing.json")
+
+
+def test_moe_rows_are_judged_against_the_identical_routing_floor():
+    # Mixtral at batch 8: uniform routing reads ~7.9 of 8 experts per layer, identical routing 2;
+    # a row between the two floors is admissible (correlated routing) and is fitted, not left out
+    mixtral = load_model("mixtral-8x7b")
+    uniform = float(decode_floor(mixtral, H100, batch=8, context=1024).step_time_s)
+    strict = float(decode_floor(mixtral, H100, batch=8, context=1024, routing="identical").step_time_s)
+    assert strict < 0.5 * uniform
+    rows = [Measurement(model=mixtral, batch=8, context=1024, step_time_s=0.8 * uniform),
+            Measurement(model=mixtral, batch=1, context=1024, step_time_s=2 * strict),
+            Measurement(model=mixtral, batch=8, context=1024, step_time_s=0.9 * strict)]
+    cal = calibrate(rows, H100)
+    assert [i for i, _ in cal.excluded] == [2]
+    identical = Measurement(model=mixtral, batch=8, context=1024, step_time_s=1.5 * strict, routing="identical")
+    assert identical.routing == "identical"
+    assert calibrate([identical, rows[1]], H100).excluded == ()

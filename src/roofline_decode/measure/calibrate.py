@@ -27,7 +27,6 @@ held-out rows is measured by :mod:`~roofline_decode.measure.extrapolation`.
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, field_validator
 
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, is_real
 from ..specs._base import Spec
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -47,7 +46,7 @@ from ._stats import student_t_quantile
 __all__ = ["Measurement", "Calibration", "CalibratedPrediction", "Parameter", "calibrate", "load_calibration", "floor_terms"]
 
 Weighting = Literal["relative", "absolute"]
-Routing = Literal["uniform", "identical"]
+Routing = Literal["uniform", "identical"] | PositiveFloat
 
 
 class Measurement(Spec):
@@ -66,10 +65,11 @@ class Measurement(Spec):
     tensor_parallel, pipeline_parallel : int
         Devices the step ran on: TP x PP of them (default 1 each); the floor uses their aggregate
         bandwidth and peak (perfect split, communication not counted: still a lower bound).
-    routing : {"uniform", "identical"}
-        MoE routing the run had: ``"uniform"`` (the default: the expected distinct experts
-        U(B) of independent uniform routing) or ``"identical"`` (every sequence routed alike:
-        k experts per MoE layer). Dense models ignore it.
+    routing : {"uniform", "identical"} or float
+        MoE routing the run had (:mod:`roofline_decode.routing`): ``"uniform"`` (the default:
+        the expected distinct experts U(B) of independent uniform routing), ``"identical"``
+        (every sequence routed alike: k experts per MoE layer, as in llama-batched-bench) or a
+        measured mean number of distinct experts per MoE layer.  Dense models ignore it.
     """
 
     model: Model
@@ -96,29 +96,20 @@ class Measurement(Spec):
 
 
 
-def _routing_supported() -> bool:
-    from ..estimate import decode_floor
-
-    return "routing" in inspect.signature(decode_floor).parameters
-
-
 def floor_terms(model: Model, device: Accelerator, batch: Any, context: Any, devices: int = 1,
-                routing: str = "uniform") -> cm.Terms:
+                routing: Any = "uniform") -> cm.Terms:
     """Weight, KV and compute times [s] on ``devices`` devices (aggregate bandwidth and peak),
     and the strict floor [s] (MoE ``routing="identical"``), broadcast over batch and context."""
     from ..estimate import decode_floor
 
-    if routing != "uniform" and model.is_moe and not _routing_supported():
-        raise InvalidValueError("routing", routing, "'uniform' (this version's decode_floor has no routing modes)")
-    extra = {"routing": routing} if _routing_supported() else {}
-    floor = decode_floor(model, device, batch=batch, context=context, **extra)
+    floor = decode_floor(model, device, batch=batch, context=context, routing=routing)
     bandwidth = devices * floor.memory_bandwidth
     weights = np.asarray(floor.weight_bytes, dtype=float) / bandwidth
     kv = (np.asarray(floor.kv_read_bytes) + np.asarray(floor.kv_write_bytes)) / bandwidth
     # 0 where the device publishes no peak for the compute precision: η_c is then never fitted
     compute = np.asarray(floor.compute_time_s, dtype=float) / devices
     strict = np.maximum(weights + kv, compute)
-    if model.is_moe and _routing_supported() and routing != "identical":
+    if model.is_moe and not (isinstance(routing, str) and routing == "identical"):
         s = decode_floor(model, device, batch=batch, context=context, routing="identical")
         strict = np.maximum(np.asarray(s.memory_time_s), np.asarray(s.compute_time_s)) / devices
     shape = np.broadcast(weights, kv, compute, floor.batch).shape
@@ -193,7 +184,10 @@ class Calibration:
     dof : int
         Residual degrees of freedom (rows − free parameters).
     residual_std : float
-        s of the band (relative with ``weighting="relative"``); NaN if dof = 0.
+        s of the band (relative with ``weighting="relative"``): the larger of the residual
+        standard error and the cross-validated error; NaN if dof = 0.
+    residual_standard_error : float
+        sqrt(Σ w r² / dof) of the fitted rows alone; NaN if dof = 0.
     level : float
         Nominal coverage of the band for a new measurement.
     """
@@ -218,6 +212,7 @@ class Calibration:
     excluded: tuple[tuple[int, str], ...] = ()
     _covariance: np.ndarray | None = field(repr=False, default=None)
     warnings: tuple[str, ...] = ()
+    residual_standard_error: float = float("nan")
 
     @property
     def step_overhead_s(self) -> float:
@@ -280,7 +275,7 @@ class Calibration:
         return out
 
     def predict(self, model: Model | str, batch: Any = 1, context: Any = 0, *, tensor_parallel: int = 1,
-                pipeline_parallel: int = 1, routing: str = "uniform") -> CalibratedPrediction:
+                pipeline_parallel: int = 1, routing: Any = "uniform") -> CalibratedPrediction:
         """Calibrated step time and its band for ``model`` (broadcasting like ``decode_floor``).
 
         Examples
@@ -333,7 +328,8 @@ class Calibration:
             "bandwidth_efficiency": self.bandwidth_efficiency, "kv_efficiency": self.kv_efficiency,
             "step_overhead_s": self.step_overhead_s, "per_sequence_s": self.per_sequence_s,
             "compute_efficiency": self.compute_efficiency, "sustained_bandwidth": self.sustained_bandwidth,
-            "dof": self.dof, "residual_std": _num(self.residual_std), "level": self.level,
+            "dof": self.dof, "residual_std": _num(self.residual_std),
+            "residual_standard_error": _num(self.residual_standard_error), "level": self.level,
             "weighting": self.weighting, "band_method": self.band_method,
             "residuals_s": [float(r) for r in self.residuals_s], "measured_s": [float(v) for v in self.measured_s],
             "calibrated_s": [float(v) for v in self.calibrated_s],
@@ -398,6 +394,8 @@ def load_calibration(path: str | Path) -> Calibration:
             weighting=data["weighting"], band_method=data["band_method"],
             excluded=tuple((int(e["row"]), str(e["reason"])) for e in data["excluded"]),
             _covariance=covariance, warnings=tuple(data["warnings"]),
+            residual_standard_error=float("nan") if data.get("residual_standard_error") is None
+            else float(data["residual_standard_error"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidValueError("calibration", str(path), f"a complete saved calibration (problem: {exc!r})") from None
@@ -453,7 +451,7 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
 
     if weighting not in ("relative", "absolute"):
         raise InvalidValueError("weighting", weighting, "'relative' or 'absolute'")
-    if not 0 < level < 1:
+    if not is_real(level) or not 0 < level < 1:
         raise InvalidValueError("level", level, "a coverage in (0, 1)")
     names = tuple(cm.MODELS) if models is None else tuple(models)
     unknown = [n for n in names if n not in cm.MODELS]
@@ -488,8 +486,13 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
     fits = {name: cm.fit_model(name, terms, y, weights, fit_compute) for name in names}
     scores: dict[str, float] = {}
     loo_scores: dict[str, float] = {}
+    seen: set[tuple[str, ...]] = set()
     for name in names:
-        if n >= len(fits[name].identified) + 1 and n >= 3:
+        effective = fits[name].identified
+        if effective in seen:  # what the rows identify equals a simpler candidate's: the same model
+            continue
+        seen.add(effective)
+        if n >= len(effective) + 1 and n >= 3:
             loo = cm.score(cm.leave_one_out(name, terms, y, weights, fit_compute, fits[name]), y, weighting)
             fold = cm.extrapolation_fold(name, terms, y, weights, fit_compute, fits[name])
             extrapolated = loo if fold is None else cm.score(fold[0], y[fold[1]], weighting)
@@ -510,6 +513,7 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
     dof = n - free
     if dof > 0 and fit.unscaled_covariance is not None:
         s2 = float(np.sum(weights * residuals**2) / dof)
+        standard_error = math.sqrt(s2)
         source = "the residual standard error"
         if chosen in loo_scores and loo_scores[chosen] ** 2 > s2:
             s2, source = loo_scores[chosen] ** 2, "the cross-validated error (larger than the residual one)"
@@ -518,11 +522,11 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
         method = (f"prediction interval, t-quantile (dof {dof}) x s = {s:.3g}{'' if weighting == 'relative' else ' s'} "
                   f"({source}); nominal coverage {level:.0%}")
     elif dof > 0 and not fit.free:
-        s = math.sqrt(float(np.sum(weights * residuals**2) / dof))
+        s = standard_error = math.sqrt(float(np.sum(weights * residuals**2) / dof))
         covariance = np.zeros((0, 0))
         method = f"prediction interval, t-quantile (dof {dof}) x residual s = {s:.3g}; nominal coverage {level:.0%}"
     else:
-        s, covariance = float("nan"), None
+        s, standard_error, covariance = float("nan"), float("nan"), None
         method = "none: the fit is exactly determined (0 residual degrees of freedom); add rows for a band"
     warnings = []
     for key in fit.names:
@@ -537,4 +541,5 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
         beta=fit.beta, full=fit.full, free=fit.free, identified=fit.identified, residuals_s=residuals,
         measured_s=y, calibrated_s=fit.fitted_s, dof=dof, residual_std=s, level=level, weighting=weighting,
         band_method=method, excluded=excluded, _covariance=covariance, warnings=tuple(warnings),
+        residual_standard_error=standard_error,
     )

@@ -256,7 +256,8 @@ def extrapolation_fold(name: str, terms: Terms, y: np.ndarray, weights: np.ndarr
     order = np.argsort(terms.weights_s + terms.kv_s, kind="stable")
     held = np.zeros(n, dtype=bool)
     held[order[n - k:]] = True
-    if n - k < len(MODELS[name]) + 1:
+    needed = len(full_fit.identified) if full_fit is not None else len(MODELS[name])
+    if n - k < needed + 1:
         return None
     start = None if full_fit is None else (full_fit.compute[~held], full_fit.host[~held])
     fit = fit_model(name, terms.take(~held), y[~held], weights[~held], fit_compute, start)

@@ -68,11 +68,11 @@ def _latency(collective_latency: Any) -> float:
 
 
 def _grid(batch: Any, context: Any) -> tuple[np.ndarray, np.ndarray]:
-    from ..estimate import checked_array
+    from ..estimate import broadcast_grid, checked_array
 
-    b = checked_array("batch", batch, 0.0, inclusive=False)
+    b = checked_array("batch", batch, 1.0, inclusive=True)
     t = checked_array("context", context, 0.0, inclusive=True)
-    return tuple(np.broadcast_arrays(b, t))  # type: ignore[return-value]
+    return broadcast_grid(batch=b, context=t)  # type: ignore[return-value]
 
 
 def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: int = 1) -> DeviceTraffic:
@@ -153,13 +153,6 @@ class ParallelFloor:
         return self.weight_bytes_per_device + self.kv_bytes_per_device
 
 
-def _peak(model, accelerator) -> float:
-    try:
-        return accelerator.peak(model.weight_format)[1]
-    except InvalidValueError:
-        return float("inf")
-
-
 def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, num_devices: int = 1, *,
                           collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
                           overlap_communication: bool = False) -> ParallelFloor:
@@ -197,10 +190,13 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
     collective_latency = _latency(collective_latency)
     batch, context = _grid(batch, context)
     link, notes = link_bandwidth_of(accelerator, link_bandwidth, n)
+    from ..estimate import _peaks, _traffic
+
     traffic = device_traffic(model, batch, context, n)
     read = traffic.weight_read_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(read, accelerator.memory_bandwidth)
-    compute = f.compute_time(traffic.flops, _peak(model, accelerator))
+    # each FLOP group at its own precision (as decode_floor), split n ways
+    compute = _peaks(model, accelerator, False).compute_time(_traffic(model, batch, context), n)
     comm = f.tensor_parallel_communication_time(
         batch, model.hidden_size, model.activation_format.bytes_per_element, model.num_layers, n,
         link, collective_latency,
@@ -241,7 +237,7 @@ def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0
     (44.7, 70.6)
     """
     from ..catalog import load_accelerator, load_model
-    from ..estimate import _traffic
+    from ..estimate import _peaks, _traffic
 
     model, accelerator = load_model(model), load_accelerator(accelerator)
     p = whole_number("num_stages", num_stages)
@@ -255,7 +251,7 @@ def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0
     traffic = _traffic(model, micro, context)
     read = (traffic.weight_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes) / p
     memory = f.memory_time(read, accelerator.memory_bandwidth)
-    compute = f.compute_time(traffic.flops / p, _peak(model, accelerator))
+    compute = _peaks(model, accelerator, False).compute_time(traffic, p)
     stage = np.maximum(memory, compute)
     hop = (collective_latency + micro * model.hidden_size * model.activation_format.bytes_per_element / link) if p > 1 else 0.0
     step = np.asarray(f.pipeline_step_time(stage, p, m, hop), dtype=float)

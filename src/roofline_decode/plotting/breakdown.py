@@ -111,7 +111,7 @@ def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, w
     ax.set_ylim(0, top_gb)
     twin.set_ylim(0, top_gb * GB / bandwidth * 1e3)  # aligned: bytes / bandwidth = memory time
     lines = twin.plot(xs, floor.memory_time_s * 1e3, color="black", lw=1.4, label="memory time = bytes / bandwidth")
-    if np.isfinite(floor.peak_flops):
+    if floor.compute_bounded:
         lines += twin.plot(xs, floor.compute_time_s * 1e3, color=OKABE_ITO["orange"], lw=2.0, ls="--",
                            label=f"compute time = FLOPs / peak ({floor.compute_precision})")
     lines += twin.plot(xs, floor.step_time_s * 1e3, color=OKABE_ITO["reddish_purple"], lw=3.0, alpha=0.55,

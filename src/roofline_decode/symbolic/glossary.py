@@ -24,7 +24,16 @@ class GlossaryError(RooflineError, LookupError):
 
     def __init__(self, name: str, where: str):
         self.name, self.where = name, where
-        hint = close_matches(name, GLOSSARY)
+        hint = close_matches(str(name), GLOSSARY)
+        if where == "glossary":  # a user's look-up: point to the names, not to the source
+            by_symbol = [key for key, e in GLOSSARY.items() if getattr(e, "symbol", None) == name][:5]
+            known = by_symbol or hint
+            super().__init__(
+                f"unknown glossary name {name!r}: "
+                + (f"did you mean {', '.join(known)}?" if known else "names are the library's parameter names "
+                   f"({', '.join(list(GLOSSARY)[:6])}, ...); symbolic.GLOSSARY lists them all")
+            )
+            return
         super().__init__(
             f"{where}: {name!r} has no glossary entry; add one line to GLOSSARY in "
             f"src/roofline_decode/symbolic/glossary.py (symbol, LaTeX, unit, meaning, assumptions)"
@@ -144,6 +153,8 @@ GLOSSARY: dict[str, Entry] = _table(
      "parameters read in full every step: all but the embedding tables and routed experts, lm_head included"),
     ("embedding_row_parameters", "P_row", r"P_{row}", "1", "parameters gathered per distinct token from the embedding tables"),
     ("expert_parameters", "P_expert", r"P_{expert}", "1", "parameters of one routed expert", _NONNEG),
+    ("expert_matrix_parameters", "P_expert_mat", r"P_{expert}^{mat}", "1",
+     "matrix parameters of one routed expert (its FLOPs; no biases)", _NONNEG),
     ("matmul_parameters_per_token", "P_used", r"P_{used}", "1",
      "matrix parameters one token multiplies through (k of E experts, lm_head, no embedding)"),
     ("attention_matrix_parameters", "P_attn", r"P_{attn}", "1", "matrix parameters of one GQA/MQA/MHA attention layer"),
@@ -175,9 +186,16 @@ GLOSSARY: dict[str, Entry] = _table(
     ("matmul_flops", "F_matmul", r"F_{matmul}", "FLOP", "FLOPs of the weight matrix products of one step"),
     ("attention_flops", "F_attn", r"F_{attn}", "FLOP", "FLOPs of attention scores and weighted sums of one step"),
     ("memory_bandwidth", "BW", r"BW", "B/s", "peak memory bandwidth (decimal)"),
-    ("peak_flops", "F", "F", "FLOP/s", "dense peak of the compute precision"),
+    ("peak_flops", "F", "F", "FLOP/s",
+     "dense peak of a compute precision (in the composed step: the weight matrices', i.e. the weight format's)"),
+    ("expert_peak_flops", "F_e", r"F_{e}", "FLOP/s", "dense peak the routed experts multiply at (expert format's precision)"),
+    ("attention_peak_flops", "F_a", r"F_{a}", "FLOP/s",
+     "dense peak attention scores and weighted sums run at (the KV format's precision)"),
+    ("effective_peak_flops", "F_eff", r"F_{eff}", "FLOP/s",
+     "FLOPs over compute time: the FLOP-weighted harmonic mean of the group peaks (DecodeFloor.peak_flops)"),
     ("memory_time", "T_mem", r"T_{mem}", "s", "time to move the step's bytes at full bandwidth"),
-    ("compute_time", "T_comp", r"T_{comp}", "s", "time to execute the step's FLOPs at the dense peak"),
+    ("compute_time", "T_comp", r"T_{comp}", "s",
+     "time to execute FLOPs at a dense peak (the step's: each FLOP group at its own peak, summed)"),
     ("step_time", "T_step", r"T_{step}", "s", "decode step floor, max(T_mem, T_comp)"),
     ("arithmetic_intensity", "I", "I", "FLOP/B", "FLOPs per byte moved"),
     ("ridge_point", "I_ridge", r"I_{ridge}", "FLOP/B", "intensity at which the device turns compute-bound, F / BW"),
@@ -186,6 +204,8 @@ GLOSSARY: dict[str, Entry] = _table(
     ("bytes_per_sequence", "q_seq", r"q_{seq}", "B", "bytes each sequence adds to a step (KV read/write, embedding row)",
      _NONNEG),
     ("flops_per_sequence", "f_seq", r"f_{seq}", "FLOP", "FLOPs each sequence adds to a step"),
+    ("compute_time_per_sequence", "t_seq", r"t_{seq}", "s",
+     "compute time each sequence adds to a step (each FLOP group at its own peak)"),
     ("critical_batch", "B_star", r"B^{*}", "1", "batch at which compute time equals memory time (may be infinite)"),
     # -- derived closed forms (roofline_decode.symbolic.derived) --------------------------
     ("crossover_context", "T_x", r"T_{\times}", "tokens", "context at which KV bytes read equal weight bytes read"),
