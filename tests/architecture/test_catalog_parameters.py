@@ -60,6 +60,14 @@ PUBLISHED = {
     "command-r": (35e9, None, None, "https://huggingface.co/CohereForAI/c4ai-command-r-v01 (35 billion parameters)"),
     "gpt-j-6b": (6053381344.0, None, None, "https://huggingface.co/EleutherAI/gpt-j-6b (n_parameters 6,053,381,344)"),
     "granite-3.1-8b": (8.1e9, None, None, "https://huggingface.co/ibm-granite/granite-3.1-8b-base (architecture table: 8.1B)"),
+    "qwen3-235b-a22b": (235e9, 22e9, "all", "https://huggingface.co/Qwen/Qwen3-235B-A22B (model card: 235B / 22B)"),
+    "qwen3-32b": (32.8e9, None, None, "https://huggingface.co/Qwen/Qwen3-32B (model card: 32.8B)"),
+    "qwen2.5-32b": (32.5e9, None, None, "https://huggingface.co/Qwen/Qwen2.5-32B (model card: 32.5B)"),
+    "qwen2.5-3b": (3.09e9, None, None, "https://huggingface.co/Qwen/Qwen2.5-3B (model card: 3.09B)"),
+    "qwen2.5-14b": (14.7e9, None, None, "https://huggingface.co/Qwen/Qwen2.5-14B (model card: 14.7B)"),
+    "gemma-3-27b": (27.016e9, None, None, "https://arxiv.org/abs/2503.19786 (Gemma 3 report Table 1: 1,416M embedding + 25,600M non-embedding)"),
+    "gemma-3-12b": (11.771e9, None, None, "https://arxiv.org/abs/2503.19786 (Gemma 3 report Table 1: 1,012M embedding + 10,759M non-embedding)"),
+    "deepseek-r1": (671e9, 37e9, "no_input_embedding", "https://huggingface.co/deepseek-ai/DeepSeek-R1 (671B / 37B, DeepSeek-V3 architecture)"),
     "gemma-3-4b": (3.884e9, None, None, "https://arxiv.org/abs/2503.19786 (Gemma 3 report Table 1: 675M embedding + 3,209M non-embedding; 417M vision encoder not decoded)"),
 }
 
@@ -74,7 +82,7 @@ PUBLISHED = {
 # GLM-4.5-Air ("12B": 12.80B without the input embedding) are tested on their totals only.
 TOTAL_ONLY = {"qwen3-next-80b-a3b", "glm-4.5-air"}
 ACTIVE_STATED_UNIT = {"deepseek-v2-lite": 0.1e9, "deepseek-v3": 1e9, "qwen3-30b-a3b": 0.1e9,
-                      "llama-4-maverick": 1e9, "deepseek-v3.2-exp": 1e9}
+                      "llama-4-maverick": 1e9, "deepseek-v3.2-exp": 1e9, "deepseek-r1": 1e9}
 
 
 def test_every_bundled_model_is_listed_here():

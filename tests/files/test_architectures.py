@@ -101,3 +101,29 @@ def test_resident_cache_of_sparse_chunked_and_recurrent_layers():
     # Qwen3-Next: 12 attention layers grow, the 36 recurrent layers hold a fixed state
     m = rd.load_model("qwen3-next-80b-a3b")
     assert float(kv_bytes_per_sequence(m, 1000)) == 12 * 1000 * 2 * 2 * 256 * 2 + 36 * 548_864 * 2
+
+
+@pytest.mark.parametrize("model_type, extra, count", [
+    # Phi-2: 4 d^2 attention + 2 d d_ff MLP, every projection with a bias, one LayerNorm per layer,
+    # untied embeddings (lm_head bias left out): 2,779,683,840
+    ("phi", dict(hidden_size=2560, num_hidden_layers=32, num_attention_heads=32, intermediate_size=10240,
+                 vocab_size=51200), 32 * (4 * 2560**2 + 4 * 2560 + 2 * 2560 * 10240 + 10240 + 2560 + 2 * 2560)
+     + 2 * 51200 * 2560 + 2 * 2560),
+    # StarCoder2-15B: GQA 48/4 heads of 128, plain MLP of 24576, biases, two LayerNorms, tied
+    ("starcoder2", dict(hidden_size=6144, num_hidden_layers=40, num_attention_heads=48, num_key_value_heads=4,
+                        intermediate_size=24576, vocab_size=49152),
+     40 * (6144 * (6144 + 2 * 512) + 6144 * 6144 + (6144 + 2 * 512) + 6144 + 2 * 6144 * 24576 + 24576 + 6144
+           + 2 * 2 * 6144) + 49152 * 6144 + 2 * 6144),
+])
+def test_more_families_by_hand(model_type, extra, count):
+    assert Model.from_hf_config({"model_type": model_type, **extra}).parameter_count == count
+
+
+def test_starcoder2_slides_and_olmo_has_no_norm_weights():
+    sc = Model.from_hf_config({"model_type": "starcoder2", "hidden_size": 64, "num_hidden_layers": 2,
+                               "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
+                               "vocab_size": 100})
+    assert sc.num_sliding_layers == 2 and sc.window == 4096
+    olmo = Model.from_hf_config({"model_type": "olmo", "hidden_size": 64, "num_hidden_layers": 2,
+                                 "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})
+    assert olmo.norms_per_layer == 0

@@ -233,6 +233,52 @@ def _deepseek_v32(r: ConfigReader) -> dict[str, Any]:
     return fields
 
 
+def _phi(r: ConfigReader) -> dict[str, Any]:
+    """Phi-1/1.5/2: attention and MLP in parallel after one LayerNorm, biases on every projection,
+    plain GELU MLP (fc1, fc2); untied lm_head (its bias of V is left out)."""
+    fields = _core(r, tie=False)
+    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
+    _activation(r, "hidden_act")
+    if r.boolean("qk_layernorm", False):
+        raise r.error("qk_layernorm", "Phi q/k LayerNorms are not supported (expected false)")
+    fields.update(mlp_gated=False, qkv_bias=True, o_bias=True, mlp_bias=True, norm_type="layer", norms_per_layer=1)
+    return fields
+
+
+def _starcoder2(r: ConfigReader) -> dict[str, Any]:
+    """StarCoder2: GQA with biases (``use_bias``), two LayerNorms, plain GELU MLP (c_fc, c_proj),
+    ``sliding_window`` (4096) on every layer; tied embeddings by default."""
+    fields = _core(r, tie=True)
+    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
+    _activation(r, "hidden_act")
+    bias = r.boolean("use_bias", True)
+    fields.update(mlp_gated=False, qkv_bias=bias, o_bias=bias, mlp_bias=bias, norm_type="layer")
+    window = r.integer("sliding_window", default=None, minimum=1) if "sliding_window" in r.config else 4096
+    if window is not None:
+        fields.update(sliding_window=window, layer_types=("sliding",) * fields["num_layers"])
+    return fields
+
+
+def _smollm3(r: ConfigReader) -> dict[str, Any]:
+    """SmolLM3: Llama shapes (some layers skip RoPE: no parameter change); tied embeddings."""
+    fields = _core(r, tie=True)
+    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
+    _activation(r, "hidden_act")
+    bias = r.boolean("attention_bias", False)
+    fields.update(qkv_bias=bias, o_bias=bias, mlp_bias=r.boolean("mlp_bias", False))
+    return fields
+
+
+def _olmo(r: ConfigReader) -> dict[str, Any]:
+    """OLMo (v1): Llama shapes with non-parametric LayerNorms (no norm weights)."""
+    fields = _core(r, tie=False)
+    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
+    _activation(r, "hidden_act")
+    bias = r.boolean("attention_bias", False)
+    fields.update(qkv_bias=bias, o_bias=bias, norms_per_layer=0)
+    return fields
+
+
 #: model_type -> reader (merged into :data:`.families.READERS`).
 MORE_READERS: dict[str, Callable[[ConfigReader], dict[str, Any]]] = {
     "olmo2": _olmo2,
@@ -246,4 +292,8 @@ MORE_READERS: dict[str, Callable[[ConfigReader], dict[str, Any]]] = {
     "mamba2": _mamba2,
     "llama4_text": _llama4,
     "deepseek_v32": _deepseek_v32,
+    "phi": _phi,
+    "starcoder2": _starcoder2,
+    "smollm3": _smollm3,
+    "olmo": _olmo,
 }
