@@ -103,12 +103,15 @@ def step_expressions(moe: bool = True, mixers: bool = False) -> dict[str, Symbol
             f.kv_write_bytes(batch, m_kv, s["num_layers"] - x["num_recurrent_layers"])
             + f.kv_write_bytes(batch, x["indexer_bytes_per_token"], x["num_sparse_layers"]) + state
         )
-        terms["flops"] += (
+        mixer_flops = (
             f.attention_flops(batch, chunk, heads, width, x["num_chunked_layers"])
             + f.attention_flops(batch, context, heads, width, 0, x["num_sparse_layers"], x["sparse_top_k"])
             + f.indexer_flops(batch, context, x["num_sparse_layers"], x["indexer_heads"], x["indexer_head_dim"])
             + f.recurrent_update_flops(batch, x["num_recurrent_layers"], x["recurrent_flops_per_token"])
         )
+        terms["flops"] += mixer_flops
+        # timed with the attention scores (estimate: the "attention_scores" FLOP group)
+        compute_time = compute_time + f.compute_time(mixer_flops, s["attention_peak_flops"])
     terms["bytes_moved"] = terms["weight_bytes_read"] + terms["kv_read_bytes"] + terms["kv_write_bytes"]
     terms["memory_time"] = f.memory_time(terms["bytes_moved"], s["memory_bandwidth"])
     terms["compute_time"] = compute_time
