@@ -18,6 +18,7 @@ from ..formulas import PUBLIC_FORMULAS
 from ._sympy import require_sympy
 from .derived import closed_form, model_values, per_sequence_terms, step_expressions
 from .expressions import SymbolicResult, latex_names, symbol, twin
+from .docs_request import section_request
 from .glossary import GLOSSARY
 
 __all__ = ["render_derivation", "render_glossary", "write_docs", "DOC_FILES"]
@@ -308,7 +309,8 @@ def render_derivation() -> str:
              "with `sympy.solve` and `sympy.limit`. Every number is computed from the bundled catalog. "
              "Symbols, units and meanings: [glossary.md](glossary.md).\n")
     sections = [intro, _section_step(), _section_dense_intensity(), _section_critical_batch(),
-                _section_long_context(), _section_crossover(), _section_bandwidth_and_capacity()]
+                _section_long_context(), _section_crossover(), _section_bandwidth_and_capacity(),
+                section_request()]
     text = "\n".join(s.rstrip("\n") + "\n" for s in sections)
     return _HEADER + re.sub(r"\n{3,}", "\n\n", text)
 

@@ -279,6 +279,20 @@ GLOSSARY: dict[str, Entry] = _table(
      "KV bytes a chunked prefill reads (each chunk: the tokens before it, once)", _NONNEG),
     ("mla_prefill_score_value_width", "w_pf", r"w_{prefill}^{MLA}", "1",
      "MLA multiply-adds per head per attended position in prefill (cheaper of two forms)"),
+    # -- shared prefixes (formulas/shared_prefix.py) ------------------------------------------
+    ("shared_prefix", "S_sh", r"S_{shared}", "tokens", "leading prompt tokens every sequence of the batch shares", _NONNEG),
+    ("shared_prefix_positions", "N_pos_sh", r"N_{pos}^{shared}", "1",
+     "positions of a shared prefix one sequence holds, summed over layers", _NONNEG),
+    ("shared_prefix_saved_bytes", "dQ_sh", r"\Delta Q_{kv}^{shared}", "B",
+     "KV bytes saved by holding or reading a shared prefix once instead of B times", _REAL),
+    # -- speculative decoding (formulas/speculative.py) ---------------------------------------
+    ("acceptance", "a", "a", "1", "per-token acceptance rate of drafted tokens (0 <= a < 1 in the closed form)"),
+    ("draft_tokens", "k_spec", r"k_{spec}", "1", "tokens drafted per speculative round"),
+    ("draft_step_time", "t_draft", r"t_{draft}", "s", "time of one draft step (draft model or MTP heads)"),
+    ("verify_step_time", "t_verify", r"t_{verify}", "s", "time of the verify step of k + 1 tokens per sequence"),
+    ("expected_tokens_per_round", "E_round", r"E_{round}", "1", "expected tokens a speculative round yields per sequence"),
+    ("speculative_time_per_token", "t_token", r"t_{token}", "s", "time per generated token with speculative decoding"),
+    ("speculative_speedup", "S_spec", r"S_{spec}", "1", "speedup of speculative over plain decoding"),
     # -- memory tiers (formulas/tiers.py) -----------------------------------------------------
     ("fast_bytes", "Q_fast", r"Q_{fast}", "B", "bytes moved in device memory per step", _NONNEG),
     ("fast_bandwidth", "BW_fast", r"BW_{fast}", "B/s", "device memory bandwidth (beside a slower tier)"),
