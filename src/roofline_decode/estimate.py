@@ -15,6 +15,8 @@ import numpy as np
 from . import formulas as f
 from .errors import InvalidValueError
 from .formats import NumberFormat
+from .limits import grid_limits, point_notes
+from .peaks import NO_COMPUTE_PEAK, compute_peak
 from .routing import UNIFORM, Routing, resolve_routing
 from .specs.accelerator import Accelerator
 from .specs.latency import LatencyProfile, load_latency_profile
@@ -29,17 +31,11 @@ RECORD_KEYS = (
     "kv_read_bytes", "kv_write_bytes", "bytes_total", "flops", "memory_time_s", "compute_time_s",
     "step_time_s", "tokens_per_s", "arithmetic_intensity", "ridge_point", "bound", "critical_batch",
 )
-#: Keys that follow :data:`RECORD_KEYS` in every record: the notes that hold at the grid point.
+#: Keys that follow :data:`RECORD_KEYS` in every record: whether the point fits in memory, the
+#: notes that hold at the grid point (its own limits, then fallbacks and routing), and
 #: ``chain_time_s``: the serial chain under the latency profile (0 without one).
-EXTRA_RECORD_KEYS = ("notes", "chain_time_s")
+EXTRA_RECORD_KEYS = ("fits", "notes", "chain_time_s")
 
-#: The one wording for a device that publishes no compute peak for the precision a model
-#: computes in.  Its value: ``peak_flops``, ``ridge_point`` and ``critical_batch`` are NaN (not
-#: defined), ``compute_time_s`` is 0 (no compute bound: the floor is the memory time); JSON
-#: writes null, CSV an empty cell, the table ``n/a``.  Distinct from a critical batch of +inf
-#: ("memory-bound at any batch"; JSON ``"inf"``), which is a derived fact about a device that
-#: has a peak.
-NO_COMPUTE_PEAK = "no compute peak published"
 
 
 #: Largest batch or context accepted: 2**53, the largest whole number a float holds exactly.
@@ -121,41 +117,6 @@ def broadcast_grid(**arrays: np.ndarray) -> tuple[np.ndarray, ...]:
         ) from None
 
 
-def compute_peak(weight_format, accelerator: Accelerator, sparse: bool = False,
-                 role: str = "weights") -> tuple[str, float, tuple[str, ...]]:
-    """(compute precision, peak [FLOP/s], notes) a step of ``weight_format`` weights runs at
-    (``role`` names what is in that format in the notes: "weights", "KV cache", ...).
-
-    The format's compute precision, else the next of its fallbacks the device publishes a
-    peak for (fp8 weights on an A100 compute in bf16; a note says so).  With ``sparse`` each
-    precision takes its 2:4 sparse peak where one is published, else its dense peak, with a
-    note (a sparse peak is never below the dense one, so the floor still holds).  No peak at
-    all: ``(NO_COMPUTE_PEAK, nan, notes)``.
-
-    Examples
-    --------
-    >>> from roofline_decode import load_accelerator, load_model
-    >>> compute_peak(load_model("llama-3.1-8b").weight_format, load_accelerator("mi300x"), sparse=True)[:2]
-    ('bf16', 1307400000000000.0)
-    """
-    name = accelerator.id or accelerator.name
-    candidates = weight_format.compute_fallbacks
-    for precision in candidates:
-        notes = []
-        if precision != candidates[0]:
-            notes.append(f"{weight_format.name} {role} compute in {precision}: no {candidates[0]} peak "
-                         f"published for {name}")
-        if sparse and precision in accelerator.sparse_peak_flops:
-            return precision, float(accelerator.sparse_peak_flops[precision]), tuple(notes)
-        if precision in accelerator.peak_flops:
-            if sparse:
-                notes.append(f"no sparse {precision} peak published for {name}: the dense {precision} peak is used")
-            return precision, float(accelerator.peak_flops[precision]), tuple(notes)
-    return NO_COMPUTE_PEAK, float("nan"), (
-        f"{NO_COMPUTE_PEAK} for {name} ({weight_format.name} {role}): compute time not bounded, "
-        "the floor is the memory time",)
-
-
 #: FLOP groups, each timed at its own compute precision (DESIGN.md §4, issue 21 item 1): the
 #: matrix products of each weight group (:data:`~roofline_decode.specs.model.WEIGHT_GROUPS`
 #: with matrices: attention projections, dense MLPs, shared experts, routers, routed experts,
@@ -230,6 +191,41 @@ def _streamed_terms(model: Model) -> tuple[float, float, float]:
     return model.streamed_weight_bytes, model.embedding_row_bytes, 1.0
 
 
+@dataclass(frozen=True)
+class _MixerTerms:
+    """Terms of the chunked, sparse and recurrent layers (DESIGN.md §4b); zero for a model
+    with full and sliding attention only."""
+
+    kv_read: Any = 0.0  # chunked and sparse layers' KV plus the indexer keys
+    kv_write: Any = 0.0  # the indexer keys of the new token
+    scores: Any = 0.0  # attention scores of chunked and sparse layers plus the indexer
+    state: Any = 0.0  # recurrent state read (and as much written)
+    state_flops: Any = 0.0
+
+
+def _mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> _MixerTerms:
+    if not (model.num_chunked_layers or model.num_sparse_layers or model.num_recurrent_layers):
+        return _MixerTerms()
+    m_kv, heads, width = model.kv_bytes_per_token_per_layer, model.num_heads, model.score_value_width
+    read = write = scores = 0.0
+    if model.num_chunked_layers:
+        chunk = f.chunked_attended_positions(context, 1, model.attention_chunk_size)  # T mod C
+        read = read + f.kv_read_bytes(batch, chunk, m_kv, model.num_chunked_layers)
+        scores = scores + f.attention_flops(batch, chunk, heads, width, model.num_chunked_layers)
+    if model.num_sparse_layers:
+        L_sparse, top_k = model.num_sparse_layers, model.sparse_top_k
+        m_idx = model.indexer_bytes_per_token_per_layer
+        read = read + f.kv_read_bytes(batch, context, m_kv, 0, L_sparse, top_k) + f.indexer_read_bytes(
+            batch, context, L_sparse, m_idx)
+        write = write + f.kv_write_bytes(batch, m_idx, L_sparse)
+        scores = scores + f.attention_flops(batch, context, heads, width, 0, L_sparse, top_k) + f.indexer_flops(
+            batch, context, L_sparse, model.indexer_heads, model.indexer_head_dim)
+    state = f.recurrent_state_bytes(batch, model.num_recurrent_layers, model.recurrent_state_elements,
+                                    model.state_format.bytes_per_element)
+    state_flops = f.recurrent_update_flops(batch, model.num_recurrent_layers, model.recurrent_flops_per_token)
+    return _MixerTerms(read, write, scores, state, state_flops)
+
+
 def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Routing = UNIFORM) -> _Traffic:
     b_e = model.routed_expert_format.bytes_per_element
     layers, m_kv, experts = _layer_terms(model)
@@ -239,10 +235,13 @@ def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Rout
         batch, streamed, row, model.vocab_size, b_w, *experts, model.expert_parameters, b_e,
         experts_read=routing.experts_read(model, batch) if model.is_moe else None,
     )
-    kv_read = f.kv_read_bytes(batch, context, m_kv, *layers)
-    kv_write = f.kv_write_bytes(batch, m_kv, model.num_layers)
+    mixers = _mixer_terms(model, batch, context)
+    kv_read = f.kv_read_bytes(batch, context, m_kv, *layers) + mixers.kv_read + mixers.state
+    kv_write = f.kv_write_bytes(batch, m_kv, model.num_attention_layers) + mixers.kv_write + mixers.state
     matmul = f.matmul_flops(batch, model.matmul_parameters_per_token)
     scores = f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
+    # chunked/sparse attention scores, the indexer and recurrent state updates: timed with the scores
+    scores = scores + mixers.scores + mixers.state_flops
     groups = {group: f.matmul_flops(batch, count) for group, count in _matrix_parameters_per_token(model).items()}
     groups["attention_scores"] = scores
     return _Traffic(weight, kv_read, kv_write, matmul + scores, groups)
@@ -324,6 +323,7 @@ def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray,
     streamed = model.streamed_groups
     layers, m_kv, (moe_layers, experts, per_token) = _layer_terms(model)
     zero = np.zeros(np.broadcast(batch, context).shape)
+    mixers = _mixer_terms(model, batch, context)
     routed = moe_layers * routing.experts_read(model, batch) * model.expert_parameters
     mlp_streamed = sum(b[k] * streamed[k] for k in ("mlp", "shared_experts", "router"))
     mlp_matrix = (g["dense_mlp_matrix"] + g["shared_expert_matrix"] + g["router_matrix"]
@@ -334,15 +334,19 @@ def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray,
         "norms_and_biases": zero + b["norms"] * g["layer_vector"],
         "embedding": zero + b["embedding"] * np.minimum(batch, model.vocab_size) * model.embedding_row_parameters,
         "lm_head": zero + b["lm_head"] * g["lm_head"],
-        "kv_read": zero + f.kv_read_bytes(batch, context, m_kv, *layers),
-        "kv_write": zero + f.kv_write_bytes(batch, m_kv, model.num_layers),
+        "kv_read": zero + f.kv_read_bytes(batch, context, m_kv, *layers) + mixers.kv_read,
+        "kv_write": zero + f.kv_write_bytes(batch, m_kv, model.num_attention_layers) + mixers.kv_write,
     }
     flops_parts = {
         "attention_projections": zero + f.matmul_flops(batch, g["attention_matrix"]),
-        "attention_scores": zero + f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers),
+        "attention_scores": zero + f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
+        + mixers.scores,
         "mlp": zero + f.matmul_flops(batch, mlp_matrix),
         "lm_head": zero + f.matmul_flops(batch, g["lm_head"]),
     }
+    if model.num_recurrent_layers:  # read and written back: 2 x state bytes
+        bytes_parts["recurrent_state"] = zero + 2 * mixers.state
+        flops_parts["recurrent_update"] = zero + mixers.state_flops
     return {"bytes": bytes_parts, "flops": flops_parts}
 
 
@@ -436,6 +440,14 @@ class DecodeFloor:
     routing assumption (``"uniform"``, ``"identical"`` or ``"measured"``,
     :mod:`roofline_decode.routing`) and ``experts_read`` the distinct routed experts per MoE
     layer it gives at each grid point (0 for a dense model).
+
+    Fit and limits (:mod:`roofline_decode.limits`, one device, the planning module's usable
+    memory): ``fits`` (bool array: the weights plus the KV cache of B sequences at that context
+    fit in ``usable_memory``), ``resident_bytes`` (those bytes; ``kv_bytes_per_sequence`` on the
+    context axis), ``max_batch`` (the largest whole batch that fits at each context; +inf at
+    context 0 when the weights fit), and ``beyond_positions`` (context >= the model's
+    ``max_position_embeddings``).  ``notes`` says where a point does not fit or is beyond the
+    positions, after ``assumptions`` (sparse or precision fallback, MoE routing).
     """
 
     model: str
@@ -473,6 +485,12 @@ class DecodeFloor:
     routing: str = "uniform"
     experts_read: Any = 0.0
     _routing: Routing = field(default=UNIFORM, repr=False)
+    fits: Any = True
+    max_batch: Any = np.inf
+    kv_bytes_per_sequence: Any = field(default=0.0, repr=False)
+    usable_memory: float = field(default=np.inf, repr=False)
+    beyond_positions: Any = field(default=False, repr=False)
+    assumptions: tuple[str, ...] = field(default=(), repr=False)
     chain_time_s: np.ndarray = 0.0
     latency_profile: str | None = None
 
@@ -486,12 +504,17 @@ class DecodeFloor:
         return np.where(chain_binds, "latency", roof)
 
     @property
+    def resident_bytes(self) -> np.ndarray:
+        """Weights plus the KV cache of ``batch`` sequences at ``context`` [B] (one device)."""
+        return np.broadcast_to(self.spec.weight_bytes + self.batch * self.kv_bytes_per_sequence, self.shape)
+
+    @property
     def shape(self) -> tuple[int, ...]:
         return self.step_time_s.shape
 
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per grid point with the keys of :data:`RECORD_KEYS` (SI units, plain floats),
-        then :data:`EXTRA_RECORD_KEYS` (``notes``: a list of str; ``chain_time_s``)."""
+        then :data:`EXTRA_RECORD_KEYS` (``fits``: a bool; ``notes``: a list of str; ``chain_time_s``)."""
         shape = self.shape
         columns = {
             key: np.broadcast_to(getattr(self, key), shape).ravel()
@@ -499,6 +522,7 @@ class DecodeFloor:
             if key not in ("model", "accelerator", "weight_format", "kv_format")
         }
         records = []
+        notes = point_notes(self)
         for i in range(int(np.prod(shape))):
             record: dict[str, Any] = {
                 "model": self.model, "accelerator": self.accelerator,
@@ -510,7 +534,8 @@ class DecodeFloor:
             for key in ("batch", "context"):
                 if float(record[key]).is_integer():
                     record[key] = int(record[key])
-            record["notes"] = list(self.notes)
+            record["fits"] = bool(np.ravel(self.fits)[i])
+            record["notes"] = notes[i]
             records.append({key: record[key] for key in RECORD_KEYS + EXTRA_RECORD_KEYS})
         return records
 
@@ -670,6 +695,8 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
     else:
         critical = _critical_batch(model, context_input, peaks, bandwidth)
     critical = np.broadcast_to(critical, context.shape)
+    limits = grid_limits(model, accelerator, batch, context, context_input)
+    assumptions = notes + tuple(n for n in (routing.note(model),) if n)
     return DecodeFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name,
         weight_format=model.weight_format.name, kv_format=model.kv_format.name, compute_precision=peaks.summary(),
@@ -681,8 +708,10 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
         ridge_point=_scalar_or_array(f.ridge_point(peak, bandwidth)), critical_batch=critical,
         memory_bandwidth=bandwidth, peak_flops=_scalar_or_array(peak), spec=model,
         compute_precisions=peaks.precisions, group_peak_flops=peaks.peaks, group_flops=traffic.group_flops,
-        notes=notes + tuple(n for n in (routing.note(model),) if n), routing=routing.kind,
-        experts_read=np.broadcast_to(experts, context.shape), _routing=routing,
+        notes=assumptions + limits.notes, routing=routing.kind,
+        experts_read=np.broadcast_to(experts, context.shape), _routing=routing, fits=limits.fits,
+        max_batch=limits.max_batch, kv_bytes_per_sequence=limits.kv_bytes_per_sequence,
+        usable_memory=limits.usable_memory, beyond_positions=limits.beyond_positions, assumptions=assumptions,
         chain_time_s=chain, latency_profile=None if profile is None else profile.label,
     )
 

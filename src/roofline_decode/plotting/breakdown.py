@@ -14,6 +14,7 @@ from ._common import (
     context_label,
     geometric_batches,
     longest_context,
+    memory_label,
     new_axes,
     resolve_model,
     single_accelerator,
@@ -97,6 +98,10 @@ def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, w
     stack = [weight_gb, parts["kv_read"] / GB, parts["kv_write"] / GB]
     labels = ["weights read", "KV cache read", "KV cache written (new token)"]
     colors = [OKABE_ITO["blue"], OKABE_ITO["vermillion"], OKABE_ITO["bluish_green"]]
+    if "recurrent_state" in parts:  # Mamba-2 / Gated DeltaNet: a fixed state read and written back
+        stack.append(parts["recurrent_state"] / GB)
+        labels.append("recurrent state read + written")
+        colors.append(OKABE_ITO["reddish_purple"])
 
     ax = new_axes(ax)
     twin = ax.twinx()
@@ -119,11 +124,19 @@ def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, w
         token_axis(ax.xaxis, xs[-1])
         ax.set_xlabel(CONTEXT_AXIS_LABEL)
     ax.set_xlim(xs[0], xs[-1])
+    misses = ~np.ravel(floor.fits)
+    if misses.any():  # weights + KV cache exceed usable memory from here on (fits is monotone in B and T)
+        start = float(xs[int(np.argmax(misses))])
+        handles_extra = [ax.axvspan(start, xs[-1], facecolor="none", edgecolor="0.45", hatch="///", lw=0,
+                                    label=f"does not fit in {memory_label(device)}", gid="does-not-fit")]
+        ax.axvline(start, color="0.3", lw=1.2)
+    else:
+        handles_extra = []
     ax.set_ylabel("bytes moved per step [GB]")
     twin.set_ylabel("time per step [ms]")
     ax.grid(True, color="0.88", lw=0.7)
     ax.set_axisbelow(True)
-    handles = list(areas) + lines
+    handles = list(areas) + lines + handles_extra
     ax.legend(handles, [h.get_label() for h in handles], loc="upper left", fontsize=8, framealpha=0.92)
     ax.set_title(f"Step breakdown: {title(spec, floor, device)}, {where}", fontsize=11)
     return ax

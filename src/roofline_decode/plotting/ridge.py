@@ -107,6 +107,7 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
 
     xs = np.geomspace(x_low, x_high, 400)
     critical_lines = []
+    any_miss = False
     for i, (device, fl) in enumerate(zip(devices, floors)):
         c = color(i)
         finite = [float(p) for p in roofs[i] if np.isfinite(p)]
@@ -128,6 +129,11 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
             ax.plot(intensity[:, j], attained[i][:, j] / TFLOP, ls=(0, (1, 1.5)), lw=1.2, color=c,
                     marker=MARKERS[j % len(MARKERS)], ms=5.5, mfc=c if j == 0 else "white", mec=c, mew=1.2,
                     zorder=5, gid="operating-points")
+            misses = ~fl.fits[:, j]
+            if misses.any():  # weights + KV cache exceed the device's usable memory
+                ax.plot(intensity[misses, j], attained[i][misses, j] / TFLOP, ls="none", marker="x", ms=9,
+                        mew=1.6, color="0.15", zorder=6, gid="does-not-fit")
+                any_miss = True
         critical = [fl.critical_batch.reshape(len(batches), len(contexts))[0, j] for j in range(len(contexts))]
         cells = [
             (f"{np.ceil(b):.0f}" if np.isfinite(b) else "∞") + (f" @ {context_label(t)}" if len(contexts) > 1 else "")
@@ -170,6 +176,9 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
         labels.append(f"decode steps, context {context_label(ctx)} tokens")
     handles.append(Line2D([], [], ls="none", marker="D", color="0.6", mec="black", ms=7))
     labels.append("ridge point = peak / bandwidth")
+    if any_miss:
+        handles.append(Line2D([], [], ls="none", marker="x", color="0.15", ms=8, mew=1.6))
+        labels.append("does not fit: weights + KV cache > usable memory")
     if floors[0].latency_profile is not None:
         handles.append(Line2D([], [], color="0.3", lw=1.6, ls=(0, (4, 2, 1, 2))))
         labels.append(f"serial-chain ceiling FLOPs / T_chain ({floors[0].latency_profile}, "
