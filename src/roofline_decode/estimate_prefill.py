@@ -14,7 +14,7 @@ import numpy as np
 
 from . import formulas as f
 from .errors import InvalidValueError
-from .estimate import _layer_terms, _streamed_terms, checked_array, decode_floor
+from .estimate import _layer_terms, _streamed_terms, broadcast_grid, checked_array, decode_floor
 from .formulas import prefill as fp
 from .specs.accelerator import Accelerator
 from .specs.model import Model
@@ -266,16 +266,16 @@ def prefill_floor(
     157
     """
     model, accelerator = _model_and_device(model, accelerator)
-    batch = checked_array("batch", batch, 0.0, inclusive=False)
+    batch = checked_array("batch", batch, 1.0, inclusive=True)
     prompt = checked_array("prompt", prompt, 1.0, inclusive=True)
     cached = checked_array("cached", cached, 0.0, inclusive=True)
-    batch, prompt, cached = np.broadcast_arrays(batch, prompt, cached)
+    batch, prompt, cached = broadcast_grid(batch=batch, prompt=prompt, cached=cached)
     if (cached > prompt - 1).any():
         bad = cached[cached > prompt - 1].flat[0].item()
         raise InvalidValueError("cached", bad, "fewer tokens than the prompt (the last prompt token is always computed)")
     new = prompt - cached
     chunk = new if chunk is None else checked_array("chunk", chunk, 1.0, inclusive=True)
-    batch, prompt, chunk, cached, new = np.broadcast_arrays(batch, prompt, chunk, cached, new)
+    batch, prompt, chunk, cached, new = broadcast_grid(batch=batch, prompt=prompt, chunk=chunk, cached=cached, new=new)
     precision, peak, bandwidth = device_rates(model, accelerator, sparse)
     t = prefill_traffic(model, batch, new, chunk, cached, routing)
     memory = f.memory_time(t.bytes_total, bandwidth)
@@ -409,7 +409,8 @@ def mixed_step_floor(
     decode_context = checked_array("decode_context", decode_context, 0.0, inclusive=True)
     prefill_tokens = checked_array("prefill_tokens", prefill_tokens, 0.0, inclusive=True)
     prefill_context = checked_array("prefill_context", prefill_context, 0.0, inclusive=True)
-    grid = np.broadcast_arrays(decode_batch, decode_context, prefill_tokens, prefill_context)
+    grid = broadcast_grid(decode_batch=decode_batch, decode_context=decode_context, prefill_tokens=prefill_tokens,
+                          prefill_context=prefill_context)
     empty = (grid[0] + grid[2]) <= 0
     if empty.any():
         raise InvalidValueError("decode_batch + prefill_tokens", 0, "a step with at least one token (> 0)")

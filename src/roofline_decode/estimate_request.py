@@ -17,7 +17,7 @@ import numpy as np
 
 from . import formulas as f
 from .errors import InvalidValueError
-from .estimate import _layer_terms, checked_array, decode_floor
+from .estimate import _layer_terms, broadcast_grid, checked_array, decode_floor
 from .estimate_prefill import _model_and_device, device_rates, prefill_traffic, routed_experts
 from .specs.accelerator import Accelerator
 from .specs.model import Model
@@ -227,7 +227,7 @@ def request_floor(
     cached = whole_array("cached", cached, 0)
     shared = whole_array("shared_prefix", shared_prefix, 0)
     chunk_array = np.inf if chunk is None else whole_array("chunk", chunk, 1)
-    grid = np.broadcast_arrays(batch, prompt, output, chunk_array, cached, shared)
+    grid = broadcast_grid(batch=batch, prompt=prompt, output=output, chunk=chunk_array, cached=cached, shared_prefix=shared)
     batch, prompt, output, chunk_grid, cached, shared = grid
     for name, value in (("cached", cached), ("shared_prefix", shared)):
         if (value > prompt - 1).any():

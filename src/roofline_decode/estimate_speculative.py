@@ -19,7 +19,7 @@ import numpy as np
 
 from . import formulas as f
 from .errors import InvalidValueError
-from .estimate import _layer_terms, _streamed_terms, checked_array, decode_floor
+from .estimate import _layer_terms, _streamed_terms, broadcast_grid, checked_array, decode_floor
 from .estimate_prefill import Traffic, _model_and_device, device_rates, routed_experts
 from .formulas import prefill as fp
 from .specs.accelerator import Accelerator
@@ -217,9 +217,9 @@ def speculative_floor(
     acceptance = checked_array("acceptance", acceptance, 0.0, inclusive=True)
     if (acceptance > 1).any():
         raise InvalidValueError("acceptance", acceptance[acceptance > 1].flat[0].item(), "rates 0 … 1")
-    batch = checked_array("batch", batch, 0.0, inclusive=False)
+    batch = checked_array("batch", batch, 1.0, inclusive=True)
     context = checked_array("context", context, 0.0, inclusive=True)
-    batch, context, k, acceptance = np.broadcast_arrays(batch, context, k, acceptance)
+    batch, context, k, acceptance = broadcast_grid(batch=batch, context=context, k=k, acceptance=acceptance)
     _, peak, bandwidth = device_rates(model, accelerator, sparse)
 
     plain, drafted, verify, bound = _round_times(model, draft_model, accelerator, batch, context, k, peak, bandwidth,

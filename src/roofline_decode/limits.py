@@ -54,7 +54,7 @@ def grid_limits(model, accelerator, batch: np.ndarray, context: np.ndarray, cont
     usable = usable_memory(accelerator)
     per_sequence = kv_bytes_per_sequence(model, context_axis)
     # the real-valued batch that fills the usable memory, per context: one comparison on the grid
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a tiny KV per sequence: unbounded
         capacity = np.where(per_sequence > 0, (usable - model.weight_bytes) / per_sequence,
                             np.inf if model.weight_bytes <= usable else -np.inf)
     fits = batch <= capacity

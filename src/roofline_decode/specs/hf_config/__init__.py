@@ -108,16 +108,21 @@ def model_from_hf_config(config, name: str | None = None, **overrides: Any):
 
 
 
+def _known(value, table: dict) -> bool:
+    """``value in table`` for a config value of any JSON type (a list is not hashable)."""
+    return isinstance(value, str) and value in table
+
+
 def _language_model(data: dict, source: str) -> dict:
     """The language model's config of a multimodal wrapper (``text_config``), with the
     wrapper's name, architectures, quantization and tying where the text config lacks them."""
     text = data.get("text_config")
-    if not isinstance(text, dict) or data.get("model_type") in READERS:
+    if not isinstance(text, dict) or _known(data.get("model_type"), READERS):
         return data
     merged = dict(text)
     wrapper = data.get("model_type")
-    if merged.get("model_type") not in READERS:
-        if wrapper not in WRAPPERS:
+    if not _known(merged.get("model_type"), READERS):
+        if not _known(wrapper, WRAPPERS):
             raise ConfigError(source, "model_type", f"unsupported multimodal wrapper {wrapper!r} with a text_config; "
                                                     f"supported: {', '.join(sorted(WRAPPERS))}")
         merged["model_type"] = WRAPPERS[wrapper]
