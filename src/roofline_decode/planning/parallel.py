@@ -42,6 +42,7 @@ import numpy as np
 from .. import formulas as f
 from ..errors import InvalidValueError
 from ._checks import non_negative, positive, whole_number
+from .capacity import kv_bytes_per_sequence
 
 __all__ = [
     "DEFAULT_COLLECTIVE_LATENCY",
@@ -122,9 +123,7 @@ def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: i
     def split(total_bytes):
         return f.sharded_bytes(total_bytes - replicated - kv_proj, replicated + kv_proj * share, n)
 
-    kv_resident = batch * f.kv_cache_bytes(
-        1, context, model.kv_bytes_per_token_per_layer, model.num_global_layers, model.num_sliding_layers, model.window
-    )
+    kv_resident = batch * kv_bytes_per_sequence(model, context)
     return DeviceTraffic(
         weight_bytes=float(split(model.weight_bytes)),
         kv_bytes=kv_resident * share,
@@ -330,9 +329,7 @@ def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0
     stage = np.maximum(memory, compute)
     hop = (collective_latency + micro * model.hidden_size * model.activation_format.bytes_per_element / link) if p > 1 else 0.0
     step = np.asarray(f.pipeline_step_time(stage, p, m, hop), dtype=float)
-    kv_resident = batch * f.kv_cache_bytes(
-        1, context, model.kv_bytes_per_token_per_layer, model.num_global_layers, model.num_sliding_layers, model.window
-    ) / p
+    kv_resident = batch * kv_bytes_per_sequence(model, context) / p
     return ParallelFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, strategy="pipeline", num_devices=p,
         batch=batch, context=context, weight_bytes_per_device=model.weight_bytes / p, kv_bytes_per_device=kv_resident,
