@@ -61,7 +61,8 @@ class RequestFloor(GridResult):
     ``total_tokens_per_s`` = B·(prompt + O) / latency; ``requests_per_s`` = B / latency (a
     static batch: all requests start and end together).  ``kv_resident_bytes``: the KV cache
     at the last decode step (a shared prefix stored once); ``fits``: the weights and that cache
-    fit the device's usable memory (:func:`roofline_decode.planning.usable_memory`, defaults).
+    fit the device's usable memory (:func:`roofline_decode.planning.usable_memory`, defaults);
+    ``max_batch``: the largest batch for which they would (the shared prefix stored once).
     """
 
     model: str
@@ -91,19 +92,21 @@ class RequestFloor(GridResult):
     prefill_bound: np.ndarray
     decode_compute_bound_steps: np.ndarray
     fits: np.ndarray
+    max_batch: np.ndarray
 
     RECORD_KEYS = (
         "model", "accelerator", "batch", "prompt", "output", "chunk", "cached", "shared_prefix", "cascade",
         "ttft_s", "prefill_flops", "prefill_bytes", "prefill_bound", "decode_time_s", "decode_flops",
         "decode_bytes", "decode_compute_bound_steps", "first_step_s", "last_step_s", "tpot_s", "latency_s",
         "output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "kv_resident_bytes", "fits",
+        "max_batch",
     )
     COLUMNS = (
         ("batch", "batch", 1.0), ("prompt", "prompt", 1.0), ("output", "output", 1.0),
         ("TTFT ms", "ttft_s", 1e-3), ("prefill", "prefill_bound", None), ("TPOT ms", "tpot_s", 1e-3),
         ("decode ms", "decode_time_s", 1e-3), ("latency ms", "latency_s", 1e-3),
         ("out tok/s", "output_tokens_per_s", 1.0), ("req/s", "requests_per_s", 1.0),
-        ("KV GB", "kv_resident_bytes", 1e9), ("fits", "fits_text", None),
+        ("KV GB", "kv_resident_bytes", 1e9), ("fits", "fits_text", None), ("max B", "max_batch", 1.0),
     )
 
     @property
@@ -249,7 +252,9 @@ def request_floor(
     prefill_compute = _prefill_bound(out["flops_p"], out["bytes_p"], peak, bandwidth)
     from .planning.capacity import usable_memory
 
-    fits = model.weight_bytes + out["resident"] <= usable_memory(accelerator)
+    usable = usable_memory(accelerator)
+    fits = model.weight_bytes + out["resident"] <= usable
+    largest = _max_batch(model, prompt + output - 1, shared, usable - model.weight_bytes)
     return RequestFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=precision, batch=batch,
         prompt=prompt, output=output, chunk=np.where(np.isfinite(chunk_grid), chunk_grid, prompt - cached),
@@ -259,8 +264,19 @@ def request_floor(
         latency_s=latency, output_tokens_per_s=batch * output / latency,
         total_tokens_per_s=batch * (prompt + output) / latency, requests_per_s=batch / latency,
         kv_resident_bytes=out["resident"], prefill_bound=prefill_compute,
-        decode_compute_bound_steps=out["steps_compute"], fits=fits,
+        decode_compute_bound_steps=out["steps_compute"], fits=fits, max_batch=largest,
     )
+
+
+def _max_batch(model: Model, end, shared, room) -> np.ndarray:
+    """Largest whole batch whose KV caches at the last decode step fit ``room`` bytes, a shared
+    prefix stored once: B·(M − m·s) + m·s <= room (m·s: the prefix positions held)."""
+    layers, m_kv, _ = _layer_terms(model)
+    per_sequence = f.kv_cache_bytes(1, end, m_kv, *layers)
+    prefix = m_kv * f.shared_prefix_positions(end, shared, *layers)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        largest = np.floor((room - prefix) / (per_sequence - prefix))
+    return np.where(room < per_sequence, 0.0, np.where(per_sequence - prefix > 0, largest, np.inf))
 
 
 def _prefill_bound(flops, bytes_, peak, bandwidth) -> np.ndarray:
