@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .errors import SpecFileError, UnknownIdError
+from .errors import InvalidValueError, SpecFileError, UnknownIdError
 from .specs.accelerator import Accelerator, MemoryTier
 from .specs.model import Model
 from .specs.spec_file import load_spec_file, read_toml
@@ -67,7 +67,7 @@ def add_spec_directory(path: str | Path) -> None:
     SpecFileError
         The path is neither a directory nor a ``.toml`` file.
     """
-    _user_directories.append(_checked_spec_path(Path(path), "(directory)"))
+    _user_directories.append(_checked_spec_path(_as_path("path", path), "(directory)"))
     _index.cache_clear()
 
 
@@ -76,8 +76,8 @@ def add_spec_file(path: str | Path) -> None:
 
     The file is loaded once here, so a malformed file fails now with its path and field.
     """
-    path = Path(path)
-    if path.suffix != ".toml" or not path.is_file():
+    path = _as_path("path", path)
+    if path.suffix != ".toml" or not _is(path, "file"):
         raise SpecFileError(path, "(file)", "not a .toml file")
     load_spec_file(path)
     add_spec_directory(path)
@@ -85,16 +85,41 @@ def add_spec_file(path: str | Path) -> None:
 
 def remove_spec_directory(path: str | Path) -> None:
     """Undo :func:`add_spec_directory` or :func:`add_spec_file` for ``path`` (no error if absent)."""
-    resolved = Path(path).resolve()
+    resolved = _as_path("path", path).resolve()
     _user_directories[:] = [p for p in _user_directories if p != resolved]
     _index.cache_clear()
 
 
+def _as_path(name: str, value: Any) -> Path:
+    """A non-empty str or path-like as a Path (``""`` would mean the current folder)."""
+    if not isinstance(value, (str, os.PathLike)) or not str(value):
+        raise InvalidValueError(name, value, "a non-empty path (str or pathlib.Path)")
+    return Path(value)
+
+
+def _is(path: Path, kind: str) -> bool:
+    """``path.is_dir()`` / ``is_file()`` / ``exists()``, False for a name the OS refuses
+    (too long, or holding a NUL byte) instead of an OSError."""
+    try:
+        return {"dir": path.is_dir, "file": path.is_file, "any": path.exists}[kind]()
+    except (OSError, ValueError):
+        return False
+
+
 def _checked_spec_path(path: Path, field: str) -> Path:
-    if path.is_dir() or (path.is_file() and path.suffix == ".toml"):
+    if _is(path, "dir") or (_is(path, "file") and path.suffix == ".toml"):
         return path.resolve()
-    problem = "not a directory or a .toml file" if path.exists() else "no such directory or file"
+    problem = "not a directory or a .toml file" if _is(path, "any") else "no such directory or file"
     raise SpecFileError(path, field, problem)
+
+
+def _id_or_path(kind: str, value: Any) -> str | Path:
+    """A catalog id (str) or a path; anything else is an InvalidValueError naming ``kind``."""
+    if isinstance(value, os.PathLike):
+        return Path(value)
+    if not isinstance(value, str) or not value:
+        raise InvalidValueError(kind, value, f"a {kind} id (a non-empty string) or a path")
+    return value
 
 
 def spec_directories() -> list[Path]:
@@ -122,20 +147,31 @@ def _folder_stamp(path: Path) -> int:
 @lru_cache(maxsize=4)
 def _index(directories: tuple[Path, ...], stamps: tuple[int, ...] = ()) -> dict[str, dict[str, Path]]:
     """id -> file for each spec type, later directories overriding earlier ones (``stamps``
-    only keys the cache)."""
-    index: dict[str, dict[str, Path]] = {"accelerator": {}, "memory_tier": {}}
+    only keys the cache).
+
+    A file that cannot be indexed (malformed TOML, no valid ``type``, an id defined twice in one
+    folder) goes to ``broken`` (id -> its SpecFileError): loading that id raises the error, and
+    every other id, command and listing keeps working.
+    """
+    index: dict[str, dict] = {"accelerator": {}, "memory_tier": {}, "broken": {}}
     for directory in directories:
         seen: dict[str, Path] = {}
         files = [directory] if directory.is_file() else sorted(directory.rglob("*.toml"))
         for path in files:
+            for entries in index.values():
+                entries.pop(path.stem, None)
             if path.stem in seen:
-                raise SpecFileError(path, "(id)", f"id {path.stem!r} is also defined by {seen[path.stem]}")
+                index["broken"][path.stem] = SpecFileError(
+                    path, "(id)", f"id {path.stem!r} is also defined by {seen[path.stem]}")
+                continue
             seen[path.stem] = path
-            kind = read_toml(path).get("type")
-            if not isinstance(kind, str) or kind not in index:
-                raise SpecFileError(path, "type", f"expected 'accelerator' or 'memory_tier', got {kind!r}")
-            for other in index.values():
-                other.pop(path.stem, None)
+            try:
+                kind = read_toml(path).get("type")
+                if not isinstance(kind, str) or kind not in ("accelerator", "memory_tier"):
+                    raise SpecFileError(path, "type", f"expected 'accelerator' or 'memory_tier', got {kind!r}")
+            except SpecFileError as exc:
+                index["broken"][path.stem] = exc
+                continue
             index[kind][path.stem] = path
     return index
 
@@ -151,13 +187,17 @@ def _load_cached(path: Path, mtime: float):
 
 
 def _load(kind: str, id_or_path: str | Path, label: str):
-    if isinstance(id_or_path, Path) or str(id_or_path).endswith(".toml"):
+    id_or_path = _id_or_path(label, id_or_path)
+    if isinstance(id_or_path, Path) or id_or_path.endswith(".toml"):
         spec = load_spec_file(id_or_path)
         if not isinstance(spec, Accelerator if kind == "accelerator" else MemoryTier):
             other = "memory_tier" if kind == "accelerator" else "accelerator"
             raise SpecFileError(id_or_path, "type", f"expected type {kind!r} for a {label}, got {other!r}")
         return spec
-    files = _current_index()[kind]
+    index = _current_index()
+    files = index[kind]
+    if id_or_path in index["broken"]:
+        raise index["broken"][id_or_path]
     if id_or_path not in files:
         raise UnknownIdError(label, str(id_or_path), files)
     path = files[id_or_path]
@@ -201,10 +241,10 @@ def list_models() -> list[str]:
 
 def model_metadata(model_id: str) -> dict[str, Any]:
     """The ``_roofline`` block of a bundled config: name, sources, stated parameter counts."""
-    path = _MODEL_DIR / f"{model_id}.json"
-    if not path.is_file():
-        raise UnknownIdError("model", model_id, list_models())
-    return json.loads(path.read_text(encoding="utf-8")).get("_roofline", {})
+    model_id = _id_or_path("model", model_id)
+    if model_id not in list_models():
+        raise UnknownIdError("model", str(model_id), list_models())
+    return json.loads((_MODEL_DIR / f"{model_id}.json").read_text(encoding="utf-8")).get("_roofline", {})
 
 
 def load_model(id_or_path: str | Path, weights=None, kv=None, **overrides: Any) -> Model:
@@ -232,22 +272,22 @@ def load_model(id_or_path: str | Path, weights=None, kv=None, **overrides: Any) 
     if isinstance(id_or_path, Model):
         model = id_or_path.replace(**overrides) if overrides else id_or_path
     else:
+        id_or_path = _id_or_path("model", id_or_path)
         path = Path(id_or_path)
         if str(id_or_path).endswith(".gguf"):
             from .files.gguf import model_from_gguf
 
             model = model_from_gguf(path, **overrides)
-        elif str(id_or_path) and path.is_dir() and (path / "config.json").is_file() and any(path.glob("*.safetensors")):
+        elif _is(path, "dir") and _is(path / "config.json", "file") and any(path.glob("*.safetensors")):
             from .files.safetensors import model_from_folder
 
             model = model_from_folder(path, **overrides)
-        elif str(id_or_path).endswith(".json") or (str(id_or_path) and path.is_dir()):  # "" is not the cwd
+        elif isinstance(id_or_path, Path) or id_or_path.endswith(".json") or _is(path, "dir"):
             model = Model.from_hf_config(path, **overrides)
-        else:
-            bundled = _MODEL_DIR / f"{id_or_path}.json"
-            if not bundled.is_file():
-                raise UnknownIdError("model", str(id_or_path), list_models())
-            model = Model.from_hf_config(bundled, **overrides)
+        else:  # an id names a bundled file; never a path out of the catalog ("../x")
+            if id_or_path not in list_models():
+                raise UnknownIdError("model", id_or_path, list_models())
+            model = Model.from_hf_config(_MODEL_DIR / f"{id_or_path}.json", **overrides)
     if weights is not None or kv is not None:
         model = model.with_precision(weights=weights, kv=kv)
     return model

@@ -24,7 +24,7 @@ COMMAND_MODULES = [
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, no traceback
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,11 +49,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.handler(args) or 0)
-    except RooflineError as exc:
-        print(f"roofline-decode: error: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # e.g. piped into `head`
         return 0
+    except (RooflineError, OSError) as exc:  # OSError: a file the command writes, a folder it lists
+        message = str(exc) if isinstance(exc, RooflineError) else f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+        print(f"roofline-decode: error: {one_line(message)}", file=sys.stderr)
+        return 2
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line: newlines and other control characters escaped as ``\\n``."""
+    return "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in message)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -60,6 +60,8 @@ def run_list(args: argparse.Namespace) -> int:
     from . import catalog
     from .catalog_docs import headline_peak, printed
     from .formats import FORMATS
+    from .planning.capacity import device_memory
+    from .units import GiB
 
     if args.what != "gpus" and (args.vendor is not None or args.category is not None):
         raise InvalidValueError("--vendor/--category", f"list {args.what}", "only with 'list gpus'")
@@ -89,6 +91,7 @@ def run_list(args: argparse.Namespace) -> int:
             rows.append([
                 gpu_id, gpu.name, printed(memory) if memory else f"{gpu.memory_capacity / GB:g} GB",
                 f"{gpu.memory_bandwidth / GB:.6g} GB/s", peak, ridge, gpu.category or "-",
+                f"{device_memory(gpu) / GiB:.4g}",
             ])
         if args.vendor is not None and not rows and _vendor_word(args.vendor.strip()).casefold() not in {
             v.casefold() for v in vendors
@@ -98,8 +101,10 @@ def run_list(args: argparse.Namespace) -> int:
             print("no accelerator matches " + " ".join(
                 f"--{name} {value}" for name, value in (("vendor", args.vendor), ("category", args.category)) if value))
             return 0
-        print(format_table(["id", "name", "memory", "bandwidth", "dense bf16 TFLOP/s", "ridge FLOP/B", "category"],
-                           rows))
+        print(format_table(["id", "name", "memory", "bandwidth", "dense bf16 TFLOP/s", "ridge FLOP/B", "category",
+                            "device GiB"], rows))
+        print("device GiB: what the accelerator itself can fill (vendor GB read as GiB, less ECC or the unified-memory "
+              "share), before the runtime reserve; see docs/your_own_device.md")
         if fell_back:
             print("(fp16): no bf16 peak published; the dense fp16 peak and its ridge point are shown")
     elif args.what == "tiers":
@@ -210,7 +215,7 @@ def run_show(args: argparse.Namespace) -> int:
         print(_show_hardware(catalog.load_accelerator(ident)))
     elif ident in catalog.list_memory_tiers():
         print(_show_hardware(catalog.load_memory_tier(ident)))
-    elif ident and Path(ident).is_dir():  # a Hugging Face model folder holding a config.json
+    elif ident and catalog._is(Path(ident), "dir"):  # a Hugging Face model folder holding a config.json
         print(_show_model(catalog.load_model(ident)))
     else:
         raise UnknownIdError(

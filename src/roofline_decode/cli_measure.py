@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from .cli_common import add_routing_argument, emit_records, number_list, whole_number, _jsonable
 from .errors import InvalidValueError
@@ -70,7 +71,7 @@ def _read(args: argparse.Namespace):
 
     defaults = {"weight_format": args.weights, "kv_format": args.kv, "num_devices": args.tp,
                 "pipeline_parallel": args.pp}
-    rows = []
+    rows, args.skipped = [], []  # the skipped rows are summarised in one line once the command succeeds
     for path in args.files:
         if published_layout(path):  # these state their own device counts
             found = load_published(path)
@@ -82,8 +83,7 @@ def _read(args: argparse.Namespace):
         else:
             rows += load_measurements(path, **defaults)
             continue
-        for where, reason in found.skipped:
-            print(f"skipped {where}: {reason}", file=sys.stderr)
+        args.skipped += found.skipped
         rows += found.rows
     return rows
 
@@ -114,7 +114,32 @@ def _select(rows, args: argparse.Namespace):
     return rows, device, model
 
 
-def _plot(path: str, comparison, predictions=None) -> None:
+def _report_skipped(args: argparse.Namespace) -> None:
+    """One stderr line summarising the rows a published file had that could not be placed."""
+    skipped = getattr(args, "skipped", [])
+    if skipped:
+        shown = "; ".join(f"{where}: {reason}" for where, reason in skipped[:3])
+        more = f"; and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+        files = ", ".join(Path(f).name for f in args.files)
+        print(f"skipped {len(skipped)} row(s) of {files}: {shown}{more}", file=sys.stderr)
+
+
+def _plot_path(text: str | None) -> Path | None:
+    """The file --plot writes (``.png`` added when it has no suffix, as matplotlib does), checked
+    before any work: not empty, not a folder, in a folder that exists."""
+    if text is None:
+        return None
+    path = Path(text)
+    if not text.strip() or text.endswith(("/", "\\")) or path.is_dir():
+        raise InvalidValueError("--plot", text, "a file name such as plot.png (not empty, not a folder)")
+    if not path.suffix:
+        path = path.with_name(path.name + ".png")
+    if not path.parent.is_dir():
+        raise InvalidValueError("--plot", text, f"a file in an existing folder ({path.parent} does not exist)")
+    return path
+
+
+def _plot(path: Path, comparison, predictions=None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -131,6 +156,7 @@ def _plot(path: str, comparison, predictions=None) -> None:
 def run_compare(args: argparse.Namespace) -> int:
     from .measure.compare import compare
 
+    plot_path = _plot_path(args.plot)
     rows, device, model = _select(_read(args), args)
     comparison = compare(rows, model, device, tolerance=args.tolerance, routing=args.routing)
     if args.format == "table":
@@ -150,8 +176,9 @@ def run_compare(args: argparse.Namespace) -> int:
             for record in records:
                 record["flags"] = "; ".join(record["flags"])
         print(emit_records(records, args.format))
-    if args.plot:
-        _plot(args.plot, comparison)
+    if plot_path:
+        _plot(plot_path, comparison)
+    _report_skipped(args)
     return 0
 
 
@@ -172,6 +199,11 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from .measure.calibrate import Measurement, calibrate
     from .measure.compare import compare, resolve_accelerator, resolve_model
 
+    plot_path = _plot_path(args.plot)
+    if args.save is not None:  # checked before any work, like --plot
+        save = Path(args.save)
+        if not args.save.strip() or save.is_dir() or not save.parent.is_dir():
+            raise InvalidValueError("--save", args.save, "a file name such as fit.json in an existing folder")
     rows, device, model = _select(_read(args), args)
     rows = [r for r in rows if r.scope == "decode_step"]
     if not rows:
@@ -211,14 +243,15 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print(calibration)
         print()
         print(_table(records))
-    if args.plot:
-        _plot(args.plot, comparison, predictions)
+    if plot_path:
+        _plot(plot_path, comparison, predictions)
     if args.save:
         try:
             calibration.save(args.save)
         except OSError as exc:
             raise InvalidValueError("--save", args.save, f"a writable path ({exc.strerror or exc})") from None
         print(f"calibration written to {args.save}", file=sys.stderr)
+    _report_skipped(args)
     return 0
 
 

@@ -21,7 +21,15 @@ __all__ = [
     "ConfigError",
     "MissingExtraError",
     "close_matches",
+    "is_real",
 ]
+
+
+def is_real(value: object) -> bool:
+    """Whether ``value`` is a real number (int, float, numpy scalar): not a bool, str or complex."""
+    import numbers
+
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and type(value).__name__ != "bool_"
 
 
 class RooflineError(Exception):

@@ -6,6 +6,7 @@ keeps every intermediate term so a user can see *why* a step takes what it takes
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,20 +41,76 @@ EXTRA_RECORD_KEYS = ("notes", "chain_time_s")
 NO_COMPUTE_PEAK = "no compute peak published"
 
 
+#: Largest batch or context accepted: 2**53, the largest whole number a float holds exactly.
+#: Every product of bounded inputs stays finite, so no result overflows to inf or NaN.
+MAX_GRID_VALUE = float(2**53)
+
+
 def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.ndarray:
-    """``value`` as a float array of finite numbers above ``minimum`` (or equal, if
-    ``inclusive``); otherwise an InvalidValueError naming ``name`` and the first bad value."""
+    """``value`` as a float array under the one rule for batch and context (and other grids).
+
+    The rule, applied by every entry point (``decode_floor``, ``sweep``, planning, plots, CLI):
+
+    * a real number or an array (or nested list) of real numbers: Python or numpy ints and
+      floats; fractional values are allowed (a mean batch of continuous batching, a mean
+      context over the steps of a request);
+    * finite, above ``minimum`` (or equal, if ``inclusive``) and at most
+      :data:`MAX_GRID_VALUE` = 2**53, so no result overflows;
+    * booleans, complex numbers, strings, ``None`` and empty arrays are refused.
+
+    Returns the array; otherwise raises an InvalidValueError naming ``name`` and the first bad value.
+    """
+    allowed = (f"real numbers {'>=' if inclusive else '>'} {minimum:g} and <= 2**53 "
+               "(no booleans, complex numbers or strings)")
     try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidValueError(name, value, "a number or an array of numbers") from None
-    allowed = f"finite numbers {'>=' if inclusive else '>'} {minimum:g}"
+        array = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidValueError(name, value, "a number or an array of numbers of one shape") from None
+    if array.dtype.kind == "O":  # Python ints beyond int64, Fractions, mixed objects
+        flat = array.ravel()
+        if not all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in flat):
+            bad = next(v for v in flat if not isinstance(v, numbers.Real) or isinstance(v, (bool, np.bool_)))
+            raise InvalidValueError(name, bad, allowed)
+        converted = []
+        for v in flat:
+            try:
+                converted.append(float(v))
+            except OverflowError:
+                raise InvalidValueError(name, _shown(v), allowed) from None
+        array = np.asarray(converted, dtype=float).reshape(array.shape)
+    elif array.dtype.kind not in "iuf":
+        first = array.flat[0].item() if array.size else value
+        raise InvalidValueError(name, first if array.dtype.kind in "bc" else value, allowed)
+    array = array.astype(float)
     if array.size == 0:
         raise InvalidValueError(name, value, allowed + " (got an empty array)")
-    bad = ~np.isfinite(array) | ((array < minimum) if inclusive else (array <= minimum))
+    with np.errstate(invalid="ignore"):
+        low = (array < minimum) if inclusive else (array <= minimum)
+        bad = ~np.isfinite(array) | low | (array > MAX_GRID_VALUE)
     if bad.any():
         raise InvalidValueError(name, array[bad].flat[0].item(), allowed)
     return array
+
+
+def _shown(value: Any) -> Any:
+    """A value for a message: an integer of hundreds of digits by its length."""
+    if isinstance(value, int) and abs(value) > 10**30:
+        return f"<an integer of {len(str(abs(value)))} digits>"
+    return value
+
+
+def broadcast_grid(**arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays broadcast against each other; an InvalidValueError naming them and their
+    shapes when they do not broadcast (``batch=[1, 2], context=[1, 2, 3]``)."""
+    try:
+        return tuple(np.broadcast_arrays(*arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
+        raise InvalidValueError(
+            " and ".join(arrays), shapes,
+            "shapes that broadcast together (equal, or 1 along each differing axis); "
+            "use sweep() for the outer product",
+        ) from None
 
 
 def compute_peak(weight_format, accelerator: Accelerator, sparse: bool = False) -> tuple[str, float, tuple[str, ...]]:
@@ -350,9 +407,11 @@ def decode_floor(
     accelerator : Accelerator or str
         An :class:`Accelerator` or a catalog id.
     batch : array_like
-        Sequences decoded together B [1], > 0.
+        Sequences decoded together B [1], >= 1 (a fractional value is a mean batch).
     context : array_like
         Tokens already cached per sequence T [1], >= 0; broadcasts against ``batch``.
+        Both follow the one rule of :func:`checked_array` (real numbers up to 2**53; no
+        booleans, complex numbers or strings).
     sparse : bool
         Use 2:4 structured-sparsity peaks (off: dense peaks, DESIGN.md §4); where the device
         publishes no sparse peak for the precision, the dense one is used and ``notes`` says so.
@@ -399,13 +458,13 @@ def decode_floor(
 
     model = load_model(model)
     accelerator = load_accelerator(accelerator)
-    batch_array = checked_array("batch", batch, 0.0, inclusive=False)
+    batch_array = checked_array("batch", batch, 1.0, inclusive=True)
     context_array = checked_array("context", context, 0.0, inclusive=True)
     routing = resolve_routing(routing, model, batch_array)
     if routing.measured is not None:  # a count per batch: the grid takes its shape too
         batch_array = np.broadcast_to(batch_array, np.broadcast_shapes(batch_array.shape, routing.measured.shape))
     context_input = context_array  # the critical batch depends on the context alone
-    batch_array, context_array = np.broadcast_arrays(batch_array, context_array)
+    batch_array, context_array = broadcast_grid(batch=batch_array, context=context_array)
     traffic = _traffic(model, batch_array, context_array, routing)
     profile = None if latency is None else load_latency_profile(latency)
     return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input, routing, profile)
@@ -465,6 +524,17 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
     )
 
 
+def _id_list(name: str, value: Any, kinds: tuple) -> list:
+    """One id/spec or a non-empty list, tuple or array of them (each checked when loaded)."""
+    from os import PathLike
+
+    if isinstance(value, (*kinds, PathLike)):
+        return [value]
+    if isinstance(value, (list, tuple, np.ndarray)) and len(value):
+        return list(value)
+    raise InvalidValueError(name, value, "an id, a spec, or a non-empty list of them")
+
+
 class SweepResult(list):
     """The floors of a sweep: a list of :class:`DecodeFloor`, one per (model, accelerator),
     each over the batch × context grid (axis 0: batch, axis 1: context)."""
@@ -492,9 +562,9 @@ def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: boo
     """
     from .catalog import load_accelerator, load_model
 
-    models = [models] if isinstance(models, (str, Model)) else list(models)
-    accelerators = [accelerators] if isinstance(accelerators, (str, Accelerator)) else list(accelerators)
-    batch_axis = checked_array("batch", batch, 0.0, inclusive=False).ravel()[:, None]
+    models = _id_list("models", models, (str, Model))
+    accelerators = _id_list("accelerators", accelerators, (str, Accelerator))
+    batch_axis = checked_array("batch", batch, 1.0, inclusive=True).ravel()[:, None]
     context_axis = checked_array("context", context, 0.0, inclusive=True).ravel()[None, :]
     batch_grid, context_grid = np.broadcast_arrays(batch_axis, context_axis)
     devices = [load_accelerator(a) for a in accelerators]

@@ -129,7 +129,7 @@ def group_quantized(
         ("scale_bits", scale_bits, 0, 32),
         ("zero_point_bits", zero_point_bits, 0, 32),
     ):
-        if not isinstance(value, int) or not low <= value <= high:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise InvalidValueError(field, value, f"an integer in [{low}, {high}]")
     bits = element_bits + (scale_bits + zero_point_bits) / group_size
     return NumberFormat(

@@ -6,6 +6,7 @@ import pytest
 
 from roofline_decode import catalog
 from roofline_decode.cli import main
+from roofline_decode.planning import device_memory
 from roofline_decode.units import GB, TFLOP
 
 from .helpers import ACCELERATOR_FILES, SPEC_FILES, TIER_FILES, ids, spec
@@ -30,12 +31,14 @@ def gpu_rows():
         assert main(["list", "gpus"]) == 0
     lines = buffer.getvalue().splitlines()
     header = lines[0]
-    starts = [header.index(h) for h in ("id", "name", "memory", "bandwidth", "dense bf16", "ridge", "category")]
+    starts = [header.index(h) for h in ("id", "name", "memory", "bandwidth", "dense bf16", "ridge", "category",
+                                         "device GiB")]
 
     def cells(line):
         return [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
 
-    rows = {cells(line)[0]: cells(line) for line in lines[1:] if line and not line.startswith("(")}
+    rows = {cells(line)[0]: cells(line) for line in lines[1:]
+            if line and not line.startswith(("(", "device GiB:"))}
     return header, rows, lines
 
 
@@ -50,9 +53,10 @@ def test_list_gpus_has_one_row_per_accelerator(gpu_rows):
 def test_list_gpus_row_matches_the_spec(gpu_rows, path):
     _, rows, _ = gpu_rows
     gpu = spec(path)
-    gpu_id, name, memory, bandwidth, peak, ridge, category = rows[path.stem]
+    gpu_id, name, memory, bandwidth, peak, ridge, category, device_gib = rows[path.stem]
     assert name == gpu.name
     assert category == gpu.category
+    assert float(device_gib) == pytest.approx(device_memory(gpu) / 2**30, rel=1e-3)
     printed = gpu.figures["memory_capacity"]
     assert memory == f"{printed.value:g} {printed.unit}"  # as printed: GB or GiB
     assert float(bandwidth.removesuffix(" GB/s")) == pytest.approx(gpu.memory_bandwidth / GB, rel=1e-5)
@@ -69,9 +73,9 @@ def test_list_gpus_row_matches_the_spec(gpu_rows, path):
 def test_list_gpus_shows_printed_units_and_marks_the_fp16_fallback(gpu_rows):
     _, rows, lines = gpu_rows
     assert rows["tpu-v4"][2] == "32 GiB" and rows["h100-sxm"][2] == "80 GB"
-    assert rows["h100-sxm"][3:] == ["3350 GB/s", "989.5", "295.4", "datacenter"]
-    assert rows["t4"][4] == "65 (fp16)"
-    assert rows["m1-max"][4:] == ["-", "-", "soc"]
+    assert rows["h100-sxm"][3:] == ["3350 GB/s", "989.5", "295.4", "datacenter", "80"]
+    assert rows["t4"][4] == "65 (fp16)" and rows["t4"][7] == "15"  # 15,360 MiB with ECC on
+    assert rows["m1-max"][4:] == ["-", "-", "soc", "48"]  # 3/4 of 64 GiB
     assert any(line.startswith("(fp16):") for line in lines)
 
 
@@ -87,7 +91,8 @@ def test_list_gpus_filters_by_vendor_and_category(capsys, vendor, category):
         and (category is None or spec(p).category == category)
     )
     assert expected, "each case should match at least one bundled device"
-    listed = sorted(line.split()[0] for line in out.splitlines()[1:] if line and not line.startswith("("))
+    listed = sorted(line.split()[0] for line in out.splitlines()[1:]
+                    if line and not line.startswith(("(", "device GiB:")))
     assert listed == expected
 
 

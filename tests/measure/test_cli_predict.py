@@ -25,7 +25,7 @@ def test_calibrate_several_engine_files_and_save(capsys, tmp_path):
     fit = tmp_path / "fit.json"
     code, out, err = run(capsys, "calibrate", ENGINES / "llama_bench.json", ENGINES / "batched_bench.txt",
                          "--model", "qwen2.5-7b", "--gpu", "rtx-4090", "--weights", "q4_k", "--save", fit)
-    assert code == 0 and "calibration written" in err and "skipped llama_bench.json#1" in err
+    assert code == 0 and "calibration written" in err and "llama_bench.json#1: prompt processing" in err
     assert "model " in out and out.count("batched-bench") == 4
     saved = json.loads(fit.read_text())
     assert saved["format"] == "roofline-decode calibration 1" and saved["accelerator"] == "rtx-4090"

@@ -114,7 +114,7 @@ def test_duplicate_columns_for_one_field():
 def test_empty_and_malformed_files(tmp_path):
     with pytest.raises(MeasurementFileError, match="no measurement rows"):
         load_csv(write(tmp_path, "e.csv", "B,T,mean_ms\n"))
-    with pytest.raises(MeasurementFileError, match="malformed JSON"):
+    with pytest.raises(MeasurementFileError, match="not valid JSON"):
         load_json(write(tmp_path, "bad.json", "{"))
     with pytest.raises(MeasurementFileError, match="list of objects"):
         load_json(write(tmp_path, "obj.json", '{"x": 1}'))

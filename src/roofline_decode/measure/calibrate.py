@@ -36,7 +36,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, field_validator
 
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, is_real
 from ..specs._base import Spec
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -451,7 +451,7 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
 
     if weighting not in ("relative", "absolute"):
         raise InvalidValueError("weighting", weighting, "'relative' or 'absolute'")
-    if not 0 < level < 1:
+    if not is_real(level) or not 0 < level < 1:
         raise InvalidValueError("level", level, "a coverage in (0, 1)")
     names = tuple(cm.MODELS) if models is None else tuple(models)
     unknown = [n for n in names if n not in cm.MODELS]

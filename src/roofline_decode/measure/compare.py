@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, is_real
 from ..formats import NumberFormat
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -202,7 +202,7 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
     >>> c.flags, round(c.strict_floor_step_time_s * 1e3, 2), round(c.uniform_floor_step_time_s * 1e3, 2)
     (('faster than uniform routing: correlated or skewed routing',), 2.06, 12.12)
     """
-    if not 0 <= tolerance < 1:
+    if not is_real(tolerance) or not 0 <= tolerance < 1:
         raise InvalidValueError("tolerance", tolerance, "a number in [0, 1)")
     result = Comparison()
     for row in rows:

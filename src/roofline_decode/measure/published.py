@@ -242,12 +242,16 @@ def load_published(path: str | Path) -> PublishedRows:
         where = f"{path.name}:{line}"
         try:
             mapped = reader(rec)
-        except (TypeError, ValueError) as exc:  # an empty or non-numeric cell where a number belongs
-            raise MeasurementFileError(str(path), line - 1, "(row)", f"cannot read this {layout} row: {exc}") from None
+        except KeyError as exc:  # a column the layout reads is absent from the header
+            raise MeasurementFileError(str(path), line - 1, str(exc.args[0]), f"column missing from this {layout} file") from None
+        except (TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError) as exc:
+            # an empty, short or non-numeric cell where the layout expects a value
+            raise MeasurementFileError(str(path), line - 1, "(row)", f"cannot read this {layout} row: "
+                                       f"{type(exc).__name__}: {exc} (an empty or malformed cell?)") from None
         if isinstance(mapped, str):
             out.skipped.append((where, mapped))
             continue
-        device = _accelerator(mapped.pop("hardware"))
+        device = _accelerator(mapped.pop("hardware") or "")  # a short row has no hardware cell
         if device is None:
             out.skipped.append((where, f"hardware {rec.get('hardware')!r}: split over two different GPUs or not in the catalog"))
             continue

@@ -17,13 +17,13 @@ Examples
 from __future__ import annotations
 
 import csv
-import json
 import math
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, model_validator
 
+from .._parse import ParseProblem, parse_json
 from ..errors import InvalidValueError, RooflineError
 from ..formats import NumberFormat
 from ..specs._base import Spec
@@ -92,8 +92,8 @@ class MeasurementRow(Spec):
         Short name for tables; free notes; where the row comes from (file and row).
     """
 
-    batch: PositiveFloat = Field(allow_inf_nan=False)
-    context: NonNegativeFloat = Field(allow_inf_nan=False)
+    batch: float = Field(ge=1, le=2**53, allow_inf_nan=False)  # the rule of estimate.checked_array
+    context: NonNegativeFloat = Field(le=2**53, allow_inf_nan=False)
     step_time_s: PositiveFloat | None = Field(default=None, allow_inf_nan=False)
     step_time_std_s: NonNegativeFloat | None = Field(default=None, allow_inf_nan=False)
     tokens_per_s: PositiveFloat | None = Field(default=None, allow_inf_nan=False)
@@ -256,8 +256,10 @@ def rows_from_records(records: list[dict[str, Any]], source: str = "<records>", 
                 raise MeasurementFileError(source, number, column, f"{raw!r} is not a number ({exc})") from None
             if value is None:
                 continue
-            if field in ("step_time_s", "tokens_per_s", "batch") and value <= 0:
+            if field in ("step_time_s", "tokens_per_s") and value <= 0:
                 raise MeasurementFileError(source, number, column, f"{raw!r} must be > 0")
+            if field == "batch" and value < 1:
+                raise MeasurementFileError(source, number, column, f"{raw!r} must be >= 1 (at least one sequence)")
             if value < 0:
                 raise MeasurementFileError(source, number, column, f"{raw!r} must be >= 0")
             whole = field in ("num_devices", "pipeline_parallel")
@@ -307,13 +309,11 @@ def load_json(path: str | Path, **defaults: Any) -> list[MeasurementRow]:
     """Rows from a JSON file: a list of objects, or an object with a ``rows`` list."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_bytes())
     except OSError as exc:
         raise MeasurementFileError(str(path), None, "(file)", f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise MeasurementFileError(str(path), None, "(file)", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
-    except json.JSONDecodeError as exc:
-        raise MeasurementFileError(str(path), None, "(json)", f"malformed JSON: {exc}") from None
+    except ParseProblem as exc:
+        raise MeasurementFileError(str(path), None, exc.where, str(exc)) from None
     if isinstance(data, dict):
         data = data.get("rows")
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):

@@ -3,25 +3,34 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
+
+import numpy as np
 
 from ..errors import InvalidValueError
 
 
+#: Largest whole number accepted (the largest a float holds exactly; as for batch and context).
+MAX_WHOLE = 2**53
+
+
 def _number(name: str, value: Any, allowed: str) -> float:
-    if isinstance(value, bool):
+    """A real number (no booleans, strings, complex numbers or None) as a float."""
+    if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, numbers.Real):
         raise InvalidValueError(name, value, allowed)
     try:
         return float(value)
-    except (TypeError, ValueError):
-        raise InvalidValueError(name, value, allowed) from None
+    except (TypeError, ValueError, OverflowError):
+        shown = f"<an integer of {len(str(abs(value)))} digits>" if isinstance(value, int) else value
+        raise InvalidValueError(name, shown, allowed) from None
 
 
 def whole_number(name: str, value: Any, low: int = 1) -> int:
-    """``value`` as an int, if it is a whole number >= ``low``."""
-    allowed = f"a whole number >= {low}"
+    """``value`` as an int, if it is a whole number >= ``low`` and <= 2**53."""
+    allowed = f"a whole number from {low} to 2**53"
     number = _number(name, value, allowed)
-    if not number.is_integer() or number < low:
+    if not number.is_integer() or not low <= number <= MAX_WHOLE:
         raise InvalidValueError(name, value, allowed)
     return int(number)
 

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from .. import formulas as f
-from ..estimate import checked_array
+from ..estimate import MAX_GRID_VALUE, checked_array
 from ..units import GiB, MiB, TiB
 from ._checks import fraction, non_negative
 
@@ -198,7 +198,7 @@ def kv_bytes_per_sequence(model, context: Any) -> np.ndarray:
     2.5
     """
     model = _load_model(model)
-    context = np.asarray(context, dtype=float)
+    context = checked_array("context", context, 0, inclusive=True)
     return np.asarray(f.kv_cache_bytes(
         1, context, model.kv_bytes_per_token_per_layer, model.num_global_layers,
         model.num_sliding_layers, model.window,
@@ -208,7 +208,8 @@ def kv_bytes_per_sequence(model, context: Any) -> np.ndarray:
 def resident_bytes(model, batch: Any, context: Any) -> np.ndarray:
     """Weights plus the KV cache of ``batch`` sequences at ``context`` tokens [B] (one device)."""
     model = _load_model(model)
-    return model.weight_bytes + np.asarray(batch, dtype=float) * kv_bytes_per_sequence(model, context)
+    batch = checked_array("batch", batch, 0, inclusive=True)  # 0 sequences: the weights alone
+    return model.weight_bytes + batch * kv_bytes_per_sequence(model, context)
 
 
 def max_batch(model, accelerator, context: Any, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
@@ -243,7 +244,7 @@ def max_batch(model, accelerator, context: Any, reserve: float = DEFAULT_RESERVE
     # guard the floor against rounding at an exact boundary: B must fit, B + 1 must not
     batch = np.where(model.weight_bytes + batch * per_sequence > usable, np.maximum(batch - 1, 0), batch)
     batch = np.where(model.weight_bytes + (batch + 1) * per_sequence <= usable, batch + 1, batch)
-    return batch.astype(np.int64)
+    return np.minimum(batch, MAX_GRID_VALUE).astype(np.int64)  # capped at the largest batch accepted
 
 
 def max_context(model, accelerator, batch: Any = 1, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
@@ -272,8 +273,10 @@ def max_context(model, accelerator, batch: Any = 1, reserve: float = DEFAULT_RES
         tokens = np.where(positions >= window_positions, np.inf, np.floor(positions / model.num_sliding_layers))
         return tokens
     real = f.context_capacity(free, m_kv, model.num_global_layers, model.num_sliding_layers, model.window)
-    tokens = np.floor(np.asarray(real, dtype=float))
+    # capped at the largest context accepted (2**53, see estimate.checked_array)
+    tokens = np.minimum(np.floor(np.asarray(real, dtype=float)), MAX_GRID_VALUE)
     # guard the floor against rounding at an exact boundary: T must fit, T + 1 must not
     tokens = np.where(resident_bytes(model, batch, tokens) > usable, np.maximum(tokens - 1, 0), tokens)
-    tokens = np.where(resident_bytes(model, batch, tokens + 1) <= usable, tokens + 1, tokens)
+    up = np.minimum(tokens + 1, MAX_GRID_VALUE)
+    tokens = np.where(resident_bytes(model, batch, up) <= usable, up, tokens)
     return tokens.astype(np.int64)

@@ -67,11 +67,11 @@ def _latency(collective_latency: Any) -> float:
 
 
 def _grid(batch: Any, context: Any) -> tuple[np.ndarray, np.ndarray]:
-    from ..estimate import checked_array
+    from ..estimate import broadcast_grid, checked_array
 
-    b = checked_array("batch", batch, 0.0, inclusive=False)
+    b = checked_array("batch", batch, 1.0, inclusive=True)
     t = checked_array("context", context, 0.0, inclusive=True)
-    return tuple(np.broadcast_arrays(b, t))  # type: ignore[return-value]
+    return broadcast_grid(batch=b, context=t)  # type: ignore[return-value]
 
 
 def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: int = 1) -> DeviceTraffic:

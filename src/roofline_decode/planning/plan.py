@@ -195,9 +195,9 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
         floor, usable, fits, meets = evaluate(device, tp)
         min_devices = min_step = None
         notes = list(floor.notes)
-        for n in range(1, max_devices + 1):
-            if model.num_heads % n:
-                continue
+        # only counts that divide the query heads shard evenly: the divisors up to max_devices
+        divisors = [n for n in range(1, min(max_devices, model.num_heads) + 1) if model.num_heads % n == 0]
+        for n in divisors:
             try:
                 candidate = evaluate(device, n)
             except InvalidValueError:

@@ -16,7 +16,7 @@ def describe_validation_error(exc: ValidationError) -> list[tuple[str, Any, str]
     problems = []
     for err in exc.errors(include_url=False):
         field = ".".join(str(part) for part in err["loc"]) or "(root)"
-        message = err["msg"]
+        message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             message = "unknown field (not allowed)"
         elif err["type"] == "missing":
@@ -25,13 +25,20 @@ def describe_validation_error(exc: ValidationError) -> list[tuple[str, Any, str]
     return problems
 
 
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to 100 characters (a whole config dict helps nobody)."""
+    text = repr(value)
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
 class SpecValidationError(InvalidValueError):
     """A spec (Model, Accelerator, ...) was given invalid fields."""
 
     def __init__(self, spec: str, problems: list[tuple[str, Any, str]]):
         self.spec, self.problems = spec, problems
         parts = [
-            f"{spec}.{field}: {message}" + ("" if message.startswith("required") or "unknown field" in message else f" (got {value!r})")
+            f"{spec}.{field}: {message}" + ("" if message.startswith("required") or "unknown field" in message
+                                           or field == "(root)" else f" (got {_short(value)})")
             for field, value, message in problems
         ]
         field, value, _ = problems[0]

@@ -9,14 +9,15 @@ kind and source (see :mod:`roofline_decode.specs.spec_file`).
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, PositiveFloat, field_validator, model_validator
+from pydantic import Field, PositiveFloat, ValidationInfo, field_validator, model_validator
 
 from .. import formulas as f
 from ..errors import InvalidValueError
 from ..formats import COMPUTE_PRECISIONS, ComputePrecision, NumberFormat, get_format
 from ._base import Spec
+from .plausibility import order_problems, range_problem
 
 __all__ = ["Accelerator", "MemoryTier", "Figure", "Source", "Interconnect", "CATEGORIES"]
 
@@ -85,13 +86,49 @@ class Interconnect(Spec):
         return self.bandwidth / 2 if self.direction == "bidirectional" else self.bandwidth
 
 
+def _plausible(value: Any, info: ValidationInfo, quantity: str) -> Any:
+    """``value`` unless it is outside the plausible range of ``quantity`` while the spec's
+    ``plausibility_checks`` are on (see :mod:`roofline_decode.specs.plausibility`)."""
+    if value is not None and info.data.get("plausibility_checks", True):
+        problem = range_problem(info.field_name, value, quantity)
+        if problem:
+            raise ValueError(problem + _OPT_OUT)
+    return value
+
+
+_OPT_OUT = " (pass plausibility_checks=False for hardware really outside this range)"
+
+
 class _Hardware(Spec):
+    plausibility_checks: bool = Field(
+        default=True, description="check figures against the ranges of real devices (catches unit slips); "
+        "False for exotic hardware outside them",
+    )
     id: str | None = None
     name: str = Field(min_length=1)
     notes: str | None = None
     figures: dict[str, Figure] = Field(default_factory=dict)
     sources: dict[str, Source] = Field(default_factory=dict)
     path: str | None = Field(default=None, description="spec file the object was loaded from")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_booleans(cls, value: Any, info: ValidationInfo) -> Any:
+        """``memory_bandwidth=True`` is a mistake, not 1 B/s (pydantic would read it as 1.0)."""
+        if cls.model_fields[info.field_name].annotation is bool:
+            return value
+        values = value.values() if isinstance(value, dict) else (value,)
+        if any(isinstance(v, bool) for v in values):
+            raise ValueError("expected a number, got a boolean")
+        return value
+
+    def replace(self, **changes: Any):
+        """A validated copy with some fields changed; the printed figures of changed fields are
+        dropped (they no longer describe the value: planning and ``show`` read the field)."""
+        if "figures" not in changes:
+            changed = set(changes) | ({"tdp"} if "tdp_w" in changes else set())
+            changes["figures"] = {k: v for k, v in self.figures.items() if k.split(".")[0] not in changed}
+        return super().replace(**changes)
 
     @model_validator(mode="after")
     def _sources_resolve(self):
@@ -182,11 +219,39 @@ class Accelerator(_Hardware):
 
     @field_validator("peak_flops", "sparse_peak_flops")
     @classmethod
-    def _finite(cls, peaks: dict[str, float]) -> dict[str, float]:
+    def _finite(cls, peaks: dict[str, float], info: ValidationInfo) -> dict[str, float]:
+        problems = []
         for precision, value in peaks.items():
             if not math.isfinite(value):
                 raise ValueError(f"{precision} peak must be finite, got {value!r}")
+            if info.data.get("plausibility_checks", True):
+                problem = range_problem(f"{info.field_name}.{precision}", value, "peak")
+                if problem:
+                    problems.append(f"{precision}: {problem}")
+        if info.data.get("plausibility_checks", True):
+            problems += order_problems(info.field_name, peaks)
+        if problems:
+            raise ValueError("; ".join(problems) + _OPT_OUT)
         return peaks
+
+    @field_validator("memory_bandwidth")
+    @classmethod
+    def _plausible_bandwidth(cls, value: float, info: ValidationInfo) -> float:
+        return _plausible(value, info, "bandwidth")
+
+    @field_validator("memory_capacity")
+    @classmethod
+    def _plausible_capacity(cls, value: float, info: ValidationInfo) -> float:
+        return _plausible(value, info, "capacity")
+
+    @field_validator("interconnect")
+    @classmethod
+    def _plausible_link(cls, link: Interconnect | None, info: ValidationInfo) -> Interconnect | None:
+        if link is not None and info.data.get("plausibility_checks", True):
+            problem = range_problem("interconnect.bandwidth", link.bandwidth, "bandwidth")
+            if problem:
+                raise ValueError(f"bandwidth: {problem}{_OPT_OUT}")
+        return link
 
     def peak(self, precision: str | NumberFormat = "bf16", sparse: bool = False) -> tuple[str, float]:
         """(precision used, peak [FLOP/s]) for a compute precision or a number format.
@@ -228,6 +293,16 @@ class MemoryTier(_Hardware):
     bandwidth: PositiveFloat = Field(allow_inf_nan=False)
     direction: Literal["per_direction", "bidirectional", "half_duplex"] = "per_direction"
     capacity: PositiveFloat | None = None
+
+    @field_validator("bandwidth")
+    @classmethod
+    def _plausible_bandwidth(cls, value: float, info: ValidationInfo) -> float:
+        return _plausible(value, info, "bandwidth")
+
+    @field_validator("capacity")
+    @classmethod
+    def _plausible_capacity(cls, value: float | None, info: ValidationInfo) -> float | None:
+        return _plausible(value, info, "capacity")
 
     @property
     def read_bandwidth(self) -> float:

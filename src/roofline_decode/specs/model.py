@@ -17,6 +17,7 @@ from .. import formulas as f
 from ..errors import InvalidValueError
 from ..formats import NumberFormat, get_format
 from ._base import Spec
+from ._limits import MAX_LAYERS, MAX_SIZE
 
 __all__ = ["Model", "LayerType", "WEIGHT_GROUPS"]
 
@@ -113,6 +114,20 @@ class Model(Spec):
     source: str | None = None
 
     # -- validation ---------------------------------------------------------------------------
+    @field_validator("*", mode="before")
+    @classmethod
+    def _plain_integers(cls, value: Any, info) -> Any:
+        """A boolean is not a count (``num_layers=True``), and counts stay below the bounds of
+        :data:`MAX_LAYERS` and :data:`MAX_SIZE`, so no product of them overflows a float."""
+        if isinstance(value, bool) and cls.model_fields[info.field_name].annotation is not bool:
+            raise ValueError("expected a whole number, got a boolean")
+        if isinstance(value, int) and not isinstance(value, bool):
+            limit = MAX_LAYERS if info.field_name == "num_layers" else MAX_SIZE
+            if value > limit:
+                shown = f"an integer of {len(str(value))} digits" if value > 10**30 else str(value)
+                raise ValueError(f"{shown} is beyond the largest accepted, {limit:,}")
+        return value
+
     @field_validator("weight_format", "kv_format", "activation_format", "expert_weight_format", mode="before")
     @classmethod
     def _resolve_format(cls, value: Any, info) -> Any:

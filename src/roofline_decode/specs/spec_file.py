@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import datetime
 import json
-import tomllib
+import math
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .._parse import ParseProblem, parse_toml
 from ..errors import InvalidValueError, RooflineError, SpecFileError
 from ..formats import ComputePrecision
 from ..units import BANDWIDTH_UNITS, BYTE_UNITS, FLOPS_UNITS, POWER_UNITS
-from ._base import describe_validation_error
+from ._base import SpecValidationError, describe_validation_error
 from .accelerator import Accelerator, Category, Figure, Interconnect, MemoryTier, Source
 
 __all__ = [
@@ -172,6 +173,10 @@ class AcceleratorFile(_Strict):
     onchip_cache: CacheFigure | None = None
     interconnect: InterconnectEntry | None = None
     sources: dict[str, SourceEntry] = Field(min_length=1)
+    plausibility_checks: bool = Field(
+        default=True, description="Check figures against the ranges of real devices (catches unit slips); "
+        "false only for exotic hardware outside them.",
+    )
 
 
 class MemoryTierFile(_Strict):
@@ -190,6 +195,10 @@ class MemoryTierFile(_Strict):
     bandwidth: BandwidthFigure
     capacity: CapacityFigure | None = None
     sources: dict[str, SourceEntry] = Field(min_length=1)
+    plausibility_checks: bool = Field(
+        default=True, description="Check figures against the ranges of real devices (catches unit slips); "
+        "false only for exotic hardware outside them.",
+    )
 
 
 _FILE_SCHEMAS: dict[str, type[_Strict]] = {"accelerator": AcceleratorFile, "memory_tier": MemoryTierFile}
@@ -224,31 +233,41 @@ def _field_path(field: str) -> str:
     return field.removesuffix(".[key]")
 
 
-def _figure(path: Path, field: str, entry: _FigureEntry, sources: dict) -> Figure:
+def _figure(field: str, entry: _FigureEntry, sources: dict, problems: list[tuple[str, str]]) -> Figure | None:
+    """The Figure of a file entry; its problems (undefined source, derivation missing, a value
+    that overflows in SI) are appended to ``problems`` and None is returned."""
     unit_table = {
         CapacityFigure: BYTE_UNITS, CacheFigure: BYTE_UNITS, BandwidthFigure: BANDWIDTH_UNITS,
         FlopsFigure: FLOPS_UNITS, PowerFigure: POWER_UNITS,
     }[type(entry)]
+    found = len(problems)
     if entry.source not in sources:
-        raise SpecFileError(
-            path, f"{field}.source", f"source {entry.source!r} is not defined; defined: {', '.join(sources) or 'none'}"
-        )
+        problems.append((f"{field}.source",
+                         f"source {entry.source!r} is not defined; defined: {', '.join(sources) or 'none'}"))
     if entry.kind == "derived" and not (entry.derivation or "").strip():
-        raise SpecFileError(path, f"{field}.derivation", "a derived figure must say how it was derived")
-    return Figure(**entry.model_dump(), si_value=entry.value * unit_table[entry.unit])
+        problems.append((f"{field}.derivation", "a derived figure must say how it was derived"))
+    si_value = entry.value * unit_table[entry.unit]
+    if not math.isfinite(si_value):
+        problems.append((f"{field}.value", f"{entry.value:g} {entry.unit} is beyond the largest number a float holds"))
+    if len(problems) > found:
+        return None
+    return Figure(**entry.model_dump(), si_value=si_value)
+
+
+def _problems_error(path: Path, problems: list[tuple[str, str]]) -> SpecFileError:
+    """One SpecFileError listing every problem: ``path: field: problem; field: problem; ...``."""
+    (field, problem), rest = problems[0], problems[1:]
+    return SpecFileError(path, field, problem + "".join(f"; {f}: {p}" for f, p in rest))
 
 
 def read_toml(path: Path) -> dict[str, Any]:
     """The parsed TOML of ``path``; a :class:`SpecFileError` naming the file when it is unreadable."""
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return parse_toml(path.read_bytes())
     except OSError as exc:
         raise SpecFileError(path, "(file)", f"cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecFileError(path, "(toml)", f"malformed TOML: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise SpecFileError(path, "(toml)", f"not UTF-8 text: {exc.reason}") from None
+    except ParseProblem as exc:
+        raise SpecFileError(path, exc.where, str(exc)) from None
 
 
 def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | MemoryTier:
@@ -277,26 +296,34 @@ def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | Mem
     try:
         spec = schema(**raw)
     except ValidationError as exc:
-        problems = describe_validation_error(exc)
-        field, value, message = problems[0]
-        shown = "" if "missing" in message or "unknown field" in message else f" (got {value!r})"
-        more = f" (and {len(problems) - 1} more problem{'s' * (len(problems) > 2)})" if len(problems) > 1 else ""
-        raise SpecFileError(path, _field_path(field), message + shown + more) from None
+        problems = []
+        for field, value, message in describe_validation_error(exc):
+            shown = "" if "missing" in message or "unknown field" in message else f" (got {_short(value)})"
+            problems.append((_field_path(field), message + shown))
+        raise _problems_error(path, problems) from None
     sources = {key: Source(**s.model_dump()) for key, s in spec.sources.items()}
     figures: dict[str, Figure] = {}
+    problems: list[tuple[str, str]] = []
 
     def take(field: str, entry: _FigureEntry | None) -> float | None:
         if entry is None:
             return None
-        figures[field] = _figure(path, field, entry, spec.sources)
-        return figures[field].si_value
+        figure = _figure(field, entry, spec.sources, problems)
+        if figure is None:
+            return 1.0  # a placeholder; the problem is reported with every other one
+        figures[field] = figure
+        return figure.si_value
 
-    common = dict(id=id or path.stem, name=spec.name, notes=spec.notes, sources=sources, path=str(path))
+    common = dict(id=id or path.stem, name=spec.name, notes=spec.notes, sources=sources, path=str(path),
+                  plausibility_checks=spec.plausibility_checks)
     try:
         if isinstance(spec, MemoryTierFile):
             bandwidth = take("bandwidth", spec.bandwidth)
             capacity = take("capacity", spec.capacity)
-            return MemoryTier(**common, bandwidth=bandwidth, direction=spec.direction, capacity=capacity, figures=figures)
+            built = dict(bandwidth=bandwidth, direction=spec.direction, capacity=capacity)
+            if problems:
+                raise _problems_error(path, problems)
+            return MemoryTier(**common, **built, figures=figures)
         capacity = take("memory_capacity", spec.memory_capacity)
         usable = take("usable_memory", spec.usable_memory)
         bandwidth = take("memory_bandwidth", spec.memory_bandwidth)
@@ -311,6 +338,8 @@ def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | Mem
                 name=link.name, bandwidth=take("interconnect.bandwidth", link.bandwidth),
                 direction=link.direction, scope=link.scope, note=link.note,
             )
+        if problems:
+            raise _problems_error(path, problems)
         return Accelerator(
             **common, vendor=spec.vendor, form_factor=spec.form_factor, memory_type=spec.memory_type,
             memory_capacity=capacity, memory_bandwidth=bandwidth, peak_flops=peaks, sparse_peak_flops=sparse,
@@ -319,5 +348,19 @@ def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | Mem
         )
     except SpecFileError:
         raise
+    except SpecValidationError as exc:  # every field the spec refused (plausibility ranges, ...)
+        raise _problems_error(path, [(_spec_field(f, m), m) for f, _, m in exc.problems]) from None
     except RooflineError as exc:
         raise SpecFileError(path, getattr(exc, "field", "(spec)"), str(exc)) from None
+
+
+def _spec_field(field: str, message: str) -> str:
+    """The file's name of a spec field: ``peak_flops`` with ``bf16: ...`` -> ``peak_flops.bf16``."""
+    if field in ("peak_flops", "sparse_peak_flops") and ":" in message.split(" ")[0]:
+        return f"{field}.{message.split(':')[0]}"
+    return {"tdp_w": "tdp"}.get(field, field)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

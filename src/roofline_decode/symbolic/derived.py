@@ -158,6 +158,11 @@ class ClosedForm:
                 "model", model.name, f"a dense model for the {self.key} closed form (MoE weight reads are not "
                 "linear in the batch; use decode_floor(...).critical_batch)",
             )
+        from ..estimate import checked_array
+
+        # the grid follows the rule of decode_floor: batch >= 1, context >= 0, other values > 0
+        lows = {"batch": (1.0, True), "context": (0.0, True)}
+        grid = {name: checked_array(name, value, *lows.get(name, (0.0, False))) for name, value in grid.items()}
         values = {**model_values(model, accelerator, sparse), **grid}
         return self.expression.evaluate(values)
 

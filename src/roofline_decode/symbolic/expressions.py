@@ -130,7 +130,11 @@ class SymbolicResult:
         if missing:
             from ..errors import InvalidValueError
 
-            raise InvalidValueError("values", sorted(values), f"numbers for every parameter; missing {missing}")
+            raise InvalidValueError(
+                ", ".join(missing), "missing",
+                f"a number or an array for {'each of ' if len(missing) > 1 else ''}{', '.join(missing)} "
+                f"(evaluate(..., {missing[0]}=...))",
+            )
         import numpy as np
 
         result = self.lambdify()(*(values[n] for n in self.parameters))

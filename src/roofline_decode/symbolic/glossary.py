@@ -24,7 +24,16 @@ class GlossaryError(RooflineError, LookupError):
 
     def __init__(self, name: str, where: str):
         self.name, self.where = name, where
-        hint = close_matches(name, GLOSSARY)
+        hint = close_matches(str(name), GLOSSARY)
+        if where == "glossary":  # a user's look-up: point to the names, not to the source
+            by_symbol = [key for key, e in GLOSSARY.items() if getattr(e, "symbol", None) == name][:5]
+            known = by_symbol or hint
+            super().__init__(
+                f"unknown glossary name {name!r}: "
+                + (f"did you mean {', '.join(known)}?" if known else "names are the library's parameter names "
+                   f"({', '.join(list(GLOSSARY)[:6])}, ...); symbolic.GLOSSARY lists them all")
+            )
+            return
         super().__init__(
             f"{where}: {name!r} has no glossary entry; add one line to GLOSSARY in "
             f"src/roofline_decode/symbolic/glossary.py (symbol, LaTeX, unit, meaning, assumptions)"

@@ -106,8 +106,8 @@ def _gptq_awq(r: ConfigReader, q: dict, method: str) -> NumberFormat:
     if group == -1:  # per output channel: scales are negligible
         return NumberFormat(name=f"{method}-int{bits}", bits_per_element=bits, compute_precision="bf16",
                             description=f"{method} per-channel")
-    if isinstance(group, bool) or not isinstance(group, int) or group < 1:
-        raise r.error("quantization_config.group_size", f"expected a positive integer or -1, got {group!r}")
+    if isinstance(group, bool) or not isinstance(group, int) or not 1 <= group <= 1 << 20:
+        raise r.error("quantization_config.group_size", f"expected an integer from 1 to 2**20, or -1, got {group!r}")
     # fp16 scale and a packed `bits`-bit zero point per group (GPTQ and AWQ checkpoints)
     return group_quantized(bits, group, 16, bits, name=f"{method}-int{bits}-g{group}")
 
@@ -163,8 +163,8 @@ def _compressed_tensors(r: ConfigReader, q: dict) -> NumberFormat:
     if activations is not None and activations.get("num_bits") == 8 and kind == "int" and bits == 8:
         compute = "int8"
     if strategy == "group":
-        if isinstance(group, bool) or not isinstance(group, int) or group < 1:
-            raise r.error(f"{where}.weights.group_size", f"expected a positive integer, got {group!r}")
+        if isinstance(group, bool) or not isinstance(group, int) or not 1 <= group <= 1 << 20:
+            raise r.error(f"{where}.weights.group_size", f"expected an integer from 1 to 2**20, got {group!r}")
         zero = 0 if weights.get("symmetric", True) else bits
         return group_quantized(bits, group, 16, zero, name=f"ct-int{bits}-g{group}" + ("-sym" if not zero else ""))
     if kind == "float":

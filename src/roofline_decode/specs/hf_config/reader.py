@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-import json
+from os import PathLike
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..._parse import ParseProblem, parse_json
 from ...errors import ConfigError
+from .._limits import MAX_LAYERS, MAX_SIZE
+
+#: Largest value of a layer-count key (readers loop over the layers) and of any other integer key.
+_MAXIMA = {"num_hidden_layers": MAX_LAYERS, "n_layer": MAX_LAYERS}
 
 #: Marks a key without a default: ``ConfigReader.integer(..., default=_REQUIRED)`` (the default)
 #: raises when it is absent.
@@ -44,8 +49,11 @@ class ConfigReader:
             return default
         value = self.require(*keys)
         key = next(k for k in keys if self.config.get(k) is not None)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise self.error(key, f"expected an integer >= {minimum}, got {value!r}")
+        maximum = _MAXIMA.get(key, MAX_SIZE)
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+            shown = f"an integer of {len(str(value))} digits" if isinstance(value, int) and value > 10**30 else repr(value)
+            high = f" and <= {maximum:,}" if isinstance(value, int) and value > maximum else ""
+            raise self.error(key, f"expected an integer >= {minimum}{high}, got {shown}")
         return value
 
     def boolean(self, key: str, default: bool) -> bool:
@@ -67,19 +75,19 @@ def read_config(config: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any],
     """Load a config (path to a config.json, or a dict) and say where it came from."""
     if isinstance(config, Mapping):
         return dict(config), "<config dict>"
+    if not isinstance(config, (str, PathLike)):
+        raise ConfigError(repr(config), "(config)", "expected a path to a config.json, a folder holding one, or a dict")
     path = Path(config)
-    if path.is_dir():
-        path = path / "config.json"
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(path, "(file)", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+        if path.is_dir():
+            path = path / "config.json"
+        text = path.read_bytes()
     except OSError as exc:
         raise ConfigError(path, "(file)", f"cannot read: {exc.strerror or exc}") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(path, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}") from None
+        data = parse_json(text)
+    except ParseProblem as exc:
+        raise ConfigError(path, exc.where, str(exc)) from None
     if not isinstance(data, dict):
         raise ConfigError(path, "(root)", f"expected a JSON object, got {type(data).__name__}")
     return data, str(path)

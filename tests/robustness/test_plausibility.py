@@ -1,0 +1,95 @@
+"""Issue 12, item 4: custom hardware in the wrong unit is caught; every real device is admitted."""
+
+from __future__ import annotations
+
+import pytest
+
+import roofline_decode as rd
+from roofline_decode.errors import InvalidValueError, SpecFileError
+from roofline_decode.specs.accelerator import Accelerator, MemoryTier
+from roofline_decode.specs.spec_file import load_spec_file
+from tests.catalog.test_catalog_loading import GOOD
+
+H100 = dict(name="x", memory_bandwidth=3.35e12, memory_capacity=80e9, peak_flops={"bf16": 989e12, "fp8": 1979e12})
+
+
+def test_every_catalog_device_and_tier_passes():
+    for gpu in rd.list_accelerators():
+        assert rd.load_accelerator(gpu).plausibility_checks
+    for tier in rd.list_memory_tiers():
+        assert rd.load_memory_tier(tier).plausibility_checks
+
+
+@pytest.mark.parametrize("fields", [
+    # small and consumer devices (DESIGN.md §4b): a Raspberry Pi 4 (LPDDR4 ~4 GB/s, ~13.5 GFLOP/s fp32,
+    # 1 GB), a DDR5 desktop CPU (~50-90 GB/s, ~1 TFLOP/s), a 12-channel DDR5 server (~600 GB/s),
+    # a MacBook Air M2 (100 GB/s, 8 GB), a Pascal GeForce (fp16 at 1/64 of fp32), a V100 with its
+    # DP4A int8 at half the fp16 tensor rate, a Groq LPU (230 MB SRAM, 80 TB/s), Cerebras WSE-3
+    # (44 GB SRAM at 21 PB/s, 125 PFLOP/s sparse)
+    dict(memory_bandwidth=4e9, memory_capacity=1e9, peak_flops={"fp32": 13.5e9}),
+    dict(memory_bandwidth=5e10, memory_capacity=32e9, peak_flops={"fp32": 1e12, "bf16": 2e12}),
+    dict(memory_bandwidth=6e11, memory_capacity=768e9, peak_flops={"fp32": 5e12, "bf16": 1e13}),
+    dict(memory_bandwidth=1e11, memory_capacity=8e9),
+    dict(memory_bandwidth=3.2e11, memory_capacity=8e9, peak_flops={"fp32": 8.9e12, "fp16": 0.139e12}),
+    dict(memory_bandwidth=9e11, memory_capacity=32e9, peak_flops={"fp16": 125e12, "int8": 62e12, "fp32": 15.7e12}),
+    dict(memory_bandwidth=8e13, memory_capacity=2.3e8, peak_flops={"fp16": 188e12, "int8": 750e12}),
+    dict(memory_bandwidth=2.1e16, memory_capacity=44e9, peak_flops={"fp16": 125e15 / 8}),
+])
+def test_real_devices_are_admitted(fields):
+    Accelerator(name="real", **fields)
+
+
+def test_the_host_probe_accelerator_passes():
+    from roofline_decode.kernel.probe import BandwidthReport, host_accelerator
+
+    # a slow CPU as `validate` would measure it: 2 GB/s read, 1 GFLOP/s fp32
+    report = BandwidthReport(read_bandwidth=2e9, copy_bandwidth=1.5e9, fp32_flops=1e9, array_bytes=2**28,
+                         cache_bytes=2**25, repeats=3, threads=1)
+    assert host_accelerator(report).memory_bandwidth == 2e9
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("memory_bandwidth", 3350, "did you mean 3350 GB/s = 3.35e+12 B/s"),
+    ("memory_bandwidth", 3.35, "did you mean 3.35 TB/s = 3.35e+12 B/s"),
+    ("memory_capacity", 80, "did you mean 80 GB = 8e+10 B"),
+    ("peak_flops", {"bf16": 989}, "did you mean 989 TFLOP/s = 9.89e+14 FLOP/s"),
+    ("peak_flops", {"bf16": 989e12, "fp8": 1979e9}, "peak_flops.fp8=1.979e+12 FLOP/s is more than 100 times below"),
+    ("memory_bandwidth", 3.35e24, "multiplied by its unit again"),
+])
+def test_unit_slips_name_the_field_the_value_and_the_likely_mistake(field, value, words):
+    with pytest.raises(InvalidValueError) as info:
+        Accelerator(**{**H100, field: value})
+    assert field in str(info.value) and words in str(info.value) and "plausibility_checks=False" in str(info.value)
+
+
+def test_opt_out_admits_exotic_hardware_and_replace_keeps_checking():
+    exotic = Accelerator(**{**H100, "memory_bandwidth": 3350}, plausibility_checks=False)
+    assert exotic.memory_bandwidth == 3350
+    with pytest.raises(InvalidValueError, match="memory_capacity"):
+        rd.load_accelerator("h100-sxm").replace(memory_capacity=80)
+    with pytest.raises(InvalidValueError, match="bandwidth"):
+        MemoryTier(name="slow link", bandwidth=16)
+
+
+def test_a_spec_file_reports_every_problem_at_once(tmp_path):
+    text = (GOOD.replace('vendor = "Test"\n', "").replace('name = "Test GPU"\n', "")
+            .replace('unit = "TB/s"', 'unit = "TB/sec"').replace('kind = "derived"', 'kind = "guess"'))
+    path = tmp_path / "many.toml"
+    path.write_text(text)
+    with pytest.raises(SpecFileError) as info:
+        load_spec_file(path)
+    message = str(info.value)
+    for field in ("name:", "vendor:", "memory_bandwidth.unit:", "peak_flops.bf16.kind:"):
+        assert field in message, field
+    assert "more problem" not in message
+
+
+def test_a_spec_file_in_the_wrong_unit_names_each_figure(tmp_path):
+    text = GOOD.replace("value = 64\n", "value = 64e-9\n").replace("value = 400\n", "value = 400e-12\n")
+    path = tmp_path / "units.toml"
+    path.write_text(text)
+    with pytest.raises(SpecFileError) as info:
+        load_spec_file(path)
+    assert "memory_capacity:" in str(info.value) and "peak_flops.bf16:" in str(info.value)
+    path.write_text(text.replace('vendor = "Test"', 'vendor = "Test"\nplausibility_checks = false'))
+    assert load_spec_file(path).memory_capacity == pytest.approx(64)
