@@ -30,6 +30,8 @@ _EXPORTS: dict[str, str] = {
          "UnknownFormatError", "UnknownIdError"], "errors"),
     **dict.fromkeys(["RECORD_KEYS", "DecodeFloor", "SweepResult", "decode_floor", "sweep"], "estimate"),
     **dict.fromkeys(["MixedStepFloor", "PrefillFloor", "mixed_step_floor", "prefill_floor"], "estimate_prefill"),
+    **dict.fromkeys(["RequestFloor", "request_floor"], "estimate_request"),
+    **dict.fromkeys(["SpeculativeFloor", "speculative_floor"], "estimate_speculative"),
     **dict.fromkeys(["NumberFormat", "get_format", "group_quantized", "list_formats"], "formats"),
     **dict.fromkeys(["Accelerator", "MemoryTier", "Model"], "specs"),
     **dict.fromkeys(["LatencyProfile", "list_latency_profiles", "load_latency_profile"], "specs.latency"),
@@ -70,6 +72,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     )
     from .estimate import RECORD_KEYS, DecodeFloor, SweepResult, decode_floor, sweep
     from .estimate_prefill import MixedStepFloor, PrefillFloor, mixed_step_floor, prefill_floor
+    from .estimate_request import RequestFloor, request_floor
+    from .estimate_speculative import SpeculativeFloor, speculative_floor
     from .formats import NumberFormat, get_format, group_quantized, list_formats
     from .specs import Accelerator, MemoryTier, Model
     from .specs.latency import LatencyProfile, list_latency_profiles, load_latency_profile

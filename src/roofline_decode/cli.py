@@ -16,6 +16,7 @@ from .errors import RooflineError
 COMMAND_MODULES = [
     "roofline_decode.cli_core",
     "roofline_decode.cli_plan",
+    "roofline_decode.cli_request",
     "roofline_decode.cli_plot",
     "roofline_decode.cli_measure",
     "roofline_decode.cli_validate",

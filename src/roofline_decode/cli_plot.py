@@ -12,7 +12,12 @@ from .cli_common import add_model_arguments, load_model_from_args, number_list, 
 from .errors import InvalidValueError
 
 #: Plot kinds, in the order of ``--help``.
-KINDS = ("ridge", "batch", "context", "breakdown", "map")
+KINDS = ("ridge", "batch", "context", "breakdown", "map", "ttft", "speculative")
+#: Kinds that compare several ``--gpu``.
+SEVERAL_GPU_KINDS = ("ridge", "ttft")
+#: Options that only the request plots take, by kind.
+REQUEST_OPTIONS = {"prompt": ("ttft",), "chunk": ("ttft",), "draft": ("speculative",), "mtp_layers": ("speculative",),
+                   "k": ("speculative",), "acceptance": ("speculative",)}
 #: Kinds that draw a per-token latency target given with ``--slo-ms``.
 SLO_KINDS = ("batch", "context", "map")
 #: Kinds that draw the serial chain of a ``--latency`` profile.
@@ -26,7 +31,8 @@ def register(subparsers) -> None:
     )
     plot.add_argument("kind", choices=KINDS, help="ridge: roofline of one or more --gpu; batch: tokens/s and "
                       "ms/token vs batch; context: step time vs context; breakdown: bytes and time terms; "
-                      "map: batch x context verdicts")
+                      "map: batch x context verdicts; ttft: time to first token vs prompt length of one or more --gpu; "
+                      "speculative: speculative-decoding speedup vs batch (--draft or --mtp-layers)")
     add_model_arguments(plot)
     plot.add_argument("--batch", type=number_list, help="comma-separated batch sizes (each plot has a default)")
     plot.add_argument("--context", type=number_list, help="comma-separated contexts in tokens (4k = 4096)")
@@ -37,16 +43,22 @@ def register(subparsers) -> None:
     plot.add_argument("--latency", metavar="PROFILE",
                       help="draw the serial chain of a latency profile as a third ceiling (ridge, batch; "
                            "preset id from 'list latency' or a .toml file)")
+    plot.add_argument("--prompt", type=number_list, help="ttft: comma-separated prompt lengths (2K = 2048)")
+    plot.add_argument("--chunk", type=number_list, help="ttft: chunked-prefill size in tokens")
+    plot.add_argument("--draft", metavar="ID", help="speculative: draft model id or config path")
+    plot.add_argument("--mtp-layers", type=int, metavar="N", help="speculative: multi-token-prediction heads of N layers")
+    plot.add_argument("--k", type=int, help="speculative: tokens drafted per round (default 4)")
+    plot.add_argument("--acceptance", type=number_list, help="speculative: comma-separated acceptance rates, 0 ... 1")
     plot.add_argument("--dpi", type=positive("--dpi"), default=150, help="resolution of PNG output, 1 to 1200 (default 150)")
     plot.add_argument("-o", "--output", required=True, metavar="FILE", help="output file: .png, .svg or .pdf")
     plot.set_defaults(handler=run_plot)
 
 
-def _one(values, default):
+def _one(values, default, flag: str = "--context"):
     if values is None:
         return default
     if len(values) != 1:
-        raise InvalidValueError("--context", ",".join(f"{v:g}" for v in values), "one context for this plot")
+        raise InvalidValueError(flag, ",".join(f"{v:g}" for v in values), f"one {flag.lstrip('-')} for this plot")
     return values[0]
 
 
@@ -54,9 +66,14 @@ def run_plot(args: argparse.Namespace) -> int:
     from .plotting._common import check_output_path, headless
 
     check_output_path(args.output)  # a bad extension fails before any work
-    if args.kind != "ridge" and len(args.gpu) > 1:
+    if args.kind not in SEVERAL_GPU_KINDS and len(args.gpu) > 1:
         raise InvalidValueError("--gpu", ",".join(args.gpu), f"one accelerator for 'plot {args.kind}' "
-                                "(only 'plot ridge' compares several)")
+                                "(only 'plot ridge' and 'plot ttft' compare several)")
+    for option, kinds in REQUEST_OPTIONS.items():
+        given = getattr(args, option)
+        if given is not None and args.kind not in kinds:
+            flag = "--" + option.replace("_", "-")
+            raise InvalidValueError(flag, given, f"an option only of plot {', '.join(kinds)}")
     if args.slo_ms is not None and args.kind not in SLO_KINDS:
         raise InvalidValueError("--slo-ms", args.slo_ms, f"a target only with plot {', '.join(SLO_KINDS)}")
     if args.latency is not None and args.kind not in LATENCY_KINDS:
@@ -80,6 +97,13 @@ def run_plot(args: argparse.Namespace) -> int:
                                    slo_ms=args.slo_ms, **common)
     elif args.kind == "breakdown":
         ax = plotting.breakdown_plot(model, gpu, batch=args.batch, context=args.context, over=args.over, **common)
+    elif args.kind == "ttft":
+        ax = plotting.ttft_plot(model, args.gpu, prompt=args.prompt, batch=_one(args.batch, 1, "--batch"),
+                                chunk=_one(args.chunk, None, "--chunk"), **common)
+    elif args.kind == "speculative":
+        ax = plotting.speculative_plot(model, gpu, draft=args.draft, mtp_layers=args.mtp_layers, k=4 if args.k is None else args.k,
+                                       batch=args.batch, acceptance=args.acceptance,
+                                       context=_one(args.context, 2048), **common)
     else:
         ax = plotting.capacity_map(model, gpu, batch=args.batch, context=args.context, slo_ms=args.slo_ms, **common)
     try:

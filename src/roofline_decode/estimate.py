@@ -14,13 +14,16 @@ import numpy as np
 
 from . import formulas as f
 from .errors import InvalidValueError
+from .formats import NumberFormat
+from .limits import grid_limits, point_notes
+from .peaks import NO_COMPUTE_PEAK, compute_peak
 from .routing import UNIFORM, Routing, resolve_routing
 from .specs.accelerator import Accelerator
 from .specs.latency import LatencyProfile, load_latency_profile
 from .specs.model import Model
 
 __all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS", "EXTRA_RECORD_KEYS",
-           "NO_COMPUTE_PEAK", "compute_peak"]
+           "NO_COMPUTE_PEAK", "compute_peak", "COMPUTE_GROUPS", "compute_formats"]
 
 #: Keys of :meth:`DecodeFloor.to_records` (and of the CLI's JSON output), all in SI units.
 RECORD_KEYS = (
@@ -28,17 +31,11 @@ RECORD_KEYS = (
     "kv_read_bytes", "kv_write_bytes", "bytes_total", "flops", "memory_time_s", "compute_time_s",
     "step_time_s", "tokens_per_s", "arithmetic_intensity", "ridge_point", "bound", "critical_batch",
 )
-#: Keys that follow :data:`RECORD_KEYS` in every record: the notes that hold at the grid point.
+#: Keys that follow :data:`RECORD_KEYS` in every record: whether the point fits in memory, the
+#: notes that hold at the grid point (its own limits, then fallbacks and routing), and
 #: ``chain_time_s``: the serial chain under the latency profile (0 without one).
-EXTRA_RECORD_KEYS = ("notes", "chain_time_s")
+EXTRA_RECORD_KEYS = ("fits", "notes", "chain_time_s")
 
-#: The one wording for a device that publishes no compute peak for the precision a model
-#: computes in.  Its value: ``peak_flops``, ``ridge_point`` and ``critical_batch`` are NaN (not
-#: defined), ``compute_time_s`` is 0 (no compute bound: the floor is the memory time); JSON
-#: writes null, CSV an empty cell, the table ``n/a``.  Distinct from a critical batch of +inf
-#: ("memory-bound at any batch"; JSON ``"inf"``), which is a derived fact about a device that
-#: has a peak.
-NO_COMPUTE_PEAK = "no compute peak published"
 
 
 #: Largest batch or context accepted: 2**53, the largest whole number a float holds exactly.
@@ -113,47 +110,60 @@ def broadcast_grid(**arrays: np.ndarray) -> tuple[np.ndarray, ...]:
         ) from None
 
 
-def compute_peak(weight_format, accelerator: Accelerator, sparse: bool = False) -> tuple[str, float, tuple[str, ...]]:
-    """(compute precision, peak [FLOP/s], notes) a step of ``weight_format`` weights runs at.
+#: FLOP groups, each timed at its own compute precision (DESIGN.md §4, issue 21 item 1): the
+#: matrix products of each weight group (:data:`~roofline_decode.specs.model.WEIGHT_GROUPS`
+#: with matrices: attention projections, dense MLPs, shared experts, routers, routed experts,
+#: lm_head) at that group's format's precision, and ``attention_scores`` (q·k and p·v over the
+#: cache) at the KV format's.
+COMPUTE_GROUPS = ("attention", "mlp", "shared_experts", "router", "experts", "lm_head", "attention_scores")
 
-    The format's compute precision, else the next of its fallbacks the device publishes a
-    peak for (fp8 weights on an A100 compute in bf16; a note says so).  With ``sparse`` each
-    precision takes its 2:4 sparse peak where one is published, else its dense peak, with a
-    note (a sparse peak is never below the dense one, so the floor still holds).  No peak at
-    all: ``(NO_COMPUTE_PEAK, nan, notes)``.
+
+def _matrix_parameters_per_token(model: Model) -> dict[str, int]:
+    """Matrix parameters one token multiplies through, per weight group [1] (groups with
+    none left out); they add up to :attr:`Model.matmul_parameters_per_token`."""
+    g = model.parameter_groups
+    counts = {
+        "attention": g["attention_matrix"], "mlp": g["dense_mlp_matrix"], "shared_experts": g["shared_expert_matrix"],
+        "router": g["router_matrix"], "experts": model.num_moe_layers * model.num_experts_per_token * g["expert_matrix"],
+        "lm_head": g["lm_head"],
+    }
+    return {group: count for group, count in counts.items() if count}
+
+
+def compute_formats(model: Model) -> dict[str, NumberFormat]:
+    """The format whose compute precision (and fallback chain) times each FLOP group.
+
+    Weight matrices multiply in their group's format (``Model.group_format``).  Attention
+    scores multiply activations by cached keys and values: a kernel quantises the queries and
+    probabilities to the KV format and multiplies there (FlashAttention-3's FP8 path,
+    TensorRT-LLM's FP8 KV kernels), so an fp8 cache attends at the fp8 peak and a bf16 cache at
+    bf16 (DeepSeek-V3's bf16 latent cache is attended in bf16, not at the fp8 peak of its
+    weights).  Groups without matrices (a dense model's routers and experts) are left out.
 
     Examples
     --------
-    >>> from roofline_decode import load_accelerator, load_model
-    >>> compute_peak(load_model("llama-3.1-8b").weight_format, load_accelerator("mi300x"), sparse=True)[:2]
-    ('bf16', 1307400000000000.0)
+    >>> from roofline_decode import load_model
+    >>> {k: v.compute_precision for k, v in compute_formats(load_model("deepseek-v3")).items()}
+    {'attention': 'fp8', 'mlp': 'fp8', 'shared_experts': 'fp8', 'router': 'bf16', 'experts': 'fp8', 'lm_head': 'bf16', 'attention_scores': 'bf16'}
     """
-    name = accelerator.id or accelerator.name
-    candidates = weight_format.compute_fallbacks
-    for precision in candidates:
-        notes = []
-        if precision != candidates[0]:
-            notes.append(f"{weight_format.name} weights compute in {precision}: no {candidates[0]} peak "
-                         f"published for {name}")
-        if sparse and precision in accelerator.sparse_peak_flops:
-            return precision, float(accelerator.sparse_peak_flops[precision]), tuple(notes)
-        if precision in accelerator.peak_flops:
-            if sparse:
-                notes.append(f"no sparse {precision} peak published for {name}: the dense {precision} peak is used")
-            return precision, float(accelerator.peak_flops[precision]), tuple(notes)
-    return NO_COMPUTE_PEAK, float("nan"), (
-        f"{NO_COMPUTE_PEAK} for {name} ({weight_format.name} weights): compute time not bounded, "
-        "the floor is the memory time",)
+    formats = {group: model.group_format(group) for group in _matrix_parameters_per_token(model)}
+    formats["attention_scores"] = model.kv_format
+    return formats
 
 
 @dataclass(frozen=True)
 class _Traffic:
-    """Bytes and FLOPs of a step: depend on the model and the grid, not on the device."""
+    """Bytes and FLOPs of a step: depend on the model and the grid, not on the device.
+
+    ``flops`` is the total; ``group_flops`` splits it by :data:`COMPUTE_GROUPS` (the parts add
+    up to the total up to rounding; the total is computed in one piece so that a model whose
+    groups share one precision keeps its numbers bit for bit)."""
 
     weight_bytes: np.ndarray
     kv_read_bytes: np.ndarray
     kv_write_bytes: np.ndarray
     flops: np.ndarray
+    group_flops: dict[str, np.ndarray]
 
 
 def _layer_terms(model: Model) -> tuple[tuple, float, tuple]:
@@ -187,8 +197,77 @@ def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Rout
     kv_write = f.kv_write_bytes(batch, m_kv, model.num_layers)
     matmul = f.matmul_flops(batch, model.matmul_parameters_per_token)
     scores = f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
+    groups = {group: f.matmul_flops(batch, count) for group, count in _matrix_parameters_per_token(model).items()}
+    groups["attention_scores"] = scores
+    return _Traffic(weight, kv_read, kv_write, matmul + scores, groups)
 
-    return _Traffic(weight, kv_read, kv_write, matmul + scores)
+
+@dataclass(frozen=True)
+class _Peaks:
+    """Per FLOP group: the precision used and its peak [FLOP/s] on one device (NaN: none
+    published; such a group adds no compute time), and the notes of the lookups."""
+
+    precisions: dict[str, str]
+    peaks: dict[str, float]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def bounded(self) -> bool:
+        """Whether some group has a published peak."""
+        return any(not np.isnan(p) for p in self.peaks.values())
+
+    @property
+    def uniform(self) -> bool:
+        """Every group at the same peak (or none with a peak)."""
+        values = list(self.peaks.values())
+        if all(np.isnan(p) for p in values):
+            return True
+        return not any(np.isnan(p) for p in values) and len(set(values)) == 1
+
+    def compute_time(self, traffic: _Traffic, share: float = 1) -> np.ndarray:
+        """T_comp = Σ_g (FLOPs_g / share) / F_g [s] (``share``: devices splitting the FLOPs);
+        FLOPs / F when every group has the same peak F (bit for bit what a single-precision
+        model had before groups were timed apart).  Groups without a peak add nothing."""
+        if self.uniform and self.bounded:
+            flops = traffic.flops if share == 1 else traffic.flops / share
+            return f.compute_time(flops, next(iter(self.peaks.values())))
+        zero = np.zeros(np.shape(traffic.flops))
+        return zero + sum(f.compute_time(traffic.group_flops[g] if share == 1 else traffic.group_flops[g] / share, peak)
+                          for g, peak in self.peaks.items() if not np.isnan(peak))
+
+    def summary(self) -> str:
+        """One precision name if all groups share it, else each precision with its groups:
+        "fp8 (attention projections, mlp, routed experts), bf16 (router, lm_head, attention scores)"."""
+        names = list(dict.fromkeys(self.precisions.values()))
+        if len(names) == 1:
+            return names[0]
+        return ", ".join(f"{name} ({', '.join(_LABELS.get(g, g) for g, p in self.precisions.items() if p == name)})"
+                         for name in names)
+
+
+_LABELS = {"attention": "attention projections", "shared_experts": "shared experts", "experts": "routed experts",
+           "attention_scores": "attention scores"}
+
+
+_ROLES = {"attention_scores": "KV cache", "experts": "routed-expert weights"}
+
+
+def _peaks(model: Model, accelerator: Accelerator, sparse: bool) -> _Peaks:
+    """The peak each FLOP group runs at (:func:`compute_peak` of its format)."""
+    precisions, peaks, notes = {}, {}, {}
+    for group, fmt in compute_formats(model).items():
+        role = _ROLES.get(group, "weights" if model.has_uniform_weights else f"{group} weights")
+        precisions[group], peaks[group], found = compute_peak(fmt, accelerator, sparse, role=role)
+        notes.update(dict.fromkeys(found))
+    missing = [g for g, p in peaks.items() if np.isnan(p)]
+    if missing:  # one note: the first group's (none has a peak), or the groups without one
+        first = next(n for n in notes if n.startswith(NO_COMPUTE_PEAK))
+        notes = {n: None for n in notes if not n.startswith(NO_COMPUTE_PEAK)}
+        if len(missing) == len(peaks):
+            notes[first] = None
+        else:
+            notes[f"{NO_COMPUTE_PEAK} for {', '.join(missing)}: those FLOPs add no compute time"] = None
+    return _Peaks(precisions, peaks, tuple(notes))
 
 
 def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray,
@@ -221,7 +300,7 @@ def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray,
     return {"bytes": bytes_parts, "flops": flops_parts}
 
 
-def _critical_batch(model: Model, context: np.ndarray, peak: float, bandwidth: float,
+def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth: float,
                     experts_read: Any = None) -> np.ndarray:
     """Smallest (real) batch with T_comp >= T_mem at each context.
 
@@ -230,8 +309,12 @@ def _critical_batch(model: Model, context: np.ndarray, peak: float, bandwidth: f
     again past it.  The dense answer takes the closed form of the regime it lands in; so does an
     MoE model whose distinct experts ``experts_read`` are held fixed (identical routing: k; a
     measured count: that count, broadcasting with ``context``).  Uniform routing bisects.
+    Every FLOP group is B times its per-sequence FLOPs, so the summed compute time is
+    B·t_seq(T) exactly, the same as FLOPs / F_eff(T) with the effective peak
+    F_eff = f_seq / t_seq, which does not depend on B: the closed form stays exact with F_eff.
     """
     one = _traffic(model, np.ones_like(context), context)
+    peak = _effective_peak(one.flops, peaks.compute_time(one), peaks)
     kv_per_sequence = one.kv_read_bytes + one.kv_write_bytes
     row = model.embedding_row_bytes
     vocab = model.vocab_size
@@ -258,13 +341,24 @@ def _critical_batch(model: Model, context: np.ndarray, peak: float, bandwidth: f
 
     def margin(b: np.ndarray) -> np.ndarray:
         t = _traffic(model, b, context)
-        return t.flops / peak - (t.weight_bytes + t.kv_read_bytes + t.kv_write_bytes) / bandwidth
+        return peaks.compute_time(t) - (t.weight_bytes + t.kv_read_bytes + t.kv_write_bytes) / bandwidth
 
     for _ in range(64):
         mid = 0.5 * (low + high)
         positive = margin(mid) >= 0
         high, low = np.where(positive, mid, high), np.where(positive, low, mid)
     return np.where(finite, high, np.inf)
+
+
+def _effective_peak(flops: np.ndarray, compute_time: np.ndarray, peaks: _Peaks):
+    """F_eff = FLOPs / T_comp [FLOP/s]: the single peak when all groups share it (a float),
+    NaN when no group has one, else an array."""
+    if not peaks.bounded:
+        return float("nan")
+    if peaks.uniform:
+        return next(iter(peaks.peaks.values()))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(compute_time > 0, flops / np.where(compute_time > 0, compute_time, 1.0), np.nan)
 
 
 @dataclass(frozen=True)
@@ -277,13 +371,33 @@ class DecodeFloor:
     ``chain_time_s`` is the serial chain of the step under ``latency_profile`` (zero, and
     ``latency_profile`` None, when no profile was given: the strict floor).
 
+    Each FLOP group (:data:`COMPUTE_GROUPS`) is timed at its own precision and the times add:
+    ``compute_precisions`` and ``group_peak_flops`` say which precision and peak each group
+    used, ``group_flops`` how many FLOPs it had.  ``peak_flops`` is the **effective** peak
+    FLOPs / compute time (the FLOP-weighted harmonic mean of the group peaks), ``ridge_point``
+    = peak_flops / bandwidth, so a step is compute-bound exactly when its intensity reaches
+    ``ridge_point``.  When every group runs at one precision both are that precision's plain
+    peak and ridge (floats); otherwise they are arrays over the grid that depend on the
+    context only (every group's FLOPs grow linearly with the batch).  ``compute_precision``
+    names the one precision, or each precision with its groups ("fp8 (matmuls and routed
+    experts), bf16 (attention scores)").
+
     ``critical_batch`` is +inf where the step is memory-bound at any batch (the intensity
-    saturates below the ridge).  On a device with no compute peak for the precision
+    saturates below the ridge).  On a device with no compute peak for any group's precision
     (:data:`NO_COMPUTE_PEAK`) ``peak_flops``, ``ridge_point`` and ``critical_batch`` are NaN
-    and ``compute_time_s`` is 0.  ``notes`` says which assumptions and fallbacks the numbers
-    rest on.  ``routing`` is the MoE routing assumption (``"uniform"``, ``"identical"`` or
-    ``"measured"``, :mod:`roofline_decode.routing`) and ``experts_read`` the distinct routed
-    experts per MoE layer it gives at each grid point (0 for a dense model).
+    and ``compute_time_s`` is 0; a group without a peak where others have one adds no time.
+    ``notes`` says which assumptions and fallbacks the numbers rest on.  ``routing`` is the MoE
+    routing assumption (``"uniform"``, ``"identical"`` or ``"measured"``,
+    :mod:`roofline_decode.routing`) and ``experts_read`` the distinct routed experts per MoE
+    layer it gives at each grid point (0 for a dense model).
+
+    Fit and limits (:mod:`roofline_decode.limits`, one device, the planning module's usable
+    memory): ``fits`` (bool array: the weights plus the KV cache of B sequences at that context
+    fit in ``usable_memory``), ``resident_bytes`` (those bytes; ``kv_bytes_per_sequence`` on the
+    context axis), ``max_batch`` (the largest whole batch that fits at each context; +inf at
+    context 0 when the weights fit), and ``beyond_positions`` (context >= the model's
+    ``max_position_embeddings``).  ``notes`` says where a point does not fit or is beyond the
+    positions, after ``assumptions`` (sparse or precision fallback, MoE routing).
     """
 
     model: str
@@ -304,15 +418,29 @@ class DecodeFloor:
     tokens_per_s: np.ndarray
     per_sequence_tokens_per_s: np.ndarray
     arithmetic_intensity: np.ndarray
-    ridge_point: float
+    ridge_point: float | np.ndarray
     critical_batch: np.ndarray
     memory_bandwidth: float
-    peak_flops: float
+    peak_flops: float | np.ndarray
     spec: Model = field(repr=False)
+    compute_precisions: dict[str, str] = field(default_factory=dict)
+    group_peak_flops: dict[str, float] = field(default_factory=dict)
+    group_flops: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def compute_bounded(self) -> bool:
+        """Whether some FLOP group has a published peak (else the floor is the memory time)."""
+        return bool(np.any(~np.isnan(np.asarray(self.peak_flops))))
     notes: tuple[str, ...] = ()
     routing: str = "uniform"
     experts_read: Any = 0.0
     _routing: Routing = field(default=UNIFORM, repr=False)
+    fits: Any = True
+    max_batch: Any = np.inf
+    kv_bytes_per_sequence: Any = field(default=0.0, repr=False)
+    usable_memory: float = field(default=np.inf, repr=False)
+    beyond_positions: Any = field(default=False, repr=False)
+    assumptions: tuple[str, ...] = field(default=(), repr=False)
     chain_time_s: np.ndarray = 0.0
     latency_profile: str | None = None
 
@@ -326,24 +454,29 @@ class DecodeFloor:
         return np.where(chain_binds, "latency", roof)
 
     @property
+    def resident_bytes(self) -> np.ndarray:
+        """Weights plus the KV cache of ``batch`` sequences at ``context`` [B] (one device)."""
+        return np.broadcast_to(self.spec.weight_bytes + self.batch * self.kv_bytes_per_sequence, self.shape)
+
+    @property
     def shape(self) -> tuple[int, ...]:
         return self.step_time_s.shape
 
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per grid point with the keys of :data:`RECORD_KEYS` (SI units, plain floats),
-        then :data:`EXTRA_RECORD_KEYS` (``notes``: a list of str; ``chain_time_s``)."""
+        then :data:`EXTRA_RECORD_KEYS` (``fits``: a bool; ``notes``: a list of str; ``chain_time_s``)."""
         shape = self.shape
         columns = {
             key: np.broadcast_to(getattr(self, key), shape).ravel()
             for key in RECORD_KEYS + ("chain_time_s",)
-            if key not in ("model", "accelerator", "weight_format", "kv_format", "ridge_point")
+            if key not in ("model", "accelerator", "weight_format", "kv_format")
         }
         records = []
+        notes = point_notes(self)
         for i in range(int(np.prod(shape))):
             record: dict[str, Any] = {
                 "model": self.model, "accelerator": self.accelerator,
                 "weight_format": self.weight_format, "kv_format": self.kv_format,
-                "ridge_point": float(self.ridge_point),
             }
             for key, column in columns.items():
                 value = column[i]
@@ -351,7 +484,8 @@ class DecodeFloor:
             for key in ("batch", "context"):
                 if float(record[key]).is_integer():
                     record[key] = int(record[key])
-            record["notes"] = list(self.notes)
+            record["fits"] = bool(np.ravel(self.fits)[i])
+            record["notes"] = notes[i]
             records.append({key: record[key] for key in RECORD_KEYS + EXTRA_RECORD_KEYS})
         return records
 
@@ -483,13 +617,16 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
     """Times of a step on one device; ``context_input`` is the context before broadcasting
     against the batch, on which the critical batch (a function of context only, and of the
     measured expert count) is solved."""
-    precision, peak, notes = compute_peak(model.weight_format, accelerator, sparse)
-    has_peak = not np.isnan(peak)
+    # Each FLOP group at its own peak; a group without a published peak on this device adds
+    # no compute time (memory bound kept).
+    peaks = _peaks(model, accelerator, sparse)
+    notes = peaks.notes
+    has_peak = peaks.bounded
     bandwidth = accelerator.memory_bandwidth
     bytes_total = traffic.weight_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(bytes_total, bandwidth)
-    # no published peak: no compute bound (0), keep the memory bound
-    compute = f.compute_time(traffic.flops, peak) if has_peak else np.zeros_like(memory)
+    compute = peaks.compute_time(traffic) if has_peak else np.zeros_like(memory)
+    peak = _effective_peak(traffic.flops, compute, peaks)
     chain = np.broadcast_to(chain_time(model, profile), memory.shape)
     step = np.maximum(f.step_time(memory, compute), chain)
     experts = routing.experts_read(model, batch)
@@ -501,27 +638,37 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
         critical = np.full(np.shape(context_input), np.nan)
     elif model.is_moe and routing.kind != "uniform":  # experts held fixed: closed form
         fixed = routing.experts_read(model, np.ones(()))  # k, or the measured count
-        critical = _critical_batch(model, context_input, peak, bandwidth, np.broadcast_to(fixed, np.shape(fixed)))
+        critical = _critical_batch(model, context_input, peaks, bandwidth, np.broadcast_to(fixed, np.shape(fixed)))
     elif model.is_moe:  # bisection: solve once per distinct context
         contexts, inverse = np.unique(context_input, return_inverse=True)
-        critical = _critical_batch(model, contexts, peak, bandwidth)[inverse].reshape(context_input.shape)
+        critical = _critical_batch(model, contexts, peaks, bandwidth)[inverse].reshape(context_input.shape)
     else:
-        critical = _critical_batch(model, context_input, peak, bandwidth)
+        critical = _critical_batch(model, context_input, peaks, bandwidth)
     critical = np.broadcast_to(critical, context.shape)
+    limits = grid_limits(model, accelerator, batch, context, context_input)
+    assumptions = notes + tuple(n for n in (routing.note(model),) if n)
     return DecodeFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name,
-        weight_format=model.weight_format.name, kv_format=model.kv_format.name, compute_precision=precision,
+        weight_format=model.weight_format.name, kv_format=model.kv_format.name, compute_precision=peaks.summary(),
         batch=batch, context=context, weight_bytes=traffic.weight_bytes, kv_read_bytes=traffic.kv_read_bytes,
         kv_write_bytes=traffic.kv_write_bytes, bytes_total=bytes_total, flops=traffic.flops,
         memory_time_s=memory, compute_time_s=compute, step_time_s=step,
         tokens_per_s=f.tokens_per_second(batch, step), per_sequence_tokens_per_s=1.0 / step,
         arithmetic_intensity=f.arithmetic_intensity(traffic.flops, bytes_total),
-        ridge_point=float(f.ridge_point(peak, bandwidth)), critical_batch=critical,
-        memory_bandwidth=bandwidth, peak_flops=peak, spec=model,
-        notes=notes + tuple(n for n in (routing.note(model),) if n), routing=routing.kind,
-        experts_read=np.broadcast_to(experts, context.shape), _routing=routing,
+        ridge_point=_scalar_or_array(f.ridge_point(peak, bandwidth)), critical_batch=critical,
+        memory_bandwidth=bandwidth, peak_flops=_scalar_or_array(peak), spec=model,
+        compute_precisions=peaks.precisions, group_peak_flops=peaks.peaks, group_flops=traffic.group_flops,
+        notes=assumptions + limits.notes, routing=routing.kind,
+        experts_read=np.broadcast_to(experts, context.shape), _routing=routing, fits=limits.fits,
+        max_batch=limits.max_batch, kv_bytes_per_sequence=limits.kv_bytes_per_sequence,
+        usable_memory=limits.usable_memory, beyond_positions=limits.beyond_positions, assumptions=assumptions,
         chain_time_s=chain, latency_profile=None if profile is None else profile.label,
     )
+
+
+def _scalar_or_array(value):
+    """A float for a single peak (as before groups were timed apart), else the array."""
+    return float(value) if np.ndim(value) == 0 else value
 
 
 def _id_list(name: str, value: Any, kinds: tuple) -> list:

@@ -90,7 +90,7 @@ def _smallest_whole(predicate, low: np.ndarray, high: np.ndarray) -> np.ndarray:
         open_ = high - low > 1
         if not open_.any():
             break
-        mid = np.floor((low + high) / 2)
+        mid = np.where(open_, np.floor((low + high) / 2), high)  # closed rows: evaluate a valid point
         ok = predicate(mid)
         high = np.where(open_ & ok, mid, high)
         low = np.where(open_ & ~ok, mid, low)

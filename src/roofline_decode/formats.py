@@ -4,9 +4,13 @@ A format answers two questions for the estimator (DESIGN.md §4):
 
 * how many **bytes** one element occupies in memory, *including* any per-block scale or zero
   point (q4_0 stores 32 four-bit values plus one fp16 scale: 4.5 bits per element);
-* on which **dense peak** the matrix products run.  Weight-only formats (int4, q4_0, int8
-  weight-only) are dequantised and multiply in bf16; fp8 and fp4 formats multiply in fp8 /
-  fp4 where the device has that peak, falling back along :attr:`NumberFormat.compute_fallbacks`.
+* on which **dense peak** the matrix products run: the fastest precision a real kernel for
+  that format multiplies in, falling back along :attr:`NumberFormat.compute_fallbacks` where
+  the device publishes no peak for it.  Weight-only formats (int4, int4-g<group>, int8
+  weight-only, GPTQ/AWQ) are dequantised and multiply in bf16; fp8 and fp4 formats multiply in
+  fp8 / fp4; GGML block formats (q4_0, q8_0, K-quants) multiply on int8 where the device has an
+  int8 peak (llama.cpp's MMQ kernels quantise the activations to q8_1 blocks and run int8
+  tensor-core MMA), else dequantised to fp16 (cuBLAS), else bf16.
 
 Formats are looked up by name with :func:`get_format`.  Group-quantised integer formats are
 described with :func:`group_quantized` or by the name pattern ``int<bits>-g<group>``
@@ -21,6 +25,8 @@ Examples
 5.0
 >>> get_format("mxfp4").compute_precision
 'fp4'
+>>> get_format("q4_0").compute_fallbacks
+('int8', 'fp16', 'bf16')
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .errors import InvalidValueError, UnknownFormatError
 
@@ -37,7 +43,9 @@ __all__ = [
     "COMPUTE_PRECISIONS",
     "NumberFormat",
     "FORMATS",
+    "GGML_FALLBACKS",
     "get_format",
+    "ggml_format",
     "group_quantized",
     "list_formats",
 ]
@@ -57,6 +65,13 @@ _FALLBACKS: dict[str, tuple[str, ...]] = {
     "fp4": ("fp4", "fp8", "bf16", "fp16"),
 }
 
+#: Fallback chain of GGML block formats (q4_0, q8_0, K-quants): llama.cpp multiplies them with
+#: its MMQ kernels on int8 (tensor-core MMA since llama.cpp PR #7676 for q4_0..q8_0 and #7860
+#: for q4_K..q6_K: https://github.com/ggml-org/llama.cpp/pull/7676,
+#: https://github.com/ggml-org/llama.cpp/pull/7860, read 2026-11-30); without int8 it
+#: dequantises to fp16 for cuBLAS, and bf16 is the last resort.
+GGML_FALLBACKS: tuple[str, ...] = ("int8", "fp16", "bf16")
+
 
 class NumberFormat(BaseModel):
     """A storage format for weights or KV-cache entries.
@@ -68,7 +83,11 @@ class NumberFormat(BaseModel):
     bits_per_element : float
         Stored bits per element **including** block scales and zero points [bit].
     compute_precision : str
-        The dense peak the matrix products run on (a key of ``Accelerator.peak_flops``).
+        The dense peak the matrix products run on (a key of ``Accelerator.peak_flops``): the
+        fastest precision a real kernel for the format uses.
+    fallbacks : tuple of str, optional
+        Peak keys tried in order when the device lacks ``compute_precision`` (starting with
+        it); default: the chain of ``compute_precision`` (fp8 -> bf16 -> fp16, ...).
     description : str
         One line saying what the format is and where its layout is defined.
     """
@@ -78,7 +97,14 @@ class NumberFormat(BaseModel):
     name: str
     bits_per_element: float = Field(gt=0, le=64)
     compute_precision: ComputePrecision
+    fallbacks: tuple[ComputePrecision, ...] | None = None
     description: str = ""
+
+    @model_validator(mode="after")
+    def _chain_starts_with_precision(self) -> NumberFormat:
+        if self.fallbacks is not None and self.fallbacks[:1] != (self.compute_precision,):
+            raise ValueError(f"fallbacks {self.fallbacks!r} must start with compute_precision {self.compute_precision!r}")
+        return self
 
     @property
     def bytes_per_element(self) -> float:
@@ -88,7 +114,7 @@ class NumberFormat(BaseModel):
     @property
     def compute_fallbacks(self) -> tuple[str, ...]:
         """Peak keys tried in order when looking up the compute rate on a device."""
-        return _FALLBACKS[self.compute_precision]
+        return self.fallbacks or _FALLBACKS[self.compute_precision]
 
     def __str__(self) -> str:
         return self.name
@@ -148,6 +174,12 @@ def _fmt(name: str, bits: float, compute: str, description: str) -> NumberFormat
     return NumberFormat(name=name, bits_per_element=bits, compute_precision=compute, description=description)
 
 
+def ggml_format(name: str, bits: float, description: str) -> NumberFormat:
+    """A GGML block format: multiplies on int8 (llama.cpp MMQ), see :data:`GGML_FALLBACKS`."""
+    return NumberFormat(name=name, bits_per_element=bits, compute_precision="int8", fallbacks=GGML_FALLBACKS,
+                        description=description + "; llama.cpp MMQ multiplies on int8 (else fp16, bf16)")
+
+
 #: The built-in formats by canonical name.
 FORMATS: dict[str, NumberFormat] = {
     f.name: f
@@ -160,8 +192,8 @@ FORMATS: dict[str, NumberFormat] = {
         _fmt("int8", 8, "bf16", "int8 weight-only with per-channel scales (negligible); dequantised to bf16"),
         _fmt("int8_w8a8", 8, "int8", "int8 weights and activations; multiplies on the int8 peak"),
         _fmt("int4", 4, "bf16", "int4 weight-only without scales (see int4-g<group> for scales)"),
-        _fmt("q8_0", 8.5, "bf16", "GGML q8_0: blocks of 32 int8 + one fp16 scale (34 B / 32)"),
-        _fmt("q4_0", 4.5, "bf16", "GGML q4_0: blocks of 32 int4 + one fp16 scale (18 B / 32)"),
+        ggml_format("q8_0", 8.5, "GGML q8_0: blocks of 32 int8 + one fp16 scale (34 B / 32)"),
+        ggml_format("q4_0", 4.5, "GGML q4_0: blocks of 32 int4 + one fp16 scale (18 B / 32)"),
         _fmt("mxfp4", 4.25, "fp4", "OCP MX FP4 (E2M1): blocks of 32 + one E8M0 scale (17 B / 32)"),
         _fmt("nvfp4", 4.5, "fp4", "NVIDIA NVFP4 (E2M1): blocks of 16 + one FP8 E4M3 scale (9 B / 16)"),
     )

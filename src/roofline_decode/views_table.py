@@ -14,7 +14,7 @@ NOT_DEFINED = "n/a"
 
 HEADERS = [
     "batch", "context", "weights GB", "KV read GB", "total GB", "GFLOP", "mem ms", "comp ms",
-    "step ms", "tok/s", "FLOP/B", "bound", "B*",
+    "step ms", "tok/s", "FLOP/B", "bound", "B*", "fits",
 ]
 
 
@@ -47,6 +47,7 @@ def floor_rows(floor) -> list[list[str]]:
         floor.batch, floor.context, floor.weight_bytes / GB, floor.kv_read_bytes / GB,
         floor.bytes_total / GB, floor.flops / 1e9, floor.memory_time_s * 1e3, floor.compute_time_s * 1e3,
         floor.step_time_s * 1e3, floor.tokens_per_s, floor.arithmetic_intensity, floor.bound, floor.critical_batch,
+        floor.fits,
     ]
     if floor.latency_profile is not None:
         columns.insert(HEADERS.index("comp ms") + 1, floor.chain_time_s * 1e3)
@@ -56,13 +57,15 @@ def floor_rows(floor) -> list[list[str]]:
         row = []
         for j, column in enumerate(flat):
             value = column[i]
-            if isinstance(value, str | np.str_):
+            if isinstance(value, bool | np.bool_):  # fits: weights + KV cache within usable memory
+                row.append("yes" if value else "no")
+            elif isinstance(value, str | np.str_):
                 row.append(str(value))
             elif np.isnan(value):  # not defined: no compute peak published
                 row.append(NOT_DEFINED)
             elif j < 2:
                 row.append(f"{int(value)}" if float(value).is_integer() else f"{value:g}")
-            elif j == len(flat) - 1:
+            elif j == len(flat) - 2:  # B*
                 row.append(format_number(float(np.ceil(value)) if np.isfinite(value) else value, 6))
             else:
                 row.append(format_number(float(value), 4))
@@ -73,9 +76,15 @@ def floor_rows(floor) -> list[list[str]]:
 def title(floor) -> str:
     head = f"{floor.model} on {floor.accelerator}: {floor.weight_format} weights, {floor.kv_format} KV, "
     latency = "" if floor.latency_profile is None else f"; serial chain under latency profile {floor.latency_profile}"
-    if np.isnan(floor.peak_flops):
+    if not floor.compute_bounded:
         return head + f"{floor.compute_precision}: ridge point and B* {NOT_DEFINED}, memory floor only" + latency
-    return head + f"computing in {floor.compute_precision}; ridge point {floor.ridge_point:.4g} FLOP/B" + latency
+    ridge = np.asarray(floor.ridge_point)
+    if ridge.ndim == 0:
+        ridge_text = f"ridge point {float(ridge):.4g} FLOP/B"
+    else:  # several precisions: the effective peak (FLOPs / compute time) varies with the context
+        low, high = float(np.nanmin(ridge)), float(np.nanmax(ridge))
+        ridge_text = f"effective ridge point {low:.4g}" + (f"-{high:.4g}" if high > low else "") + " FLOP/B"
+    return head + f"computing in {floor.compute_precision}; {ridge_text}" + latency
 
 
 def legend(floor) -> list[str]:

@@ -229,6 +229,13 @@ SOURCE_VALUES = {
         'memory_bandwidth': (273, 'GB/s', 'datasheet', 'https://developer.ridgerun.com/wiki/index.php/NVIDIA_Jetson_AGX_Thor/Introduction/SoM_Overview'),
         'tdp': (130, 'W', 'datasheet', 'https://learnaivisually.com/ai-explained/jetson-thor-edge-blackwell'),
     },
+    'jetson-agx-orin-64gb': {
+        'memory_capacity': (64, 'GB', 'datasheet', 'https://static.generation-robots.com/media/Jetson-AGX-Orin-Data-Sheet.pdf'),
+        'memory_bandwidth': (204.8, 'GB/s', 'datasheet', 'https://static.generation-robots.com/media/Jetson-AGX-Orin-Data-Sheet.pdf'),
+        'peak_flops.int8': (137.5, 'TOP/s', 'derived', 'https://blog.us.fixstars.com/?p=1855&preview=true'),
+        'sparse_peak_flops.int8': (275, 'TOP/s', 'datasheet', 'https://blog.us.fixstars.com/?p=1855&preview=true'),
+        'tdp': (60, 'W', 'datasheet', 'https://blog.us.fixstars.com/?p=1855&preview=true'),
+    },
     'jetson-orin-nano-super': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
         'memory_bandwidth': (102, 'GB/s', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
@@ -366,6 +373,16 @@ SOURCE_VALUES = {
     'm5-max': {
         'memory_capacity': (128, 'GB', 'datasheet', 'https://thedailyscout.com/s/RBeSWv0Jfmg'),
         'memory_bandwidth': (614, 'GB/s', 'datasheet', 'https://thedailyscout.com/s/RBeSWv0Jfmg'),
+    },
+    'm4-max-32c': {
+        'memory_capacity': (36, 'GB', 'datasheet', 'https://huggingface.co/datasets/Yinxing/LLM_Dataset/blob/main/MacPro.txt'),
+        'memory_bandwidth': (410, 'GB/s', 'datasheet', 'https://goodnewsapodcast.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-each-other'),
+        'peak_flops.fp32': (13.74, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-apple-18-core-m3-pro'),
+    },
+    'm3-max-30c': {
+        'memory_capacity': (36, 'GB', 'datasheet', 'https://huggingface.co/spaces/Vokturz/can-it-run-llm/discussions/11'),
+        'memory_bandwidth': (300, 'GB/s', 'datasheet', 'https://www.macrumors.com/2023/10/31/apple-m3-pro-less-memory-bandwidth/'),
+        'peak_flops.fp32': (10.74, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-10-core-m4-vs-apple-30-core-m3-max'),
     },
     'epyc-9004-genoa': {
         'memory_capacity': (768, 'GB', 'derived', 'https://tech2sports.com/amd-epyc-genoa-2'),

@@ -16,8 +16,8 @@ from roofline_decode.formats import FORMATS
         ("fp8_e5m2", 8, "fp8"),
         ("int8", 8, "bf16"),  # weight-only: dequantised, multiplies in bf16
         ("int4", 4, "bf16"),
-        ("q8_0", 8.5, "bf16"),  # GGML: 32 x int8 + fp16 scale = 34 B / 32
-        ("q4_0", 4.5, "bf16"),  # GGML: 32 x int4 + fp16 scale = 18 B / 32
+        ("q8_0", 8.5, "int8"),  # GGML: 32 x int8 + fp16 scale = 34 B / 32; llama.cpp MMQ: int8
+        ("q4_0", 4.5, "int8"),  # GGML: 32 x int4 + fp16 scale = 18 B / 32; llama.cpp MMQ: int8
         ("mxfp4", 4.25, "fp4"),  # OCP MX: 32 x E2M1 + E8M0 scale
         ("nvfp4", 4.5, "fp4"),  # 16 x E2M1 + E4M3 scale
     ],
@@ -46,6 +46,20 @@ def test_aliases_and_passthrough():
 def test_fallbacks_order():
     assert get_format("mxfp4").compute_fallbacks[:2] == ("fp4", "fp8")
     assert get_format("fp8").compute_fallbacks == ("fp8", "bf16", "fp16")
+
+
+@pytest.mark.parametrize("name", ["q4_0", "q8_0"])
+def test_ggml_block_formats_multiply_on_int8_then_fp16(name):
+    # llama.cpp MMQ (PR #7676) multiplies GGML blocks on int8 tensor cores; without an int8
+    # peak the weights are dequantised to fp16 for cuBLAS.
+    assert get_format(name).compute_fallbacks == ("int8", "fp16", "bf16")
+
+
+def test_fallback_chain_must_start_with_the_compute_precision():
+    from roofline_decode.formats import NumberFormat
+
+    with pytest.raises(ValueError, match="must start with compute_precision"):
+        NumberFormat(name="x", bits_per_element=4, compute_precision="int8", fallbacks=("fp16",))
 
 
 def test_unknown_format_lists_close_matches():

@@ -46,7 +46,7 @@ def _hand_fit(weights):
     t0, a = (sy * sxx - sx * sxy) / det, (s * sxy - sx * sy) / det
     residuals = [y - t0 - a * x for x, y in zip(xs, ys)]
     s2 = sum(w * r * r for w, r in zip(weights, residuals)) / (len(ys) - 2)
-    return float(t0), float(a), float(s2) ** 0.5
+    return float(t0), float(a), float(s2) ** 0.5, [float(r) for r in residuals]
 
 
 def _rows():
@@ -57,12 +57,13 @@ def _rows():
 @pytest.mark.parametrize("weighting", ["relative", "absolute"])
 def test_weighted_least_squares_matches_the_hand_solution(weighting):
     weights = [1 / Fraction(y) ** 2 for y in MEASURED] if weighting == "relative" else [Fraction(1)] * 4
-    t0, a, s = _hand_fit(weights)
+    t0, a, s, residuals = _hand_fit(weights)
     cal = calibrate(_rows(), DEVICE, weighting=weighting)
     # one model at batch 1: the rows identify t0 and one efficiency only (issue 16's "bandwidth")
     assert cal.model_name == "bandwidth" and cal.compute_efficiency is None and cal.dof == 2
     assert cal.step_overhead_s == pytest.approx(t0, rel=1e-9)
     assert cal.bandwidth_efficiency == pytest.approx(1 / a, rel=1e-9)
+    assert cal.residuals_s == pytest.approx(residuals, rel=1e-7, abs=1e-12)
     assert cal.residual_standard_error == pytest.approx(s, rel=1e-9)
     # the band's s is at least the residual one (it also covers the cross-validated error)
     assert cal.residual_std >= cal.residual_standard_error

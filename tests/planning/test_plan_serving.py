@@ -92,17 +92,18 @@ def test_serving_rate_is_the_steady_state():
     r = serving_rate("llama-3.1-8b", "h100-sxm", output_length=500, prompt_length=1000, slo_ms_per_token=20)
     assert r.step_time_s <= 0.020 and r.limited_by == "the per-token target"
     # Little's law holds at the operating point
-    assert f.littles_law_concurrency(r.requests_per_s, 500, r.step_time_s) == pytest.approx(r.concurrency)
+    # (a request holds a slot for its 499 decode steps: the prefill yields the first token)
+    assert f.littles_law_concurrency(r.requests_per_s, 499, r.step_time_s) == pytest.approx(r.concurrency)
     # one more request in flight would miss the target
     nxt = tensor_parallel_floor("llama-3.1-8b", "h100-sxm", r.concurrency + 1, r.mean_context, 1)
     assert float(nxt.step_time_s) > 0.020
-    assert r.tokens_per_s == pytest.approx(r.requests_per_s * 500)
+    assert r.tokens_per_s == pytest.approx(r.requests_per_s * 499)
 
 
 def test_serving_rate_limited_by_memory_without_target():
     r = serving_rate("llama-3.1-8b", "h100-sxm", output_length=500, prompt_length=1000)
     assert r.limited_by == "memory capacity" and r.concurrency == r.max_concurrency
-    per_sequence = 131072 * (1000 + 499 / 2)
+    per_sequence = 131072 * (1000 + 498 / 2)  # mean of the decode contexts 1000 ... 1498
     assert r.concurrency == int((usable_memory("h100-sxm") - rd.load_model("llama-3.1-8b").weight_bytes)
                                 // per_sequence)
 
@@ -125,6 +126,7 @@ def test_serving_rate_target_missed_and_no_room():
 
 @pytest.mark.parametrize("kwargs,field", [(dict(num_devices=0), "num_devices"), (dict(max_concurrency=0), "max_concurrency"),
                                           (dict(output_length="a"), "output_length"),
+                                          (dict(output_length=1), "output_length"),
                                           (dict(slo_ms_per_token="fast"), "slo_ms_per_token")])
 def test_serving_rate_rejects_bad_input(kwargs, field):
     args = dict(output_length=100, prompt_length=100) | kwargs

@@ -101,8 +101,10 @@ def test_ridge_plot_title_names_the_compute_precision_only_when_all_share_it():
     fp8 = rd.load_model("llama-3.1-8b", weights="fp8")
     mixed = plotting.ridge_plot(fp8, ["a100-80gb-sxm", "h100-sxm"], context=1024)  # A100: no fp8, computes in bf16
     assert mixed.get_title().endswith("fp8_e4m3 weights, bf16 KV, compute precision per accelerator in the legend")
-    same = plotting.ridge_plot(fp8, ["h100-sxm", "h200-sxm"], context=1024)
-    assert same.get_title().endswith("fp8_e4m3 weights, bf16 KV, fp8 compute")
+    same = plotting.ridge_plot(fp8, ["h100-sxm", "h200-sxm"], context=1024)  # attention over a bf16 cache: bf16
+    assert same.get_title().endswith("fp8_e4m3 weights, bf16 KV, fp8 (attention projections, mlp, lm_head), bf16 (attention scores) compute")
+    all_fp8 = plotting.ridge_plot(fp8.with_precision(kv="fp8"), ["h100-sxm", "h200-sxm"], context=1024)
+    assert all_fp8.get_title().endswith("fp8_e4m3 weights, fp8_e4m3 KV, fp8 compute")
     none = plotting.ridge_plot("llama-3.1-8b", "m2-max", context=1024)
     assert none.get_title().endswith("bf16 weights, bf16 KV")
 

@@ -9,7 +9,7 @@ import pytest
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-@pytest.mark.parametrize("page", ["prefill.md"])
+@pytest.mark.parametrize("page", ["prefill.md", "request.md", "speculative.md"])
 def test_page_examples_run(page):
     np.set_printoptions(legacy="1.25")
     path = DOCS / page
@@ -17,5 +17,5 @@ def test_page_examples_run(page):
     test = doctest.DocTestParser().get_doctest(text, {}, page, str(path), 0)
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
-    assert len(test.examples) >= 5
+    assert len(test.examples) >= 4
     assert runner.failures == 0

@@ -34,6 +34,8 @@ def _strategy(name):
 
 def _constrain(values):
     """Cross-parameter constraints the formulas document."""
+    if "acceptance" in values:  # the closed form (1 - a^(k+1)) / (1 - a) holds for a < 1
+        values["acceptance"] = values["acceptance"] / (1 + values["acceptance"])
     if "num_experts_per_token" in values and "num_experts" in values:  # 1 <= k <= E
         values["num_experts_per_token"] = min(values["num_experts_per_token"], values["num_experts"])
     if "effective_experts" in values:  # k <= E_eff

@@ -16,6 +16,8 @@ from .prefill import (
     prefill_matmul_flops,
     prefill_weight_bytes,
 )
+from .speculative import expected_tokens_per_round, speculative_speedup, speculative_time_per_token
+from .shared_prefix import shared_prefix_positions, shared_prefix_saved_bytes
 from .serving import littles_law_concurrency, request_rate_at_concurrency, requests_per_second
 from .tiers import overlapped_tiered_memory_time, required_tier_bandwidth, tiered_memory_time
 from .kv_cache import (
@@ -75,7 +77,8 @@ PUBLIC_FORMULAS = {
         tiered_memory_time, overlapped_tiered_memory_time, required_tier_bandwidth,
         serial_chain_time,
         prefill_attended_positions, prefill_attention_flops, prefill_matmul_flops, prefill_weight_bytes,
-        prefill_kv_read_bytes, mla_prefill_score_value_width,
+        prefill_kv_read_bytes, mla_prefill_score_value_width, shared_prefix_positions, shared_prefix_saved_bytes,
+        expected_tokens_per_round, speculative_time_per_token, speculative_speedup,
     )
 }
 

@@ -281,10 +281,10 @@ class Calibration:
         Examples
         --------
         >>> from roofline_decode import load_model
-        >>> rows = [Measurement(model=load_model("llama-2-7b", weights=w), batch=1, context=105,
+        >>> rows = [Measurement(model=load_model("llama-2-7b", weights=w), batch=1, context=104,
         ...                     step_time_s=1 / tps) for w, tps in (("bf16", 104.9), ("int8", 155.58))]
         >>> cal = calibrate(rows, "a100-80gb-sxm")
-        >>> p = cal.predict(load_model("llama-2-7b", weights="int4-g32"), batch=1, context=105)
+        >>> p = cal.predict(load_model("llama-2-7b", weights="int4-g32"), batch=1, context=104)
         >>> round(float(p.tokens_per_s), 1)  # measured: 196.8
         193.4
         """

@@ -138,14 +138,17 @@ def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator, routing
     if row.scope == "kv_read":
         bytes_moved = float(floor.kv_read_bytes)
         flops = float(floor.breakdown()["flops"]["attention_scores"])
+        peak = floor.group_peak_flops["attention_scores"]  # attention at its own precision
     else:
         bytes_moved, flops = float(floor.bytes_total), float(floor.flops)
+        peak = float(floor.peak_flops)  # effective peak: FLOPs / compute time
     # n devices: aggregate bandwidth and peak, perfect split, communication not counted
     memory = bytes_moved / (n * floor.memory_bandwidth)
-    compute = 0.0 if np.isnan(floor.peak_flops) else flops / (n * floor.peak_flops)  # no compute peak: no bound
+    # no compute peak: no bound
+    compute = 0.0 if np.isnan(peak) else flops / (n * peak)
     return {
         "memory": memory, "compute": compute, "bytes": bytes_moved, "flops": flops,
-        "bandwidth": n * floor.memory_bandwidth, "peak": n * floor.peak_flops, "routing": floor.routing,
+        "bandwidth": n * floor.memory_bandwidth, "peak": n * peak, "routing": floor.routing,
     }
 
 

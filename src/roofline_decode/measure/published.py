@@ -14,8 +14,10 @@ can place plus, for every other row, the reason it was skipped.  The mapping (do
   nominal bandwidth stays a valid floor); one GCD of an MI250X → :func:`mi250x_gcd` (half the
   package); RTX 3090 Ti → :func:`rtx_3090_ti` (1008 GB/s); rows split over two different GPUs
   are skipped;
-* context: gpt-fast generates 200 tokens after a 5-token prompt, so its rows use the mean
-  context 5 + 200 / 2 = 105 (tok/s there also includes the short prefill); ExLlama's "first /
+* context: gpt-fast generates 200 tokens after a 5-token prompt; by the request convention
+  (:mod:`roofline_decode.estimate_request`: the prefill yields the first token, then 199 decode
+  steps at contexts 5 … 203) its rows use the mean decode context 5 + 198 / 2 = 104 (tok/s there
+  also includes the short prefill); ExLlama's "first /
   last 128 tokens" ranges use their midpoint; a context not stated is taken as 0 (the
   weights-only floor, still a lower bound).
 """
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RooflineError
+from ..estimate_request import mean_decode_context
 from ..formats import NumberFormat, group_quantized
 from ..specs.accelerator import Accelerator, Figure, Source
 from .rows import MeasurementFileError, MeasurementRow, read_csv_records
@@ -36,8 +39,8 @@ from .rows import MeasurementFileError, MeasurementRow, read_csv_records
 __all__ = ["PublishedRows", "load_published", "gptq_format", "exl2_format", "mi250x_gcd", "rtx_3090_ti",
            "kv_read_layer_model", "GPT_FAST_MEAN_CONTEXT", "published_layout"]
 
-#: gpt-fast: 5-token prompt + 200 generated tokens; the mean context while generating.
-GPT_FAST_MEAN_CONTEXT = 5 + 200 / 2
+#: gpt-fast: 5-token prompt + 200 generated tokens; the mean context of its 199 decode steps.
+GPT_FAST_MEAN_CONTEXT = mean_decode_context(5, 200)
 
 _MODELS = {
     "llama-2-7b": "llama-2-7b", "llama-7b": "llama-2-7b", "llama2-7b": "llama-2-7b",

@@ -154,13 +154,6 @@ class ParallelFloor:
         return self.weight_bytes_per_device + self.kv_bytes_per_device
 
 
-def _peak(model, accelerator) -> float:
-    try:
-        return accelerator.peak(model.weight_format)[1]
-    except InvalidValueError:
-        return float("inf")
-
-
 def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, num_devices: int = 1, *,
                           collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
                           overlap_communication: bool = False) -> ParallelFloor:
@@ -198,10 +191,13 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
     collective_latency = _latency(collective_latency)
     batch, context = _grid(batch, context)
     link, notes = link_bandwidth_of(accelerator, link_bandwidth, n)
+    from ..estimate import _peaks, _traffic
+
     traffic = device_traffic(model, batch, context, n)
     read = traffic.weight_read_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(read, accelerator.memory_bandwidth)
-    compute = f.compute_time(traffic.flops, _peak(model, accelerator))
+    # each FLOP group at its own precision (as decode_floor), split n ways
+    compute = _peaks(model, accelerator, False).compute_time(_traffic(model, batch, context), n)
     comm = f.tensor_parallel_communication_time(
         batch, model.hidden_size, model.activation_format.bytes_per_element, model.num_layers, n,
         link, collective_latency,
@@ -242,7 +238,7 @@ def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0
     (44.7, 70.6)
     """
     from ..catalog import load_accelerator, load_model
-    from ..estimate import _traffic
+    from ..estimate import _peaks, _traffic
 
     model, accelerator = load_model(model), load_accelerator(accelerator)
     p = whole_number("num_stages", num_stages)
@@ -256,7 +252,7 @@ def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0
     traffic = _traffic(model, micro, context)
     read = (traffic.weight_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes) / p
     memory = f.memory_time(read, accelerator.memory_bandwidth)
-    compute = f.compute_time(traffic.flops / p, _peak(model, accelerator))
+    compute = _peaks(model, accelerator, False).compute_time(traffic, p)
     stage = np.maximum(memory, compute)
     hop = (collective_latency + micro * model.hidden_size * model.activation_format.bytes_per_element / link) if p > 1 else 0.0
     step = np.asarray(f.pipeline_step_time(stage, p, m, hop), dtype=float)

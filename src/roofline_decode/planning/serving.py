@@ -1,17 +1,20 @@
 """Serving rate: the highest request rate a deployment sustains within a per-token target.
 
-Continuous batching admits a request into a free slot and keeps it for its N_out decode
+The request convention of :mod:`roofline_decode.estimate_request` (DESIGN.md §4b): the prefill
+yields a request's first token, then it decodes N_out − 1 tokens at contexts P … P + N_out − 2.
+Continuous batching admits a request into a free slot and keeps it for those N_out − 1 decode
 steps.  In steady state Little's law ties concurrency B, arrival rate λ and step time:
 
-    B = λ · N_out · T_step(B)        =>        λ(B) = B / (N_out · T_step(B))
+    B = λ · (N_out − 1) · T_step(B)        =>        λ(B) = B / ((N_out − 1) · T_step(B))
 
-λ(B) is the aggregate tokens/s divided by N_out, which never falls as B grows (each added
+λ(B) is the aggregate decode tokens/s divided by N_out − 1, which never falls as B grows (each added
 sequence adds at most its own KV bytes to a step that already reads the weights), so the
 highest rate that meets a target is reached at the largest concurrency B whose step time
 meets the target and whose KV caches fit.
 
 Sequences in steady state sit at every point of their decode, so the mean context is
-``prompt_length + (output_length − 1) / 2``; KV bytes are linear in the context, so both the
+``prompt_length + (output_length − 2) / 2`` (the mean of P … P + N_out − 2); KV bytes are
+linear in the context, so both the
 resident cache and the bytes read per step are those of every sequence at that mean.  (For
 sliding-window layers they are min(T, W), which is concave: at the mean context they are at
 least the true mean, so for such models the rate is slightly conservative when contexts cross W.)
@@ -25,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import formulas as f
+from ..errors import InvalidValueError
+from ..estimate_request import decode_steps, mean_decode_context
 from ._checks import slo_ms, whole_number
 from .capacity import DEFAULT_RESERVE, usable_memory
 from .parallel import DEFAULT_COLLECTIVE_LATENCY, device_traffic, tensor_parallel_floor
@@ -69,7 +74,8 @@ def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0,
     ----------
     model, accelerator : Model/str, Accelerator/str
     output_length : int
-        Tokens generated per request N_out.
+        Tokens generated per request N_out, >= 2: the prefill yields the first, then N_out − 1
+        decode steps hold a batch slot (the request convention).
     prompt_length : int
         Prompt tokens per request (cached before decode starts).
     slo_ms_per_token : float, optional
@@ -89,18 +95,22 @@ def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0,
 
     >>> r = serving_rate("llama-3.1-8b", "h100-sxm", 500, 1000, slo_ms_per_token=20)
     >>> r.concurrency, round(r.requests_per_s, 1), r.limited_by
-    (317, 31.7, 'the per-token target')
+    (317, 31.8, 'the per-token target')
     """
     from ..catalog import load_accelerator, load_model
 
     model, accelerator = load_model(model), load_accelerator(accelerator)
     output_length = whole_number("output_length", output_length, 1)
+    if output_length < 2:
+        raise InvalidValueError("output_length", output_length,
+                                "at least 2 (the prefill yields the first token; decode serves the rest)")
     prompt_length = whole_number("prompt_length", prompt_length, 0)
     num_devices = whole_number("num_devices", num_devices, 1)
     if max_concurrency is not None:
         max_concurrency = whole_number("max_concurrency", max_concurrency, 1)
     slo_ms_per_token = slo_ms(slo_ms_per_token)
-    mean_context = prompt_length + (output_length - 1) / 2
+    mean_context = mean_decode_context(prompt_length, output_length)
+    steps_per_request = decode_steps(output_length)
     usable = usable_memory(accelerator, reserve, reserve_fraction)
     one = device_traffic(model, np.ones(1), np.full(1, mean_context), num_devices)
     per_sequence = float(one.kv_bytes[0])
@@ -116,7 +126,7 @@ def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0,
     floor = tensor_parallel_floor(model, accelerator, concurrency, mean_context, num_devices,
                                   collective_latency=collective_latency, link_bandwidth=link_bandwidth)
     step = np.asarray(floor.step_time_s, dtype=float)
-    rates = np.asarray(f.request_rate_at_concurrency(concurrency, output_length, step), dtype=float)
+    rates = np.asarray(f.request_rate_at_concurrency(concurrency, steps_per_request, step), dtype=float)
     ok = np.ones_like(step, dtype=bool) if slo_ms_per_token is None else step <= slo_ms_per_token / 1e3
     if not ok.any():
         return ServingRate(model.name, name, num_devices, int(output_length), mean_context, 0, float(step[0]), 0.0, 0.0,

@@ -11,6 +11,8 @@ calls ``plt.show()``.  Models and accelerators are catalog ids or spec objects.
 - :func:`context_plot` — step time against context for several batches.
 - :func:`breakdown_plot` — bytes (weights / KV read / KV write) and time terms, stacked.
 - :func:`capacity_map` — the batch × context plane shaded by verdict, with a latency contour.
+- :func:`ttft_plot` — time to first token (prefill floor) against prompt length, several devices.
+- :func:`speculative_plot` — speculative-decoding speedup against batch, one line per acceptance.
 - :func:`save` — write the figure as PNG, SVG or PDF (by extension).
 - :func:`max_batch`, :func:`usable_memory`, :func:`resident_bytes` — the capacity rule the
   plots shade by (the planning module's, see :mod:`roofline_decode.planning.capacity`).
@@ -19,6 +21,7 @@ calls ``plt.show()``.  Models and accelerators are catalog ids or spec objects.
 from ._common import OKABE_ITO, PALETTE, SAVE_FORMATS, max_batch, resident_bytes, save, usable_memory
 from .breakdown import breakdown_plot
 from .capacity import capacity_map
+from .request import speculative_plot, ttft_plot
 from .ridge import ridge_plot
 from .sweeps import batch_plot, context_plot
 
@@ -34,5 +37,7 @@ __all__ = [
     "resident_bytes",
     "ridge_plot",
     "save",
+    "speculative_plot",
+    "ttft_plot",
     "usable_memory",
 ]

@@ -123,7 +123,7 @@ def precision_label(*floors) -> str:
     the same one; otherwise the title leaves it to the legend (and says so), and it is left
     out when no accelerator has a peak.
     """
-    compute = sorted({f.compute_precision.split(" ")[0] for f in floors if np.isfinite(f.peak_flops)})
+    compute = sorted({f.compute_precision for f in floors if f.compute_bounded})
     label = f"{floors[0].weight_format} weights, {floors[0].kv_format} KV"
     if len(compute) == 1:
         return f"{label}, {compute[0]} compute"
@@ -139,11 +139,16 @@ def title(model, floor, accelerator=None) -> str:
 def hardware_label(accelerator, floor) -> str:
     """``"NVIDIA H100 SXM5 80GB: 3.35 TB/s, 989.5 TFLOP/s bf16"`` (one unit for every device)."""
     bandwidth = f"{accelerator.memory_bandwidth / TB:.3g} TB/s"
-    if np.isfinite(floor.peak_flops):
-        return f"{accelerator.name}: {bandwidth}, {floor.peak_flops / TFLOP:.4g} TFLOP/s {floor.compute_precision}"
-    from ..estimate import NO_COMPUTE_PEAK
+    if not floor.compute_bounded:
+        from ..estimate import NO_COMPUTE_PEAK
 
-    return f"{accelerator.name}: {bandwidth}, {NO_COMPUTE_PEAK}"
+        return f"{accelerator.name}: {bandwidth}, {NO_COMPUTE_PEAK}"
+    if np.ndim(floor.peak_flops) == 0:
+        return f"{accelerator.name}: {bandwidth}, {floor.peak_flops / TFLOP:.4g} TFLOP/s {floor.compute_precision}"
+    # several precisions: each one's peak (the roof drawn is the effective peak FLOPs / compute time)
+    peaks = dict.fromkeys(f"{floor.group_peak_flops[g] / TFLOP:.4g} {p}" for g, p in floor.compute_precisions.items()
+                          if not np.isnan(floor.group_peak_flops[g]))
+    return f"{accelerator.name}: {bandwidth}, {' / '.join(peaks)} TFLOP/s"
 
 
 def context_label(context: float) -> str:

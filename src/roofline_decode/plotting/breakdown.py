@@ -14,6 +14,7 @@ from ._common import (
     context_label,
     geometric_batches,
     longest_context,
+    memory_label,
     new_axes,
     resolve_model,
     single_accelerator,
@@ -107,7 +108,7 @@ def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, w
     ax.set_ylim(0, top_gb)
     twin.set_ylim(0, top_gb * GB / bandwidth * 1e3)  # aligned: bytes / bandwidth = memory time
     lines = twin.plot(xs, floor.memory_time_s * 1e3, color="black", lw=1.4, label="memory time = bytes / bandwidth")
-    if np.isfinite(floor.peak_flops):
+    if floor.compute_bounded:
         lines += twin.plot(xs, floor.compute_time_s * 1e3, color=OKABE_ITO["orange"], lw=2.0, ls="--",
                            label=f"compute time = FLOPs / peak ({floor.compute_precision})")
     lines += twin.plot(xs, floor.step_time_s * 1e3, color=OKABE_ITO["reddish_purple"], lw=3.0, alpha=0.55,
@@ -119,11 +120,19 @@ def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, w
         token_axis(ax.xaxis, xs[-1])
         ax.set_xlabel(CONTEXT_AXIS_LABEL)
     ax.set_xlim(xs[0], xs[-1])
+    misses = ~np.ravel(floor.fits)
+    if misses.any():  # weights + KV cache exceed usable memory from here on (fits is monotone in B and T)
+        start = float(xs[int(np.argmax(misses))])
+        handles_extra = [ax.axvspan(start, xs[-1], facecolor="none", edgecolor="0.45", hatch="///", lw=0,
+                                    label=f"does not fit in {memory_label(device)}", gid="does-not-fit")]
+        ax.axvline(start, color="0.3", lw=1.2)
+    else:
+        handles_extra = []
     ax.set_ylabel("bytes moved per step [GB]")
     twin.set_ylabel("time per step [ms]")
     ax.grid(True, color="0.88", lw=0.7)
     ax.set_axisbelow(True)
-    handles = list(areas) + lines
+    handles = list(areas) + lines + handles_extra
     ax.legend(handles, [h.get_label() for h in handles], loc="upper left", fontsize=8, framealpha=0.92)
     ax.set_title(f"Step breakdown: {title(spec, floor, device)}, {where}", fontsize=11)
     return ax

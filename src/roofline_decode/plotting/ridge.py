@@ -95,26 +95,33 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
 
     intensity = floors[0].arithmetic_intensity  # the same for every accelerator: bytes and FLOPs of the model
     attained = [fl.flops / fl.step_time_s for fl in floors]
-    ridges = [fl.ridge_point for fl in floors if np.isfinite(fl.ridge_point)]
+    # the roof of each context: the effective peak FLOPs / compute time, which depends on the
+    # context alone where FLOP groups run at different precisions (one value otherwise)
+    roofs = [np.unique(np.broadcast_to(fl.peak_flops, fl.shape)[0, :]) for fl in floors]
+    ridges = [float(p) / fl.memory_bandwidth for fl, r in zip(floors, roofs) for p in r if np.isfinite(p)]
     x_low = float(np.min(intensity)) / 2.5
     x_high = max([float(np.max(intensity))] + ridges) * 3.0
-    peaks = [fl.peak_flops for fl in floors if np.isfinite(fl.peak_flops)]
+    peaks = [float(p) for r in roofs for p in r if np.isfinite(p)]
     y_low = min(float(np.min(a)) for a in attained) / 4.0 / TFLOP
-    y_high = max(peaks + [fl.memory_bandwidth * x_high for fl in floors if not np.isfinite(fl.peak_flops)]) * 4.0 / TFLOP
+    y_high = max(peaks + [fl.memory_bandwidth * x_high for fl in floors if not fl.compute_bounded]) * 4.0 / TFLOP
 
     xs = np.geomspace(x_low, x_high, 400)
     critical_lines = []
+    any_miss = False
     for i, (device, fl) in enumerate(zip(devices, floors)):
         c = color(i)
-        roof = fl.memory_bandwidth * xs if np.isnan(fl.peak_flops) else np.minimum(fl.memory_bandwidth * xs, fl.peak_flops)
-        ridge = fl.ridge_point
-        label = hardware_label(device, fl) + (f"; ridge {ridge:.0f} FLOP/B" if np.isfinite(ridge) else "")
-        ax.plot(xs, roof / TFLOP, color=c, lw=2.2, label=label, zorder=3)
-        if np.isfinite(ridge):
-            ax.plot([ridge, ridge], [y_low, fl.peak_flops / TFLOP], color=c, lw=0.9, ls=(0, (2, 3)), alpha=0.6,
-                    zorder=2)
-            ax.plot([ridge], [fl.peak_flops / TFLOP], marker="D", ms=8, color=c, mec="black", mew=0.8,
-                    ls="none", zorder=6, gid="ridge-point")
+        finite = [float(p) for p in roofs[i] if np.isfinite(p)]
+        ridge_text = "/".join(f"{p / fl.memory_bandwidth:.0f}" for p in finite)
+        effective = " effective" if np.ndim(fl.peak_flops) else ""
+        label = hardware_label(device, fl) + (f";{effective} ridge {ridge_text} FLOP/B" if finite else "")
+        for k, peak in enumerate(finite or [np.inf]):
+            roof = np.minimum(fl.memory_bandwidth * xs, peak)
+            ax.plot(xs, roof / TFLOP, color=c, lw=2.2 if k == 0 else 1.4, label=label if k == 0 else None, zorder=3)
+            if np.isfinite(peak):
+                ridge = peak / fl.memory_bandwidth
+                ax.plot([ridge, ridge], [y_low, peak / TFLOP], color=c, lw=0.9, ls=(0, (2, 3)), alpha=0.6, zorder=2)
+                ax.plot([ridge], [peak / TFLOP], marker="D", ms=8, color=c, mec="black", mew=0.8,
+                        ls="none", zorder=6, gid="ridge-point")
         if fl.latency_profile is not None:  # the chain: attained <= FLOPs / T_chain, per step of the sweep
             ax.plot(intensity[:, 0], fl.flops[:, 0] / fl.chain_time_s[:, 0] / TFLOP, color=c, lw=1.6,
                     ls=(0, (4, 2, 1, 2)), alpha=0.85, zorder=4, gid="chain-ceiling")
@@ -122,12 +129,17 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
             ax.plot(intensity[:, j], attained[i][:, j] / TFLOP, ls=(0, (1, 1.5)), lw=1.2, color=c,
                     marker=MARKERS[j % len(MARKERS)], ms=5.5, mfc=c if j == 0 else "white", mec=c, mew=1.2,
                     zorder=5, gid="operating-points")
+            misses = ~fl.fits[:, j]
+            if misses.any():  # weights + KV cache exceed the device's usable memory
+                ax.plot(intensity[misses, j], attained[i][misses, j] / TFLOP, ls="none", marker="x", ms=9,
+                        mew=1.6, color="0.15", zorder=6, gid="does-not-fit")
+                any_miss = True
         critical = [fl.critical_batch.reshape(len(batches), len(contexts))[0, j] for j in range(len(contexts))]
         cells = [
             (f"{np.ceil(b):.0f}" if np.isfinite(b) else "∞") + (f" @ {context_label(t)}" if len(contexts) > 1 else "")
             for b, t in zip(critical, contexts)
         ]
-        if np.isnan(fl.peak_flops):  # no roof to reach: not a KV-cache effect
+        if not fl.compute_bounded:  # no roof to reach: not a KV-cache effect
             cells = [f"{NOT_DEFINED} ({NO_COMPUTE_PEAK})"]
         critical_lines.append(f"{device.name}: " + ", ".join(cells))
 
@@ -164,6 +176,9 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
         labels.append(f"decode steps, context {context_label(ctx)} tokens")
     handles.append(Line2D([], [], ls="none", marker="D", color="0.6", mec="black", ms=7))
     labels.append("ridge point = peak / bandwidth")
+    if any_miss:
+        handles.append(Line2D([], [], ls="none", marker="x", color="0.15", ms=8, mew=1.6))
+        labels.append("does not fit: weights + KV cache > usable memory")
     if floors[0].latency_profile is not None:
         handles.append(Line2D([], [], color="0.3", lw=1.6, ls=(0, (4, 2, 1, 2))))
         labels.append(f"serial-chain ceiling FLOPs / T_chain ({floors[0].latency_profile}, "

@@ -58,6 +58,7 @@ def step_expressions(moe: bool = True) -> dict[str, SymbolicResult]:
         "num_moe_layers", "num_experts", "num_experts_per_token", "expert_parameters", "bytes_per_expert_weight",
         "kv_bytes_per_token_per_layer", "num_global_layers", "num_sliding_layers", "sliding_window", "num_layers",
         "matmul_parameters_per_token", "num_heads", "score_value_width", "memory_bandwidth", "peak_flops",
+        "expert_matrix_parameters", "expert_peak_flops", "attention_peak_flops",
     ])
     batch, context = s["batch"], s["context"]
     experts = (
@@ -66,18 +67,24 @@ def step_expressions(moe: bool = True) -> dict[str, SymbolicResult]:
     )
     layers = (s["num_global_layers"], s["num_sliding_layers"], s["sliding_window"])
     m_kv = s["kv_bytes_per_token_per_layer"]
+    # FLOP groups (estimate.COMPUTE_GROUPS), each timed at its own peak
+    routed = s["num_moe_layers"] * s["num_experts_per_token"] * s["expert_matrix_parameters"] if moe else 0
+    scores = f.attention_flops(batch, context, s["num_heads"], s["score_value_width"], *layers)
+    compute_time = (f.compute_time(f.matmul_flops(batch, s["matmul_parameters_per_token"] - routed), s["peak_flops"])
+                    + f.compute_time(scores, s["attention_peak_flops"]))
+    if moe:
+        compute_time = compute_time + f.compute_time(f.matmul_flops(batch, routed), s["expert_peak_flops"])
     terms = {
         "weight_bytes_read": f.weight_bytes_read(
             batch, s["streamed_parameters"], s["embedding_row_parameters"], s["vocab_size"], s["bytes_per_weight"], *experts
         ),
         "kv_read_bytes": f.kv_read_bytes(batch, context, m_kv, *layers),
         "kv_write_bytes": f.kv_write_bytes(batch, m_kv, s["num_layers"]),
-        "flops": f.matmul_flops(batch, s["matmul_parameters_per_token"])
-        + f.attention_flops(batch, context, s["num_heads"], s["score_value_width"], *layers),
+        "flops": f.matmul_flops(batch, s["matmul_parameters_per_token"]) + scores,
     }
     terms["bytes_moved"] = terms["weight_bytes_read"] + terms["kv_read_bytes"] + terms["kv_write_bytes"]
     terms["memory_time"] = f.memory_time(terms["bytes_moved"], s["memory_bandwidth"])
-    terms["compute_time"] = f.compute_time(terms["flops"], s["peak_flops"])
+    terms["compute_time"] = compute_time
     terms["step_time"] = f.step_time(terms["memory_time"], terms["compute_time"])
     terms["arithmetic_intensity"] = f.arithmetic_intensity(terms["flops"], terms["bytes_moved"])
     terms["tokens_per_second"] = f.tokens_per_second(batch, terms["step_time"])
@@ -87,12 +94,15 @@ def step_expressions(moe: bool = True) -> dict[str, SymbolicResult]:
 def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, float]:
     """Numbers for the glossary names of the composed step, from a Model (and an Accelerator).
 
-    The peak is the one ``decode_floor`` uses (the weight format's compute precision, the dense
-    peak where ``sparse`` finds no sparse one, NaN where the device publishes none).
+    The peaks are the ones ``decode_floor`` uses for each FLOP group: ``peak_flops`` for the
+    weight matrices (with per-group formats, their effective peak: the matrix parameters a token
+    uses over Σ_g P_g / F_g), ``expert_peak_flops`` for the routed experts,
+    ``attention_peak_flops`` for the attention scores (the dense peak where ``sparse`` finds no
+    sparse one; NaN for all where the device publishes none, +inf for a group without a peak
+    where others have one: it adds no time).
     """
     from ..catalog import load_accelerator, load_model
-
-    from ..estimate import _streamed_terms
+    from ..estimate import _peaks, _streamed_terms
 
     model = load_model(model)
     streamed, row, bytes_per_weight = _streamed_terms(model)  # per-group formats: bytes with b_w = 1
@@ -105,6 +115,7 @@ def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, flo
         "num_experts": max(model.num_experts, 1),
         "num_experts_per_token": max(model.num_experts_per_token, 1),
         "expert_parameters": model.expert_parameters,
+        "expert_matrix_parameters": model.parameter_groups["expert_matrix"] if model.is_moe else 0,
         "bytes_per_expert_weight": model.routed_expert_format.bytes_per_element,
         "kv_bytes_per_token_per_layer": model.kv_bytes_per_token_per_layer,
         "num_global_layers": model.num_global_layers,
@@ -118,12 +129,31 @@ def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, flo
     }
     if accelerator is not None:
         accelerator = load_accelerator(accelerator)
-        from ..estimate import compute_peak
-
-        _, peak, _ = compute_peak(model.weight_format, accelerator, sparse)  # NaN: no compute peak published
-        values.update(memory_bandwidth=accelerator.memory_bandwidth, peak_flops=peak,
-                      memory_capacity=accelerator.memory_capacity)
+        values.update(memory_bandwidth=accelerator.memory_bandwidth, memory_capacity=accelerator.memory_capacity,
+                      **_group_peaks(model, _peaks(model, accelerator, sparse)))
     return values
+
+
+def _group_peaks(model, peaks) -> dict[str, float]:
+    """peak_flops (weight matrices but the routed experts), expert_peak_flops and
+    attention_peak_flops from decode_floor's per-group peaks."""
+    from ..estimate import _matrix_parameters_per_token
+
+    if not peaks.bounded:
+        nan = float("nan")
+        return {"peak_flops": nan, "expert_peak_flops": nan, "attention_peak_flops": nan}
+
+    def peak(group: str) -> float:
+        value = peaks.peaks[group]
+        return float("inf") if value != value else value  # no peak where others have one: no time
+
+    counts = {g: c for g, c in _matrix_parameters_per_token(model).items() if g != "experts"}
+    seconds = sum(count / peak(group) for group, count in counts.items())
+    matrices = {peak(g) for g in counts}
+    matrix_peak = matrices.pop() if len(matrices) == 1 else sum(counts.values()) / seconds
+    return {"peak_flops": matrix_peak,
+            "expert_peak_flops": peak("experts") if "experts" in peaks.peaks else matrix_peak,
+            "attention_peak_flops": peak("attention_scores")}
 
 
 @dataclass(frozen=True)
@@ -168,14 +198,19 @@ class ClosedForm:
 
 
 def per_sequence_terms() -> dict[str, Any]:
-    """Q_0, q_seq and f_seq of the dense step for B <= V: bytes = Q_0 + B q_seq, FLOPs = B f_seq."""
+    """Q_0, q_seq, f_seq and t_seq of the dense step for B <= V: bytes = Q_0 + B q_seq,
+    FLOPs = B f_seq, compute time = B t_seq (each FLOP group at its own peak; t_seq keeps the
+    routed-expert group, zero for a dense model with L_moe = 0)."""
     sympy = require_sympy()
     step = step_expressions(moe=False)
     batch = symbol("batch")
     gathered = sympy.Min(batch, symbol("vocab_size"))
     bytes_moved = step["bytes_moved"].rhs.subs(gathered, batch)
     flops = step["flops"].rhs.subs(gathered, batch)
-    for name, expr in (("bytes_moved", bytes_moved), ("flops", flops)):
+    # the routed experts' FLOPs (k per token whatever B) keep their own peak, also in the forms
+    # MoE models share with dense ones (I∞, T_c): take the compute time of the MoE step
+    compute_time = step_expressions(moe=True)["compute_time"].rhs
+    for name, expr in (("bytes_moved", bytes_moved), ("flops", flops), ("compute_time", compute_time)):
         if sympy.diff(expr, batch, 2) != 0:  # pragma: no cover - guards a change of the formulas
             raise ValueError(f"{name} is not linear in the batch: {expr}")
     return {
@@ -183,6 +218,7 @@ def per_sequence_terms() -> dict[str, Any]:
         "bytes_per_sequence": sympy.diff(bytes_moved, batch),
         "flops_per_sequence": sympy.diff(flops, batch),
         "fixed_flops": flops.subs(batch, 0),
+        "compute_time_per_sequence": sympy.diff(compute_time, batch),
     }
 
 
@@ -194,15 +230,18 @@ def _expanded(name: str, short_rhs, substitutions: dict[str, Any]) -> SymbolicRe
 def critical_batch_form() -> ClosedForm:
     r"""B*: the batch at which compute time equals memory time (dense models, B <= V).
 
-    With bytes = Q_0 + B q_seq and FLOPs = B f_seq, solving T_comp = T_mem gives the
-    :func:`~roofline_decode.formulas.critical_batch` formula, here evaluated on the step's own
-    per-sequence terms; +inf when f_seq / F <= q_seq / BW.
+    With bytes = Q_0 + B q_seq, FLOPs = B f_seq and compute time B t_seq (every FLOP group is
+    linear in B), solving T_comp = T_mem gives the :func:`~roofline_decode.formulas.critical_batch`
+    formula at the effective peak F_eff = f_seq / t_seq, here evaluated on the step's own
+    per-sequence terms; +inf when t_seq <= q_seq / BW.
     """
     terms = per_sequence_terms()
-    short_args = symbols_for(["fixed_bytes", "bytes_per_sequence", "flops_per_sequence", "peak_flops", "memory_bandwidth"])
+    short_args = symbols_for(["fixed_bytes", "bytes_per_sequence", "flops_per_sequence", "memory_bandwidth"])
+    short_args["peak_flops"] = symbol("effective_peak_flops")
     short = SymbolicResult("critical_batch", symbol("critical_batch"), f.critical_batch(**short_args))
-    expression = _expanded("critical_batch", short.rhs, {k: terms[k] for k in
-                                                         ("fixed_bytes", "bytes_per_sequence", "flops_per_sequence")})
+    substitutions = {k: terms[k] for k in ("fixed_bytes", "bytes_per_sequence", "flops_per_sequence")}
+    substitutions["effective_peak_flops"] = terms["flops_per_sequence"] / terms["compute_time_per_sequence"]
+    expression = _expanded("critical_batch", short.rhs, substitutions)
     return ClosedForm("critical_batch_dense", expression, short,
                       "batch at which compute time equals memory time (dense, B <= V)", dense_only=True)
 
@@ -259,7 +298,8 @@ def intensity_limit_form() -> ClosedForm:
 
 
 def compute_bound_reachable(model, accelerator, context=0, sparse: bool = False):
-    """Whether some batch makes the step compute-bound at ``context``: I∞(T) > F / BW.
+    """Whether some batch makes the step compute-bound at ``context``: I∞(T) > F_eff(T) / BW,
+    that is t_seq(T) > q_seq(T) / BW (each sequence's compute time outlasts its own bytes).
 
     Examples
     --------
@@ -269,26 +309,29 @@ def compute_bound_reachable(model, accelerator, context=0, sparse: bool = False)
     """
     import numpy as np
 
-    values = model_values(model, accelerator, sparse)
-    limit = intensity_limit_form().evaluate(model, accelerator, sparse=sparse, context=np.asarray(context, float))
-    return np.asarray(limit) > f.ridge_point(values["peak_flops"], values["memory_bandwidth"])
+    values = {**model_values(model, accelerator, sparse), "context": np.asarray(context, float)}
+    terms = per_sequence_terms()
+    seconds = SymbolicResult("compute_time_per_sequence", symbol("compute_time_per_sequence"),
+                             terms["compute_time_per_sequence"]).evaluate(values)
+    per_sequence = SymbolicResult("bytes_per_sequence", symbol("bytes_per_sequence"),
+                                  terms["bytes_per_sequence"]).evaluate(values)
+    return np.asarray(seconds > per_sequence / values["memory_bandwidth"])
 
 
 @lru_cache(maxsize=None)
 def compute_bound_context_form() -> ClosedForm:
     r"""T_c: the longest context at which some batch still makes the step compute-bound.
 
-    Solves I∞(T) = F / BW for T (MoE models too: I∞ does not depend on the weight bytes).
-    With g(T) = f_seq − I_ridge·q_seq, linear in the attended
-    positions: T_c = 0 where g(0) <= 0 (never compute-bound), +inf where attention itself
-    outruns the ridge (2 H_q w >= I_ridge m_kv: each cached position brings at least ridge-many
-    FLOPs per byte), else the root, past which B* is infinite.
+    Solves I∞(T) = F_eff(T) / BW for T (MoE models too: I∞ does not depend on the weight
+    bytes), i.e. g(T) = BW·t_seq − q_seq = 0, linear in the attended positions: T_c = 0 where
+    g(0) <= 0 (never compute-bound), +inf where attention itself outruns the ridge of the
+    precision it runs at (2 H_q w / m_kv >= F_a / BW: each cached position brings at least
+    ridge-many FLOPs per byte), else the root, past which B* is infinite.
     """
     sympy = require_sympy()
     terms = per_sequence_terms()
     context, window = symbol("context"), symbol("sliding_window")
-    ridge = f.ridge_point(symbol("peak_flops"), symbol("memory_bandwidth"))
-    margin = terms["flops_per_sequence"] - ridge * terms["bytes_per_sequence"]
+    margin = symbol("memory_bandwidth") * terms["compute_time_per_sequence"] - terms["bytes_per_sequence"]
     at_zero = margin.subs(context, 0)
     layers = symbol("num_global_layers") + symbol("num_sliding_layers")
     per_position = sympy.simplify(sympy.diff(margin.subs(sympy.Min(context, window), context), context) / layers)
@@ -302,19 +345,20 @@ def compute_bound_context_form() -> ClosedForm:
 def required_bandwidth_form() -> ClosedForm:
     r"""BW_req: memory bandwidth for a target tokens/s at a batch and context.
 
-    Solves B / T_mem = R_target for BW; +inf where the compute time alone exceeds B / R_target
-    (no bandwidth is enough at that peak).
+    Solves B / T_mem = R_target for BW; +inf where the compute time alone (each FLOP group at its
+    own peak) exceeds B / R_target (no bandwidth is enough at those peaks).
     """
     sympy = require_sympy()
     step = step_expressions(moe=True)
-    s = symbols_for(["batch", "memory_bandwidth", "target_tokens_per_second", "peak_flops", "bytes_moved", "flops"])
+    s = symbols_for(["batch", "memory_bandwidth", "target_tokens_per_second", "bytes_moved"])
     rate = f.tokens_per_second(s["batch"], f.memory_time(s["bytes_moved"], s["memory_bandwidth"]))
     (bandwidth,) = sympy.solve(sympy.Eq(rate, s["target_tokens_per_second"]), s["memory_bandwidth"])
-    feasible = f.compute_time(s["flops"], s["peak_flops"]) <= s["batch"] / s["target_tokens_per_second"]
+    s["compute_time"] = symbol("compute_time")
+    feasible = s["compute_time"] <= s["batch"] / s["target_tokens_per_second"]
     short_rhs = sympy.Piecewise((bandwidth, feasible), (sympy.oo, True))
     short = SymbolicResult("required_bandwidth", symbol("required_bandwidth"), short_rhs)
     expression = _expanded("required_bandwidth", short_rhs,
-                           {"bytes_moved": step["bytes_moved"].rhs, "flops": step["flops"].rhs})
+                           {"bytes_moved": step["bytes_moved"].rhs, "compute_time": step["compute_time"].rhs})
     return ClosedForm("required_bandwidth", expression, short,
                       "memory bandwidth needed for a target tokens per second")
 

@@ -18,6 +18,7 @@ from ..formulas import PUBLIC_FORMULAS
 from ._sympy import require_sympy
 from .derived import closed_form, model_values, per_sequence_terms, step_expressions
 from .expressions import SymbolicResult, latex_names, symbol, twin
+from .docs_request import section_request
 from .glossary import GLOSSARY
 
 __all__ = ["render_derivation", "render_glossary", "write_docs", "DOC_FILES"]
@@ -182,8 +183,12 @@ def _section_long_context() -> str:
     out.append(f"\n(twice the query heads per KV head over the bytes per KV element: {group_limit:g} FLOP/byte for "
                f"{example.name} in {example.kv_format.name}), far below every bf16 ridge point in the catalog (the "
                f"lowest: {lowest:.1f} FLOP/byte, {lowest_name}). The step can become compute-bound at "
-               "context T only if I_∞(T) exceeds F / BW; solving I_∞(T) = F / BW gives the longest such "
-               "context T_c (0: never; ∞: attention alone outruns the ridge, as MLA can):\n")
+               "context T only if I_∞(T) exceeds the ridge of its effective peak, F_eff(T) / BW with "
+               "F_eff = f_seq / t_seq (each FLOP group at its own peak: weight matrices at F, routed experts "
+               "at F_e, attention at F_a, the peak of the KV format's precision). Solving BW t_seq(T) = q_seq(T) "
+               "gives the longest such context T_c (0: never; ∞: attention alone outruns the ridge of its own "
+               "precision, 2 H_q w / m_kv >= F_a / BW, as MLA can); for global attention, with t_0 and q_0 "
+               "the per-sequence compute time and bytes at T = 0,\n")
     out.append(_eq(SymbolicResult("compute_bound_context", symbol("compute_bound_context"),
                                   _tc_short())))
     device = load_accelerator(_DEVICE)
@@ -193,32 +198,55 @@ def _section_long_context() -> str:
         model = load_model(model_id)
         values = limit.evaluate(model, device, context=np.array(contexts))
         t_c = closed_form("compute_bound_context").evaluate(model, device)
-        rows.append([model.name, *[_num(v, 3) for v in values], _num(t_c, 3)])
-    out.append(f"\nI_∞ [FLOP/B] on the {device.name} (ridge {device.ridge_point('bf16'):.1f} FLOP/B):\n\n")
-    out.append(_table(["model", *[f"T = {int(t)}" for t in contexts], "T_c [tokens]"], rows))
+        ridges = _group_ridges(model, device)
+        rows.append([model.name, ridges, *[_num(v, 3) for v in values], _num(t_c, 3)])
+    out.append(f"\nI_∞ [FLOP/B] on the {device.name}, with the ridge F_g / BW of each FLOP group's precision "
+               f"(bf16: {device.ridge_point('bf16'):.1f} FLOP/B, fp8: {device.ridge_point('fp8'):.1f}); T_c "
+               "solves I_∞(T) = F_eff(T) / BW with those peaks:\n\n")
+    out.append(_table(["model", "ridge per group [FLOP/B]", *[f"T = {int(t)}" for t in contexts], "T_c [tokens]"],
+                      rows))
     mla = load_model("deepseek-v3")
     values = model_values(mla, device)
     attention = 2 * values["num_heads"] * values["score_value_width"] / values["kv_bytes_per_token_per_layer"]
     slow = load_accelerator("a100-80gb-sxm")
     t_c = closed_form("compute_bound_context").evaluate(mla, slow)
+    fp8_kv = mla.with_precision(kv="fp8")
+    attention_fp8 = 2 * mla.num_heads * mla.score_value_width / fp8_kv.kv_bytes_per_token_per_layer
+    t_c_fp8 = closed_form("compute_bound_context").evaluate(fp8_kv, device)
     out.append(f"\nMulti-head latent attention reads one shared latent for all {values['num_heads']} heads: "
-               f"{mla.name} brings 2 H_q w / m_kv = {attention:.1f} FLOP/B per cached position, below the "
-               f"{device.name} ridge but above the {slow.name} ridge ({slow.ridge_point('bf16'):.1f}), "
-               f"where T_c = {'∞' if np.isinf(t_c) else _num(t_c)}: a large enough batch is compute-bound at any context.\n")
+               f"{mla.name} with its {mla.kv_format.name} latent cache brings 2 H_q w / m_kv = {attention:.1f} "
+               f"FLOP/B per cached position and attends in {mla.kv_format.compute_precision}: below the "
+               f"{device.name} {mla.kv_format.compute_precision} ridge but above the {slow.name} one "
+               f"({slow.ridge_point('bf16'):.1f}), where T_c = {'∞' if np.isinf(t_c) else _num(t_c)}: a large "
+               f"enough batch is compute-bound at any context. With an fp8 cache the latent costs half the "
+               f"bytes ({attention_fp8:.1f} FLOP/B, above the {device.name} bf16 ridge) but attends at the fp8 "
+               f"peak, whose ridge ({device.ridge_point('fp8'):.1f}) it stays below: T_c = "
+               f"{'∞' if np.isinf(t_c_fp8) else _num(t_c_fp8)} on the {device.name}.\n")
     return "\n".join(out)
+
+
+def _group_ridges(model, device) -> str:
+    """'bf16 295.4', or per precision its ridge and groups: 'fp8 590.7 (attention, mlp, ...)'."""
+    from ..estimate import _peaks
+
+    peaks = _peaks(model, device, False)
+    ridges = {}
+    for group, precision in peaks.precisions.items():
+        ridges.setdefault(f"{precision} {peaks.peaks[group] / device.memory_bandwidth:.1f}", []).append(group)
+    if len(ridges) == 1:
+        return next(iter(ridges))
+    return "; ".join(f"{ridge} ({', '.join(groups)})" for ridge, groups in ridges.items())
 
 
 def _tc_short():
     """T_c in the global-attention case, in per-sequence symbols, for display."""
     sympy = require_sympy()
-    ridge = symbol("ridge_point")
-    s = {n: symbol(n) for n in ("matmul_parameters_per_token", "bytes_per_weight", "embedding_row_parameters",
-                                 "num_layers", "kv_bytes_per_token_per_layer", "num_heads", "score_value_width",
-                                 "num_global_layers")}
-    numerator = 2 * s["matmul_parameters_per_token"] - ridge * (
-        s["bytes_per_weight"] * s["embedding_row_parameters"] + s["num_layers"] * s["kv_bytes_per_token_per_layer"])
-    denominator = s["num_global_layers"] * (ridge * s["kv_bytes_per_token_per_layer"]
-                                            - 2 * s["num_heads"] * s["score_value_width"])
+    s = {n: symbol(n) for n in ("memory_bandwidth", "kv_bytes_per_token_per_layer", "num_heads", "score_value_width",
+                                 "num_global_layers", "attention_peak_flops")}
+    t0, q0 = sympy.Symbol("t_0", positive=True), sympy.Symbol("q_0", positive=True)
+    numerator = s["memory_bandwidth"] * t0 - q0
+    denominator = s["num_global_layers"] * (s["kv_bytes_per_token_per_layer"] - 2 * s["num_heads"] * s["score_value_width"]
+                                            * s["memory_bandwidth"] / s["attention_peak_flops"])
     return sympy.Mul(numerator, sympy.Pow(denominator, -1, evaluate=False), evaluate=False)
 
 
@@ -281,7 +309,8 @@ def render_derivation() -> str:
              "with `sympy.solve` and `sympy.limit`. Every number is computed from the bundled catalog. "
              "Symbols, units and meanings: [glossary.md](glossary.md).\n")
     sections = [intro, _section_step(), _section_dense_intensity(), _section_critical_batch(),
-                _section_long_context(), _section_crossover(), _section_bandwidth_and_capacity()]
+                _section_long_context(), _section_crossover(), _section_bandwidth_and_capacity(),
+                section_request()]
     text = "\n".join(s.rstrip("\n") + "\n" for s in sections)
     return _HEADER + re.sub(r"\n{3,}", "\n\n", text)
 

@@ -1,0 +1,262 @@
+"""Layer 3: ``request_floor``: time to first token, decode, and the whole request.
+
+**The request convention** (DESIGN.md §4b, used everywhere in the library): a request with a
+prompt of P tokens and O output tokens is a prefill of the P tokens, which yields the first
+output token, then O − 1 decode steps at contexts P, P + 1, …, P + O − 2.  The decode time is
+the exact sum of :func:`~roofline_decode.estimate.decode_floor` over those contexts (no mean
+context).  :mod:`roofline_decode.planning.serving` and the measurement readers take the same
+convention (decode steps O − 1 at mean context P + (O − 2) / 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import formulas as f
+from .errors import InvalidValueError
+from .estimate import _layer_terms, checked_array, decode_floor
+from .estimate_prefill import _model_and_device, device_rates, prefill_traffic
+from .specs.accelerator import Accelerator
+from .specs.model import Model
+from .views_grid import GridResult
+
+__all__ = ["RequestFloor", "request_floor", "decode_contexts", "mean_decode_context", "decode_steps"]
+
+
+def decode_steps(output):
+    """Decode steps of a request with ``output`` tokens: O − 1 (the prefill yields the first)."""
+    return output - 1
+
+
+def decode_contexts(prompt: int, output: int) -> np.ndarray:
+    """Contexts of the decode steps of a request: P, P + 1, …, P + O − 2 (empty for O = 1)."""
+    return np.arange(prompt, prompt + output - 1, dtype=float)
+
+
+def mean_decode_context(prompt, output):
+    """Mean context over the decode steps of a request: P + (O − 2) / 2 (for O >= 2)."""
+    return prompt + (output - 2) / 2
+
+
+def whole_array(name: str, value: Any, minimum: float) -> np.ndarray:
+    """``value`` as an array of whole numbers >= ``minimum``; InvalidValueError otherwise."""
+    array = checked_array(name, value, minimum, inclusive=True)
+    fractional = array != np.floor(array)
+    if fractional.any():
+        raise InvalidValueError(name, array[fractional].flat[0].item(), f"whole numbers >= {minimum:g}")
+    return array
+
+
+@dataclass(frozen=True)
+class RequestFloor(GridResult):
+    """Floor of a static batch of requests, broadcast over batch, prompt, output, chunk, cached
+    and shared prefix.  SI units; times in seconds.
+
+    ``ttft_s``: prefill floor (first token); ``decode_time_s``: sum of the O − 1 decode steps;
+    ``tpot_s``: their mean (time per output token after the first; nan for O = 1);
+    ``latency_s`` = TTFT + decode time; ``output_tokens_per_s`` = B·O / latency;
+    ``total_tokens_per_s`` = B·(prompt + O) / latency; ``requests_per_s`` = B / latency (a
+    static batch: all requests start and end together).  ``kv_resident_bytes``: the KV cache
+    at the last decode step (a shared prefix stored once); ``fits``: the weights and that cache
+    fit the device's usable memory (:func:`roofline_decode.planning.usable_memory`, defaults).
+    """
+
+    model: str
+    accelerator: str
+    compute_precision: str
+    batch: np.ndarray
+    prompt: np.ndarray
+    output: np.ndarray
+    chunk: np.ndarray
+    cached: np.ndarray
+    shared_prefix: np.ndarray
+    cascade: bool
+    ttft_s: np.ndarray
+    prefill_flops: np.ndarray
+    prefill_bytes: np.ndarray
+    decode_time_s: np.ndarray
+    decode_flops: np.ndarray
+    decode_bytes: np.ndarray
+    first_step_s: np.ndarray
+    last_step_s: np.ndarray
+    tpot_s: np.ndarray
+    latency_s: np.ndarray
+    output_tokens_per_s: np.ndarray
+    total_tokens_per_s: np.ndarray
+    requests_per_s: np.ndarray
+    kv_resident_bytes: np.ndarray
+    prefill_bound: np.ndarray
+    decode_compute_bound_steps: np.ndarray
+    fits: np.ndarray
+
+    RECORD_KEYS = (
+        "model", "accelerator", "batch", "prompt", "output", "chunk", "cached", "shared_prefix", "cascade",
+        "ttft_s", "prefill_flops", "prefill_bytes", "prefill_bound", "decode_time_s", "decode_flops",
+        "decode_bytes", "decode_compute_bound_steps", "first_step_s", "last_step_s", "tpot_s", "latency_s",
+        "output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "kv_resident_bytes", "fits",
+    )
+    COLUMNS = (
+        ("batch", "batch", 1.0), ("prompt", "prompt", 1.0), ("output", "output", 1.0),
+        ("TTFT ms", "ttft_s", 1e-3), ("prefill", "prefill_bound", None), ("TPOT ms", "tpot_s", 1e-3),
+        ("decode ms", "decode_time_s", 1e-3), ("latency ms", "latency_s", 1e-3),
+        ("out tok/s", "output_tokens_per_s", 1.0), ("req/s", "requests_per_s", 1.0),
+        ("KV GB", "kv_resident_bytes", 1e9), ("fits", "fits_text", None),
+    )
+
+    @property
+    def fits_text(self) -> np.ndarray:
+        return np.where(self.fits, "yes", "no")
+
+    def title(self) -> str:
+        share = ""
+        if np.any(self.shared_prefix > 0):
+            share = f"; shared prefix read {'once (cascade kernel)' if self.cascade else 'per sequence'}"
+        return (f"requests of {self.model} on {self.accelerator} (computing in {self.compute_precision}): "
+                f"prefill yields the first token, then output - 1 decode steps{share}")
+
+
+def _prefill_with_prefix(model: Model, batch, prompt, chunk, cached, shared):
+    """(FLOPs, bytes) of the prefill; a shared prefix beyond the cached tokens is computed once.
+
+    With S > C the prefix tokens C…S are prefilled for one sequence and the B suffixes after
+    them; as one pass, its weight bytes are at least the larger of the two parts' (a floor)."""
+    if shared <= cached:
+        t = prefill_traffic(model, batch, prompt - cached, chunk, cached)
+        return t.flops, t.bytes_total
+    head = prefill_traffic(model, 1.0, shared - cached, min(chunk, shared - cached), cached)
+    tail = prefill_traffic(model, batch, prompt - shared, chunk, shared)
+    weights = np.maximum(head.weight_bytes, tail.weight_bytes)
+    tail_kv_read = tail.kv_read_bytes - f.kv_read_bytes(batch, shared, model.kv_bytes_per_token_per_layer,
+                                                        *_layer_terms(model)[0])
+    kv = head.kv_read_bytes + head.kv_write_bytes + np.maximum(tail_kv_read, 0) + tail.kv_write_bytes
+    head_flops = head.flops - 2 * model.parameter_groups["lm_head"]  # the prefix yields no token
+    return head_flops + tail.flops, weights + kv
+
+
+def _one_request(model, accelerator, batch, prompt, output, chunk, cached, shared, cascade, sparse, peak, bandwidth):
+    layers, m_kv, _ = _layer_terms(model)
+    flops_p, bytes_p = _prefill_with_prefix(model, batch, prompt, chunk, cached, shared)
+    ttft = float(f.step_time(f.memory_time(bytes_p, bandwidth), f.compute_time(flops_p, peak)))
+    contexts = decode_contexts(int(prompt), int(output))
+    end = prompt + output - 1
+    resident = float(f.kv_cache_bytes(batch, end, m_kv, *layers)
+                     - f.shared_prefix_saved_bytes(batch, end, shared, m_kv, *layers))
+    if contexts.size == 0:
+        return dict(ttft=ttft, flops_p=float(flops_p), bytes_p=float(bytes_p), decode=0.0, flops_d=0.0, bytes_d=0.0,
+                    first=np.nan, last=np.nan, steps_compute=0.0, resident=resident)
+    d = decode_floor(model, accelerator, batch, contexts, sparse=sparse)
+    step_bytes = d.bytes_total
+    memory = d.memory_time_s
+    if cascade and shared > 0:
+        step_bytes = step_bytes - f.shared_prefix_saved_bytes(batch, contexts, shared, m_kv, *layers)
+        memory = f.memory_time(step_bytes, d.memory_bandwidth)
+    steps = f.step_time(memory, d.compute_time_s)
+    return dict(ttft=ttft, flops_p=float(flops_p), bytes_p=float(bytes_p), decode=float(np.sum(steps)),
+                flops_d=float(np.sum(d.flops)), bytes_d=float(np.sum(step_bytes)), first=float(steps[0]),
+                last=float(steps[-1]), steps_compute=float(np.sum(d.compute_time_s >= memory)), resident=resident)
+
+
+def request_floor(
+    model: Model | str,
+    accelerator: Accelerator | str,
+    prompt: Any,
+    output: Any,
+    batch: Any = 1,
+    *,
+    chunk: Any = None,
+    cached: Any = 0,
+    shared_prefix: Any = 0,
+    cascade: bool = False,
+    sparse: bool = False,
+) -> RequestFloor:
+    """The fastest possible request: time to first token, time per output token, end to end.
+
+    Parameters
+    ----------
+    model, accelerator : Model/str, Accelerator/str
+        A model and a device, or catalog ids.
+    prompt : array_like
+        Prompt tokens per request P [tokens], whole, >= 1.
+    output : array_like
+        Output tokens per request O [tokens], whole, >= 1; the prefill yields the first, then
+        O − 1 decode steps run at contexts P … P + O − 2.
+    batch : array_like
+        Requests served together (a static batch) B [1], whole, >= 1.
+    chunk : array_like, optional
+        Chunked-prefill size [tokens] (default: one chunk).
+    cached : array_like
+        Leading prompt tokens already in the prefix cache [tokens], 0 <= cached < P.
+    shared_prefix : array_like
+        Leading prompt tokens every request of the batch shares S [tokens], 0 <= S < P: its KV
+        is stored once, and prefilled once (beyond ``cached``).
+    cascade : bool
+        A shared-prefix (cascade) attention kernel reads the prefix KV once per decode step
+        instead of once per sequence (default: without, once per sequence).
+    sparse : bool
+        Use 2:4 structured-sparsity peaks.
+
+    Returns
+    -------
+    RequestFloor
+
+    Examples
+    --------
+    Llama-3.1-8B on an H100 SXM, a 2,048-token prompt and 512 output tokens, batch 1 and 32:
+
+    >>> r = request_floor("llama-3.1-8b", "h100-sxm", 2048, 512, batch=[1, 32])
+    >>> [round(float(t) * 1e3, 1) for t in r.ttft_s], [round(float(t) * 1e3, 3) for t in r.tpot_s]
+    ([30.0, 960.1], [4.571, 7.365])
+    >>> [round(float(t), 3) for t in r.latency_s]
+    [2.366, 4.724]
+    """
+    model, accelerator = _model_and_device(model, accelerator)
+    batch = whole_array("batch", batch, 1)
+    prompt = whole_array("prompt", prompt, 1)
+    output = whole_array("output", output, 1)
+    cached = whole_array("cached", cached, 0)
+    shared = whole_array("shared_prefix", shared_prefix, 0)
+    chunk_array = np.inf if chunk is None else whole_array("chunk", chunk, 1)
+    grid = np.broadcast_arrays(batch, prompt, output, chunk_array, cached, shared)
+    batch, prompt, output, chunk_grid, cached, shared = grid
+    for name, value in (("cached", cached), ("shared_prefix", shared)):
+        if (value > prompt - 1).any():
+            raise InvalidValueError(name, value[value > prompt - 1].flat[0].item(),
+                                    "fewer tokens than the prompt (the last prompt token is always computed)")
+    precision, peak, bandwidth = device_rates(model, accelerator, sparse)
+    keys = ("ttft", "flops_p", "bytes_p", "decode", "flops_d", "bytes_d", "first", "last", "steps_compute", "resident")
+    out = {k: np.empty(batch.shape) for k in keys}
+    memo: dict[tuple, dict] = {}
+    for index in np.ndindex(batch.shape):
+        b, p, o, c, h, s = (float(a[index]) for a in grid)
+        key = (b, p, o, c, h, s)
+        if key not in memo:
+            memo[key] = _one_request(model, accelerator, b, p, o, min(c, p - h), h, s, cascade, sparse, peak,
+                                     bandwidth)
+        for k in keys:
+            out[k][index] = memo[key][k]
+    latency = out["ttft"] + out["decode"]
+    steps = decode_steps(output)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpot = np.where(steps > 0, out["decode"] / np.maximum(steps, 1), np.nan)
+    prefill_compute = _prefill_bound(out["flops_p"], out["bytes_p"], peak, bandwidth)
+    from .planning.capacity import usable_memory
+
+    fits = model.weight_bytes + out["resident"] <= usable_memory(accelerator)
+    return RequestFloor(
+        model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=precision, batch=batch,
+        prompt=prompt, output=output, chunk=np.where(np.isfinite(chunk_grid), chunk_grid, prompt - cached),
+        cached=cached, shared_prefix=shared, cascade=bool(cascade), ttft_s=out["ttft"], prefill_flops=out["flops_p"],
+        prefill_bytes=out["bytes_p"], decode_time_s=out["decode"], decode_flops=out["flops_d"],
+        decode_bytes=out["bytes_d"], first_step_s=out["first"], last_step_s=out["last"], tpot_s=tpot,
+        latency_s=latency, output_tokens_per_s=batch * output / latency,
+        total_tokens_per_s=batch * (prompt + output) / latency, requests_per_s=batch / latency,
+        kv_resident_bytes=out["resident"], prefill_bound=prefill_compute,
+        decode_compute_bound_steps=out["steps_compute"], fits=fits,
+    )
+
+
+def _prefill_bound(flops, bytes_, peak, bandwidth) -> np.ndarray:
+    return np.where(f.compute_time(flops, peak) >= f.memory_time(bytes_, bandwidth), "compute", "memory")

@@ -1,0 +1,274 @@
+"""Layer 3: ``speculative_floor``: speculative decoding with a draft model or MTP heads.
+
+A round (DESIGN.md §4b): k draft steps on the same device (the draft model's decode steps at
+contexts T … T + k − 1, or the target's multi-token-prediction layers), then one verify step of
+the target with k + 1 tokens per sequence at context T: weights read once (embedding rows and
+experts for B·(k + 1) tokens), KV read once, k + 1 tokens of FLOPs (token i attends T + i
+positions) and KV writes.  Expected tokens per round (1 − a^{k+1}) / (1 − a).
+
+The law the tests check: once *plain* decoding at a batch is compute-bound, the verify step
+costs at least k + 1 plain steps, so the speedup is at most E / (k + 1) <= 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import formulas as f
+from .errors import InvalidValueError
+from .estimate import _layer_terms, _streamed_terms, checked_array, decode_floor
+from .estimate_prefill import Traffic, _model_and_device, device_rates
+from .formulas import prefill as fp
+from .specs.accelerator import Accelerator
+from .specs.model import Model
+from .views_grid import GridResult
+
+__all__ = ["SpeculativeFloor", "speculative_floor", "verify_traffic", "mtp_draft_model"]
+
+#: largest k searched for the best number of draft tokens
+MAX_DRAFT_TOKENS = 16
+
+
+def verify_traffic(model: Model, batch, context, draft_tokens) -> Traffic:
+    """Bytes and FLOPs of the verify step of ``draft_tokens`` + 1 tokens per sequence."""
+    b_e = model.routed_expert_format.bytes_per_element
+    layers, m_kv, experts = _layer_terms(model)
+    streamed, row, b_w = _streamed_terms(model)
+    tokens = draft_tokens + 1
+    weight = f.weight_bytes_read(batch * tokens, streamed, row, model.vocab_size, b_w, *experts,
+                                 model.expert_parameters, b_e)
+    kv_read = f.kv_read_bytes(batch, context, m_kv, *layers)
+    kv_write = f.kv_write_bytes(batch * tokens, m_kv, model.num_layers)
+    # token i (0 … k) attends the T + i positions before it: Σ_{i=0..k} T_eff(T + i)
+    positions = fp.prefill_attended_positions(tokens, context - 1, *layers)
+    flops = f.matmul_flops(batch * tokens, model.matmul_parameters_per_token) + (
+        2 * batch * model.num_heads * model.score_value_width * positions)
+    return Traffic(*np.broadcast_arrays(weight, kv_read, kv_write, flops))
+
+
+def mtp_draft_model(model: Model, mtp_layers: int) -> Model:
+    """The model one multi-token-prediction draft step runs: ``mtp_layers`` layers of the
+    target's (its last layers' kind) with the shared embedding and lm_head.
+
+    The MTP module's input projection (2d × d) and extra norms are left out (a floor)."""
+    update: dict[str, Any] = {"num_layers": int(mtp_layers), "name": f"{model.name} MTP ({mtp_layers} layer)"}
+    if model.layer_types is not None:
+        update["layer_types"] = list(model.layer_types[-int(mtp_layers):])
+    if model.is_moe:
+        update["first_dense_layers"] = 0
+    return model.model_copy(update=update)
+
+
+@dataclass(frozen=True)
+class SpeculativeFloor(GridResult):
+    """Speculative decoding floor broadcast over batch, context, k and acceptance (SI units).
+
+    ``plain_step_s``: the target's decode step; ``draft_time_s``: the k draft steps of a round;
+    ``verify_step_s``: the verify step; ``tokens_per_round``: E(a, k); ``time_per_token_s``:
+    (draft + verify) / E per sequence; ``speedup`` = plain / time per token.
+    ``break_even_acceptance``: the acceptance at which speculation with this k starts to pay
+    (nan: not even a = 1); ``best_k`` / ``best_speedup``: the k in 1 … 16 with the largest
+    speedup at this acceptance (0 where none pays); ``max_useful_batch``: the largest batch at
+    which this k and acceptance still pay (0: none), at most the plain critical batch;
+    ``plain_critical_batch``: the batch at which plain decoding turns compute-bound.
+    """
+
+    model: str
+    draft: str
+    accelerator: str
+    batch: np.ndarray
+    context: np.ndarray
+    draft_tokens: np.ndarray
+    acceptance: np.ndarray
+    plain_step_s: np.ndarray
+    draft_time_s: np.ndarray
+    verify_step_s: np.ndarray
+    verify_bound: np.ndarray
+    tokens_per_round: np.ndarray
+    time_per_token_s: np.ndarray
+    tokens_per_s: np.ndarray
+    speedup: np.ndarray
+    break_even_acceptance: np.ndarray
+    best_k: np.ndarray
+    best_speedup: np.ndarray
+    max_useful_batch: np.ndarray
+    plain_critical_batch: np.ndarray
+
+    RECORD_KEYS = (
+        "model", "draft", "accelerator", "batch", "context", "draft_tokens", "acceptance", "plain_step_s",
+        "draft_time_s", "verify_step_s", "verify_bound", "tokens_per_round", "time_per_token_s", "tokens_per_s",
+        "speedup", "break_even_acceptance", "best_k", "best_speedup", "max_useful_batch", "plain_critical_batch",
+    )
+    COLUMNS = (
+        ("batch", "batch", 1.0), ("context", "context", 1.0), ("k", "draft_tokens", 1.0), ("a", "acceptance", 1.0),
+        ("plain ms", "plain_step_s", 1e-3), ("draft ms", "draft_time_s", 1e-3), ("verify ms", "verify_step_s", 1e-3),
+        ("tok/round", "tokens_per_round", 1.0), ("ms/token", "time_per_token_s", 1e-3), ("speedup", "speedup", 1.0),
+        ("break-even a", "break_even_acceptance", 1.0), ("best k", "best_k", 1.0),
+        ("max batch", "max_useful_batch", 1.0),
+    )
+
+    def title(self) -> str:
+        return f"speculative decoding of {self.model} with {self.draft} on {self.accelerator}"
+
+
+def _draft_times(draft: Model, accelerator, batch, context, k_max: int, sparse: bool) -> np.ndarray:
+    """Cumulative draft time of 1 … k_max draft steps (last axis), steps at contexts T + i."""
+    offsets = np.arange(k_max, dtype=float)
+    steps = decode_floor(draft, accelerator, batch[..., None], context[..., None] + offsets, sparse=sparse).step_time_s
+    return np.cumsum(steps, axis=-1)
+
+
+def _verify_times(model, batch, context, k, peak, bandwidth) -> tuple[np.ndarray, np.ndarray]:
+    t = verify_traffic(model, batch, context, k)
+    memory, compute = f.memory_time(t.bytes_total, bandwidth), f.compute_time(t.flops, peak)
+    return f.step_time(memory, compute), np.where(compute >= memory, "compute", "memory")
+
+
+def _round_times(model, draft, accelerator, batch, context, k, peak, bandwidth, sparse):
+    """(plain step, draft time of k steps, verify step, verify bound) on the grid."""
+    plain = decode_floor(model, accelerator, batch, context, sparse=sparse).step_time_s
+    k_max = int(np.max(k)) if np.size(k) else 0
+    if k_max > 0:
+        cumulative = _draft_times(draft, accelerator, batch, context, k_max, sparse)
+        index = np.maximum(k.astype(int) - 1, 0)[..., None]
+        drafted = np.where(k > 0, np.take_along_axis(cumulative, index, axis=-1)[..., 0], 0.0)
+    else:
+        drafted = np.zeros(np.shape(batch))
+    verify, bound = _verify_times(model, batch, context, k, peak, bandwidth)
+    return plain, drafted, verify, bound
+
+
+def _break_even(needed: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Smallest a in [0, 1] with E(a, k) >= needed (nan if E(1) = k + 1 < needed)."""
+    low, high = np.zeros_like(needed), np.ones_like(needed)
+    for _ in range(60):
+        mid = (low + high) / 2
+        ok = f.expected_tokens_per_round(mid, k) >= needed
+        high, low = np.where(ok, mid, high), np.where(ok, low, mid)
+    return np.where(needed <= 1, 0.0, np.where(k + 1 >= needed, high, np.nan))
+
+
+def speculative_floor(
+    model: Model | str,
+    accelerator: Accelerator | str,
+    *,
+    draft: Model | str | None = None,
+    mtp_layers: int | None = None,
+    k: Any = 4,
+    acceptance: Any = 0.7,
+    batch: Any = 1,
+    context: Any = 0,
+    sparse: bool = False,
+) -> SpeculativeFloor:
+    """Floor of speculative decoding and its speedup over plain decoding.
+
+    Parameters
+    ----------
+    model, accelerator : Model/str, Accelerator/str
+        Target model and the device both models run on.
+    draft : Model or str, optional
+        Draft model (or catalog id); exactly one of ``draft`` and ``mtp_layers``.
+    mtp_layers : int, optional
+        Multi-token-prediction heads: layers one draft step runs (DeepSeek-V3: 1), with the
+        target's embedding and lm_head.
+    k : array_like
+        Tokens drafted per round [1], whole, 1 … 64.
+    acceptance : array_like
+        Per-token acceptance rate a [1], 0 <= a <= 1.
+    batch, context : array_like
+        Sequences B and tokens cached T when the round starts.
+    sparse : bool
+        Use 2:4 structured-sparsity peaks.
+
+    Examples
+    --------
+    Llama-3.1-70B with a Llama-3.2-1B draft on an H100 SXM, k = 4, T = 2,048:
+
+    >>> r = speculative_floor("llama-3.1-70b", "h100-sxm", draft="llama-3.2-1b", k=4, acceptance=0.8,
+    ...                       batch=[1, 8, 64], context=2048)
+    >>> [round(float(s), 2) for s in r.speedup]
+    [3.13, 3.1, 2.92]
+    """
+    model, accelerator = _model_and_device(model, accelerator)
+    if (draft is None) == (mtp_layers is None):
+        raise InvalidValueError("draft", draft, "exactly one of draft= (a model) and mtp_layers= (MTP heads)")
+    if draft is not None:
+        draft_model = _model_and_device(draft, accelerator)[0]
+        draft_name = draft_model.name
+    else:
+        if isinstance(mtp_layers, bool) or not isinstance(mtp_layers, int | np.integer) or not (
+                1 <= mtp_layers <= model.num_layers):
+            raise InvalidValueError("mtp_layers", mtp_layers, f"a whole number of layers, 1 … {model.num_layers}")
+        draft_model = mtp_draft_model(model, int(mtp_layers))
+        draft_name = f"{mtp_layers}-layer MTP heads"
+    k = checked_array("k", k, 1.0, inclusive=True)
+    if (k != np.floor(k)).any() or (k > 64).any():
+        raise InvalidValueError("k", k[(k != np.floor(k)) | (k > 64)].flat[0].item(), "whole numbers 1 … 64")
+    acceptance = checked_array("acceptance", acceptance, 0.0, inclusive=True)
+    if (acceptance > 1).any():
+        raise InvalidValueError("acceptance", acceptance[acceptance > 1].flat[0].item(), "rates 0 … 1")
+    batch = checked_array("batch", batch, 0.0, inclusive=False)
+    context = checked_array("context", context, 0.0, inclusive=True)
+    batch, context, k, acceptance = np.broadcast_arrays(batch, context, k, acceptance)
+    _, peak, bandwidth = device_rates(model, accelerator, sparse)
+
+    plain, drafted, verify, bound = _round_times(model, draft_model, accelerator, batch, context, k, peak, bandwidth,
+                                                 sparse)
+    per_round = f.expected_tokens_per_round(acceptance, k)
+    per_token = (drafted + verify) / per_round
+    speedup = plain / per_token
+
+    # best k in 1 … 16 at this acceptance (extra last axis)
+    ks = np.arange(1, MAX_DRAFT_TOKENS + 1, dtype=float)
+    cumulative = _draft_times(draft_model, accelerator, batch, context, MAX_DRAFT_TOKENS, sparse)
+    verify_k = _verify_times(model, batch[..., None], context[..., None], ks, peak, bandwidth)[0]
+    speedups = plain[..., None] * f.expected_tokens_per_round(acceptance[..., None], ks) / (cumulative + verify_k)
+    best = np.argmax(speedups, axis=-1)
+    best_speedup = np.take_along_axis(speedups, best[..., None], axis=-1)[..., 0]
+    best_k = np.where(best_speedup > 1, ks[best], 0.0)
+
+    critical = np.asarray(decode_floor(model, accelerator, batch, context, sparse=sparse).critical_batch, dtype=float)
+    useful = _max_useful_batch(model, draft_model, accelerator, context, k, acceptance, critical, peak, bandwidth,
+                               sparse)
+    return SpeculativeFloor(
+        model=model.name, draft=draft_name, accelerator=accelerator.id or accelerator.name, batch=batch,
+        context=context, draft_tokens=k, acceptance=acceptance, plain_step_s=plain, draft_time_s=drafted,
+        verify_step_s=verify, verify_bound=bound, tokens_per_round=per_round, time_per_token_s=per_token,
+        tokens_per_s=batch / per_token, speedup=speedup, break_even_acceptance=_break_even((drafted + verify) / plain, k),
+        best_k=best_k, best_speedup=best_speedup, max_useful_batch=useful, plain_critical_batch=critical,
+    )
+
+
+def _max_useful_batch(model, draft, accelerator, context, k, acceptance, critical, peak, bandwidth, sparse):
+    """Largest whole batch with speedup > 1 (0 if none) up to the plain critical batch (beyond
+    it speculation cannot pay; 2^20 where that is infinite): the largest power of two that pays,
+    then bisection up to the next one that does not.  (With MoE the speedup can rise with the
+    batch at first, so it is not assumed monotone over the whole range.)"""
+    def pays(b):
+        plain, drafted, verify, _ = _round_times(model, draft, accelerator, b, context, k, peak, bandwidth, sparse)
+        return plain * f.expected_tokens_per_round(acceptance, k) / (drafted + verify) > 1
+
+    cap = np.where(np.isfinite(critical), np.maximum(np.ceil(critical), 1.0), 2.0 ** 20)
+    low = np.zeros_like(cap)  # largest tried batch that pays (0: none yet)
+    high = np.full_like(cap, np.inf)  # the first batch above it that does not
+    power = 1.0
+    while True:
+        b = np.minimum(power, cap)
+        ok = pays(b)
+        low = np.where(ok, b, low)
+        high = np.where(ok, np.inf, np.where((low > 0) & ~np.isfinite(high), b, high))
+        if power >= cap.max():
+            break
+        power *= 2
+    high = np.where(np.isfinite(high), high, low + 1)  # paid at the cap: the cap is the answer
+    for _ in range(24):
+        open_ = high - low > 1
+        if not open_.any():
+            break
+        mid = np.where(open_, np.floor((low + high) / 2), np.maximum(low, 1))
+        ok = pays(mid)
+        low, high = np.where(open_ & ok, mid, low), np.where(open_ & ~ok, mid, high)
+    return np.where((low >= cap) & ~np.isfinite(critical), np.inf, low)  # pays at 2^20: no limit found

@@ -1,0 +1,107 @@
+"""Fit and limits of a decode floor: does the grid point fit in memory, and is its context
+within the model's positions?
+
+A floor says how fast a step *could* run; it says nothing about whether the weights and the
+KV cache are resident.  :func:`grid_limits` answers that for every grid point with the
+planning module's usable-memory rule (:func:`roofline_decode.planning.capacity.usable_memory`:
+capacity as printed read as binary, minus a 2 GiB runtime reserve) on one device, and words
+the notes a :class:`~roofline_decode.DecodeFloor` carries.  All of it is vectorised: the KV
+bytes per sequence are computed on the context axis once and broadcast against the batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .units import GB
+
+__all__ = ["GridLimits", "grid_limits", "point_notes"]
+
+
+@dataclass(frozen=True)
+class GridLimits:
+    """Capacity and position limits over a grid (arrays have the grid's shape)."""
+
+    fits: np.ndarray
+    max_batch: np.ndarray
+    kv_bytes_per_sequence: np.ndarray
+    usable_memory: float
+    beyond_positions: np.ndarray
+    notes: tuple[str, ...]
+
+
+def _max_batch(model, accelerator, context: np.ndarray, usable: float) -> np.ndarray:
+    """Largest whole batch at each context (planning's rule); +inf where a sequence holds no
+    KV cache (context 0) and the weights fit, 0 where the weights alone do not fit."""
+    from .planning.capacity import max_batch
+
+    positive = np.maximum(context, 1.0)
+    largest = np.asarray(max_batch(model, accelerator, positive), dtype=float)
+    unbounded = np.inf if model.weight_bytes <= usable else 0.0
+    return np.where(context > 0, largest, unbounded)
+
+
+def grid_limits(model, accelerator, batch: np.ndarray, context: np.ndarray, context_axis: np.ndarray) -> GridLimits:
+    """Fit, largest batch and position limit at each grid point, and the summary notes.
+
+    ``context_axis`` is the context before it was broadcast against the batch (the limits
+    per context are computed on it once).
+    """
+    from .planning.capacity import kv_bytes_per_sequence, usable_memory
+
+    usable = usable_memory(accelerator)
+    per_sequence = kv_bytes_per_sequence(model, context_axis)
+    # the real-valued batch that fills the usable memory, per context: one comparison on the grid
+    with np.errstate(divide="ignore", invalid="ignore"):
+        capacity = np.where(per_sequence > 0, (usable - model.weight_bytes) / per_sequence,
+                            np.inf if model.weight_bytes <= usable else -np.inf)
+    fits = batch <= capacity
+    largest = np.broadcast_to(_max_batch(model, accelerator, np.asarray(context_axis, dtype=float), usable),
+                              batch.shape)
+    positions = model.max_position_embeddings
+    beyond = np.broadcast_to(np.asarray(context_axis) >= positions if positions else False, batch.shape)
+    name = accelerator.id or accelerator.name
+    notes = []
+    if not fits.all():
+        notes.append(_fit_note(model, name, batch, context, per_sequence, fits, usable))
+    if beyond.any():
+        first = float(np.min(context[beyond]))
+        notes.append(f"context {first:g}{' and more' if np.any(context[beyond] > first) else ''} is beyond "
+                     f"{model.name}'s max_position_embeddings = {positions}: the model has no position for the "
+                     "new token; the floor extrapolates")
+    return GridLimits(fits=fits, max_batch=largest, kv_bytes_per_sequence=per_sequence, usable_memory=usable,
+                      beyond_positions=beyond, notes=tuple(notes))
+
+
+def _fit_note(model, name: str, batch, context, per_sequence, fits, usable: float) -> str:
+    where = f"> {usable / GB:.4g} GB usable on {name} (2 GiB reserve)"
+    if model.weight_bytes > usable:
+        return (f"does not fit: the weights alone ({model.weight_bytes / GB:.4g} GB) {where}; shard them "
+                "(planning.plan) or offload")
+    if fits.size == 1:
+        resident = model.weight_bytes + float(batch.flat[0]) * float(np.ravel(per_sequence)[0])
+        return (f"does not fit: {resident / GB:.4g} GB resident (weights {model.weight_bytes / GB:.4g} GB + KV "
+                f"cache of {float(batch.flat[0]):g} sequences at {float(context.flat[0]):g} tokens) {where}")
+    misses = fits.size - int(np.count_nonzero(fits))
+    return (f"does not fit at {misses} of {fits.size} grid points (weights + KV cache {where}); "
+            "see fits, resident_bytes and max_batch")
+
+
+def point_notes(floor) -> list[list[str]]:
+    """The notes of each grid point (flat order): its own limits, then the result's
+    assumptions (fallbacks, routing)."""
+    fits = np.ravel(floor.fits)
+    beyond = np.ravel(np.broadcast_to(floor.beyond_positions, floor.shape))
+    resident = np.ravel(floor.resident_bytes) if not fits.all() else None
+    usable = f"{floor.usable_memory / GB:.4g} GB usable on {floor.accelerator}"
+    out = []
+    for i in range(fits.size):
+        own = []
+        if not fits[i]:
+            own.append(f"does not fit: {resident[i] / GB:.4g} GB resident > {usable}")
+        if beyond[i]:
+            own.append(f"context beyond max_position_embeddings = {floor.spec.max_position_embeddings}")
+        out.append(own + list(floor.assumptions))
+    return out

@@ -1,0 +1,104 @@
+"""Request plots: TTFT against prompt length, speculative speedup over batch × acceptance.
+
+Views only: they draw what :func:`~roofline_decode.estimate_prefill.prefill_floor` and
+:func:`~roofline_decode.estimate_speculative.speculative_floor` compute.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._common import axis_values, color, new_axes, resolve_accelerators, resolve_model, single_accelerator
+
+__all__ = ["ttft_plot", "speculative_plot"]
+
+#: default prompt lengths of the TTFT plot [tokens]
+DEFAULT_PROMPTS = np.unique(np.round(np.geomspace(64, 131072, 64)))
+#: default batches and acceptance rates of the speculative plot
+DEFAULT_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+DEFAULT_ACCEPTANCE = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def ttft_plot(model, accelerators, prompt: Any = None, batch: float = 1, *, chunk: Any = None, weights=None,
+              kv=None, sparse: bool = False, ax=None):
+    """Time to first token (the prefill floor) against prompt length on one or more devices.
+
+    Solid where the prefill is compute-bound, dashed where memory-bound; a dot marks the
+    prompt length at which it turns compute-bound.
+
+    Examples
+    --------
+    >>> ax = ttft_plot("llama-3.1-8b", ["a100-80gb-sxm", "h100-sxm"])
+    >>> ax.get_xlabel()
+    'prompt length [tokens]'
+    """
+    from ..estimate_prefill import prefill_floor
+
+    spec = resolve_model(model, weights, kv)
+    devices = resolve_accelerators(accelerators)
+    prompts = axis_values("prompt", prompt, DEFAULT_PROMPTS, several=True)
+    ax = new_axes(ax)
+    for i, device in enumerate(devices):
+        r = prefill_floor(spec, device, prompts, batch, chunk=chunk, sparse=sparse)
+        ms = r.time_s * 1e3
+        compute = r.compute_time_s >= r.memory_time_s
+        label = device.id or device.name
+        ax.plot(prompts, np.where(compute, ms, np.nan), color=color(i), lw=2, label=f"{label}")
+        ax.plot(prompts, np.where(compute, np.nan, ms), color=color(i), lw=2, ls="--")
+        if compute.any() and not compute.all():  # join the two regimes
+            j = int(np.argmax(compute))
+            ax.plot(prompts[j - 1:j + 1], ms[j - 1:j + 1], color=color(i), lw=2, ls="--")
+        star = float(r.compute_bound_prompt.flat[0])
+        if np.isfinite(star) and prompts[0] <= star <= prompts[-1]:
+            at = prefill_floor(spec, device, star, batch, chunk=None, sparse=sparse)
+            ax.plot([star], [float(at.time_s) * 1e3], "o", color=color(i), ms=6)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("prompt length [tokens]")
+    ax.set_ylabel("time to first token, floor [ms]")
+    chunk_text = "" if chunk is None else f", {int(chunk)}-token chunks"
+    ax.set_title(f"{spec.name}: prefill floor at batch {batch:g}{chunk_text}\n"
+                 "solid: compute-bound, dashed: memory-bound, dot: shortest compute-bound prompt")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="upper left")
+    return ax
+
+
+def speculative_plot(model, accelerator, *, draft=None, mtp_layers: int | None = None, k: int = 4,
+                     batch: Any = None, acceptance: Any = None, context: float = 2048, sparse: bool = False, ax=None):
+    """Speedup of speculative decoding over plain decoding against batch, one line per acceptance.
+
+    The dotted line at 1 is break-even; the vertical line marks the batch at which plain
+    decoding turns compute-bound (beyond it speculation cannot pay), when it is finite.
+
+    Examples
+    --------
+    >>> ax = speculative_plot("llama-3.1-8b", "h100-sxm", draft="llama-3.2-1b")
+    >>> ax.get_ylabel()
+    'speedup over plain decoding'
+    """
+    from ..estimate_speculative import speculative_floor
+
+    device = single_accelerator(accelerator)
+    batches = axis_values("batch", batch, DEFAULT_BATCHES, several=True)
+    rates = axis_values("acceptance", acceptance, DEFAULT_ACCEPTANCE)
+    r = speculative_floor(model, device, draft=draft, mtp_layers=mtp_layers, k=k, acceptance=rates[:, None],
+                          batch=batches[None, :], context=context, sparse=sparse)
+    ax = new_axes(ax)
+    for i, a in enumerate(rates):
+        ax.plot(batches, r.speedup[i], color=color(i), lw=2, marker="o", ms=3, label=f"a = {a:g}")
+    ax.axhline(1.0, color="0.3", ls=":", lw=1)
+    critical = float(r.plain_critical_batch.flat[0])
+    if np.isfinite(critical):
+        ax.axvline(critical, color="0.3", ls="--", lw=1)
+        ax.annotate("plain decode compute-bound", (critical, ax.get_ylim()[0]), rotation=90, va="bottom",
+                    ha="right", fontsize=8, color="0.3")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("batch [sequences]")
+    ax.set_ylabel("speedup over plain decoding")
+    ax.set_title(f"{r.model} with {r.draft} on {r.accelerator}: k = {k}, context {context:g}")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(title="acceptance", loc="best")
+    return ax

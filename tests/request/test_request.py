@@ -1,0 +1,87 @@
+"""Request floors: TTFT + the exact sum of decode steps, the one request convention, shared prefixes."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roofline_decode import InvalidValueError, decode_floor
+from roofline_decode.estimate_prefill import prefill_floor
+from roofline_decode.estimate_request import mean_decode_context, request_floor
+from roofline_decode.formulas import shared_prefix_positions, shared_prefix_saved_bytes
+from tests.properties.strategies import accelerators, models
+
+
+def test_latency_is_ttft_plus_the_decode_steps_it_passes_through():
+    """Prefill yields the first token; then O - 1 = 511 decode steps at contexts 2048 ... 2558."""
+    r = request_floor("llama-3.1-8b", "h100-sxm", 2048, 512, batch=[1, 32])
+    for i, batch in enumerate([1, 32]):
+        ttft = float(prefill_floor("llama-3.1-8b", "h100-sxm", 2048, batch).time_s)
+        steps = decode_floor("llama-3.1-8b", "h100-sxm", batch, np.arange(2048, 2559)).step_time_s
+        assert steps.size == 511
+        assert float(r.ttft_s[i]) == ttft
+        assert float(r.decode_time_s[i]) == pytest.approx(float(np.sum(steps)), rel=1e-12)
+        assert float(r.latency_s[i]) == pytest.approx(ttft + float(np.sum(steps)), rel=1e-12)
+        assert float(r.tpot_s[i]) == pytest.approx(float(np.mean(steps)), rel=1e-12)
+        assert float(r.requests_per_s[i]) == pytest.approx(batch / float(r.latency_s[i]))
+        assert float(r.output_tokens_per_s[i]) == pytest.approx(batch * 512 / float(r.latency_s[i]))
+    # the worked values of issue 15: batch 1 TTFT 30.0 ms, TPOT 4.571 ms, 2.366 s end to end
+    assert [round(float(t) * 1e3, 1) for t in r.ttft_s] == [30.0, 960.1]
+    assert [round(float(t), 3) for t in r.latency_s] == [2.366, 4.724]
+
+
+def test_one_output_token_is_the_prefill_alone():
+    r = request_floor("llama-2-7b", "a100-80gb-sxm", 2048, 1)
+    assert float(r.latency_s) == float(prefill_floor("llama-2-7b", "a100-80gb-sxm", 2048).time_s)
+    assert np.isnan(r.tpot_s) and float(r.decode_time_s) == 0
+
+
+def test_mean_decode_context_follows_the_convention():
+    assert mean_decode_context(5, 200) == np.mean(np.arange(5, 5 + 199)) == 104
+    assert mean_decode_context(1000, 500) == np.mean(np.arange(1000, 1499))
+
+
+def test_shared_prefix_by_hand():
+    # 32 sequences, a 1,024-token prefix: 31 copies of 1,024 tokens x 128 KiB less resident
+    assert int(shared_prefix_saved_bytes(32, 3000, 1024, 4096, 32)) == 31 * 1024 * 32 * 4096
+    # Mistral-7B (all layers slide, W = 4096): past T = S + W no prefix position is held
+    assert float(shared_prefix_positions(2048 + 4096, 2048, 0, 32, 4096)) == 0
+    assert float(shared_prefix_positions(4096, 2048, 0, 32, 4096)) == 32 * 2048
+    plain, shared = request_floor("llama-3.1-8b", "h100-sxm", 3072, 256, batch=32, shared_prefix=[0, 2048]).kv_resident_bytes
+    assert plain - shared == 31 * 2048 * 32 * 4096
+    without, cascade = (request_floor("llama-3.1-8b", "h100-sxm", 3072, 256, batch=32, shared_prefix=2048, cascade=c)
+                        for c in (False, True))
+    assert float(cascade.decode_time_s) < float(without.decode_time_s)
+    assert float(cascade.decode_bytes) == pytest.approx(float(without.decode_bytes) - 255 * 31 * 2048 * 32 * 4096)
+    assert float(cascade.ttft_s) == float(without.ttft_s)
+
+
+def test_request_renders_and_records():
+    r = request_floor("qwen3-30b-a3b", "h100-sxm", [512, 4096], 64, batch=[[1], [8]], chunk=1024)
+    assert r.latency_s.shape == (2, 2) and len(r.to_records()) == 4
+    assert r.to_records()[3]["prompt"] == 4096 and "TTFT ms" in str(r) and "<table>" in r._repr_html_()
+    assert r.to_records()[0]["fits"] is True  # 61 GB of weights and a small cache fit 80 GB
+    big = request_floor("llama-3.1-70b", "h100-sxm", 2048, 16)
+    assert not bool(big.fits) and " no" in str(big)
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"prompt": 10, "output": 0}, "output"), ({"prompt": 10.5, "output": 4}, "prompt"),
+    ({"prompt": 10, "output": 4, "shared_prefix": 10}, "shared_prefix"), ({"prompt": 10, "output": 4, "batch": 0}, "batch"),
+    ({"prompt": 10, "output": 4, "cached": 12}, "cached"),
+])
+def test_bad_input_names_the_field(kwargs, field):
+    with pytest.raises(InvalidValueError, match=field):
+        request_floor("llama-2-7b", "a100-80gb-sxm", **kwargs)
+
+
+@settings(max_examples=15, deadline=None)
+@given(model=models(), device=accelerators(), prompt=st.integers(1, 4000), output=st.integers(1, 40),
+       batch=st.integers(1, 32), shared=st.integers(0, 4000))
+def test_request_laws(model, device, prompt, output, batch, shared):
+    shared = min(shared, prompt - 1)
+    r = request_floor(model, device, prompt, [output, output + 5], batch)
+    assert r.latency_s[1] >= r.latency_s[0] and (r.latency_s >= r.ttft_s).all()
+    s = request_floor(model, device, prompt, output, batch, shared_prefix=shared, cascade=True)
+    assert float(s.latency_s) <= float(r.latency_s[0]) * (1 + 1e-9)  # sharing never raises the floor
+    assert float(s.kv_resident_bytes) <= float(r.kv_resident_bytes[0])

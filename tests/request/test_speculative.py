@@ -1,0 +1,67 @@
+"""Speculative decoding: the verify step by hand, the closed forms, and the laws of DESIGN §4b."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roofline_decode import InvalidValueError, decode_floor, load_model
+from roofline_decode.estimate_speculative import speculative_floor, verify_traffic
+from roofline_decode.formulas import expected_tokens_per_round, speculative_speedup
+from tests.properties.strategies import accelerators, models
+
+
+def test_expected_tokens_per_round():
+    assert float(expected_tokens_per_round(0.8, 4)) == pytest.approx(1 + 0.8 + 0.64 + 0.512 + 0.4096)
+    assert float(expected_tokens_per_round(0.0, 4)) == 1 and float(expected_tokens_per_round(1.0, 4)) == 5
+
+
+def test_verify_step_by_hand():
+    """Llama-3.1-8B, B = 2, T = 100, k = 3: weights once with 8 gathered rows, KV of 2 x 100 tokens
+    read once, 8 tokens written; attention over 100 + 101 + 102 + 103 positions per sequence."""
+    m = load_model("llama-3.1-8b")
+    t = verify_traffic(m, 2.0, 100.0, 3)
+    kv = 2 * 8 * 128 * 2 * 32  # bytes per token over all layers
+    assert float(t.kv_read_bytes) == 2 * 100 * kv and float(t.kv_write_bytes) == 8 * kv
+    assert float(t.weight_bytes) == float(decode_floor(m, "h100-sxm", 8, 0).weight_bytes)
+    attention = 2 * 2 * 32 * 256 * 32 * (100 + 101 + 102 + 103)
+    assert float(t.flops) == 2 * 8 * m.matmul_parameters_per_token + attention
+    plain = decode_floor(m, "h100-sxm", 2, 100)
+    zero = verify_traffic(m, 2.0, 100.0, 0)  # k = 0 is a plain decode step
+    assert float(zero.flops) == float(plain.flops) and float(zero.bytes_total) == float(plain.bytes_total)
+
+
+def test_worked_values_70b_with_a_1b_draft():
+    r = speculative_floor("llama-3.1-70b", "h100-sxm", draft="llama-3.2-1b", k=4, acceptance=[[0.6], [0.8]],
+                          batch=[1, 8, 64], context=2048)
+    assert np.round(r.speedup, 2).tolist() == [[2.15, 2.13, 2.01], [3.13, 3.1, 2.92]]
+    mean_draft_step = r.draft_time_s / 4
+    np.testing.assert_allclose(r.speedup, speculative_speedup(r.plain_step_s, mean_draft_step, r.verify_step_s, 4,
+                                                              r.acceptance), rtol=1e-12)
+    # break-even: at that acceptance the speedup is 1
+    at = speculative_floor("llama-3.1-70b", "h100-sxm", draft="llama-3.2-1b", k=4,
+                           acceptance=float(r.break_even_acceptance[0, 2]), batch=64, context=2048)
+    assert float(at.speedup) == pytest.approx(1, abs=1e-6)
+    assert (r.max_useful_batch <= np.ceil(r.plain_critical_batch)).all()
+
+
+def test_mtp_heads_and_bad_input():
+    r = speculative_floor("deepseek-v3", "h200-sxm", mtp_layers=1, k=1, acceptance=0.85, batch=[1, 64], context=4096)
+    assert r.draft == "1-layer MTP heads" and (r.speedup > 1).all()
+    assert "speedup" in str(r) and len(r.to_records()) == 2 and "<table>" in r._repr_html_()
+    for kwargs, field in (({"k": 0}, "k"), ({"k": 2.5}, "k"), ({"acceptance": 1.5}, "acceptance"),
+                          ({"mtp_layers": 1}, "draft"), ({"draft": None}, "draft")):
+        with pytest.raises(InvalidValueError, match=field):
+            speculative_floor("llama-3.1-8b", "h100-sxm", **{"draft": "llama-3.2-1b", **kwargs})
+
+
+@settings(max_examples=10, deadline=None)
+@given(model=models(kinds=("dense", "sliding")), draft=models(kinds=("dense",)), device=accelerators(),
+       k=st.integers(1, 6), acceptance=st.floats(0, 1), batch=st.integers(1, 512), context=st.integers(0, 20000))
+def test_speculation_laws(model, draft, device, k, acceptance, batch, context):
+    r = speculative_floor(model, device, draft=draft, k=k, acceptance=[0.0, acceptance], batch=batch, context=context)
+    assert r.speedup[0] <= 1 + 1e-12  # a = 0 is never faster
+    assert (r.speedup <= k + 1 + 1e-12).all()
+    plain = decode_floor(model, device, batch, context)
+    if float(plain.compute_time_s) >= float(plain.memory_time_s):  # plain decode compute-bound: cannot pay
+        assert (r.speedup <= 1 + 1e-12).all()
