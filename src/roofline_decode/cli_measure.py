@@ -259,7 +259,7 @@ def run_predict(args: argparse.Namespace) -> int:
     import numpy as np
 
     from .catalog import load_model
-    from .measure.calibrate import load_calibration
+    from .measure.calibration_io import load_calibration
 
     calibration = load_calibration(args.calibration)
     model = load_model(args.model, weights=args.weights, kv=args.kv)
