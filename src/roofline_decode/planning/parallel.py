@@ -102,12 +102,15 @@ def _grid(batch: Any, context: Any) -> tuple[np.ndarray, np.ndarray]:
     return broadcast_grid(batch=b, context=t)  # type: ignore[return-value]
 
 
-def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: int = 1) -> DeviceTraffic:
-    """Per-device resident bytes, bytes moved and FLOPs under n-way tensor parallelism."""
+def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: int = 1,
+                   routing: Any = "uniform") -> DeviceTraffic:
+    """Per-device resident bytes, bytes moved and FLOPs under n-way tensor parallelism
+    (routed experts read under ``routing``, :mod:`roofline_decode.routing`)."""
     from ..estimate import _traffic
+    from ..routing import resolve_routing
 
     n = num_devices
-    total = _traffic(model, batch, context)
+    total = _traffic(model, batch, context, resolve_routing(routing, model, batch))
     latent = latent_projection_parameters(model)
     replicated = (model.group_format("norms").bytes_per_element * model.parameter_groups["layer_vector"]
                   + model.group_format("attention").bytes_per_element * latent)
@@ -189,7 +192,7 @@ class ParallelFloor:
 
 def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, num_devices: int = 1, *,
                           collective_latency: float = 0.0, link_bandwidth: float | None = None,
-                          overlap_communication: bool = True) -> ParallelFloor:
+                          overlap_communication: bool = True, routing: Any = "uniform") -> ParallelFloor:
     """Decode step floor of ``model`` split over ``num_devices`` devices by tensor parallelism.
 
     The defaults give the **strict floor**: collectives cost their link time only (no fixed
@@ -219,6 +222,8 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
     overlap_communication : bool
         Take max(memory, compute, communication) (default, the strict floor) instead of
         max(memory, compute) + communication.
+    routing : {"uniform", "identical"} or float
+        MoE routing assumption, as in :func:`roofline_decode.decode_floor` (its note is added).
 
     Examples
     --------
@@ -242,8 +247,12 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
     batch, context = _grid(batch, context)
     link, notes = link_bandwidth_of(accelerator, link_bandwidth, n)
     from ..estimate import _peaks, _traffic, _Traffic
+    from ..routing import resolve_routing
 
-    traffic = device_traffic(model, batch, context, n)
+    routing = resolve_routing(routing, model, batch)
+    if routing.note(model):
+        notes.append(routing.note(model))
+    traffic = device_traffic(model, batch, context, n, routing)
     read = traffic.weight_read_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(read, accelerator.memory_bandwidth)
     # each FLOP group at its own precision (as decode_floor), split n ways but the latent projections
