@@ -7,7 +7,14 @@ twin in :mod:`roofline_decode.symbolic` obtained by calling it on sympy symbols.
 from .flops import attention_flops, matmul_flops
 from .chain import serial_chain_time
 from .capacity import batch_capacity, context_capacity, usable_memory
-from .parallel import kv_head_share, pipeline_step_time, ring_all_reduce_time, sharded_bytes, tensor_parallel_communication_time
+from .parallel import (
+    kv_head_share,
+    pipeline_step_time,
+    ring_all_gather_time,
+    ring_all_reduce_time,
+    sharded_bytes,
+    tensor_parallel_communication_time,
+)
 from .prefill import (
     mla_prefill_score_value_width,
     prefill_attended_positions,
@@ -28,6 +35,15 @@ from .kv_cache import (
     kv_write_bytes,
     mla_kv_bytes_per_token_per_layer,
 )
+from .recurrent import (
+    gated_deltanet_matrix_parameters,
+    gated_deltanet_state_elements,
+    mamba2_matrix_parameters,
+    mamba2_state_elements,
+    recurrent_state_bytes,
+    recurrent_update_flops,
+)
+from .sparse_attention import chunked_attended_positions, indexer_flops, indexer_read_bytes
 from .roofline import (
     arithmetic_intensity,
     compute_time,
@@ -72,13 +88,17 @@ PUBLIC_FORMULAS = {
         tokens_per_second,
         critical_batch,
         usable_memory, batch_capacity, context_capacity,
-        ring_all_reduce_time, tensor_parallel_communication_time, kv_head_share, sharded_bytes, pipeline_step_time,
+        ring_all_reduce_time, ring_all_gather_time, tensor_parallel_communication_time, kv_head_share, sharded_bytes,
+        pipeline_step_time,
         requests_per_second, littles_law_concurrency, request_rate_at_concurrency,
         tiered_memory_time, overlapped_tiered_memory_time, required_tier_bandwidth,
         serial_chain_time,
         prefill_attended_positions, prefill_attention_flops, prefill_matmul_flops, prefill_weight_bytes,
         prefill_kv_read_bytes, mla_prefill_score_value_width, shared_prefix_positions, shared_prefix_saved_bytes,
         expected_tokens_per_round, speculative_time_per_token, speculative_speedup,
+        mamba2_matrix_parameters, mamba2_state_elements, gated_deltanet_matrix_parameters,
+        gated_deltanet_state_elements, recurrent_state_bytes, recurrent_update_flops,
+        chunked_attended_positions, indexer_read_bytes, indexer_flops,
     )
 }
 

@@ -5,12 +5,18 @@ Tensor parallelism over n devices (Megatron):
 * every weight matrix is split n ways, except the k/v projections, which split only up to
   H_kv ways: beyond n = H_kv each KV head (and its cache) is **replicated** on n / H_kv
   devices, so per-device KV bytes stop shrinking.  An MLA latent cache is needed whole by
-  every device (treated as H_kv = 1).  Norm vectors are replicated.
+  every device (treated as H_kv = 1), and so are the MLA latent down-projections q_a and kv_a
+  (replicated, as serving engines do; their FLOPs run on every device).  Norm vectors are
+  replicated.
 * two all-reduces per layer of B·d activations (activation_format bytes), each costing
-  ``collective_latency + 2(n−1)/n · size / link_bandwidth`` (ring).
-* step floor = max(memory, compute) + communication: the all-reduces sit between layers on
-  the critical path (``overlap_communication=True`` takes the max of all three instead, the
-  strict floor).
+  ``collective_latency + 2(n−1)/n · size / link_bandwidth`` (ring), plus one all-reduce of the
+  vocab-parallel embedding's B·d output and one all-gather of the B·V vocab-parallel logits
+  (``collective_latency + (n−1)/n · size / link_bandwidth``).
+* the strict floor (default): no fixed latency, communication overlapped,
+  step = max(memory, compute, communication).  The realistic variant is explicit:
+  ``collective_latency=DEFAULT_COLLECTIVE_LATENCY, overlap_communication=False`` puts the
+  collectives between layers on the critical path, step = max(memory, compute) + communication;
+  that result is an estimate for such a runtime (a note says so), not a floor.
 
 Link bandwidth: ``Accelerator.interconnect.per_direction_bandwidth`` (half a bidirectional
 headline).  An ``aggregate`` figure (NVSwitch, meshes) is taken as what each device can send
@@ -19,10 +25,11 @@ the per-peer figure, e.g. 64e9 for MI300X, for a realistic estimate).  A ``per_p
 (NVLink bridges) is the ring's per-hop bandwidth; a bridge joins only two cards, so beyond two
 devices the result carries a note.
 
-Collective latency: :data:`DEFAULT_COLLECTIVE_LATENCY` = 5 µs per all-reduce, slightly below
+Collective latency: :data:`DEFAULT_COLLECTIVE_LATENCY` = 5 µs per collective, slightly below
 measured small-message NVLink all-reduces (about 6 µs on 2 H100s with CUDA graphs, NCCL issue
-#1259; 10 µs on 2 and 34 µs on 8 A100s ring without, nccl-tests issue #123), so the result
-stays a floor.  Set 0 for a pure bandwidth bound.
+#1259; 10 µs on 2 and 34 µs on 8 A100s ring without, nccl-tests issue #123): the realistic
+variant's figure and the pipeline hand-off's default.  Added serially it is not a floor (a
+runtime may overlap or fuse collectives), so the tensor-parallel default is 0.
 """
 
 from __future__ import annotations
@@ -32,9 +39,12 @@ from typing import Any
 
 import numpy as np
 
+from ..specs.latency import load_latency_profile
+
 from .. import formulas as f
 from ..errors import InvalidValueError
 from ._checks import non_negative, positive, whole_number
+from .capacity import kv_bytes_per_sequence
 
 __all__ = [
     "DEFAULT_COLLECTIVE_LATENCY",
@@ -60,6 +70,27 @@ class DeviceTraffic:
     kv_write_bytes: np.ndarray
     flops: np.ndarray
     kv_share: float
+    group_flops: dict = field(default_factory=dict)  # per FLOP group (estimate.COMPUTE_GROUPS), one device
+    replicated_parameters: int = 0  # MLA latent projections held whole by every device
+
+
+def latent_projection_parameters(model) -> int:
+    """Parameters every tensor-parallel device holds whole [1]: the MLA latent down-projections
+    q_a (d × r_q, when the query is compressed) and kv_a (d × (r_kv + d_rope)) of every layer.
+
+    Serving engines shard the per-head projections (q_b, kv_b, o) by heads but replicate the
+    down-projections, whose outputs every head needs (vLLM ``ReplicatedLinear`` for
+    ``q_a_proj`` / ``kv_a_proj_with_mqa`` in ``deepseek_v2.py``).  0 for other attention.
+
+    Examples
+    --------
+    >>> from roofline_decode import load_model
+    >>> latent_projection_parameters(load_model("deepseek-v3"))  # 61 · 7168 · (1536 + 512 + 64)
+    923467776
+    """
+    if not model.is_mla:
+        return 0
+    return model.num_layers * model.hidden_size * (model.q_lora_rank + model.kv_lora_rank + model.qk_rope_head_dim)
 
 
 def _latency(collective_latency: Any) -> float:
@@ -74,13 +105,18 @@ def _grid(batch: Any, context: Any) -> tuple[np.ndarray, np.ndarray]:
     return broadcast_grid(batch=b, context=t)  # type: ignore[return-value]
 
 
-def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: int = 1) -> DeviceTraffic:
-    """Per-device resident bytes, bytes moved and FLOPs under n-way tensor parallelism."""
+def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: int = 1,
+                   routing: Any = "uniform") -> DeviceTraffic:
+    """Per-device resident bytes, bytes moved and FLOPs under n-way tensor parallelism
+    (routed experts read under ``routing``, :mod:`roofline_decode.routing`)."""
     from ..estimate import _traffic
+    from ..routing import resolve_routing
 
     n = num_devices
-    total = _traffic(model, batch, context)
-    replicated = model.group_format("norms").bytes_per_element * model.parameter_groups["layer_vector"]
+    total = _traffic(model, batch, context, resolve_routing(routing, model, batch))
+    latent = latent_projection_parameters(model)
+    replicated = (model.group_format("norms").bytes_per_element * model.parameter_groups["layer_vector"]
+                  + model.group_format("attention").bytes_per_element * latent)
     kv_heads = 1 if model.is_mla else model.num_kv_heads
     share = float(f.kv_head_share(kv_heads, n))
     b_attention = model.group_format("attention").bytes_per_element
@@ -89,17 +125,18 @@ def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: i
     def split(total_bytes):
         return f.sharded_bytes(total_bytes - replicated - kv_proj, replicated + kv_proj * share, n)
 
-    kv_resident = batch * f.kv_cache_bytes(
-        1, context, model.kv_bytes_per_token_per_layer, model.num_global_layers, model.num_sliding_layers, model.window
-    )
+    kv_resident = batch * kv_bytes_per_sequence(model, context)
     return DeviceTraffic(
         weight_bytes=float(split(model.weight_bytes)),
         kv_bytes=kv_resident * share,
         weight_read_bytes=split(total.weight_bytes),
         kv_read_bytes=total.kv_read_bytes * share,
         kv_write_bytes=total.kv_write_bytes * share,
-        flops=total.flops / n,
+        flops=total.flops / n + (f.matmul_flops(batch, latent) * (1 - 1 / n) if latent else 0.0),
         kv_share=share,
+        group_flops={g: v / n + (f.matmul_flops(batch, latent) * (1 - 1 / n) if latent and g == "attention" else 0.0)
+                     for g, v in total.group_flops.items()},
+        replicated_parameters=latent,
     )
 
 
@@ -147,6 +184,8 @@ class ParallelFloor:
     link_bandwidth: float
     collective_latency: float
     notes: tuple[str, ...] = field(default=())
+    chain_time_s: np.ndarray = 0.0
+    latency_profile: str | None = None
 
     @property
     def resident_bytes_per_device(self) -> np.ndarray:
@@ -155,9 +194,22 @@ class ParallelFloor:
 
 
 def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, num_devices: int = 1, *,
-                          collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
-                          overlap_communication: bool = False) -> ParallelFloor:
+                          collective_latency: float = 0.0, link_bandwidth: float | None = None,
+                          overlap_communication: bool = True, routing: Any = "uniform",
+                          latency: Any = None) -> ParallelFloor:
     """Decode step floor of ``model`` split over ``num_devices`` devices by tensor parallelism.
+
+    The defaults give the **strict floor**: collectives cost their link time only (no fixed
+    latency) and overlap with memory and compute, step = max(memory, compute, communication).
+    The **realistic variant** is explicit: ``collective_latency=DEFAULT_COLLECTIVE_LATENCY``
+    (5 µs per collective) and ``overlap_communication=False`` (collectives between layers, on
+    the critical path: step = max(memory, compute) + communication); its result carries a note
+    that it is an estimate for such a runtime, not a floor.
+
+    Communication per step: two all-reduces of B·d activations per layer, the all-reduce of the
+    vocab-parallel embedding's output (B·d) and the all-gather of the vocab-parallel logits
+    (B·V), all in the activation format.  MLA latent down-projections (q_a, kv_a) are held
+    whole by every device (:func:`latent_projection_parameters`), with their FLOPs.
 
     Parameters
     ----------
@@ -167,22 +219,37 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
     num_devices : int
         Tensor-parallel degree n (1: the single-device floor plus nothing).
     collective_latency : float
-        Fixed cost of one all-reduce [s] (default 5 µs; see the module docstring).
+        Fixed cost of one collective [s] (default 0: the strict floor; the realistic variant
+        takes :data:`DEFAULT_COLLECTIVE_LATENCY`, 5 µs; see the module docstring).
     link_bandwidth : float, optional
         Per-direction link bandwidth [B/s]; default the accelerator's interconnect.
     overlap_communication : bool
-        Take max(memory, compute, communication) instead of max(memory, compute) + communication.
+        Take max(memory, compute, communication) (default, the strict floor) instead of
+        max(memory, compute) + communication.
+    routing : {"uniform", "identical"} or float
+        MoE routing assumption, as in :func:`roofline_decode.decode_floor` (its note is added).
+    latency : LatencyProfile or str, optional
+        A latency profile (or preset id) that adds the serial chain of the step
+        (:func:`~roofline_decode.formulas.serial_chain_time`): per layer, its dependent
+        operations and, on n > 1 devices, two all-reduces each costing the profile's
+        collective latency plus their link time, one after another; plus the embedding
+        all-reduce, the logits all-gather and the profile's per-step cost.  The step becomes
+        max(step, chain) and ``chain_time_s`` holds it (an estimate for that runtime; a note
+        says so).  None (default): no chain.
 
     Examples
     --------
-    kipply's 13B model on 2 A100s: about 9 ms per token at batch 1 (FasterTransformer measured 13.5).
+    kipply's 13B model on 2 A100s: about 8.4 ms per token at batch 1 as a strict floor, 8.8 ms
+    with 5 µs per collective on the critical path (FasterTransformer measured 13.5).
 
     >>> from roofline_decode import Model
     >>> m = Model(name="13B", num_layers=40, hidden_size=5120, num_heads=40, num_kv_heads=40,
     ...           head_dim=128, intermediate_size=20480, vocab_size=50272, mlp_gated=False)
     >>> r = tensor_parallel_floor(m, "a100-40gb-sxm", batch=1, context=512, num_devices=2)
-    >>> round(float(r.step_time_s) * 1e3, 1)
-    8.8
+    >>> realistic = tensor_parallel_floor(m, "a100-40gb-sxm", batch=1, context=512, num_devices=2,
+    ...                                   collective_latency=DEFAULT_COLLECTIVE_LATENCY, overlap_communication=False)
+    >>> round(float(r.step_time_s) * 1e3, 2), round(float(realistic.step_time_s) * 1e3, 2)
+    (8.39, 8.81)
     """
     from ..catalog import load_accelerator, load_model
 
@@ -191,18 +258,47 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
     collective_latency = _latency(collective_latency)
     batch, context = _grid(batch, context)
     link, notes = link_bandwidth_of(accelerator, link_bandwidth, n)
-    from ..estimate import _peaks, _traffic
+    from ..estimate import _peaks, _traffic, _Traffic
+    from ..routing import resolve_routing
 
-    traffic = device_traffic(model, batch, context, n)
+    routing = resolve_routing(routing, model, batch)
+    if routing.note(model):
+        notes.append(routing.note(model))
+    traffic = device_traffic(model, batch, context, n, routing)
     read = traffic.weight_read_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(read, accelerator.memory_bandwidth)
-    # each FLOP group at its own precision (as decode_floor), split n ways
-    compute = _peaks(model, accelerator, False).compute_time(_traffic(model, batch, context), n)
-    comm = f.tensor_parallel_communication_time(
-        batch, model.hidden_size, model.activation_format.bytes_per_element, model.num_layers, n,
-        link, collective_latency,
-    ) if n > 1 else np.zeros_like(memory)
+    # each FLOP group at its own precision (as decode_floor), split n ways but the latent projections
+    peaks = _peaks(model, accelerator, False)
+    if traffic.replicated_parameters:
+        compute = peaks.compute_time(_Traffic(read, traffic.kv_read_bytes, traffic.kv_write_bytes, traffic.flops,
+                                              traffic.group_flops))
+    else:
+        compute = peaks.compute_time(_traffic(model, batch, context), n)
+    b_act = model.activation_format.bytes_per_element
+    comm = (f.tensor_parallel_communication_time(batch, model.hidden_size, b_act, model.num_layers, n, link,
+                                                 collective_latency)
+            + f.ring_all_reduce_time(batch * model.hidden_size * b_act, n, link, collective_latency)  # embedding
+            + f.ring_all_gather_time(batch * model.vocab_size * b_act, n, link, collective_latency)  # logits
+            ) if n > 1 else np.zeros_like(memory)
     step = np.maximum(np.maximum(memory, compute), comm) if overlap_communication else np.maximum(memory, compute) + comm
+    profile = None if latency is None else load_latency_profile(latency)
+    chain = np.zeros_like(step)
+    if profile is not None:
+        chain = chain + _tensor_parallel_chain(model, batch, n, link, profile)
+        step = np.maximum(step, chain)
+        notes.append(f"serial chain from latency profile {profile.label!r}: {profile.operations_per_layer:g} operations "
+                     f"per layer at {profile.operation_latency * 1e6:.3g} us"
+                     + (f" and 2 all-reduces per layer at {profile.collective_latency * 1e6:.3g} us + link time"
+                        if n > 1 else "")
+                     + ", one after another: an estimate for that runtime, not a physical floor")
+    if n > 1 and (collective_latency > 0 or not overlap_communication):
+        notes.append(f"collectives at {collective_latency * 1e6:.3g} us each"
+                     + ("" if overlap_communication else ", on the critical path after memory and compute")
+                     + ": an estimate for such a runtime, not a floor (the strict floor: collective_latency=0, "
+                     "overlap_communication=True)")
+    if traffic.replicated_parameters and n > 1:
+        notes.append(f"MLA latent projections q_a and kv_a ({traffic.replicated_parameters:,} parameters) are held "
+                     "whole by every device")
     kv_heads = 1 if model.is_mla else model.num_kv_heads
     replication = max(n / kv_heads, 1.0)
     if replication > 1:
@@ -214,7 +310,24 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
         compute_time_s=compute, communication_time_s=comm, step_time_s=step,
         tokens_per_s=f.tokens_per_second(batch, step), kv_replication=replication,
         link_bandwidth=link, collective_latency=collective_latency, notes=tuple(notes),
+        chain_time_s=chain, latency_profile=None if profile is None else profile.label,
     )
+
+
+def _tensor_parallel_chain(model, batch: np.ndarray, n: int, link: float, profile) -> np.ndarray:
+    """Serial chain of one tensor-parallel step [s]: every layer's dependent operations and its two
+    all-reduces in series, then the embedding all-reduce and the logits all-gather (each at the
+    profile's collective latency plus its link time), plus the per-step cost."""
+    b_act = model.activation_format.bytes_per_element
+    if n > 1:
+        alpha = profile.collective_latency
+        per_layer_collective = f.ring_all_reduce_time(batch * model.hidden_size * b_act, n, link, alpha)
+        outside = (f.ring_all_reduce_time(batch * model.hidden_size * b_act, n, link, alpha)
+                   + f.ring_all_gather_time(batch * model.vocab_size * b_act, n, link, alpha))
+    else:
+        per_layer_collective = outside = 0.0
+    return f.serial_chain_time(model.num_layers, profile.operations_per_layer, profile.operation_latency,
+                               2 if n > 1 else 0, per_layer_collective, step_latency=profile.step_latency + outside)
 
 
 def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, num_stages: int = 1,
@@ -256,9 +369,7 @@ def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0
     stage = np.maximum(memory, compute)
     hop = (collective_latency + micro * model.hidden_size * model.activation_format.bytes_per_element / link) if p > 1 else 0.0
     step = np.asarray(f.pipeline_step_time(stage, p, m, hop), dtype=float)
-    kv_resident = batch * f.kv_cache_bytes(
-        1, context, model.kv_bytes_per_token_per_layer, model.num_global_layers, model.num_sliding_layers, model.window
-    ) / p
+    kv_resident = batch * kv_bytes_per_sequence(model, context) / p
     return ParallelFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, strategy="pipeline", num_devices=p,
         batch=batch, context=context, weight_bytes_per_device=model.weight_bytes / p, kv_bytes_per_device=kv_resident,
