@@ -13,7 +13,7 @@ The usable-memory rule
 
    * a sourced ``usable_memory`` figure where the runtime exposes less than the capacity:
      NVIDIA's GDDR data-center cards run with ECC on and give up 1/16 of it (nvidia-smi: T4
-     15,360 MiB of 16 GiB, L4 23,034 MiB and A10/A10G 23,028 MiB of 24 GiB, L40S 46,068 MiB of
+     15,360 MiB of 16 GiB, L4 23,034 MiB and A10/A10G 23,028 MiB of 24 GiB, L40S and A40 46,068 MiB of
      48 GiB).  HBM parts carry ECC beside the data and lose nothing;
    * unified memory on Apple silicon: macOS lets the GPU wire only part of the RAM by default
      (Metal's ``recommendedMaxWorkingSetSize``): 2/3 of it up to 32 GiB, 3/4 above
