@@ -31,6 +31,10 @@ def decode_steps(output):
     return output - 1
 
 
+#: Most output tokens per request: the request floor evaluates each of its decode steps.
+MAX_OUTPUT = 2**24
+
+
 def decode_contexts(prompt: int, output: int) -> np.ndarray:
     """Contexts of the decode steps of a request: P, P + 1, …, P + O − 2 (empty for O = 1)."""
     return np.arange(prompt, prompt + output - 1, dtype=float)
@@ -231,6 +235,9 @@ def request_floor(
     batch = whole_array("batch", batch, 1)
     prompt = whole_array("prompt", prompt, 1)
     output = whole_array("output", output, 1)
+    if (output > MAX_OUTPUT).any():  # each decode step is evaluated: bound the work and the memory
+        raise InvalidValueError("output", output[output > MAX_OUTPUT].flat[0].item(),
+                                f"whole numbers from 1 to {MAX_OUTPUT:,} (2**24) output tokens per request")
     cached = whole_array("cached", cached, 0)
     shared = whole_array("shared_prefix", shared_prefix, 0)
     chunk_array = np.inf if chunk is None else whole_array("chunk", chunk, 1)
