@@ -135,6 +135,28 @@ def _vendor_word(vendor: str | None) -> str:
     return (vendor or "-").split(" (")[0]
 
 
+def _device_memory_line(accelerator) -> str:
+    """'device memory: ...' with the rule behind it (ECC figure, unified-memory share)."""
+    from .catalog_docs import printed
+    from .planning.capacity import device_memory, gpu_memory_share
+    from .units import GiB
+
+    why = []
+    if accelerator.category:
+        why.append(f"category {accelerator.category}")
+    if accelerator.usable_memory_capacity is not None and "usable_memory" in accelerator.figures:
+        why.append(f"the runtime exposes {printed(accelerator.figures['usable_memory'])}")
+    share = gpu_memory_share(accelerator)
+    if accelerator.unified_memory:
+        if accelerator.gpu_memory_share is None and share < 1:
+            why.append(f"unified: {share:.3g} of it by macOS's default GPU wired limit (gpu_memory_share overrides)")
+        elif share < 1:
+            why.append(f"unified: gpu_memory_share {share:g}")
+        else:
+            why.append("unified: all of it counted (set gpu_memory_share for what the OS keeps)")
+    return f"device memory: {device_memory(accelerator) / GiB:.4g} GiB" + (f" ({'; '.join(why)})" if why else "")
+
+
 def _show_hardware(spec) -> str:
     from .catalog_docs import headline_peak, printed
 
@@ -161,6 +183,8 @@ def _show_hardware(spec) -> str:
                      f" = {link.per_direction_bandwidth / GB:.6g} GB/s per direction")
         if link.note:
             lines.append(f"      note: {link.note}")
+    if hasattr(spec, "memory_capacity"):
+        lines.append("  " + _device_memory_line(spec))
     headline = headline_peak(spec) if hasattr(spec, "peak_flops") else None
     if headline is not None:
         lines.append(f"  ridge point (dense {headline[0]}): {spec.ridge_point(headline[0]):.4g} FLOP/B")

@@ -37,6 +37,9 @@ def register(subparsers) -> None:
                         help="per-direction device link bandwidth in GB/s (default: the spec's interconnect)")
     parser.add_argument("--collective-us", type=non_negative("--collective-us"), default=5.0,
                         help="fixed cost of one all-reduce in microseconds (default 5)")
+    parser.add_argument("--prompt", type=whole_number("--prompt", 1),
+                        help="with --output: add the request floor (TTFT, TPOT, latency) of this prompt length")
+    parser.add_argument("--output", type=whole_number("--output", 1), help="output tokens per request (with --prompt)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.set_defaults(handler=run_plan)
 
@@ -52,7 +55,7 @@ def run_plan(args: argparse.Namespace) -> int:
         load_model_from_args(args), args.gpu, batch=args.batch, context=args.context, slo_ms_per_token=args.slo_ms,
         tp=args.tp, reserve=args.reserve_gib * GiB, offload_kv=args.offload_kv, offload_weights=args.offload_weights,
         tier=args.tier, max_devices=args.max_devices, collective_latency=args.collective_us * 1e-6,
-        link_bandwidth=None if args.link_gbps is None else args.link_gbps * 1e9,
+        link_bandwidth=None if args.link_gbps is None else args.link_gbps * 1e9, prompt=args.prompt, output=args.output,
     )
     if args.format == "json":
         print(emit_records(result.to_records(), "json"))

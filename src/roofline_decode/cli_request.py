@@ -46,6 +46,8 @@ def register(subparsers) -> None:
     request.add_argument("--k", type=int, help="tokens drafted per round (default 4)")
     request.add_argument("--acceptance", type=float, help="per-token acceptance rate, 0 ... 1 (default 0.7)")
     request.add_argument("--sparse", action="store_true", help="use 2:4 sparse peaks instead of dense")
+    request.add_argument("--routing", choices=("uniform", "identical"), default="uniform",
+                         help="MoE routing: uniform (expected experts, default) or identical (the strict floor)")
     request.add_argument("--format", choices=("table", "json", "csv"), default="table")
     request.set_defaults(handler=run_request)
 
@@ -74,7 +76,7 @@ def run_request(args: argparse.Namespace) -> int:
         device = load_accelerator(gpu)
         r = request_floor(model, device, prompt, output, batch, chunk=chunk, cached=_one("--cached", args.cached),
                           shared_prefix=_one("--shared-prefix", args.shared_prefix), cascade=args.cascade,
-                          sparse=args.sparse)
+                          sparse=args.sparse, routing=args.routing)
         rows = r.to_records()
         if speculative:
             _add_speculative(args, model, device, r, rows, mean_decode_context)
@@ -91,7 +93,7 @@ def _add_speculative(args, model, device, r, rows, mean_decode_context) -> None:
     acceptance = 0.7 if args.acceptance is None else args.acceptance
     context = np.maximum(mean_decode_context(r.prompt, r.output), r.prompt)
     s = speculative_floor(model, device, draft=args.draft, mtp_layers=args.mtp_layers, k=k, acceptance=acceptance,
-                          batch=r.batch, context=context, sparse=args.sparse)
+                          batch=r.batch, context=context, sparse=args.sparse, routing=args.routing)
     columns = {
         "speculative_speedup": s.speedup, "speculative_tpot_s": s.time_per_token_s,
         "speculative_break_even_acceptance": s.break_even_acceptance, "speculative_best_k": s.best_k,

@@ -37,6 +37,19 @@ class Traffic:
         return self.weight_bytes + self.kv_read_bytes + self.kv_write_bytes
 
 
+ROUTINGS = ("uniform", "identical")
+
+
+def routed_experts(model: Model, routing: str = "uniform") -> tuple:
+    """(MoE layers, E, k) for the formulas: uniform routing touches U(tokens) experts per MoE
+    layer; identical routing (every token picks the same k: the strict floor) passes E = k, so
+    U = k for any token count (and 0 for none)."""
+    if routing not in ROUTINGS:
+        raise InvalidValueError("routing", routing, "'uniform' or 'identical'")
+    layers, experts, per_token = _layer_terms(model)[2]
+    return (layers, per_token, per_token) if routing == "identical" else (layers, experts, per_token)
+
+
 def prefill_score_value_width(model: Model) -> float:
     """w of a prefill (MLA: the cheaper of the decompressed and absorbed forms)."""
     if model.is_mla:
@@ -54,11 +67,12 @@ def _lm_head_weight_terms(model: Model) -> float:
     return lm_head * model.group_format("lm_head").bytes_per_element
 
 
-def prefill_traffic(model: Model, batch, prompt, chunk, cached) -> Traffic:
+def prefill_traffic(model: Model, batch, prompt, chunk, cached, routing: str = "uniform") -> Traffic:
     """Bytes and FLOPs of prefilling ``prompt`` tokens per sequence for ``batch`` sequences
     (``cached`` tokens before them)."""
     b_e = model.routed_expert_format.bytes_per_element
-    layers, m_kv, experts = _layer_terms(model)
+    layers, m_kv, _ = _layer_terms(model)
+    experts = routed_experts(model, routing)
     streamed, row, b_w = _streamed_terms(model)
     lm_head = model.parameter_groups["lm_head"]
     weight = fp.prefill_weight_bytes(
@@ -78,8 +92,8 @@ def device_rates(model: Model, accelerator: Accelerator, sparse: bool = False) -
     return one.compute_precision, float(one.peak_flops), float(one.memory_bandwidth)
 
 
-def _margin(model, batch, prompt, chunk, cached, peak, bandwidth) -> np.ndarray:
-    t = prefill_traffic(model, batch, prompt, chunk, cached)
+def _margin(model, batch, prompt, chunk, cached, peak, bandwidth, routing="uniform") -> np.ndarray:
+    t = prefill_traffic(model, batch, prompt, chunk, cached, routing)
     return t.flops / peak - t.bytes_total / bandwidth
 
 
@@ -97,33 +111,33 @@ def _smallest_whole(predicate, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     return high
 
 
-def _compute_bound_prompt(model, batch, cached, peak, bandwidth) -> np.ndarray:
+def _compute_bound_prompt(model, batch, cached, peak, bandwidth, routing="uniform") -> np.ndarray:
     """Smallest whole prompt whose unchunked prefill is compute-bound (inf: none up to 2^40)."""
     if not np.isfinite(peak):
         return np.full(np.shape(batch), np.inf)
     high = np.ones(np.shape(batch))
     for _ in range(41):
-        below = _margin(model, batch, high, high, cached, peak, bandwidth) < 0
+        below = _margin(model, batch, high, high, cached, peak, bandwidth, routing) < 0
         if not below.any():
             break
         high = np.where(below, high * 2, high)
-    found = _margin(model, batch, high, high, cached, peak, bandwidth) >= 0
-    at_one = _margin(model, batch, 1.0, 1.0, cached, peak, bandwidth) >= 0
-    result = _smallest_whole(lambda p: _margin(model, batch, p, p, cached, peak, bandwidth) >= 0,
+    found = _margin(model, batch, high, high, cached, peak, bandwidth, routing) >= 0
+    at_one = _margin(model, batch, 1.0, 1.0, cached, peak, bandwidth, routing) >= 0
+    result = _smallest_whole(lambda p: _margin(model, batch, p, p, cached, peak, bandwidth, routing) >= 0,
                              np.where(found, np.floor(high / 2), 0), high)
     return np.where(at_one, 1.0, np.where(found, result, np.inf))
 
 
-def _compute_bound_chunk(model, batch, prompt, cached, peak, bandwidth) -> np.ndarray:
+def _compute_bound_chunk(model, batch, prompt, cached, peak, bandwidth, routing="uniform") -> np.ndarray:
     """Smallest whole chunk at which the prefill of ``prompt`` is compute-bound (inf: none).
 
     Bisection over 1 … P: bytes fall as chunks grow, up to the ceiling steps of the chunk count."""
     if not np.isfinite(peak):
         return np.full(np.shape(prompt), np.inf)
     whole = np.ceil(prompt)
-    possible = _margin(model, batch, prompt, whole, cached, peak, bandwidth) >= 0
-    at_one = _margin(model, batch, prompt, 1.0, cached, peak, bandwidth) >= 0
-    result = _smallest_whole(lambda c: _margin(model, batch, prompt, c, cached, peak, bandwidth) >= 0,
+    possible = _margin(model, batch, prompt, whole, cached, peak, bandwidth, routing) >= 0
+    at_one = _margin(model, batch, prompt, 1.0, cached, peak, bandwidth, routing) >= 0
+    result = _smallest_whole(lambda c: _margin(model, batch, prompt, c, cached, peak, bandwidth, routing) >= 0,
                              np.ones_like(whole), whole)
     return np.where(at_one, 1.0, np.where(possible, result, np.inf))
 
@@ -206,6 +220,7 @@ def prefill_floor(
     chunk: Any = None,
     cached: Any = 0,
     sparse: bool = False,
+    routing: str = "uniform",
 ) -> PrefillFloor:
     """The fastest possible prefill of a prompt: the floor of the time to first token.
 
@@ -224,6 +239,9 @@ def prefill_floor(
         0 <= C < prompt: they are read, not recomputed; P = prompt − C tokens are prefilled.
     sparse : bool
         Use 2:4 structured-sparsity peaks.
+    routing : {"uniform", "identical"}
+        MoE routing: the expected experts a chunk of independent tokens touches, or the strict
+        floor (every token picks the same k experts).
 
     Returns
     -------
@@ -259,7 +277,7 @@ def prefill_floor(
     chunk = new if chunk is None else checked_array("chunk", chunk, 1.0, inclusive=True)
     batch, prompt, chunk, cached, new = np.broadcast_arrays(batch, prompt, chunk, cached, new)
     precision, peak, bandwidth = device_rates(model, accelerator, sparse)
-    t = prefill_traffic(model, batch, new, chunk, cached)
+    t = prefill_traffic(model, batch, new, chunk, cached, routing)
     memory = f.memory_time(t.bytes_total, bandwidth)
     compute = f.compute_time(t.flops, peak)
     time = f.step_time(memory, compute)
@@ -271,17 +289,19 @@ def prefill_floor(
         compute_time_s=compute, time_s=time, prompt_tokens_per_s=batch * new / time,
         arithmetic_intensity=f.arithmetic_intensity(t.flops, t.bytes_total),
         ridge_point=float(f.ridge_point(peak, bandwidth)),
-        compute_bound_prompt=cached + _compute_bound_prompt(model, batch, cached, peak, bandwidth),
-        compute_bound_chunk=_compute_bound_chunk(model, batch, new, cached, peak, bandwidth),
+        compute_bound_prompt=cached + _compute_bound_prompt(model, batch, cached, peak, bandwidth, routing),
+        compute_bound_chunk=_compute_bound_chunk(model, batch, new, cached, peak, bandwidth, routing),
         memory_bandwidth=bandwidth, peak_flops=peak, spec=model,
     )
 
 
-def mixed_traffic(model: Model, decode_batch, decode_context, prefill_tokens, prefill_context) -> Traffic:
+def mixed_traffic(model: Model, decode_batch, decode_context, prefill_tokens, prefill_context,
+                  routing: str = "uniform") -> Traffic:
     """One continuous-batching step: B decode tokens and a prefill chunk of p tokens of one
     sequence, weights read once for all B + p tokens (experts touched: U(B + p))."""
     b_e = model.routed_expert_format.bytes_per_element
-    layers, m_kv, experts = _layer_terms(model)
+    layers, m_kv, _ = _layer_terms(model)
+    experts = routed_experts(model, routing)
     streamed, row, b_w = _streamed_terms(model)
     lm_head = model.parameter_groups["lm_head"]
     tokens = decode_batch + prefill_tokens
@@ -354,6 +374,7 @@ def mixed_step_floor(
     prefill_context: Any = 0,
     *,
     sparse: bool = False,
+    routing: str = "uniform",
 ) -> MixedStepFloor:
     """The floor of one continuous-batching step carrying decode tokens and a prefill chunk.
 
@@ -393,7 +414,7 @@ def mixed_step_floor(
     if empty.any():
         raise InvalidValueError("decode_batch + prefill_tokens", 0, "a step with at least one token (> 0)")
     precision, peak, bandwidth = device_rates(model, accelerator, sparse)
-    t = mixed_traffic(model, *grid)
+    t = mixed_traffic(model, *grid, routing=routing)
     memory = f.memory_time(t.bytes_total, bandwidth)
     compute = f.compute_time(t.flops, peak)
     return MixedStepFloor(

@@ -18,7 +18,7 @@ import numpy as np
 from . import formulas as f
 from .errors import InvalidValueError
 from .estimate import _layer_terms, checked_array, decode_floor
-from .estimate_prefill import _model_and_device, device_rates, prefill_traffic
+from .estimate_prefill import _model_and_device, device_rates, prefill_traffic, routed_experts
 from .specs.accelerator import Accelerator
 from .specs.model import Model
 from .views_grid import GridResult
@@ -61,7 +61,8 @@ class RequestFloor(GridResult):
     ``total_tokens_per_s`` = B·(prompt + O) / latency; ``requests_per_s`` = B / latency (a
     static batch: all requests start and end together).  ``kv_resident_bytes``: the KV cache
     at the last decode step (a shared prefix stored once); ``fits``: the weights and that cache
-    fit the device's usable memory (:func:`roofline_decode.planning.usable_memory`, defaults).
+    fit the device's usable memory (:func:`roofline_decode.planning.usable_memory`, defaults);
+    ``max_batch``: the largest batch for which they would (the shared prefix stored once).
     """
 
     model: str
@@ -91,19 +92,21 @@ class RequestFloor(GridResult):
     prefill_bound: np.ndarray
     decode_compute_bound_steps: np.ndarray
     fits: np.ndarray
+    max_batch: np.ndarray
 
     RECORD_KEYS = (
         "model", "accelerator", "batch", "prompt", "output", "chunk", "cached", "shared_prefix", "cascade",
         "ttft_s", "prefill_flops", "prefill_bytes", "prefill_bound", "decode_time_s", "decode_flops",
         "decode_bytes", "decode_compute_bound_steps", "first_step_s", "last_step_s", "tpot_s", "latency_s",
         "output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "kv_resident_bytes", "fits",
+        "max_batch",
     )
     COLUMNS = (
         ("batch", "batch", 1.0), ("prompt", "prompt", 1.0), ("output", "output", 1.0),
         ("TTFT ms", "ttft_s", 1e-3), ("prefill", "prefill_bound", None), ("TPOT ms", "tpot_s", 1e-3),
         ("decode ms", "decode_time_s", 1e-3), ("latency ms", "latency_s", 1e-3),
         ("out tok/s", "output_tokens_per_s", 1.0), ("req/s", "requests_per_s", 1.0),
-        ("KV GB", "kv_resident_bytes", 1e9), ("fits", "fits_text", None),
+        ("KV GB", "kv_resident_bytes", 1e9), ("fits", "fits_text", None), ("max B", "max_batch", 1.0),
     )
 
     @property
@@ -118,16 +121,16 @@ class RequestFloor(GridResult):
                 f"prefill yields the first token, then output - 1 decode steps{share}")
 
 
-def _prefill_with_prefix(model: Model, batch, prompt, chunk, cached, shared):
+def _prefill_with_prefix(model: Model, batch, prompt, chunk, cached, shared, routing="uniform"):
     """(FLOPs, bytes) of the prefill; a shared prefix beyond the cached tokens is computed once.
 
     With S > C the prefix tokens C…S are prefilled for one sequence and the B suffixes after
     them; as one pass, its weight bytes are at least the larger of the two parts' (a floor)."""
     if shared <= cached:
-        t = prefill_traffic(model, batch, prompt - cached, chunk, cached)
+        t = prefill_traffic(model, batch, prompt - cached, chunk, cached, routing)
         return t.flops, t.bytes_total
-    head = prefill_traffic(model, 1.0, shared - cached, min(chunk, shared - cached), cached)
-    tail = prefill_traffic(model, batch, prompt - shared, chunk, shared)
+    head = prefill_traffic(model, 1.0, shared - cached, min(chunk, shared - cached), cached, routing)
+    tail = prefill_traffic(model, batch, prompt - shared, chunk, shared, routing)
     weights = np.maximum(head.weight_bytes, tail.weight_bytes)
     tail_kv_read = tail.kv_read_bytes - f.kv_read_bytes(batch, shared, model.kv_bytes_per_token_per_layer,
                                                         *_layer_terms(model)[0])
@@ -136,9 +139,10 @@ def _prefill_with_prefix(model: Model, batch, prompt, chunk, cached, shared):
     return head_flops + tail.flops, weights + kv
 
 
-def _one_request(model, accelerator, batch, prompt, output, chunk, cached, shared, cascade, sparse, peak, bandwidth):
+def _one_request(model, accelerator, batch, prompt, output, chunk, cached, shared, cascade, sparse, peak, bandwidth,
+                 routing="uniform"):
     layers, m_kv, _ = _layer_terms(model)
-    flops_p, bytes_p = _prefill_with_prefix(model, batch, prompt, chunk, cached, shared)
+    flops_p, bytes_p = _prefill_with_prefix(model, batch, prompt, chunk, cached, shared, routing)
     ttft = float(f.step_time(f.memory_time(bytes_p, bandwidth), f.compute_time(flops_p, peak)))
     contexts = decode_contexts(int(prompt), int(output))
     end = prompt + output - 1
@@ -147,7 +151,7 @@ def _one_request(model, accelerator, batch, prompt, output, chunk, cached, share
     if contexts.size == 0:
         return dict(ttft=ttft, flops_p=float(flops_p), bytes_p=float(bytes_p), decode=0.0, flops_d=0.0, bytes_d=0.0,
                     first=np.nan, last=np.nan, steps_compute=0.0, resident=resident)
-    d = decode_floor(model, accelerator, batch, contexts, sparse=sparse)
+    d = decode_floor(model, accelerator, batch, contexts, sparse=sparse, routing=routing)
     step_bytes = d.bytes_total
     memory = d.memory_time_s
     if cascade and shared > 0:
@@ -171,6 +175,7 @@ def request_floor(
     shared_prefix: Any = 0,
     cascade: bool = False,
     sparse: bool = False,
+    routing: str = "uniform",
 ) -> RequestFloor:
     """The fastest possible request: time to first token, time per output token, end to end.
 
@@ -197,6 +202,8 @@ def request_floor(
         instead of once per sequence (default: without, once per sequence).
     sparse : bool
         Use 2:4 structured-sparsity peaks.
+    routing : {"uniform", "identical"}
+        MoE routing assumption of the prefill and every decode step ("identical": the strict floor).
 
     Returns
     -------
@@ -213,6 +220,7 @@ def request_floor(
     [2.366, 4.724]
     """
     model, accelerator = _model_and_device(model, accelerator)
+    routed_experts(model, routing)  # checks the routing
     batch = whole_array("batch", batch, 1)
     prompt = whole_array("prompt", prompt, 1)
     output = whole_array("output", output, 1)
@@ -234,7 +242,7 @@ def request_floor(
         key = (b, p, o, c, h, s)
         if key not in memo:
             memo[key] = _one_request(model, accelerator, b, p, o, min(c, p - h), h, s, cascade, sparse, peak,
-                                     bandwidth)
+                                     bandwidth, routing)
         for k in keys:
             out[k][index] = memo[key][k]
     latency = out["ttft"] + out["decode"]
@@ -244,7 +252,9 @@ def request_floor(
     prefill_compute = _prefill_bound(out["flops_p"], out["bytes_p"], peak, bandwidth)
     from .planning.capacity import usable_memory
 
-    fits = model.weight_bytes + out["resident"] <= usable_memory(accelerator)
+    usable = usable_memory(accelerator)
+    fits = model.weight_bytes + out["resident"] <= usable
+    largest = _max_batch(model, prompt + output - 1, shared, usable - model.weight_bytes)
     return RequestFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=precision, batch=batch,
         prompt=prompt, output=output, chunk=np.where(np.isfinite(chunk_grid), chunk_grid, prompt - cached),
@@ -254,8 +264,19 @@ def request_floor(
         latency_s=latency, output_tokens_per_s=batch * output / latency,
         total_tokens_per_s=batch * (prompt + output) / latency, requests_per_s=batch / latency,
         kv_resident_bytes=out["resident"], prefill_bound=prefill_compute,
-        decode_compute_bound_steps=out["steps_compute"], fits=fits,
+        decode_compute_bound_steps=out["steps_compute"], fits=fits, max_batch=largest,
     )
+
+
+def _max_batch(model: Model, end, shared, room) -> np.ndarray:
+    """Largest whole batch whose KV caches at the last decode step fit ``room`` bytes, a shared
+    prefix stored once: B·(M − m·s) + m·s <= room (m·s: the prefix positions held)."""
+    layers, m_kv, _ = _layer_terms(model)
+    per_sequence = f.kv_cache_bytes(1, end, m_kv, *layers)
+    prefix = m_kv * f.shared_prefix_positions(end, shared, *layers)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        largest = np.floor((room - prefix) / (per_sequence - prefix))
+    return np.where(room < per_sequence, 0.0, np.where(per_sequence - prefix > 0, largest, np.inf))
 
 
 def _prefill_bound(flops, bytes_, peak, bandwidth) -> np.ndarray:

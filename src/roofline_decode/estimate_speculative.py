@@ -20,7 +20,7 @@ import numpy as np
 from . import formulas as f
 from .errors import InvalidValueError
 from .estimate import _layer_terms, _streamed_terms, checked_array, decode_floor
-from .estimate_prefill import Traffic, _model_and_device, device_rates
+from .estimate_prefill import Traffic, _model_and_device, device_rates, routed_experts
 from .formulas import prefill as fp
 from .specs.accelerator import Accelerator
 from .specs.model import Model
@@ -32,10 +32,11 @@ __all__ = ["SpeculativeFloor", "speculative_floor", "verify_traffic", "mtp_draft
 MAX_DRAFT_TOKENS = 16
 
 
-def verify_traffic(model: Model, batch, context, draft_tokens) -> Traffic:
+def verify_traffic(model: Model, batch, context, draft_tokens, routing: str = "uniform") -> Traffic:
     """Bytes and FLOPs of the verify step of ``draft_tokens`` + 1 tokens per sequence."""
     b_e = model.routed_expert_format.bytes_per_element
-    layers, m_kv, experts = _layer_terms(model)
+    layers, m_kv, _ = _layer_terms(model)
+    experts = routed_experts(model, routing)
     streamed, row, b_w = _streamed_terms(model)
     tokens = draft_tokens + 1
     weight = f.weight_bytes_read(batch * tokens, streamed, row, model.vocab_size, b_w, *experts,
@@ -114,30 +115,31 @@ class SpeculativeFloor(GridResult):
         return f"speculative decoding of {self.model} with {self.draft} on {self.accelerator}"
 
 
-def _draft_times(draft: Model, accelerator, batch, context, k_max: int, sparse: bool) -> np.ndarray:
+def _draft_times(draft: Model, accelerator, batch, context, k_max: int, sparse: bool, routing: str) -> np.ndarray:
     """Cumulative draft time of 1 … k_max draft steps (last axis), steps at contexts T + i."""
     offsets = np.arange(k_max, dtype=float)
-    steps = decode_floor(draft, accelerator, batch[..., None], context[..., None] + offsets, sparse=sparse).step_time_s
+    steps = decode_floor(draft, accelerator, batch[..., None], context[..., None] + offsets, sparse=sparse,
+                         routing=routing).step_time_s
     return np.cumsum(steps, axis=-1)
 
 
-def _verify_times(model, batch, context, k, peak, bandwidth) -> tuple[np.ndarray, np.ndarray]:
-    t = verify_traffic(model, batch, context, k)
+def _verify_times(model, batch, context, k, peak, bandwidth, routing) -> tuple[np.ndarray, np.ndarray]:
+    t = verify_traffic(model, batch, context, k, routing)
     memory, compute = f.memory_time(t.bytes_total, bandwidth), f.compute_time(t.flops, peak)
     return f.step_time(memory, compute), np.where(compute >= memory, "compute", "memory")
 
 
-def _round_times(model, draft, accelerator, batch, context, k, peak, bandwidth, sparse):
+def _round_times(model, draft, accelerator, batch, context, k, peak, bandwidth, sparse, routing):
     """(plain step, draft time of k steps, verify step, verify bound) on the grid."""
-    plain = decode_floor(model, accelerator, batch, context, sparse=sparse).step_time_s
+    plain = decode_floor(model, accelerator, batch, context, sparse=sparse, routing=routing).step_time_s
     k_max = int(np.max(k)) if np.size(k) else 0
     if k_max > 0:
-        cumulative = _draft_times(draft, accelerator, batch, context, k_max, sparse)
+        cumulative = _draft_times(draft, accelerator, batch, context, k_max, sparse, routing)
         index = np.maximum(k.astype(int) - 1, 0)[..., None]
         drafted = np.where(k > 0, np.take_along_axis(cumulative, index, axis=-1)[..., 0], 0.0)
     else:
         drafted = np.zeros(np.shape(batch))
-    verify, bound = _verify_times(model, batch, context, k, peak, bandwidth)
+    verify, bound = _verify_times(model, batch, context, k, peak, bandwidth, routing)
     return plain, drafted, verify, bound
 
 
@@ -162,6 +164,7 @@ def speculative_floor(
     batch: Any = 1,
     context: Any = 0,
     sparse: bool = False,
+    routing: str = "uniform",
 ) -> SpeculativeFloor:
     """Floor of speculative decoding and its speedup over plain decoding.
 
@@ -182,6 +185,9 @@ def speculative_floor(
         Sequences B and tokens cached T when the round starts.
     sparse : bool
         Use 2:4 structured-sparsity peaks.
+    routing : {"uniform", "identical"}
+        MoE routing of the target, the draft and the verify step ("identical": every token
+        picks the same k experts).
 
     Examples
     --------
@@ -193,6 +199,7 @@ def speculative_floor(
     [3.13, 3.1, 2.92]
     """
     model, accelerator = _model_and_device(model, accelerator)
+    routed_experts(model, routing)  # checks the routing
     if (draft is None) == (mtp_layers is None):
         raise InvalidValueError("draft", draft, "exactly one of draft= (a model) and mtp_layers= (MTP heads)")
     if draft is not None:
@@ -216,23 +223,24 @@ def speculative_floor(
     _, peak, bandwidth = device_rates(model, accelerator, sparse)
 
     plain, drafted, verify, bound = _round_times(model, draft_model, accelerator, batch, context, k, peak, bandwidth,
-                                                 sparse)
+                                                 sparse, routing)
     per_round = f.expected_tokens_per_round(acceptance, k)
     per_token = (drafted + verify) / per_round
     speedup = plain / per_token
 
     # best k in 1 … 16 at this acceptance (extra last axis)
     ks = np.arange(1, MAX_DRAFT_TOKENS + 1, dtype=float)
-    cumulative = _draft_times(draft_model, accelerator, batch, context, MAX_DRAFT_TOKENS, sparse)
-    verify_k = _verify_times(model, batch[..., None], context[..., None], ks, peak, bandwidth)[0]
+    cumulative = _draft_times(draft_model, accelerator, batch, context, MAX_DRAFT_TOKENS, sparse, routing)
+    verify_k = _verify_times(model, batch[..., None], context[..., None], ks, peak, bandwidth, routing)[0]
     speedups = plain[..., None] * f.expected_tokens_per_round(acceptance[..., None], ks) / (cumulative + verify_k)
     best = np.argmax(speedups, axis=-1)
     best_speedup = np.take_along_axis(speedups, best[..., None], axis=-1)[..., 0]
     best_k = np.where(best_speedup > 1, ks[best], 0.0)
 
-    critical = np.asarray(decode_floor(model, accelerator, batch, context, sparse=sparse).critical_batch, dtype=float)
+    critical = np.asarray(decode_floor(model, accelerator, batch, context, sparse=sparse, routing=routing).critical_batch,
+                          dtype=float)
     useful = _max_useful_batch(model, draft_model, accelerator, context, k, acceptance, critical, peak, bandwidth,
-                               sparse)
+                               sparse, routing)
     return SpeculativeFloor(
         model=model.name, draft=draft_name, accelerator=accelerator.id or accelerator.name, batch=batch,
         context=context, draft_tokens=k, acceptance=acceptance, plain_step_s=plain, draft_time_s=drafted,
@@ -242,13 +250,14 @@ def speculative_floor(
     )
 
 
-def _max_useful_batch(model, draft, accelerator, context, k, acceptance, critical, peak, bandwidth, sparse):
+def _max_useful_batch(model, draft, accelerator, context, k, acceptance, critical, peak, bandwidth, sparse, routing):
     """Largest whole batch with speedup > 1 (0 if none) up to the plain critical batch (beyond
     it speculation cannot pay; 2^20 where that is infinite): the largest power of two that pays,
     then bisection up to the next one that does not.  (With MoE the speedup can rise with the
     batch at first, so it is not assumed monotone over the whole range.)"""
     def pays(b):
-        plain, drafted, verify, _ = _round_times(model, draft, accelerator, b, context, k, peak, bandwidth, sparse)
+        plain, drafted, verify, _ = _round_times(model, draft, accelerator, b, context, k, peak, bandwidth, sparse,
+                                                 routing)
         return plain * f.expected_tokens_per_round(acceptance, k) / (drafted + verify) > 1
 
     cap = np.where(np.isfinite(critical), np.maximum(np.ceil(critical), 1.0), 2.0 ** 20)

@@ -18,7 +18,7 @@ __all__ = ["GridResult"]
 
 #: Record keys whose values are whole numbers when they are integral (kept as int).
 _COUNTS = {"batch", "prompt", "chunk", "cached", "output", "context", "num_chunks", "draft_tokens", "shared_prefix",
-           "decode_batch", "decode_context", "prefill_tokens", "prefill_context", "best_draft_tokens"}
+           "decode_batch", "decode_context", "prefill_tokens", "prefill_context", "best_draft_tokens", "max_batch"}
 
 
 class GridResult:

@@ -152,6 +152,17 @@ def test_show_prints_every_figure_with_unit_kind_source_and_derivation(capsys, p
         assert f"{key}: {source.title}" in out and source.url in out and source.retrieved in out
 
 
+@pytest.mark.parametrize("gpu, expected", [
+    ("l40s", "device memory: 44.99 GiB (category datacenter; the runtime exposes 46068 MiB)"),
+    ("m1-max", "device memory: 48 GiB (category soc; unified: 0.75 of it by macOS's default GPU wired limit"),
+    ("dgx-spark", "device memory: 128 GiB (category soc; unified: all of it counted"),
+    ("h100-sxm", "device memory: 80 GiB (category datacenter)"),
+])
+def test_show_states_the_device_memory_rule(capsys, gpu, expected):
+    code, out, _ = run(capsys, "show", gpu)
+    assert code == 0 and expected in out
+
+
 def test_show_states_interconnect_semantics_and_ridge(capsys):
     code, out, _ = run(capsys, "show", "h100-sxm")
     assert code == 0

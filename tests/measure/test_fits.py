@@ -81,3 +81,42 @@ def test_sustained_bandwidth_rejects_flat_data():
         sustained_bandwidth([1e9, 1e9], [1e-3, 2e-3])
     with pytest.raises(InvalidValueError):
         sustained_bandwidth([1e9, 2e9], [2e-3, 1e-3])
+
+
+def _line_rows(model_id, contexts, bytes_per_token, bandwidth=1e12, batch=1):
+    """Step times whose slope is exactly the given KV bytes per context token at ``bandwidth``."""
+    return [MeasurementRow(batch=batch, context=t, step_time_s=0.01 + batch * t * bytes_per_token / bandwidth)
+            for t in contexts]
+
+
+@pytest.mark.parametrize("model_id, per_layer, growing_layers, all_layers", [
+    ("gemma-2-9b", 2 * 8 * 256 * 2, 21, 42),  # 21 global + 21 sliding (W = 4096): 2x
+    ("gemma-3-1b", 2 * 1 * 256 * 2, 4, 26),  # 4 global + 22 sliding (W = 512): 6.5x
+])
+def test_kv_bandwidth_past_the_window_counts_only_global_layers(model_id, per_layer, growing_layers, all_layers):
+    model = load_model(model_id)
+    assert model.kv_bytes_per_token == per_layer * all_layers
+    growing = per_layer * growing_layers  # d(KV bytes)/dT past the window
+    (fit,) = fit_context(_line_rows(model_id, [8192, 16384, 32768, 65536], growing, batch=4))
+    assert fit.kv_bytes_per_context_token(model) == pytest.approx(growing, rel=1e-9)
+    assert fit.kv_bandwidth(model) == pytest.approx(1e12, rel=1e-9)  # was all_layers / growing_layers x too high
+
+
+def test_kv_bandwidth_below_the_window_counts_every_layer():
+    model = load_model("gemma-2-9b")
+    (fit,) = fit_context(_line_rows("gemma-2-9b", [0, 1024, 2048, 4096], model.kv_bytes_per_token))
+    assert fit.kv_bandwidth(model) == pytest.approx(1e12, rel=1e-9)
+
+
+def test_kv_bandwidth_of_an_all_sliding_model_past_its_window_is_zero():
+    # Mistral-7B: 32 layers, all sliding at W = 4096; past it no read grows (was: finite, 131072 B/token)
+    model = load_model("mistral-7b-v0.1")
+    (fit,) = fit_context([MeasurementRow(batch=1, context=t, step_time_s=0.01 + 1e-9 * t) for t in (8192, 16384)])
+    assert fit.kv_bytes_per_context_token(model) == 0 and fit.kv_bandwidth(model) == 0
+
+
+def test_kv_bandwidth_needs_the_fitted_contexts():
+    from roofline_decode.measure import ContextFit
+
+    with pytest.raises(InvalidValueError, match="contexts"):
+        ContextFit(batch=1, intercept_s=0.01, slope_s_per_token=1e-9, r_squared=1, n=2).kv_bandwidth(load_model("gpt2"))

@@ -9,6 +9,7 @@ import roofline_decode as rd
 from roofline_decode import formulas as f
 from roofline_decode.errors import InvalidValueError
 from roofline_decode.planning import plan, serving_rate, tensor_parallel_floor, usable_memory
+from roofline_decode.planning.parallel import DEFAULT_COLLECTIVE_LATENCY
 
 
 def test_issue_question_70b_32k_batch16_50ms():
@@ -38,12 +39,14 @@ def test_verdict_matches_fit_and_target_and_min_devices_is_minimal(model, device
     heads = rd.load_model(model).num_heads
     if row.min_devices is not None:
         assert heads % row.min_devices == 0
-        floor = tensor_parallel_floor(model, device, batch, context, row.min_devices)
+        # plan's settings: the realistic variant (5 µs per collective, on the critical path)
+        realistic = dict(collective_latency=DEFAULT_COLLECTIVE_LATENCY, overlap_communication=False)
+        floor = tensor_parallel_floor(model, device, batch, context, row.min_devices, **realistic)
         assert float(floor.resident_bytes_per_device) <= row.usable_bytes_per_device
         assert slo is None or float(floor.step_time_s) * 1e3 <= slo
         for n in range(1, row.min_devices):
             if heads % n == 0:
-                smaller = tensor_parallel_floor(model, device, batch, context, n)
+                smaller = tensor_parallel_floor(model, device, batch, context, n, **realistic)
                 fits = float(smaller.resident_bytes_per_device) <= row.usable_bytes_per_device
                 assert not (fits and (slo is None or float(smaller.step_time_s) * 1e3 <= slo))
     if row.fits:

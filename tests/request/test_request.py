@@ -54,6 +54,20 @@ def test_shared_prefix_by_hand():
     assert float(cascade.decode_time_s) < float(without.decode_time_s)
     assert float(cascade.decode_bytes) == pytest.approx(float(without.decode_bytes) - 255 * 31 * 2048 * 32 * 4096)
     assert float(cascade.ttft_s) == float(without.ttft_s)
+    # capacity sees the prefix once: 83.75 GiB usable - 16.06 GB weights; 3,327 tokens of 128 KiB
+    # per sequence at the last step, of which 2,048 shared
+    plain_max, shared_max = (int(x) for x in request_floor("llama-3.1-8b", "h100-sxm", 3072, 256, batch=32,
+                                                           shared_prefix=[0, 2048]).max_batch)
+    from roofline_decode.planning import usable_memory
+    room = usable_memory("h100-sxm") - rd_weights()
+    assert plain_max == int(room // (3327 * 131072))
+    assert shared_max == int((room - 2048 * 131072) // (1279 * 131072)) > 2 * plain_max
+
+
+def rd_weights():
+    from roofline_decode import load_model
+
+    return load_model("llama-3.1-8b").weight_bytes
 
 
 def test_request_renders_and_records():
@@ -85,3 +99,15 @@ def test_request_laws(model, device, prompt, output, batch, shared):
     s = request_floor(model, device, prompt, output, batch, shared_prefix=shared, cascade=True)
     assert float(s.latency_s) <= float(r.latency_s[0]) * (1 + 1e-9)  # sharing never raises the floor
     assert float(s.kv_resident_bytes) <= float(r.kv_resident_bytes[0])
+    assert float(s.max_batch) >= float(r.max_batch[0])
+
+
+def test_plan_carries_the_request_floor():
+    from roofline_decode.planning import plan
+
+    row = plan("llama-3.1-8b", "h100-sxm", batch=32, context=2560, prompt=2048, output=512)[0]
+    r = request_floor("llama-3.1-8b", "h100-sxm", 2048, 512, 32)
+    note = [n for n in row.notes if n.startswith("request 2048 in / 512 out")]
+    assert note and f"TTFT {float(r.ttft_s) * 1e3:.4g} ms" in note[0] and "511 decode steps" in note[0]
+    with pytest.raises(InvalidValueError, match="prompt/output"):
+        plan("llama-3.1-8b", "h100-sxm", batch=1, context=10, prompt=5)

@@ -65,3 +65,24 @@ def test_speculation_laws(model, draft, device, k, acceptance, batch, context):
     plain = decode_floor(model, device, batch, context)
     if float(plain.compute_time_s) >= float(plain.memory_time_s):  # plain decode compute-bound: cannot pay
         assert (r.speedup <= 1 + 1e-12).all()
+
+
+def test_identical_routing_is_the_strict_floor_everywhere():
+    from roofline_decode.estimate_prefill import mixed_step_floor, prefill_floor
+    from roofline_decode.estimate_request import request_floor
+
+    m = "qwen3-30b-a3b"
+    strict = prefill_floor(m, "h100-sxm", 4096, chunk=1024, routing="identical")
+    uniform = prefill_floor(m, "h100-sxm", 4096, chunk=1024)
+    model = load_model(m)
+    assert float(uniform.weight_bytes - strict.weight_bytes) == pytest.approx(
+        4 * model.num_moe_layers * (model.num_experts - model.num_experts_per_token) * model.expert_parameters * 2,
+        rel=1e-9)  # 1,024 tokens per chunk touch every expert
+    step = mixed_step_floor(m, "h100-sxm", 8, 1000, 0, routing="identical")
+    assert float(step.step_time_s) == float(decode_floor(m, "h100-sxm", 8, 1000, routing="identical").step_time_s)
+    assert float(request_floor(m, "h100-sxm", 512, 32, 8, routing="identical").latency_s) <= float(
+        request_floor(m, "h100-sxm", 512, 32, 8).latency_s)
+    s = speculative_floor(m, "h100-sxm", draft="qwen3-8b", k=3, acceptance=0.7, batch=4, routing="identical")
+    assert float(s.plain_step_s) == float(decode_floor(m, "h100-sxm", 4, 0, routing="identical").step_time_s)
+    with pytest.raises(InvalidValueError, match="routing"):
+        prefill_floor(m, "h100-sxm", 10, routing="skewed")

@@ -7,7 +7,14 @@ twin in :mod:`roofline_decode.symbolic` obtained by calling it on sympy symbols.
 from .flops import attention_flops, matmul_flops
 from .chain import serial_chain_time
 from .capacity import batch_capacity, context_capacity, usable_memory
-from .parallel import kv_head_share, pipeline_step_time, ring_all_reduce_time, sharded_bytes, tensor_parallel_communication_time
+from .parallel import (
+    kv_head_share,
+    pipeline_step_time,
+    ring_all_gather_time,
+    ring_all_reduce_time,
+    sharded_bytes,
+    tensor_parallel_communication_time,
+)
 from .prefill import (
     mla_prefill_score_value_width,
     prefill_attended_positions,
@@ -72,7 +79,8 @@ PUBLIC_FORMULAS = {
         tokens_per_second,
         critical_batch,
         usable_memory, batch_capacity, context_capacity,
-        ring_all_reduce_time, tensor_parallel_communication_time, kv_head_share, sharded_bytes, pipeline_step_time,
+        ring_all_reduce_time, ring_all_gather_time, tensor_parallel_communication_time, kv_head_share, sharded_bytes,
+        pipeline_step_time,
         requests_per_second, littles_law_concurrency, request_rate_at_concurrency,
         tiered_memory_time, overlapped_tiered_memory_time, required_tier_bandwidth,
         serial_chain_time,

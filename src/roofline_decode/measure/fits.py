@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import formulas as f
 from ..errors import InvalidValueError
 from ..specs.model import Model
 from .rows import MeasurementRow
@@ -24,19 +25,58 @@ __all__ = ["ContextFit", "SaturationFit", "fit_context", "saturation_onset", "su
 
 @dataclass(frozen=True)
 class ContextFit:
-    """Step time = intercept + slope · context at one batch."""
+    """Step time = intercept + slope · context at one batch, fitted at ``contexts``."""
 
     batch: float
     intercept_s: float
     slope_s_per_token: float
     r_squared: float
     n: int
+    contexts: tuple[float, ...] = ()
+
+    def kv_bytes_per_context_token(self, model: Model) -> float:
+        r"""KV bytes one sequence's step reads more per token of context [B], over the fitted contexts.
+
+        .. math:: \frac{dQ_{kv}}{dT} = m_{kv}\,\frac{dN_{pos}}{dT}, \quad
+                  N_{pos} = L_{global}\,T + L_{sliding}\,\min(T, W)
+
+        Past the window only the global layers attend to more positions, so the derivative is
+        the least-squares slope of the KV bytes read at the fitted contexts against context (the
+        same line the step times were fitted with): ``kv_bytes_per_token`` for a model without
+        sliding layers or below the window, ``m_kv · L_global`` past it (Gemma-2-9B: half,
+        Gemma-3-1B: 4 of 26 layers), 0 when every layer slides (Mistral-7B past 4096).
+        """
+        if len(set(self.contexts)) < 2:
+            raise InvalidValueError("contexts", self.contexts, "the two or more distinct contexts the fit spans "
+                                    "(fit_context records them)")
+        t = np.asarray(self.contexts, dtype=float)
+        positions = f.attended_positions(t, model.num_global_layers, model.num_sliding_layers, model.window)
+        kv = positions * model.kv_bytes_per_token_per_layer
+        centred = t - t.mean()
+        slope = float(np.sum(centred * (kv - kv.mean())) / np.sum(centred * centred))  # least squares
+        return max(slope, 0.0)
 
     def kv_bandwidth(self, model: Model) -> float:
-        """Bandwidth the KV reads sustain [B/s]: B · kv_bytes_per_token / slope (inf if slope <= 0)."""
+        """Bandwidth the KV reads sustain [B/s]: B · (KV bytes per context token) / slope.
+
+        The KV bytes per context token are :meth:`kv_bytes_per_context_token` (only the layers
+        whose attended positions grow count); inf if the fitted slope is <= 0; 0 when no layer's
+        reads grow over the fitted contexts (the slope then is not KV traffic).
+
+        Examples
+        --------
+        Gemma-2-9B past its 4096-token window: only its 21 global layers read more per token
+        (21 · 8192 B), half of the 42 · 8192 B of KV a token adds.
+
+        >>> from roofline_decode import load_model
+        >>> rows = [MeasurementRow(batch=1, context=t, step_time_s=0.01 + t * 172032 / 1e12)
+        ...         for t in (8192, 16384, 32768)]
+        >>> round(fit_context(rows)[0].kv_bandwidth(load_model("gemma-2-9b")) / 1e12, 6)
+        1.0
+        """
         if self.slope_s_per_token <= 0:
             return math.inf
-        return self.batch * model.kv_bytes_per_token / self.slope_s_per_token
+        return self.batch * self.kv_bytes_per_context_token(model) / self.slope_s_per_token
 
 
 def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
@@ -71,7 +111,8 @@ def fit_context(rows: list[MeasurementRow]) -> list[ContextFit]:
             continue
         y = np.array([r.step_time for r in group])
         intercept, slope, r2 = _line(x, y)
-        fits.append(ContextFit(batch=batch, intercept_s=intercept, slope_s_per_token=slope, r_squared=r2, n=len(group)))
+        fits.append(ContextFit(batch=batch, intercept_s=intercept, slope_s_per_token=slope, r_squared=r2, n=len(group),
+                               contexts=tuple(float(c) for c in x)))
     if not fits:
         raise InvalidValueError("rows", f"{len(rows)} rows", "at least one batch with two or more distinct contexts")
     return fits

@@ -5,12 +5,18 @@ Tensor parallelism over n devices (Megatron):
 * every weight matrix is split n ways, except the k/v projections, which split only up to
   H_kv ways: beyond n = H_kv each KV head (and its cache) is **replicated** on n / H_kv
   devices, so per-device KV bytes stop shrinking.  An MLA latent cache is needed whole by
-  every device (treated as H_kv = 1).  Norm vectors are replicated.
+  every device (treated as H_kv = 1), and so are the MLA latent down-projections q_a and kv_a
+  (replicated, as serving engines do; their FLOPs run on every device).  Norm vectors are
+  replicated.
 * two all-reduces per layer of B·d activations (activation_format bytes), each costing
-  ``collective_latency + 2(n−1)/n · size / link_bandwidth`` (ring).
-* step floor = max(memory, compute) + communication: the all-reduces sit between layers on
-  the critical path (``overlap_communication=True`` takes the max of all three instead, the
-  strict floor).
+  ``collective_latency + 2(n−1)/n · size / link_bandwidth`` (ring), plus one all-reduce of the
+  vocab-parallel embedding's B·d output and one all-gather of the B·V vocab-parallel logits
+  (``collective_latency + (n−1)/n · size / link_bandwidth``).
+* the strict floor (default): no fixed latency, communication overlapped,
+  step = max(memory, compute, communication).  The realistic variant is explicit:
+  ``collective_latency=DEFAULT_COLLECTIVE_LATENCY, overlap_communication=False`` puts the
+  collectives between layers on the critical path, step = max(memory, compute) + communication;
+  that result is an estimate for such a runtime (a note says so), not a floor.
 
 Link bandwidth: ``Accelerator.interconnect.per_direction_bandwidth`` (half a bidirectional
 headline).  An ``aggregate`` figure (NVSwitch, meshes) is taken as what each device can send
@@ -19,10 +25,11 @@ the per-peer figure, e.g. 64e9 for MI300X, for a realistic estimate).  A ``per_p
 (NVLink bridges) is the ring's per-hop bandwidth; a bridge joins only two cards, so beyond two
 devices the result carries a note.
 
-Collective latency: :data:`DEFAULT_COLLECTIVE_LATENCY` = 5 µs per all-reduce, slightly below
+Collective latency: :data:`DEFAULT_COLLECTIVE_LATENCY` = 5 µs per collective, slightly below
 measured small-message NVLink all-reduces (about 6 µs on 2 H100s with CUDA graphs, NCCL issue
-#1259; 10 µs on 2 and 34 µs on 8 A100s ring without, nccl-tests issue #123), so the result
-stays a floor.  Set 0 for a pure bandwidth bound.
+#1259; 10 µs on 2 and 34 µs on 8 A100s ring without, nccl-tests issue #123): the realistic
+variant's figure and the pipeline hand-off's default.  Added serially it is not a floor (a
+runtime may overlap or fuse collectives), so the tensor-parallel default is 0.
 """
 
 from __future__ import annotations
@@ -60,6 +67,27 @@ class DeviceTraffic:
     kv_write_bytes: np.ndarray
     flops: np.ndarray
     kv_share: float
+    group_flops: dict = field(default_factory=dict)  # per FLOP group (estimate.COMPUTE_GROUPS), one device
+    replicated_parameters: int = 0  # MLA latent projections held whole by every device
+
+
+def latent_projection_parameters(model) -> int:
+    """Parameters every tensor-parallel device holds whole [1]: the MLA latent down-projections
+    q_a (d × r_q, when the query is compressed) and kv_a (d × (r_kv + d_rope)) of every layer.
+
+    Serving engines shard the per-head projections (q_b, kv_b, o) by heads but replicate the
+    down-projections, whose outputs every head needs (vLLM ``ReplicatedLinear`` for
+    ``q_a_proj`` / ``kv_a_proj_with_mqa`` in ``deepseek_v2.py``).  0 for other attention.
+
+    Examples
+    --------
+    >>> from roofline_decode import load_model
+    >>> latent_projection_parameters(load_model("deepseek-v3"))  # 61 · 7168 · (1536 + 512 + 64)
+    923467776
+    """
+    if not model.is_mla:
+        return 0
+    return model.num_layers * model.hidden_size * (model.q_lora_rank + model.kv_lora_rank + model.qk_rope_head_dim)
 
 
 def _latency(collective_latency: Any) -> float:
@@ -80,7 +108,9 @@ def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: i
 
     n = num_devices
     total = _traffic(model, batch, context)
-    replicated = model.group_format("norms").bytes_per_element * model.parameter_groups["layer_vector"]
+    latent = latent_projection_parameters(model)
+    replicated = (model.group_format("norms").bytes_per_element * model.parameter_groups["layer_vector"]
+                  + model.group_format("attention").bytes_per_element * latent)
     kv_heads = 1 if model.is_mla else model.num_kv_heads
     share = float(f.kv_head_share(kv_heads, n))
     b_attention = model.group_format("attention").bytes_per_element
@@ -98,8 +128,11 @@ def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: i
         weight_read_bytes=split(total.weight_bytes),
         kv_read_bytes=total.kv_read_bytes * share,
         kv_write_bytes=total.kv_write_bytes * share,
-        flops=total.flops / n,
+        flops=total.flops / n + (f.matmul_flops(batch, latent) * (1 - 1 / n) if latent else 0.0),
         kv_share=share,
+        group_flops={g: v / n + (f.matmul_flops(batch, latent) * (1 - 1 / n) if latent and g == "attention" else 0.0)
+                     for g, v in total.group_flops.items()},
+        replicated_parameters=latent,
     )
 
 
@@ -155,9 +188,21 @@ class ParallelFloor:
 
 
 def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, num_devices: int = 1, *,
-                          collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
-                          overlap_communication: bool = False) -> ParallelFloor:
+                          collective_latency: float = 0.0, link_bandwidth: float | None = None,
+                          overlap_communication: bool = True) -> ParallelFloor:
     """Decode step floor of ``model`` split over ``num_devices`` devices by tensor parallelism.
+
+    The defaults give the **strict floor**: collectives cost their link time only (no fixed
+    latency) and overlap with memory and compute, step = max(memory, compute, communication).
+    The **realistic variant** is explicit: ``collective_latency=DEFAULT_COLLECTIVE_LATENCY``
+    (5 µs per collective) and ``overlap_communication=False`` (collectives between layers, on
+    the critical path: step = max(memory, compute) + communication); its result carries a note
+    that it is an estimate for such a runtime, not a floor.
+
+    Communication per step: two all-reduces of B·d activations per layer, the all-reduce of the
+    vocab-parallel embedding's output (B·d) and the all-gather of the vocab-parallel logits
+    (B·V), all in the activation format.  MLA latent down-projections (q_a, kv_a) are held
+    whole by every device (:func:`latent_projection_parameters`), with their FLOPs.
 
     Parameters
     ----------
@@ -167,22 +212,27 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
     num_devices : int
         Tensor-parallel degree n (1: the single-device floor plus nothing).
     collective_latency : float
-        Fixed cost of one all-reduce [s] (default 5 µs; see the module docstring).
+        Fixed cost of one collective [s] (default 0: the strict floor; the realistic variant
+        takes :data:`DEFAULT_COLLECTIVE_LATENCY`, 5 µs; see the module docstring).
     link_bandwidth : float, optional
         Per-direction link bandwidth [B/s]; default the accelerator's interconnect.
     overlap_communication : bool
-        Take max(memory, compute, communication) instead of max(memory, compute) + communication.
+        Take max(memory, compute, communication) (default, the strict floor) instead of
+        max(memory, compute) + communication.
 
     Examples
     --------
-    kipply's 13B model on 2 A100s: about 9 ms per token at batch 1 (FasterTransformer measured 13.5).
+    kipply's 13B model on 2 A100s: about 8.4 ms per token at batch 1 as a strict floor, 8.8 ms
+    with 5 µs per collective on the critical path (FasterTransformer measured 13.5).
 
     >>> from roofline_decode import Model
     >>> m = Model(name="13B", num_layers=40, hidden_size=5120, num_heads=40, num_kv_heads=40,
     ...           head_dim=128, intermediate_size=20480, vocab_size=50272, mlp_gated=False)
     >>> r = tensor_parallel_floor(m, "a100-40gb-sxm", batch=1, context=512, num_devices=2)
-    >>> round(float(r.step_time_s) * 1e3, 1)
-    8.8
+    >>> realistic = tensor_parallel_floor(m, "a100-40gb-sxm", batch=1, context=512, num_devices=2,
+    ...                                   collective_latency=DEFAULT_COLLECTIVE_LATENCY, overlap_communication=False)
+    >>> round(float(r.step_time_s) * 1e3, 2), round(float(realistic.step_time_s) * 1e3, 2)
+    (8.39, 8.81)
     """
     from ..catalog import load_accelerator, load_model
 
@@ -191,18 +241,33 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
     collective_latency = _latency(collective_latency)
     batch, context = _grid(batch, context)
     link, notes = link_bandwidth_of(accelerator, link_bandwidth, n)
-    from ..estimate import _peaks, _traffic
+    from ..estimate import _peaks, _traffic, _Traffic
 
     traffic = device_traffic(model, batch, context, n)
     read = traffic.weight_read_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(read, accelerator.memory_bandwidth)
-    # each FLOP group at its own precision (as decode_floor), split n ways
-    compute = _peaks(model, accelerator, False).compute_time(_traffic(model, batch, context), n)
-    comm = f.tensor_parallel_communication_time(
-        batch, model.hidden_size, model.activation_format.bytes_per_element, model.num_layers, n,
-        link, collective_latency,
-    ) if n > 1 else np.zeros_like(memory)
+    # each FLOP group at its own precision (as decode_floor), split n ways but the latent projections
+    peaks = _peaks(model, accelerator, False)
+    if traffic.replicated_parameters:
+        compute = peaks.compute_time(_Traffic(read, traffic.kv_read_bytes, traffic.kv_write_bytes, traffic.flops,
+                                              traffic.group_flops))
+    else:
+        compute = peaks.compute_time(_traffic(model, batch, context), n)
+    b_act = model.activation_format.bytes_per_element
+    comm = (f.tensor_parallel_communication_time(batch, model.hidden_size, b_act, model.num_layers, n, link,
+                                                 collective_latency)
+            + f.ring_all_reduce_time(batch * model.hidden_size * b_act, n, link, collective_latency)  # embedding
+            + f.ring_all_gather_time(batch * model.vocab_size * b_act, n, link, collective_latency)  # logits
+            ) if n > 1 else np.zeros_like(memory)
     step = np.maximum(np.maximum(memory, compute), comm) if overlap_communication else np.maximum(memory, compute) + comm
+    if n > 1 and (collective_latency > 0 or not overlap_communication):
+        notes.append(f"collectives at {collective_latency * 1e6:.3g} us each"
+                     + ("" if overlap_communication else ", on the critical path after memory and compute")
+                     + ": an estimate for such a runtime, not a floor (the strict floor: collective_latency=0, "
+                     "overlap_communication=True)")
+    if traffic.replicated_parameters and n > 1:
+        notes.append(f"MLA latent projections q_a and kv_a ({traffic.replicated_parameters:,} parameters) are held "
+                     "whole by every device")
     kv_heads = 1 if model.is_mla else model.num_kv_heads
     replication = max(n / kv_heads, 1.0)
     if replication > 1:

@@ -126,7 +126,7 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
          offload_kv: float = 0.0, offload_weights: float = 0.0, tier=None, tier_links: int = 1,
          overlapped_tier: bool = False, max_devices: int = 8,
          collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
-         overlap_communication: bool = False) -> PlanResult:
+         overlap_communication: bool = False, prompt: int | None = None, output: int | None = None) -> PlanResult:
     """Capacity and bandwidth verdicts of ``model`` at ``batch`` × ``context`` on each accelerator.
 
     Parameters
@@ -148,6 +148,10 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
         number of query heads).
     collective_latency, link_bandwidth, overlap_communication
         Tensor-parallel options (:mod:`roofline_decode.planning.parallel`).
+    prompt, output : int, optional
+        With both, each row's notes carry the one-device request floor of a static batch
+        (:func:`~roofline_decode.estimate_request.request_floor`: the prefill yields the first
+        token, then output − 1 decode steps): TTFT, TPOT and end-to-end latency.
 
     Returns
     -------
@@ -177,6 +181,9 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
     context = whole_number("context", context, 0)
     slo_ms_per_token = slo_ms(slo_ms_per_token)
     max_devices = whole_number("max_devices", max_devices, 1)
+    if (prompt is None) != (output is None):
+        raise InvalidValueError("prompt/output", prompt if output is None else output,
+                                "both a prompt and an output length, or neither")
     options = dict(kv_fraction=offload_kv, weight_fraction=offload_weights, links=tier_links,
                    overlapped=overlapped_tier, collective_latency=collective_latency,
                    link_bandwidth=link_bandwidth, overlap_communication=overlap_communication)
@@ -208,6 +215,8 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
                 break
         if model.num_heads % tp:
             notes.append(f"tp={tp} does not divide {model.num_heads} query heads: shards are uneven")
+        if prompt is not None:
+            notes.append(_request_note(model, device, batch, prompt, output))
         step = float(floor.step_time_s)
         result.append(PlanRow(
             model=model.name, accelerator=device.id or device.name, devices=floor.num_devices, batch=int(batch),
@@ -220,3 +229,14 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
             min_devices=min_devices, min_devices_step_time_s=min_step, notes=tuple(notes),
         ))
     return result
+
+
+def _request_note(model, device, batch: int, prompt: int, output: int) -> str:
+    """TTFT, TPOT and latency of a static batch of requests on one device (request convention)."""
+    from ..estimate_request import request_floor
+
+    r = request_floor(model, device, prompt, output, batch)
+    tpot = "no decode step" if output == 1 else f"TPOT {float(r.tpot_s) * 1e3:.4g} ms"
+    return (f"request {prompt} in / {output} out at batch {batch} on one device: TTFT {float(r.ttft_s) * 1e3:.4g} ms, "
+            f"{tpot}, {float(r.latency_s):.4g} s end to end (prefill yields the first token, then {output - 1} "
+            "decode steps)")

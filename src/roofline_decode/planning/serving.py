@@ -124,7 +124,8 @@ def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0,
                            slo_ms_per_token, np.zeros(0, dtype=np.int64), np.zeros(0))
     concurrency = np.arange(1, cap + 1)
     floor = tensor_parallel_floor(model, accelerator, concurrency, mean_context, num_devices,
-                                  collective_latency=collective_latency, link_bandwidth=link_bandwidth)
+                                  collective_latency=collective_latency, link_bandwidth=link_bandwidth,
+                                  overlap_communication=False)  # collectives on the critical path, as planned
     step = np.asarray(floor.step_time_s, dtype=float)
     rates = np.asarray(f.request_rate_at_concurrency(concurrency, steps_per_request, step), dtype=float)
     ok = np.ones_like(step, dtype=bool) if slo_ms_per_token is None else step <= slo_ms_per_token / 1e3

@@ -206,6 +206,7 @@ GLOSSARY: dict[str, Entry] = _table(
     ("link_bandwidth", "BW_link", r"BW_{link}", "B/s", "per-direction interconnect bandwidth of one device"),
     ("collective_latency", "alpha", r"\alpha", "s", "fixed cost of one collective operation", _NONNEG),
     ("ring_all_reduce_time", "T_AR", r"T_{AR}", "s", "time of one ring all-reduce"),
+    ("ring_all_gather_time", "T_AG", r"T_{AG}", "s", "time of one ring all-gather (every device ends with the message)"),
     ("bytes_per_activation", "b_act", r"b_{act}", "B", "stored bytes per activation element"),
     ("all_reduces_per_layer", "n_AR", r"k_{AR}", "1", "all-reduces per layer (2 for Megatron attention + MLP)"),
     ("tensor_parallel_communication_time", "T_comm", r"T_{comm}", "s", "all-reduce time of one tensor-parallel step"),
