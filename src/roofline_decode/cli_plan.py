@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .cli_common import (
-    add_model_arguments, emit_records, fraction, load_model_from_args, non_negative, positive, whole_number,
+    add_model_arguments, add_routing_argument, emit_records, fraction, load_model_from_args, non_negative, positive, whole_number,
 )
 
 EXAMPLE = (
@@ -37,6 +37,7 @@ def register(subparsers) -> None:
                         help="per-direction device link bandwidth in GB/s (default: the spec's interconnect)")
     parser.add_argument("--collective-us", type=non_negative("--collective-us"), default=5.0,
                         help="fixed cost of one all-reduce in microseconds (default 5)")
+    add_routing_argument(parser)
     parser.add_argument("--prompt", type=whole_number("--prompt", 1),
                         help="with --output: add the request floor (TTFT, TPOT, latency) of this prompt length")
     parser.add_argument("--output", type=whole_number("--output", 1), help="output tokens per request (with --prompt)")
@@ -55,7 +56,8 @@ def run_plan(args: argparse.Namespace) -> int:
         load_model_from_args(args), args.gpu, batch=args.batch, context=args.context, slo_ms_per_token=args.slo_ms,
         tp=args.tp, reserve=args.reserve_gib * GiB, offload_kv=args.offload_kv, offload_weights=args.offload_weights,
         tier=args.tier, max_devices=args.max_devices, collective_latency=args.collective_us * 1e-6,
-        link_bandwidth=None if args.link_gbps is None else args.link_gbps * 1e9, prompt=args.prompt, output=args.output,
+        link_bandwidth=None if args.link_gbps is None else args.link_gbps * 1e9, routing=args.routing,
+        prompt=args.prompt, output=args.output,
     )
     if args.format == "json":
         print(emit_records(result.to_records(), "json"))

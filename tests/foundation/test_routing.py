@@ -173,3 +173,30 @@ def test_cli_routing(capsys):
             code = exit_.code
         err = capsys.readouterr().err
         assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("routing", ["uniform", "identical", 40.0])
+def test_planning_floors_follow_the_routing(routing):
+    from roofline_decode.planning import offload_floor, plan, tensor_parallel_floor
+
+    floor = decode_floor("qwen3-30b-a3b", "h100-sxm", batch=64, context=4096, routing=routing)
+    tp = tensor_parallel_floor("qwen3-30b-a3b", "h100-sxm", batch=64, context=4096, routing=routing)
+    (row,) = plan("qwen3-30b-a3b", "h100-sxm", batch=64, context=4096, routing=routing)
+    assert float(tp.step_time_s) == pytest.approx(float(floor.step_time_s), rel=1e-12)
+    assert row.step_time_s == pytest.approx(float(floor.step_time_s), rel=1e-12)
+    assert any(f"routing '{floor.routing}'" in n for n in row.notes) and any("routing" in n for n in tp.notes)
+    # resident bytes hold every expert whatever the routing
+    assert row.resident_bytes_per_device == plan("qwen3-30b-a3b", "h100-sxm", batch=64, context=4096)[0].resident_bytes_per_device
+    off = offload_floor("qwen3-30b-a3b", "h100-sxm", "pcie5-x16", batch=64, context=4096, kv_fraction=0.5,
+                        routing=routing)
+    assert float(off.hbm_only_step_time_s) == pytest.approx(float(floor.step_time_s), rel=1e-12)
+
+
+def test_plan_cli_routing(capsys):
+    code = main(["plan", "--model", "qwen3-30b-a3b", "--gpu", "h100-sxm", "--batch", "64", "--context", "4K",
+                 "--routing", "identical", "--format", "json"])
+    (record,) = json.loads(capsys.readouterr().out)
+    assert code == 0 and round(record["step_time_s"] * 1e3, 2) == 9.51  # uniform: 25.46 ms
+    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "1", "--context", "0",
+                 "--routing", "3"]) == 2
+    assert "has no routed experts" in capsys.readouterr().err

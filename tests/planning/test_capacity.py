@@ -154,8 +154,9 @@ def test_non_numbers_for_the_reserve_are_invalid_values(bad):
 
 # -- issue 21 item 3: the device's share (ECC on GDDR data-center cards, unified memory) --------
 
-#: nvidia-smi memory.total with ECC on (modal-labs/modal-client PR #2797; A10G: NVIDIA/DCGM #232).
-ECC_MIB = {"t4": 15360, "l4": 23034, "a10": 23028, "a10g": 23028, "l40s": 46068}
+#: nvidia-smi memory.total with ECC on (modal-labs/modal-client PR #2797; A10G: NVIDIA/DCGM #232;
+#: A40: chatdoc-com/OCRFlux #64).
+ECC_MIB = {"t4": 15360, "l4": 23034, "a10": 23028, "a10g": 23028, "l40s": 46068, "a40": 46068}
 
 
 @pytest.mark.parametrize("device, mib", sorted(ECC_MIB.items()))
@@ -230,3 +231,16 @@ def test_replacing_the_capacity_drops_the_stale_printed_figure():
     stale = rd.load_accelerator("h100-sxm")
     stale = rd.Accelerator(**{**{k: getattr(stale, k) for k in type(stale).model_fields}, "memory_capacity": 40e9})
     assert capacity_bytes(stale) == 40e9
+
+
+def test_a_usable_figure_in_the_wrong_unit_is_refused():
+    # 23034 typed as bytes where MiB was meant: the same plausibility range as memory_capacity
+    with pytest.raises(InvalidValueError, match="usable_memory_capacity"):
+        rd.Accelerator(name="l4-like", memory_bandwidth=3e11, memory_capacity=24e9, usable_memory_capacity=23034)
+    from roofline_decode.planning import device_memory
+
+    gpu = rd.Accelerator(name="l4-like", memory_bandwidth=3e11, memory_capacity=24 * 2**30,
+                         usable_memory_capacity=23034 * 2**20)
+    assert device_memory(gpu) == 23034 * 2**20
+    # an exposed figure above the capacity given (24e9 B < 23,034 MiB) never raises what a device holds
+    assert device_memory(gpu.replace(memory_capacity=24e9, usable_memory_capacity=23034 * 2**20)) == 24e9

@@ -126,7 +126,8 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
          offload_kv: float = 0.0, offload_weights: float = 0.0, tier=None, tier_links: int = 1,
          overlapped_tier: bool = False, max_devices: int = 8,
          collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
-         overlap_communication: bool = False, prompt: int | None = None, output: int | None = None) -> PlanResult:
+         overlap_communication: bool = False, routing: Any = "uniform", prompt: int | None = None,
+         output: int | None = None) -> PlanResult:
     """Capacity and bandwidth verdicts of ``model`` at ``batch`` × ``context`` on each accelerator.
 
     Parameters
@@ -148,6 +149,9 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
         number of query heads).
     collective_latency, link_bandwidth, overlap_communication
         Tensor-parallel options (:mod:`roofline_decode.planning.parallel`).
+    routing : {"uniform", "identical"} or float
+        MoE routing assumption of the step times (:func:`roofline_decode.decode_floor`); the
+        resident bytes hold every expert whatever the routing.
     prompt, output : int, optional
         With both, each row's notes carry the one-device request floor of a static batch
         (:func:`~roofline_decode.estimate_request.request_floor`: the prefill yields the first
@@ -186,7 +190,7 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
                                 "both a prompt and an output length, or neither")
     options = dict(kv_fraction=offload_kv, weight_fraction=offload_weights, links=tier_links,
                    overlapped=overlapped_tier, collective_latency=collective_latency,
-                   link_bandwidth=link_bandwidth, overlap_communication=overlap_communication)
+                   link_bandwidth=link_bandwidth, overlap_communication=overlap_communication, routing=routing)
 
     def evaluate(device, n):
         floor = offload_floor(model, device, tier, batch, context, num_devices=n, **options)

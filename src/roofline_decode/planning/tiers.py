@@ -81,7 +81,7 @@ def _tier(tier):
 def offload_floor(model, accelerator, tier, batch: Any = 1, context: Any = 0, *, kv_fraction: float = 0.0,
                   weight_fraction: float = 0.0, num_devices: int = 1, links: int = 1, overlapped: bool = False,
                   collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
-                  overlap_communication: bool = False) -> OffloadFloor:
+                  overlap_communication: bool = False, routing: Any = "uniform") -> OffloadFloor:
     """Decode floor with ``kv_fraction`` of the KV cache and ``weight_fraction`` of the weights in ``tier``.
 
     Examples
@@ -104,10 +104,10 @@ def offload_floor(model, accelerator, tier, batch: Any = 1, context: Any = 0, *,
     links = whole_number("links", links)
     base = tensor_parallel_floor(model, accelerator, batch, context, num_devices,
                                  collective_latency=collective_latency, link_bandwidth=link_bandwidth,
-                                 overlap_communication=overlap_communication)
+                                 overlap_communication=overlap_communication, routing=routing)
     from .parallel import device_traffic
 
-    traffic = device_traffic(model, base.batch, base.context, base.num_devices)
+    traffic = device_traffic(model, base.batch, base.context, base.num_devices, routing)
     tier_bytes = weight_fraction * traffic.weight_read_bytes + kv_fraction * traffic.kv_read_bytes
     device_bytes = base.bytes_read_per_device - tier_bytes
     tier_bandwidth = tier.read_bandwidth * links if tier is not None else float("inf")

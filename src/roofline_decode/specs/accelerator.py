@@ -239,7 +239,7 @@ class Accelerator(_Hardware):
     def _plausible_bandwidth(cls, value: float, info: ValidationInfo) -> float:
         return _plausible(value, info, "bandwidth")
 
-    @field_validator("memory_capacity")
+    @field_validator("memory_capacity", "usable_memory_capacity")
     @classmethod
     def _plausible_capacity(cls, value: float, info: ValidationInfo) -> float:
         return _plausible(value, info, "capacity")
