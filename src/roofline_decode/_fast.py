@@ -11,7 +11,8 @@ equals the general path's bit for bit, with the same types (``tests/estimate/tes
 compares them on random models, devices and points).
 
 Only the common case is taken: a real batch and context in range, ``routing`` by name, its
-context within the model's positions and some compute peak known.  Anything
+context within the model's positions, some compute peak known, and full or sliding attention
+only (chunked, sparse and recurrent layers take the general path).  Anything
 else (an array, a measured expert count, a context beyond the positions, bad input) returns ``None``
 and the general path answers, with its notes and its error messages.
 """
@@ -67,7 +68,10 @@ class _Plan:
         self.matmul = model.matmul_parameters_per_token
         self.group_counts = tuple(e._matrix_parameters_per_token(model).items())
         self.num_heads, self.width = model.num_heads, model.score_value_width
-        self.vocab, self.num_layers = model.vocab_size, model.num_layers
+        self.vocab, self.num_layers = model.vocab_size, model.num_attention_layers  # layers that write KV
+        # chunked, sparse and recurrent layers (estimate._mixer_terms): the general path answers
+        self.mixers = bool(model.num_chunked_layers or model.num_sparse_layers or model.num_recurrent_layers)
+        self.fixed_state = model.cache_residency[3]
         self.chain = e.chain_time(model, profile)
         notes = peaks.notes
         if profile is not None:
@@ -179,12 +183,13 @@ def scalar_floor(model, accelerator, batch: Any, context: Any, sparse: bool, rou
     if b is None or t is None or routing.measured is not None:
         return None
     plan = _plan(model, accelerator, sparse, routing, profile)
-    if not plan.has_peak:
+    if not plan.has_peak or plan.mixers:
         return None
     # fit and positions first (grid_limits on floats); beyond the positions the general path words the note
-    per_sequence = np.array(float(1 * plan.m_kv * plan.attended(t)))  # formulas.kv_cache_bytes at B = 1
+    # planning.capacity.kv_bytes_per_sequence: formulas.kv_cache_bytes at B = 1, plus the fixed state
+    per_sequence = np.asarray(float(1 * plan.m_kv * plan.attended(t)), dtype=float) + plan.fixed_state
     if per_sequence > 0:
-        capacity = (plan.usable - plan.weight_bytes) / per_sequence
+        capacity = (plan.usable - plan.weight_bytes) / float(per_sequence)
     else:
         capacity = np.inf if plan.weight_bytes <= plan.usable else -np.inf
     fits = np.float64(b) <= capacity
