@@ -73,43 +73,45 @@ def cli_seconds(repeats: int) -> float:
 
 
 def peers(repeats: int, number: int) -> dict[str, tuple[float, float]]:
-    """Per-call (min, median) seconds of llm-analysis and llm-flops on the same question, where
-    they import; a peer that does not is reported as missing."""
+    """Per-call (min, median) seconds of llm-analysis and llm-flops on the same question (a
+    Llama-3.1-8B shaped model in bf16 on an H100 SXM, batch 1, 4096 tokens, one generated
+    token), where they import; a peer that does not is reported as not measured.  Both run
+    offline: llm-analysis from a ModelConfig built here (d_ff rounded up to a multiple of d, which
+    it requires), llm-flops from its own registry."""
+    import logging
+
+    logging.disable(logging.WARNING)  # llm-analysis logs efficiency warnings on every call
     found: dict[str, tuple[float, float]] = {}
     try:
         from llm_analysis.analysis import LLMAnalysis
-        from llm_analysis.config import get_gpu_config_by_name, get_model_config_by_name
+        from llm_analysis.config import (DtypeConfig, ModelConfig, ParallelismConfig, get_dtype_config_by_name,
+                                         get_gpu_config_by_name)
 
-        model = get_model_config_by_name("upstage/Llama-2-70b-instruct-v2")
-        model = type(model)(**{**vars(model), "name": "llama-3.1-8b-shaped", "num_layers": 32,
-                               "n_head": 32, "num_key_value_heads": 8, "hidden_dim": 4096,
-                               "vocab_size": 128256, "max_seq_len": 131072, "ffn_embed_dim": 14336})
-        gpu = get_gpu_config_by_name("h100-sxm-80gb")
-        from llm_analysis.config import DtypeConfig, ParallelismConfig
-
-        namespace = dict(LLMAnalysis=LLMAnalysis, model=model, gpu=gpu, DtypeConfig=DtypeConfig,
-                         ParallelismConfig=ParallelismConfig)
-        statement = ("LLMAnalysis(model, gpu, DtypeConfig(), ParallelismConfig()).inference("
+        # llm-analysis requires d_ff to be a multiple of d: 16384 stands in for Llama's 14336 (the
+        # per-call time does not depend on the sizes)
+        model = ModelConfig(name="llama-3.1-8b-like", num_layers=32, n_head=32, hidden_dim=4096, vocab_size=128256,
+                            max_seq_len=131072, num_key_value_heads=8, ffn_embed_dim=16384, model_type="llama")
+        namespace = dict(LLMAnalysis=LLMAnalysis, model=model, gpu=get_gpu_config_by_name("h100-sxm-80gb"),
+                         dtype=get_dtype_config_by_name("w16a16e16"), ParallelismConfig=ParallelismConfig)
+        assert DtypeConfig
+        statement = ("LLMAnalysis(model, gpu, dtype, ParallelismConfig()).inference("
                      "batch_size_per_gpu=1, seq_len=4096, num_tokens_to_generate=1)")
-        found["llm-analysis"] = per_call(statement, namespace, repeats, max(1, number // 10))
+        found["llm-analysis 0.2 (object configs)"] = per_call(statement, namespace, repeats, max(1, number // 10))
     except Exception as exc:  # not installed, or its API moved
         print(f"llm-analysis: not measured ({type(exc).__name__}: {exc})")
     try:
-        import llm_flops  # noqa: F401
+        import llmflops
 
-        print("llm-flops: imported; see peers_llm_flops() for the call measured")
-        found.update(peers_llm_flops(repeats, number))
+        namespace = dict(llmflops=llmflops, config=llmflops.get_config("meta-llama/Llama-3.1-8B"))
+        options = ("batch_size=1, sequence_length=4096, precision='bf16', gpu='H100-SXM', include_backward=False, "
+                   "num_generated_tokens=1, allow_hf_fetch=False")
+        found["llm-flops 0.0.1 (config object)"] = per_call(f"llmflops.estimate(config, {options})", namespace,
+                                                            repeats, max(1, number // 10))
+        found["llm-flops 0.0.1 (registry id)"] = per_call(
+            f"llmflops.estimate('meta-llama/Llama-3.1-8B', {options})", namespace, repeats, max(1, number // 10))
     except Exception as exc:
         print(f"llm-flops: not measured ({type(exc).__name__}: {exc})")
     return found
-
-
-def peers_llm_flops(repeats: int, number: int) -> dict[str, tuple[float, float]]:
-    """llm-flops' per-call time, if its API is one this script knows."""
-    import llm_flops
-
-    names = [n for n in dir(llm_flops) if not n.startswith("_")]
-    raise RuntimeError(f"no known entry point among {names}")
 
 
 def main() -> None:
