@@ -210,7 +210,10 @@ def _show_model(model, stated: str | None = None) -> str:
         *([("parameters (stated)", stated)] if stated else []),
         ("parameters", f"{model.parameter_count:,}"),
         ("active parameters", f"{model.active_parameter_count:,}"),
-        ("layers (global / sliding)", f"{model.num_layers} ({model.num_global_layers} / {model.num_sliding_layers})"),
+        ("layers (global / sliding)", f"{model.num_layers} ({model.num_global_layers} / {model.num_sliding_layers})"
+         + "".join(f", {n} {kind}" for n, kind in ((model.num_chunked_layers, "chunked"),
+                                                   (model.num_sparse_layers, "sparse"),
+                                                   (model.num_recurrent_layers, "recurrent")) if n)),
         ("hidden, heads, KV heads, head_dim", f"{model.hidden_size}, {model.num_heads}, {model.num_kv_heads}, {model.head_dim}"),
         ("intermediate", str(model.intermediate_size)),
         ("vocab", str(model.vocab_size)),

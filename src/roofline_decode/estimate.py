@@ -184,6 +184,41 @@ def _streamed_terms(model: Model) -> tuple[float, float, float]:
     return model.streamed_weight_bytes, model.embedding_row_bytes, 1.0
 
 
+@dataclass(frozen=True)
+class _MixerTerms:
+    """Terms of the chunked, sparse and recurrent layers (DESIGN.md §4b); zero for a model
+    with full and sliding attention only."""
+
+    kv_read: Any = 0.0  # chunked and sparse layers' KV plus the indexer keys
+    kv_write: Any = 0.0  # the indexer keys of the new token
+    scores: Any = 0.0  # attention scores of chunked and sparse layers plus the indexer
+    state: Any = 0.0  # recurrent state read (and as much written)
+    state_flops: Any = 0.0
+
+
+def _mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> _MixerTerms:
+    if not (model.num_chunked_layers or model.num_sparse_layers or model.num_recurrent_layers):
+        return _MixerTerms()
+    m_kv, heads, width = model.kv_bytes_per_token_per_layer, model.num_heads, model.score_value_width
+    read = write = scores = 0.0
+    if model.num_chunked_layers:
+        chunk = f.chunked_attended_positions(context, 1, model.attention_chunk_size)  # T mod C
+        read = read + f.kv_read_bytes(batch, chunk, m_kv, model.num_chunked_layers)
+        scores = scores + f.attention_flops(batch, chunk, heads, width, model.num_chunked_layers)
+    if model.num_sparse_layers:
+        L_sparse, top_k = model.num_sparse_layers, model.sparse_top_k
+        m_idx = model.indexer_bytes_per_token_per_layer
+        read = read + f.kv_read_bytes(batch, context, m_kv, 0, L_sparse, top_k) + f.indexer_read_bytes(
+            batch, context, L_sparse, m_idx)
+        write = write + f.kv_write_bytes(batch, m_idx, L_sparse)
+        scores = scores + f.attention_flops(batch, context, heads, width, 0, L_sparse, top_k) + f.indexer_flops(
+            batch, context, L_sparse, model.indexer_heads, model.indexer_head_dim)
+    state = f.recurrent_state_bytes(batch, model.num_recurrent_layers, model.recurrent_state_elements,
+                                    model.state_format.bytes_per_element)
+    state_flops = f.recurrent_update_flops(batch, model.num_recurrent_layers, model.recurrent_flops_per_token)
+    return _MixerTerms(read, write, scores, state, state_flops)
+
+
 def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Routing = UNIFORM) -> _Traffic:
     b_e = model.routed_expert_format.bytes_per_element
     layers, m_kv, experts = _layer_terms(model)
@@ -193,10 +228,13 @@ def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Rout
         batch, streamed, row, model.vocab_size, b_w, *experts, model.expert_parameters, b_e,
         experts_read=routing.experts_read(model, batch) if model.is_moe else None,
     )
-    kv_read = f.kv_read_bytes(batch, context, m_kv, *layers)
-    kv_write = f.kv_write_bytes(batch, m_kv, model.num_layers)
+    mixers = _mixer_terms(model, batch, context)
+    kv_read = f.kv_read_bytes(batch, context, m_kv, *layers) + mixers.kv_read + mixers.state
+    kv_write = f.kv_write_bytes(batch, m_kv, model.num_attention_layers) + mixers.kv_write + mixers.state
     matmul = f.matmul_flops(batch, model.matmul_parameters_per_token)
     scores = f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
+    # chunked/sparse attention scores, the indexer and recurrent state updates: timed with the scores
+    scores = scores + mixers.scores + mixers.state_flops
     groups = {group: f.matmul_flops(batch, count) for group, count in _matrix_parameters_per_token(model).items()}
     groups["attention_scores"] = scores
     return _Traffic(weight, kv_read, kv_write, matmul + scores, groups)
@@ -278,6 +316,7 @@ def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray,
     streamed = model.streamed_groups
     layers, m_kv, (moe_layers, experts, per_token) = _layer_terms(model)
     zero = np.zeros(np.broadcast(batch, context).shape)
+    mixers = _mixer_terms(model, batch, context)
     routed = moe_layers * routing.experts_read(model, batch) * model.expert_parameters
     mlp_streamed = sum(b[k] * streamed[k] for k in ("mlp", "shared_experts", "router"))
     mlp_matrix = (g["dense_mlp_matrix"] + g["shared_expert_matrix"] + g["router_matrix"]
@@ -288,15 +327,19 @@ def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray,
         "norms_and_biases": zero + b["norms"] * g["layer_vector"],
         "embedding": zero + b["embedding"] * np.minimum(batch, model.vocab_size) * model.embedding_row_parameters,
         "lm_head": zero + b["lm_head"] * g["lm_head"],
-        "kv_read": zero + f.kv_read_bytes(batch, context, m_kv, *layers),
-        "kv_write": zero + f.kv_write_bytes(batch, m_kv, model.num_layers),
+        "kv_read": zero + f.kv_read_bytes(batch, context, m_kv, *layers) + mixers.kv_read,
+        "kv_write": zero + f.kv_write_bytes(batch, m_kv, model.num_attention_layers) + mixers.kv_write,
     }
     flops_parts = {
         "attention_projections": zero + f.matmul_flops(batch, g["attention_matrix"]),
-        "attention_scores": zero + f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers),
+        "attention_scores": zero + f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
+        + mixers.scores,
         "mlp": zero + f.matmul_flops(batch, mlp_matrix),
         "lm_head": zero + f.matmul_flops(batch, g["lm_head"]),
     }
+    if model.num_recurrent_layers:  # read and written back: 2 x state bytes
+        bytes_parts["recurrent_state"] = zero + 2 * mixers.state
+        flops_parts["recurrent_update"] = zero + mixers.state_flops
     return {"bytes": bytes_parts, "flops": flops_parts}
 
 

@@ -23,10 +23,13 @@ def bundled(model_id: str) -> dict:
     return json.loads((CONFIGS / f"{model_id}.json").read_text())
 
 
-def test_the_sixteen_families_are_supported():
+def test_the_supported_families():
     assert set(SUPPORTED_MODEL_TYPES) == {
         "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
-        "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3", "gpt_oss", "opt", "gpt2"}
+        "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3", "gpt_oss", "opt", "gpt2",
+        # issue 14
+        "olmo2", "granite", "cohere", "cohere2", "gptj", "falcon", "glm4_moe", "qwen3_next", "mamba2", "llama4_text",
+        "deepseek_v32", "phi", "starcoder2", "smollm3", "olmo"}
 
 
 @pytest.mark.parametrize("model_id", rd.list_models())
@@ -232,7 +235,7 @@ def test_truncated_bundled_config_gives_a_config_error(tmp_path):
     (b'{"model_type": "llama", "hidden_size": "4096"}', "hidden_size: expected an integer >= 1, got '4096'"),
     (b'{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, '
      b'"intermediate_size": 8, "vocab_size": 10, "tie_word_embeddings": "yes"}', "tie_word_embeddings: expected true or false"),
-    (b'{"hidden_size": 64}', "model_type: required key is missing; supported: deepseek_v2"),
+    (b'{"hidden_size": 64}', "model_type: required key is missing; supported: cohere, cohere2, deepseek_v2"),
 ])
 def test_malformed_configs(tmp_path, content, match):
     path = tmp_path / "config.json"

@@ -154,6 +154,7 @@ SOURCE_VALUES = {
     },
     'a40': {
         'memory_capacity': (48, 'GB', 'datasheet', 'https://sysrqmts.com/fr/gpus/compare/nvidia-a40-pcie-vs-nvidia-quadro-rtx-6000'),
+        'usable_memory': (46068, 'MiB', 'measured', 'https://github.com/chatdoc-com/OCRFlux/issues/64'),
         'memory_bandwidth': (695.8, 'GB/s', 'datasheet', 'https://sysrqmts.com/fr/gpus/compare/nvidia-a40-pcie-vs-nvidia-quadro-rtx-6000'),
         'peak_flops.fp32': (37.42, 'TFLOP/s', 'datasheet', 'https://sysrqmts.com/fr/gpus/compare/nvidia-a40-pcie-vs-nvidia-quadro-rtx-6000'),
         'peak_flops.tf32': (74.83, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-l40-vs-nvidia-a40'),

@@ -131,3 +131,28 @@ def test_chain_model_rejects_bad_width(width):
 
     with pytest.raises(InvalidValueError, match="hidden_size"):
         chain_model(width)
+
+
+def test_tensor_parallel_chain_by_hand():
+    from roofline_decode.formulas import ring_all_gather_time, ring_all_reduce_time, serial_chain_time
+    from roofline_decode.planning import tensor_parallel_floor
+
+    model = load_model("llama-3.1-70b", weights="fp8")
+    r = tensor_parallel_floor(model, "h200-sxm", batch=1, context=4096, num_devices=8, latency="cuda-graph-h100")
+    link = r.link_bandwidth
+    b_act = model.activation_format.bytes_per_element
+    all_reduce = 6e-6 + 2 * 7 / 8 * 8192 * b_act / link
+    assert float(ring_all_reduce_time(8192 * b_act, 8, link, 6e-6)) == pytest.approx(all_reduce)
+    outside = all_reduce + float(ring_all_gather_time(128256 * b_act, 8, link, 6e-6))
+    expected = 80 * (10 * 1.3e-6 + 2 * all_reduce) + outside
+    assert float(r.chain_time_s) == pytest.approx(expected, rel=1e-12)
+    assert float(r.chain_time_s) == pytest.approx(float(serial_chain_time(80, 10, 1.3e-6, 2, all_reduce)) + outside)
+    # 8.8 GB of fp8 weights per H200 stream in 1.85 ms: the chain (2.02 ms) binds
+    assert float(r.memory_time_s) < float(r.chain_time_s) == pytest.approx(float(r.step_time_s))
+    assert r.latency_profile == "cuda-graph-h100" and any("serial chain" in n for n in r.notes)
+    # without a profile: no chain, the strict floor unchanged
+    strict = tensor_parallel_floor(model, "h200-sxm", batch=1, context=4096, num_devices=8)
+    assert float(strict.chain_time_s) == 0 and float(strict.step_time_s) == pytest.approx(float(r.memory_time_s))
+    # one device: the chain has no collectives
+    one = tensor_parallel_floor(model, "h200-sxm", batch=1, context=4096, num_devices=1, latency="cuda-graph-h100")
+    assert float(one.chain_time_s) == pytest.approx(80 * 10 * 1.3e-6)

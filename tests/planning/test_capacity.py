@@ -154,8 +154,9 @@ def test_non_numbers_for_the_reserve_are_invalid_values(bad):
 
 # -- issue 21 item 3: the device's share (ECC on GDDR data-center cards, unified memory) --------
 
-#: nvidia-smi memory.total with ECC on (modal-labs/modal-client PR #2797; A10G: NVIDIA/DCGM #232).
-ECC_MIB = {"t4": 15360, "l4": 23034, "a10": 23028, "a10g": 23028, "l40s": 46068}
+#: nvidia-smi memory.total with ECC on (modal-labs/modal-client PR #2797; A10G: NVIDIA/DCGM #232;
+#: A40: chatdoc-com/OCRFlux #64).
+ECC_MIB = {"t4": 15360, "l4": 23034, "a10": 23028, "a10g": 23028, "l40s": 46068, "a40": 46068}
 
 
 @pytest.mark.parametrize("device, mib", sorted(ECC_MIB.items()))

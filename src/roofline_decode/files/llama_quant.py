@@ -81,7 +81,11 @@ def gguf_tensor_layout(model) -> list[TensorInfo]:
         norm_names += [f"norm_{k}" for k in range(4, model.norms_per_layer)]
         for name in norm_names[:model.norms_per_layer]:
             t += [TensorInfo(f"{b}{name}.{part}", (d,), "norms", i) for part in norm_parts]
-        if model.is_mla:
+        recurrent = model.layer_types is not None and model.layer_types[i] == "recurrent"
+        if recurrent:  # Mamba-2 / Gated DeltaNet mixer: its projections and its vectors
+            t += [TensorInfo(f"{b}ssm_in.weight", (d, model.recurrent_matrix_parameters // d), "attention", i),
+                  TensorInfo(f"{b}ssm_vectors.weight", (model.recurrent_vector_parameters,), "norms", i)]
+        elif model.is_mla:
             rq, rkv = model.q_lora_rank, model.kv_lora_rank
             nope, rope, dv = model.qk_nope_head_dim, model.qk_rope_head_dim, model.v_head_dim
             if rq:
@@ -97,7 +101,8 @@ def gguf_tensor_layout(model) -> list[TensorInfo]:
             if model.o_bias:
                 t.append(TensorInfo(f"{b}attn_output.bias", (d,), "norms", i))
         else:
-            t += [TensorInfo(f"{b}attn_q.weight", (d, hq * dh), "attention", i),
+            gate = 2 if model.attention_output_gate else 1
+            t += [TensorInfo(f"{b}attn_q.weight", (d, gate * hq * dh), "attention", i),
                   TensorInfo(f"{b}attn_k.weight", (d, hkv * dh), "attention", i),
                   TensorInfo(f"{b}attn_v.weight", (d, hkv * dh), "attention", i),
                   TensorInfo(f"{b}attn_output.weight", (hq * dh, d), "attention", i)]
@@ -106,7 +111,14 @@ def gguf_tensor_layout(model) -> list[TensorInfo]:
                                                                                           ("v", hkv))]
             if model.o_bias:
                 t.append(TensorInfo(f"{b}attn_output.bias", (d,), "norms", i))
-        if model.qk_norm:
+        if model.layer_types is not None and model.layer_types[i] == "sparse" and model.indexer_heads:
+            hi, di = model.indexer_heads, model.indexer_head_dim
+            t += [TensorInfo(f"{b}indexer.attn_q_b.weight", (model.q_lora_rank or d, hi * di), "attention", i),
+                  TensorInfo(f"{b}indexer.attn_k.weight", (d, di), "attention", i),
+                  TensorInfo(f"{b}indexer.proj.weight", (d, hi), "attention", i),
+                  TensorInfo(f"{b}indexer.k_norm.weight", (di,), "norms", i),
+                  TensorInfo(f"{b}indexer.k_norm.bias", (di,), "norms", i)]
+        if model.qk_norm and not recurrent:
             t += [TensorInfo(f"{b}attn_q_norm.weight", (dh,), "norms", i),
                   TensorInfo(f"{b}attn_k_norm.weight", (dh,), "norms", i)]
         if i < model.num_dense_mlp_layers:

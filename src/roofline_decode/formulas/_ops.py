@@ -64,3 +64,12 @@ def ceiling(x):
 
         return sympy.ceiling(x)
     return np.ceil(x)
+
+
+def remainder(a, b):
+    """Element-wise remainder ``a mod b`` (b > 0): ``numpy.mod`` or ``sympy.Mod``."""
+    if is_symbolic(a, b):
+        import sympy
+
+        return sympy.Mod(a, b)
+    return np.mod(a, b)

@@ -13,7 +13,7 @@ The usable-memory rule
 
    * a sourced ``usable_memory`` figure where the runtime exposes less than the capacity:
      NVIDIA's GDDR data-center cards run with ECC on and give up 1/16 of it (nvidia-smi: T4
-     15,360 MiB of 16 GiB, L4 23,034 MiB and A10/A10G 23,028 MiB of 24 GiB, L40S 46,068 MiB of
+     15,360 MiB of 16 GiB, L4 23,034 MiB and A10/A10G 23,028 MiB of 24 GiB, L40S and A40 46,068 MiB of
      48 GiB).  HBM parts carry ECC beside the data and lose nothing;
    * unified memory on Apple silicon: macOS lets the GPU wire only part of the RAM by default
      (Metal's ``recommendedMaxWorkingSetSize``): 2/3 of it up to 32 GiB, 3/4 above
@@ -199,10 +199,10 @@ def kv_bytes_per_sequence(model, context: Any) -> np.ndarray:
     """
     model = _load_model(model)
     context = checked_array("context", context, 0, inclusive=True)
+    growing, windowed, window, fixed = model.cache_residency  # sparse, chunked, recurrent layers
     return np.asarray(f.kv_cache_bytes(
-        1, context, model.kv_bytes_per_token_per_layer, model.num_global_layers,
-        model.num_sliding_layers, model.window,
-    ), dtype=float)
+        1, context, model.kv_bytes_per_token_per_layer, growing, windowed, window,
+    ), dtype=float) + fixed
 
 
 def resident_bytes(model, batch: Any, context: Any) -> np.ndarray:
@@ -265,14 +265,17 @@ def max_context(model, accelerator, batch: Any = 1, reserve: float = DEFAULT_RES
     model, accelerator = _load(model, accelerator)
     batch = checked_array("batch", batch, 1, inclusive=True)
     usable = usable_memory(accelerator, reserve, reserve_fraction, binary_units)
-    free = np.maximum(usable - model.weight_bytes, 0) / batch
+    growing, windowed, window, fixed = model.cache_residency
+    free = np.maximum(usable - model.weight_bytes, 0) / batch - fixed
     m_kv = model.kv_bytes_per_token_per_layer
-    if model.num_global_layers == 0:  # every layer slides: bounded by the window
+    if growing == 0:  # every layer slides (or is recurrent): bounded by the window
+        if windowed == 0:
+            return np.where(free >= 0, np.inf, 0.0)
         positions = free / m_kv
-        window_positions = model.num_sliding_layers * model.window
-        tokens = np.where(positions >= window_positions, np.inf, np.floor(positions / model.num_sliding_layers))
+        window_positions = windowed * window
+        tokens = np.where(positions >= window_positions, np.inf, np.floor(np.maximum(positions, 0) / windowed))
         return tokens
-    real = f.context_capacity(free, m_kv, model.num_global_layers, model.num_sliding_layers, model.window)
+    real = f.context_capacity(np.maximum(free, 0), m_kv, growing, windowed, window)
     # capped at the largest context accepted (2**53, see estimate.checked_array)
     tokens = np.minimum(np.floor(np.asarray(real, dtype=float)), MAX_GRID_VALUE)
     # guard the floor against rounding at an exact boundary: T must fit, T + 1 must not

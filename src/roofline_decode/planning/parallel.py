@@ -39,9 +39,12 @@ from typing import Any
 
 import numpy as np
 
+from ..specs.latency import load_latency_profile
+
 from .. import formulas as f
 from ..errors import InvalidValueError
 from ._checks import non_negative, positive, whole_number
+from .capacity import kv_bytes_per_sequence
 
 __all__ = [
     "DEFAULT_COLLECTIVE_LATENCY",
@@ -122,9 +125,7 @@ def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: i
     def split(total_bytes):
         return f.sharded_bytes(total_bytes - replicated - kv_proj, replicated + kv_proj * share, n)
 
-    kv_resident = batch * f.kv_cache_bytes(
-        1, context, model.kv_bytes_per_token_per_layer, model.num_global_layers, model.num_sliding_layers, model.window
-    )
+    kv_resident = batch * kv_bytes_per_sequence(model, context)
     return DeviceTraffic(
         weight_bytes=float(split(model.weight_bytes)),
         kv_bytes=kv_resident * share,
@@ -183,6 +184,8 @@ class ParallelFloor:
     link_bandwidth: float
     collective_latency: float
     notes: tuple[str, ...] = field(default=())
+    chain_time_s: np.ndarray = 0.0
+    latency_profile: str | None = None
 
     @property
     def resident_bytes_per_device(self) -> np.ndarray:
@@ -192,7 +195,8 @@ class ParallelFloor:
 
 def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, num_devices: int = 1, *,
                           collective_latency: float = 0.0, link_bandwidth: float | None = None,
-                          overlap_communication: bool = True, routing: Any = "uniform") -> ParallelFloor:
+                          overlap_communication: bool = True, routing: Any = "uniform",
+                          latency: Any = None) -> ParallelFloor:
     """Decode step floor of ``model`` split over ``num_devices`` devices by tensor parallelism.
 
     The defaults give the **strict floor**: collectives cost their link time only (no fixed
@@ -224,6 +228,14 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
         max(memory, compute) + communication.
     routing : {"uniform", "identical"} or float
         MoE routing assumption, as in :func:`roofline_decode.decode_floor` (its note is added).
+    latency : LatencyProfile or str, optional
+        A latency profile (or preset id) that adds the serial chain of the step
+        (:func:`~roofline_decode.formulas.serial_chain_time`): per layer, its dependent
+        operations and, on n > 1 devices, two all-reduces each costing the profile's
+        collective latency plus their link time, one after another; plus the embedding
+        all-reduce, the logits all-gather and the profile's per-step cost.  The step becomes
+        max(step, chain) and ``chain_time_s`` holds it (an estimate for that runtime; a note
+        says so).  None (default): no chain.
 
     Examples
     --------
@@ -269,6 +281,16 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
             + f.ring_all_gather_time(batch * model.vocab_size * b_act, n, link, collective_latency)  # logits
             ) if n > 1 else np.zeros_like(memory)
     step = np.maximum(np.maximum(memory, compute), comm) if overlap_communication else np.maximum(memory, compute) + comm
+    profile = None if latency is None else load_latency_profile(latency)
+    chain = np.zeros_like(step)
+    if profile is not None:
+        chain = chain + _tensor_parallel_chain(model, batch, n, link, profile)
+        step = np.maximum(step, chain)
+        notes.append(f"serial chain from latency profile {profile.label!r}: {profile.operations_per_layer:g} operations "
+                     f"per layer at {profile.operation_latency * 1e6:.3g} us"
+                     + (f" and 2 all-reduces per layer at {profile.collective_latency * 1e6:.3g} us + link time"
+                        if n > 1 else "")
+                     + ", one after another: an estimate for that runtime, not a physical floor")
     if n > 1 and (collective_latency > 0 or not overlap_communication):
         notes.append(f"collectives at {collective_latency * 1e6:.3g} us each"
                      + ("" if overlap_communication else ", on the critical path after memory and compute")
@@ -288,7 +310,24 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
         compute_time_s=compute, communication_time_s=comm, step_time_s=step,
         tokens_per_s=f.tokens_per_second(batch, step), kv_replication=replication,
         link_bandwidth=link, collective_latency=collective_latency, notes=tuple(notes),
+        chain_time_s=chain, latency_profile=None if profile is None else profile.label,
     )
+
+
+def _tensor_parallel_chain(model, batch: np.ndarray, n: int, link: float, profile) -> np.ndarray:
+    """Serial chain of one tensor-parallel step [s]: every layer's dependent operations and its two
+    all-reduces in series, then the embedding all-reduce and the logits all-gather (each at the
+    profile's collective latency plus its link time), plus the per-step cost."""
+    b_act = model.activation_format.bytes_per_element
+    if n > 1:
+        alpha = profile.collective_latency
+        per_layer_collective = f.ring_all_reduce_time(batch * model.hidden_size * b_act, n, link, alpha)
+        outside = (f.ring_all_reduce_time(batch * model.hidden_size * b_act, n, link, alpha)
+                   + f.ring_all_gather_time(batch * model.vocab_size * b_act, n, link, alpha))
+    else:
+        per_layer_collective = outside = 0.0
+    return f.serial_chain_time(model.num_layers, profile.operations_per_layer, profile.operation_latency,
+                               2 if n > 1 else 0, per_layer_collective, step_latency=profile.step_latency + outside)
 
 
 def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, num_stages: int = 1,
@@ -330,9 +369,7 @@ def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0
     stage = np.maximum(memory, compute)
     hop = (collective_latency + micro * model.hidden_size * model.activation_format.bytes_per_element / link) if p > 1 else 0.0
     step = np.asarray(f.pipeline_step_time(stage, p, m, hop), dtype=float)
-    kv_resident = batch * f.kv_cache_bytes(
-        1, context, model.kv_bytes_per_token_per_layer, model.num_global_layers, model.num_sliding_layers, model.window
-    ) / p
+    kv_resident = batch * kv_bytes_per_sequence(model, context) / p
     return ParallelFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, strategy="pipeline", num_devices=p,
         batch=batch, context=context, weight_bytes_per_device=model.weight_bytes / p, kv_bytes_per_device=kv_resident,

@@ -98,6 +98,10 @@ def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, w
     stack = [weight_gb, parts["kv_read"] / GB, parts["kv_write"] / GB]
     labels = ["weights read", "KV cache read", "KV cache written (new token)"]
     colors = [OKABE_ITO["blue"], OKABE_ITO["vermillion"], OKABE_ITO["bluish_green"]]
+    if "recurrent_state" in parts:  # Mamba-2 / Gated DeltaNet: a fixed state read and written back
+        stack.append(parts["recurrent_state"] / GB)
+        labels.append("recurrent state read + written")
+        colors.append(OKABE_ITO["reddish_purple"])
 
     ax = new_axes(ax)
     twin = ax.twinx()

@@ -21,7 +21,7 @@ from ._limits import MAX_LAYERS, MAX_SIZE
 
 __all__ = ["Model", "LayerType", "WEIGHT_GROUPS"]
 
-LayerType = Literal["full", "sliding"]
+LayerType = Literal["full", "sliding", "chunked", "sparse", "recurrent"]
 
 #: Tensor groups that may carry their own storage format (DESIGN.md §4b, per-tensor formats).
 #: ``norms`` holds the 1-D vectors of every layer (norm weights and attention biases, as in
@@ -57,8 +57,17 @@ class Model(Spec):
         Rows of a learned absolute position table (GPT-2: 1024; 0 for rotary models).
     sliding_window : int, optional
         Window W of sliding-window layers [tokens].
-    layer_types : tuple of {"full", "sliding"}, optional
-        Attention kind per layer; if omitted, every layer slides when ``sliding_window`` is set.
+    layer_types : tuple of {"full", "sliding", "chunked", "sparse", "recurrent"}, optional
+        Token mixer per layer; if omitted, every layer slides when ``sliding_window`` is set.
+        ``chunked``: local attention within chunks of ``attention_chunk_size`` (Llama 4);
+        ``sparse``: DeepSeek sparse attention over ``sparse_top_k`` selected tokens plus a
+        lightning indexer of ``indexer_heads`` × ``indexer_head_dim``; ``recurrent``: a
+        Mamba-2 or Gated DeltaNet mixer with ``recurrent_matrix_parameters`` and
+        ``recurrent_vector_parameters`` per layer and a fixed state of
+        ``recurrent_state_elements`` per sequence (``state_format``), updated with
+        ``recurrent_flops_per_token`` (DESIGN.md §4b).
+    attention_output_gate : bool
+        Attention layers carry a sigmoid output gate (Qwen3-Next: q_proj twice as wide).
     num_experts, num_experts_per_token, moe_intermediate_size : int
         Routed experts E, experts per token k, expert width (0 experts: a dense model).
     shared_expert_intermediate_size : int
@@ -96,6 +105,15 @@ class Model(Spec):
     max_position_embeddings: PositiveInt | None = None
     sliding_window: PositiveInt | None = None
     layer_types: tuple[LayerType, ...] | None = None
+    attention_chunk_size: PositiveInt | None = None
+    sparse_top_k: PositiveInt | None = None
+    indexer_heads: NonNegativeInt = 0
+    indexer_head_dim: NonNegativeInt = 0
+    recurrent_matrix_parameters: NonNegativeInt = 0
+    recurrent_vector_parameters: NonNegativeInt = 0
+    recurrent_state_elements: NonNegativeInt = 0
+    recurrent_flops_per_token: NonNegativeInt = 0
+    attention_output_gate: bool = False
     num_experts: NonNegativeInt = 0
     num_experts_per_token: NonNegativeInt = 0
     moe_intermediate_size: NonNegativeInt = 0
@@ -109,6 +127,7 @@ class Model(Spec):
     weight_format: NumberFormat = Field(default="bf16", validate_default=True)
     kv_format: NumberFormat = Field(default="bf16", validate_default=True)
     activation_format: NumberFormat = Field(default="bf16", validate_default=True)
+    state_format: NumberFormat = Field(default="bf16", validate_default=True)
     expert_weight_format: NumberFormat | None = None
     tensor_formats: dict[str, NumberFormat] = Field(default_factory=dict)
     source: str | None = None
@@ -128,7 +147,8 @@ class Model(Spec):
                 raise ValueError(f"{shown} is beyond the largest accepted, {limit:,}")
         return value
 
-    @field_validator("weight_format", "kv_format", "activation_format", "expert_weight_format", mode="before")
+    @field_validator("weight_format", "kv_format", "activation_format", "expert_weight_format", "state_format",
+                     mode="before")
     @classmethod
     def _resolve_format(cls, value: Any, info) -> Any:
         if value is None or isinstance(value, NumberFormat):
@@ -174,6 +194,11 @@ class Model(Spec):
                 problems.append(f"layer_types has {len(self.layer_types)} entries, expected num_layers={self.num_layers}")
             if "sliding" in self.layer_types and self.sliding_window is None:
                 problems.append("layer_types contains 'sliding' but sliding_window is not set")
+            for kind, field in (("chunked", "attention_chunk_size"), ("sparse", "sparse_top_k")):
+                if kind in self.layer_types and getattr(self, field) is None:
+                    problems.append(f"layer_types contains {kind!r} but {field} is not set")
+            if "recurrent" in self.layer_types and not self.recurrent_state_elements:
+                problems.append("layer_types contains 'recurrent' but recurrent_state_elements is 0")
         if self.num_experts:
             if not 1 <= self.num_experts_per_token <= self.num_experts:
                 problems.append(
@@ -183,7 +208,7 @@ class Model(Spec):
                 problems.append("moe_intermediate_size must be > 0 for an MoE model (num_experts > 0)")
             if self.first_dense_layers >= self.num_layers:
                 problems.append(f"first_dense_layers={self.first_dense_layers} must be < num_layers={self.num_layers}")
-        elif self.intermediate_size == 0:
+        elif self.intermediate_size == 0 and self.num_recurrent_layers < self.num_layers:
             problems.append("intermediate_size must be > 0 for a dense model (num_experts = 0)")
         if self.first_dense_layers and self.intermediate_size == 0:
             problems.append("first_dense_layers > 0 needs intermediate_size > 0")
@@ -300,9 +325,64 @@ class Model(Spec):
             return self.layer_types.count("sliding")
         return self.num_layers if self.sliding_window is not None else 0
 
+    def _count(self, kind: str) -> int:
+        return self.layer_types.count(kind) if self.layer_types is not None else 0
+
+    @property
+    def num_chunked_layers(self) -> int:
+        """Layers with chunked local attention (Llama 4)."""
+        return self._count("chunked")
+
+    @property
+    def num_sparse_layers(self) -> int:
+        """Layers with DeepSeek sparse attention."""
+        return self._count("sparse")
+
+    @property
+    def num_recurrent_layers(self) -> int:
+        """Layers with a recurrent mixer (no KV cache; a fixed state per sequence)."""
+        return self._count("recurrent")
+
+    @property
+    def num_attention_layers(self) -> int:
+        """Layers that cache keys and values (all but the recurrent ones)."""
+        return self.num_layers - self.num_recurrent_layers
+
     @property
     def num_global_layers(self) -> int:
-        return self.num_layers - self.num_sliding_layers
+        return (self.num_layers - self.num_sliding_layers - self.num_chunked_layers - self.num_sparse_layers
+                - self.num_recurrent_layers)
+
+    @property
+    def indexer_bytes_per_token_per_layer(self) -> float:
+        """Lightning-indexer key bytes per token and sparse layer [B] (KV-cache format)."""
+        return float(self.indexer_head_dim * self.kv_format.bytes_per_element) if self.num_sparse_layers else 0.0
+
+    @property
+    def cache_residency(self) -> tuple[float, int, float, float]:
+        """What one sequence keeps resident: ``(growing, windowed, window, fixed)`` such that its
+        cache holds m_kv · (growing · T + windowed · min(T, window)) + fixed bytes.
+
+        Global and sparse layers keep every token (a sparse layer also its indexer key, counted
+        as a fraction of a layer); sliding layers W tokens, chunked layers their chunk C (counted
+        as global when a model has both); recurrent layers a fixed state.
+        """
+        m_kv = self.kv_bytes_per_token_per_layer
+        growing = float(self.num_global_layers)
+        if self.num_sparse_layers:
+            growing += self.num_sparse_layers * (m_kv + self.indexer_bytes_per_token_per_layer) / m_kv
+        windowed, window = self.num_sliding_layers, self.window
+        if self.num_chunked_layers:
+            if windowed:
+                growing += self.num_chunked_layers
+            else:
+                windowed, window = self.num_chunked_layers, float(self.attention_chunk_size)
+        return growing, windowed, window, self.recurrent_state_bytes_per_sequence
+
+    @property
+    def recurrent_state_bytes_per_sequence(self) -> float:
+        """Recurrent-state bytes one sequence keeps over all recurrent layers [B]."""
+        return float(self.num_recurrent_layers * self.recurrent_state_elements * self.state_format.bytes_per_element)
 
     @property
     def window(self) -> float:
@@ -339,8 +419,16 @@ class Model(Spec):
         else:
             attn_matrix = f.attention_matrix_parameters(d, self.num_heads, self.num_kv_heads, self.head_dim)
             attn_vector = self.qkv_bias * (self.num_heads + 2 * self.num_kv_heads) * self.head_dim + self.o_bias * d
+        attn_matrix += self.attention_output_gate * d * self.num_heads * self.head_dim
         norm_width = 2 if self.norm_type == "layer" else 1
-        layer_vector = attn_vector + self.norms_per_layer * norm_width * d + self.qk_norm * 2 * self.head_dim
+        L_attn, L_rec = self.num_attention_layers, self.num_recurrent_layers
+        attn_vector += self.qk_norm * 2 * self.head_dim
+        indexer_matrix = indexer_vector = 0
+        if self.indexer_heads:  # DeepSeek-V3.2 lightning indexer: wq_b, wk, weights_proj; k_norm (LayerNorm)
+            query_in = self.q_lora_rank or d
+            indexer_matrix = (query_in * self.indexer_heads * self.indexer_head_dim + d * self.indexer_head_dim
+                              + d * self.indexer_heads)
+            indexer_vector = 2 * self.indexer_head_dim
 
         def mlp(width: int) -> tuple[int, int]:
             matrix = f.mlp_matrix_parameters(d, width, gated)
@@ -353,10 +441,13 @@ class Model(Spec):
         router_matrix = d * self.num_experts
         router_bias = self.mlp_bias * self.num_experts
         L, L_dense, L_moe = self.num_layers, self.num_dense_mlp_layers, self.num_moe_layers
+        L_sparse = self.num_sparse_layers
         vocab_rows = self.vocab_size * d
         return {
-            "attention_matrix": L * attn_matrix,
-            "layer_vector": L * layer_vector + norm_width * d,  # + the final norm
+            "attention_matrix": L_attn * attn_matrix + L_rec * self.recurrent_matrix_parameters
+            + L_sparse * indexer_matrix,
+            "layer_vector": L * self.norms_per_layer * norm_width * d + L_attn * attn_vector
+            + L_rec * self.recurrent_vector_parameters + L_sparse * indexer_vector + norm_width * d,  # + final norm
             "dense_mlp_matrix": L_dense * dense_matrix,
             "dense_mlp_bias": L_dense * dense_bias,
             "shared_expert_matrix": L_moe * shared_matrix,
@@ -437,7 +528,8 @@ class Model(Spec):
         >>> load_model("llama-3.1-70b").kv_bytes_per_token
         327680.0
         """
-        return float(self.kv_bytes_per_token_per_layer * self.num_layers)
+        return float(self.kv_bytes_per_token_per_layer * self.num_attention_layers
+                     + self.indexer_bytes_per_token_per_layer * self.num_sparse_layers)
 
     @property
     def score_value_width(self) -> int:

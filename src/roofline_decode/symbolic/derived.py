@@ -40,11 +40,13 @@ ESTIMATOR_FIELDS = {
 }
 
 
-@lru_cache(maxsize=2)
-def step_expressions(moe: bool = True) -> dict[str, SymbolicResult]:
+@lru_cache(maxsize=4)
+def step_expressions(moe: bool = True, mixers: bool = False) -> dict[str, SymbolicResult]:
     """The decode step composed from the public formulas on glossary symbols.
 
-    ``moe=False`` gives the dense form (no routed-expert term).  Keys are the glossary names
+    ``moe=False`` gives the dense form (no routed-expert term); ``mixers=True`` adds the
+    chunked, sparse and recurrent layers of DESIGN.md §4b (Llama 4, DeepSeek-V3.2, Mamba-2 and
+    Gated DeltaNet hybrids).  Keys are the glossary names
     of :data:`ESTIMATOR_FIELDS`; each composes the formulas as ``decode_floor`` does.
 
     Examples
@@ -82,6 +84,34 @@ def step_expressions(moe: bool = True) -> dict[str, SymbolicResult]:
         "kv_write_bytes": f.kv_write_bytes(batch, m_kv, s["num_layers"]),
         "flops": f.matmul_flops(batch, s["matmul_parameters_per_token"]) + scores,
     }
+    if mixers:
+        x = symbols_for([
+            "num_chunked_layers", "attention_chunk_size", "num_sparse_layers", "sparse_top_k",
+            "indexer_bytes_per_token", "indexer_heads", "indexer_head_dim", "num_recurrent_layers",
+            "recurrent_state_elements", "bytes_per_state", "recurrent_flops_per_token",
+        ])
+        chunk = f.chunked_attended_positions(context, 1, x["attention_chunk_size"])
+        state = f.recurrent_state_bytes(batch, x["num_recurrent_layers"], x["recurrent_state_elements"],
+                                        x["bytes_per_state"])
+        width, heads = s["score_value_width"], s["num_heads"]
+        terms["kv_read_bytes"] += (
+            f.kv_read_bytes(batch, chunk, m_kv, x["num_chunked_layers"])
+            + f.kv_read_bytes(batch, context, m_kv, 0, x["num_sparse_layers"], x["sparse_top_k"])
+            + f.indexer_read_bytes(batch, context, x["num_sparse_layers"], x["indexer_bytes_per_token"]) + state
+        )
+        terms["kv_write_bytes"] = (
+            f.kv_write_bytes(batch, m_kv, s["num_layers"] - x["num_recurrent_layers"])
+            + f.kv_write_bytes(batch, x["indexer_bytes_per_token"], x["num_sparse_layers"]) + state
+        )
+        mixer_flops = (
+            f.attention_flops(batch, chunk, heads, width, x["num_chunked_layers"])
+            + f.attention_flops(batch, context, heads, width, 0, x["num_sparse_layers"], x["sparse_top_k"])
+            + f.indexer_flops(batch, context, x["num_sparse_layers"], x["indexer_heads"], x["indexer_head_dim"])
+            + f.recurrent_update_flops(batch, x["num_recurrent_layers"], x["recurrent_flops_per_token"])
+        )
+        terms["flops"] += mixer_flops
+        # timed with the attention scores (estimate: the "attention_scores" FLOP group)
+        compute_time = compute_time + f.compute_time(mixer_flops, s["attention_peak_flops"])
     terms["bytes_moved"] = terms["weight_bytes_read"] + terms["kv_read_bytes"] + terms["kv_write_bytes"]
     terms["memory_time"] = f.memory_time(terms["bytes_moved"], s["memory_bandwidth"])
     terms["compute_time"] = compute_time
@@ -126,6 +156,17 @@ def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, flo
         "num_heads": model.num_heads,
         "score_value_width": model.score_value_width,
         "resident_weight_bytes": model.weight_bytes,
+        "num_chunked_layers": model.num_chunked_layers,
+        "attention_chunk_size": float(model.attention_chunk_size or float("inf")),
+        "num_sparse_layers": model.num_sparse_layers,
+        "sparse_top_k": float(model.sparse_top_k or float("inf")),
+        "indexer_bytes_per_token": model.indexer_bytes_per_token_per_layer,
+        "indexer_heads": model.indexer_heads,
+        "indexer_head_dim": model.indexer_head_dim,
+        "num_recurrent_layers": model.num_recurrent_layers,
+        "recurrent_state_elements": model.recurrent_state_elements,
+        "bytes_per_state": model.state_format.bytes_per_element,
+        "recurrent_flops_per_token": model.recurrent_flops_per_token,
     }
     if accelerator is not None:
         accelerator = load_accelerator(accelerator)

@@ -23,9 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError, RooflineError
-from .families import READERS, SUPPORTED_MODEL_TYPES
+from .families import READERS
+from .families_more import MORE_READERS
 from .quantization import quantization_formats
 from .reader import ConfigReader, read_config
+
+READERS.update(MORE_READERS)
+SUPPORTED_MODEL_TYPES = tuple(READERS)
+#: Multimodal wrappers whose ``text_config`` holds the language model, and the model_type it
+#: is read as when ``text_config`` does not name one.
+WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen2_5_vl": "qwen2",
+            "llava": "llama", "paligemma": "gemma2", "qwen3_vl": "qwen3", "qwen3_vl_moe": "qwen3_moe"}
 
 __all__ = ["model_from_hf_config", "read_config", "SUPPORTED_MODEL_TYPES", "ConfigReader", "READERS"]
 
@@ -67,6 +75,7 @@ def model_from_hf_config(config, name: str | None = None, **overrides: Any):
     from ..model import Model
 
     data, source = read_config(config)
+    data = _language_model(data, source)
     reader = ConfigReader(data, source)
     model_type = data.get("model_type")
     if model_type is None:
@@ -83,8 +92,11 @@ def model_from_hf_config(config, name: str | None = None, **overrides: Any):
     if not isinstance(meta, dict):
         raise ConfigError(source, "_roofline", f"expected an object, got {meta!r}")
     if name is None:
+        architectures = data.get("architectures")
+        named = architectures[0] if isinstance(architectures, list) and architectures and isinstance(
+            architectures[0], str) else model_type
         name = meta.get("name") or data.get("_name_or_path") or (
-            (Path(source).resolve().parent.name or model_type) if source != "<config dict>" else model_type
+            (Path(source).resolve().parent.name or named) if source != "<config dict>" else named
         )
     fields.update(name=name, source=meta.get("config_source") or (source if source != "<config dict>" else None))
     fields = {k: v for k, v in fields.items() if v is not None}
@@ -94,3 +106,23 @@ def model_from_hf_config(config, name: str | None = None, **overrides: Any):
     except RooflineError as exc:
         raise ConfigError(source, "(model)", str(exc)) from None
 
+
+
+def _language_model(data: dict, source: str) -> dict:
+    """The language model's config of a multimodal wrapper (``text_config``), with the
+    wrapper's name, architectures, quantization and tying where the text config lacks them."""
+    text = data.get("text_config")
+    if not isinstance(text, dict) or data.get("model_type") in READERS:
+        return data
+    merged = dict(text)
+    wrapper = data.get("model_type")
+    if merged.get("model_type") not in READERS:
+        if wrapper not in WRAPPERS:
+            raise ConfigError(source, "model_type", f"unsupported multimodal wrapper {wrapper!r} with a text_config; "
+                                                    f"supported: {', '.join(sorted(WRAPPERS))}")
+        merged["model_type"] = WRAPPERS[wrapper]
+    for key in ("_roofline", "_name_or_path", "architectures", "quantization_config", "tie_word_embeddings",
+                "torch_dtype"):
+        if key in data and key not in merged:
+            merged[key] = data[key]
+    return merged

@@ -1,0 +1,129 @@
+"""New architecture features (issue 14 item 3, DESIGN.md §4b): recurrent state, chunked and
+sparse attention, text_config wrappers; hand-derived numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import roofline_decode as rd
+from roofline_decode import Model, decode_floor
+from roofline_decode.errors import ConfigError
+
+
+def test_qwen3_next_state_and_kv_by_hand():
+    m = rd.load_model("qwen3-next-80b-a3b")
+    assert (m.num_recurrent_layers, m.num_global_layers) == (36, 12)
+    # Gated DeltaNet state: 32 value heads x 128 x 128 + conv (2 x 16 x 128 + 32 x 128) x 3 = 548,864 elements
+    assert m.recurrent_state_elements == 32 * 128 * 128 + (2 * 16 * 128 + 32 * 128) * 3 == 548_864
+    r = decode_floor(m, "h100-sxm", batch=2, context=[0, 10_000])
+    state = 2 * 36 * 548_864 * 2  # B x layers x elements x bf16
+    kv = 2 * 12 * 10_000 * (2 * 2 * 256 * 2)  # B x 12 attention layers x T x 2 H_kv d_h b
+    np.testing.assert_array_equal(r.kv_read_bytes, [state, state + kv])
+    np.testing.assert_array_equal(r.kv_write_bytes, [state + 2 * 12 * 2048] * 2)
+    assert float(r.breakdown()["bytes"]["recurrent_state"][0]) == 2 * state
+    # the state does not grow with the context
+    assert m.kv_bytes_per_token == 12 * 2 * 2 * 256 * 2
+
+
+def test_mamba2_has_no_kv_cache_only_a_state():
+    m = rd.load_model("mamba-codestral-7b")
+    assert m.num_attention_layers == 0 and m.kv_bytes_per_token == 0
+    r = decode_floor(m, "h100-sxm", batch=1, context=[0, 1000, 100_000])
+    per_step = 64 * (8192 * 128 + (8192 + 2 * 8 * 128) * 3) * 2  # 64 layers of 1,079,296 bf16 elements
+    np.testing.assert_array_equal(r.kv_read_bytes, [per_step] * 3)
+    np.testing.assert_array_equal(r.kv_write_bytes, [per_step] * 3)
+    # update FLOPs: 6 d_in N + 2 conv_dim K per layer on top of 2 x matmul parameters
+    update = 64 * (6 * 8192 * 128 + 2 * 10240 * 4)
+    assert float(r.flops[0]) == 2 * m.matmul_parameters_per_token + update
+
+
+def test_llama4_chunked_layers_read_their_chunk_only():
+    m = rd.load_model("llama-4-maverick")
+    assert (m.num_chunked_layers, m.num_global_layers, m.attention_chunk_size) == (36, 12, 8192)
+    per_token = 2 * 8 * 128 * 2
+    r = decode_floor(m, "h100-sxm", batch=1, context=[5000, 8192, 10_000])
+    positions = np.array([12 * 5000 + 36 * 5000, 12 * 8192 + 36 * 0, 12 * 10_000 + 36 * 1808])
+    np.testing.assert_array_equal(r.kv_read_bytes, positions * per_token)
+    assert m.num_moe_layers == 24 and m.num_dense_mlp_layers == 24
+
+
+def test_deepseek_v32_sparse_attention_reads_top_k_plus_indexer():
+    m = rd.load_model("deepseek-v3.2-exp", kv="bf16")
+    assert m.num_sparse_layers == 61 and m.sparse_top_k == 2048
+    r = decode_floor(m, "h100-sxm", batch=1, context=[1000, 100_000])
+    latent = 576 * 2
+    expected = 61 * (np.minimum([1000, 100_000], 2048) * latent + np.array([1000, 100_000]) * 128 * 2)
+    np.testing.assert_array_equal(r.kv_read_bytes, expected)
+    # the dense DeepSeek-V3 reads all 100,000 latents: 4.1x more at that context
+    dense = decode_floor("deepseek-v3", "h100-sxm", batch=1, context=100_000)
+    assert float(dense.kv_read_bytes) / float(r.kv_read_bytes[1]) == pytest.approx(
+        100_000 * 576 / (2048 * 576 + 100_000 * 128), rel=1e-12)
+
+
+def test_text_config_wrapper_and_names():
+    m = rd.load_model("gemma-3-4b")
+    assert (m.num_layers, m.hidden_size, m.num_sliding_layers, m.window) == (34, 2560, 29, 1024.0)
+    wrapped = {"model_type": "mistral3", "architectures": ["Mistral3ForConditionalGeneration"],
+               "text_config": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                               "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100}}
+    m = Model.from_hf_config(wrapped)
+    assert m.name == "Mistral3ForConditionalGeneration" and m.num_layers == 2
+    with pytest.raises(ConfigError, match="unsupported multimodal wrapper 'idefics3'"):
+        Model.from_hf_config({**wrapped, "model_type": "idefics3"})
+
+
+def test_gpt_j_within_a_thousandth_of_the_model_card():
+    # GPT-J-6B model card: n_parameters 6,053,381,344; our count (lm_head bias of 50400 left out) is
+    # 2.5M (0.04%) lower; the card's figure is not reproduced exactly from the published shapes
+    m = rd.load_model("gpt-j-6b")
+    assert m.parameter_count == 6_050_832_384
+    assert m.parameter_count == pytest.approx(6_053_381_344, rel=1e-3)
+
+
+@pytest.mark.parametrize("model_type, extra, count", [
+    # Falcon-7B: 6,921,720,704 parameters (transformers' num_parameters of tiiuae/falcon-7b)
+    ("falcon", dict(hidden_size=4544, num_hidden_layers=32, num_attention_heads=71, vocab_size=65024,
+                    multi_query=True, parallel_attn=True, bias=False), 6_921_720_704),
+])
+def test_families_by_exact_count(model_type, extra, count):
+    assert Model.from_hf_config({"model_type": model_type, **extra}).parameter_count == count
+
+
+def test_resident_cache_of_sparse_chunked_and_recurrent_layers():
+    from roofline_decode.planning.capacity import kv_bytes_per_sequence
+
+    # DeepSeek-V3.2 keeps every latent and every indexer key: 61 x T x (576 + 128) x 2 B
+    assert float(kv_bytes_per_sequence("deepseek-v3.2-exp", 8192)) == 61 * 8192 * (576 + 128) * 2
+    # Llama 4: 12 global layers keep T tokens, 36 chunked layers at most one chunk of 8192
+    per_token = 2 * 8 * 128 * 2
+    assert float(kv_bytes_per_sequence("llama-4-maverick", 20_000)) == per_token * (12 * 20_000 + 36 * 8192)
+    # Qwen3-Next: 12 attention layers grow, the 36 recurrent layers hold a fixed state
+    m = rd.load_model("qwen3-next-80b-a3b")
+    assert float(kv_bytes_per_sequence(m, 1000)) == 12 * 1000 * 2 * 2 * 256 * 2 + 36 * 548_864 * 2
+
+
+@pytest.mark.parametrize("model_type, extra, count", [
+    # Phi-2: 4 d^2 attention + 2 d d_ff MLP, every projection with a bias, one LayerNorm per layer,
+    # untied embeddings (lm_head bias left out): 2,779,683,840
+    ("phi", dict(hidden_size=2560, num_hidden_layers=32, num_attention_heads=32, intermediate_size=10240,
+                 vocab_size=51200), 32 * (4 * 2560**2 + 4 * 2560 + 2 * 2560 * 10240 + 10240 + 2560 + 2 * 2560)
+     + 2 * 51200 * 2560 + 2 * 2560),
+    # StarCoder2-15B: GQA 48/4 heads of 128, plain MLP of 24576, biases, two LayerNorms, tied
+    ("starcoder2", dict(hidden_size=6144, num_hidden_layers=40, num_attention_heads=48, num_key_value_heads=4,
+                        intermediate_size=24576, vocab_size=49152),
+     40 * (6144 * (6144 + 2 * 512) + 6144 * 6144 + (6144 + 2 * 512) + 6144 + 2 * 6144 * 24576 + 24576 + 6144
+           + 2 * 2 * 6144) + 49152 * 6144 + 2 * 6144),
+])
+def test_more_families_by_hand(model_type, extra, count):
+    assert Model.from_hf_config({"model_type": model_type, **extra}).parameter_count == count
+
+
+def test_starcoder2_slides_and_olmo_has_no_norm_weights():
+    sc = Model.from_hf_config({"model_type": "starcoder2", "hidden_size": 64, "num_hidden_layers": 2,
+                               "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
+                               "vocab_size": 100})
+    assert sc.num_sliding_layers == 2 and sc.window == 4096
+    olmo = Model.from_hf_config({"model_type": "olmo", "hidden_size": 64, "num_hidden_layers": 2,
+                                 "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})
+    assert olmo.norms_per_layer == 0
