@@ -2,7 +2,8 @@
 
 Both broadcast over every numeric argument like :func:`~roofline_decode.estimate.decode_floor`
 and keep every term.  Accounting: DESIGN.md §4b and :mod:`roofline_decode.formulas.prefill`.
-The device's peak and bandwidth are the ones ``decode_floor`` times a decode step with.
+The device is timed as ``decode_floor`` times a decode step: bytes at its bandwidth, each FLOP
+group at the peak of its own compute precision (DESIGN.md §4b), the group times added.
 """
 
 from __future__ import annotations
@@ -14,27 +15,93 @@ import numpy as np
 
 from . import formulas as f
 from .errors import InvalidValueError
-from .estimate import _layer_terms, _streamed_terms, checked_array, decode_floor
+from .estimate import (
+    _layer_terms, _matrix_parameters_per_token, _peaks, _streamed_terms, _Traffic, checked_array, decode_floor,
+)
 from .formulas import prefill as fp
 from .specs.accelerator import Accelerator
 from .specs.model import Model
 from .views_grid import GridResult
 
-__all__ = ["PrefillFloor", "MixedStepFloor", "prefill_floor", "mixed_step_floor", "prefill_traffic", "device_rates"]
+__all__ = ["PrefillFloor", "MixedStepFloor", "prefill_floor", "mixed_step_floor", "prefill_traffic", "device_timing",
+           "Timing"]
 
 
 @dataclass(frozen=True)
 class Traffic:
-    """Bytes and FLOPs of a prefill or a step (device independent)."""
+    """Bytes and FLOPs of a prefill or a step (device independent); ``group_flops`` splits the
+    FLOPs by compute group (``estimate.COMPUTE_GROUPS``), each timed at its own precision."""
 
     weight_bytes: np.ndarray
     kv_read_bytes: np.ndarray
     kv_write_bytes: np.ndarray
     flops: np.ndarray
+    group_flops: dict
 
     @property
     def bytes_total(self) -> np.ndarray:
         return self.weight_bytes + self.kv_read_bytes + self.kv_write_bytes
+
+
+def group_flops(model: Model, matmul_tokens, lm_head_tokens, attention) -> dict:
+    """FLOPs per compute group: every matrix group for ``matmul_tokens`` tokens, the lm_head for
+    ``lm_head_tokens``, and the attention scores."""
+    counts = _matrix_parameters_per_token(model)
+    groups = {g: f.matmul_flops(matmul_tokens, c) for g, c in counts.items() if g != "lm_head"}
+    if "lm_head" in counts:
+        groups["lm_head"] = f.matmul_flops(lm_head_tokens, counts["lm_head"])
+    groups["attention_scores"] = attention
+    return groups
+
+
+def make_traffic(weight, kv_read, kv_write, flops, groups) -> Traffic:
+    weight, kv_read, kv_write, flops = np.broadcast_arrays(weight, kv_read, kv_write, flops)
+    return Traffic(weight, kv_read, kv_write, flops, {g: np.broadcast_to(v, flops.shape) for g, v in groups.items()})
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How one device times bytes and FLOPs, exactly as ``decode_floor`` does: memory at the
+    bandwidth, each FLOP group at the peak of its own compute precision (the times add)."""
+
+    precision: str
+    bandwidth: float
+    peaks: Any
+
+    def memory_time(self, traffic: Traffic) -> np.ndarray:
+        return f.memory_time(traffic.bytes_total, self.bandwidth)
+
+    def compute_time(self, traffic: Traffic) -> np.ndarray:
+        if not self.peaks.bounded:  # no published peak: the compute bound is dropped
+            return np.zeros(np.shape(traffic.flops))
+        return self.peaks.compute_time(_Traffic(traffic.weight_bytes, traffic.kv_read_bytes, traffic.kv_write_bytes,
+                                                traffic.flops, traffic.group_flops))
+
+    def effective_peak(self, traffic: Traffic, compute: np.ndarray) -> np.ndarray:
+        """FLOPs / compute time [FLOP/s] (NaN without a published peak)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(compute > 0, traffic.flops / np.where(compute > 0, compute, 1.0), np.nan)
+
+
+def device_timing(model: Model, accelerator: Accelerator, sparse: bool = False) -> Timing:
+    """The :class:`Timing` of ``model`` on ``accelerator`` (``decode_floor``'s peaks and bandwidth)."""
+    peaks = _peaks(model, accelerator, sparse)
+    return Timing(peaks.summary(), float(accelerator.memory_bandwidth), peaks)
+
+
+def _ridge(peak: np.ndarray, bandwidth: float):
+    """The ridge point: a float when the effective peak is the same everywhere, else an array."""
+    ridge = np.asarray(peak, dtype=float) / bandwidth
+    finite = ridge[np.isfinite(ridge)]
+    if finite.size == 0:
+        return float("nan")
+    return float(finite.flat[0]) if np.allclose(finite, finite.flat[0], rtol=1e-12) else ridge
+
+
+def ridge_text(ridge) -> str:
+    if np.ndim(ridge) == 0:
+        return "no compute peak published" if np.isnan(ridge) else f"ridge point {float(ridge):.4g} FLOP/B"
+    return "ridge point varies with the mix of precisions"
 
 
 ROUTINGS = ("uniform", "identical")
@@ -81,20 +148,15 @@ def prefill_traffic(model: Model, batch, prompt, chunk, cached, routing: str = "
     )
     kv_read = fp.prefill_kv_read_bytes(batch, prompt, chunk, cached, m_kv, *layers)
     kv_write = f.kv_write_bytes(batch * prompt, m_kv, model.num_layers)
-    flops = fp.prefill_matmul_flops(batch, prompt, model.matmul_parameters_per_token, lm_head) + (
-        fp.prefill_attention_flops(batch, prompt, cached, model.num_heads, prefill_score_value_width(model), *layers))
-    return Traffic(*np.broadcast_arrays(weight, kv_read, kv_write, flops))
+    attention = fp.prefill_attention_flops(batch, prompt, cached, model.num_heads, prefill_score_value_width(model),
+                                           *layers)
+    flops = fp.prefill_matmul_flops(batch, prompt, model.matmul_parameters_per_token, lm_head) + attention
+    return make_traffic(weight, kv_read, kv_write, flops, group_flops(model, batch * prompt, batch, attention))
 
 
-def device_rates(model: Model, accelerator: Accelerator, sparse: bool = False) -> tuple[str, float, float]:
-    """(compute precision, peak [FLOP/s], bandwidth [B/s]) exactly as ``decode_floor`` times with."""
-    one = decode_floor(model, accelerator, 1, 0, sparse=sparse)
-    return one.compute_precision, float(one.peak_flops), float(one.memory_bandwidth)
-
-
-def _margin(model, batch, prompt, chunk, cached, peak, bandwidth, routing="uniform") -> np.ndarray:
+def _margin(model, batch, prompt, chunk, cached, timing: Timing, routing="uniform") -> np.ndarray:
     t = prefill_traffic(model, batch, prompt, chunk, cached, routing)
-    return t.flops / peak - t.bytes_total / bandwidth
+    return timing.compute_time(t) - timing.memory_time(t)
 
 
 def _smallest_whole(predicate, low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -111,33 +173,33 @@ def _smallest_whole(predicate, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     return high
 
 
-def _compute_bound_prompt(model, batch, cached, peak, bandwidth, routing="uniform") -> np.ndarray:
+def _compute_bound_prompt(model, batch, cached, timing: Timing, routing="uniform") -> np.ndarray:
     """Smallest whole prompt whose unchunked prefill is compute-bound (inf: none up to 2^40)."""
-    if not np.isfinite(peak):
+    if not timing.peaks.bounded:
         return np.full(np.shape(batch), np.inf)
     high = np.ones(np.shape(batch))
     for _ in range(41):
-        below = _margin(model, batch, high, high, cached, peak, bandwidth, routing) < 0
+        below = _margin(model, batch, high, high, cached, timing, routing) < 0
         if not below.any():
             break
         high = np.where(below, high * 2, high)
-    found = _margin(model, batch, high, high, cached, peak, bandwidth, routing) >= 0
-    at_one = _margin(model, batch, 1.0, 1.0, cached, peak, bandwidth, routing) >= 0
-    result = _smallest_whole(lambda p: _margin(model, batch, p, p, cached, peak, bandwidth, routing) >= 0,
+    found = _margin(model, batch, high, high, cached, timing, routing) >= 0
+    at_one = _margin(model, batch, 1.0, 1.0, cached, timing, routing) >= 0
+    result = _smallest_whole(lambda p: _margin(model, batch, p, p, cached, timing, routing) >= 0,
                              np.where(found, np.floor(high / 2), 0), high)
     return np.where(at_one, 1.0, np.where(found, result, np.inf))
 
 
-def _compute_bound_chunk(model, batch, prompt, cached, peak, bandwidth, routing="uniform") -> np.ndarray:
+def _compute_bound_chunk(model, batch, prompt, cached, timing: Timing, routing="uniform") -> np.ndarray:
     """Smallest whole chunk at which the prefill of ``prompt`` is compute-bound (inf: none).
 
     Bisection over 1 … P: bytes fall as chunks grow, up to the ceiling steps of the chunk count."""
-    if not np.isfinite(peak):
+    if not timing.peaks.bounded:
         return np.full(np.shape(prompt), np.inf)
     whole = np.ceil(prompt)
-    possible = _margin(model, batch, prompt, whole, cached, peak, bandwidth, routing) >= 0
-    at_one = _margin(model, batch, prompt, 1.0, cached, peak, bandwidth, routing) >= 0
-    result = _smallest_whole(lambda c: _margin(model, batch, prompt, c, cached, peak, bandwidth, routing) >= 0,
+    possible = _margin(model, batch, prompt, whole, cached, timing, routing) >= 0
+    at_one = _margin(model, batch, prompt, 1.0, cached, timing, routing) >= 0
+    result = _smallest_whole(lambda c: _margin(model, batch, prompt, c, cached, timing, routing) >= 0,
                              np.ones_like(whole), whole)
     return np.where(at_one, 1.0, np.where(possible, result, np.inf))
 
@@ -174,11 +236,11 @@ class PrefillFloor(GridResult):
     time_s: np.ndarray
     prompt_tokens_per_s: np.ndarray
     arithmetic_intensity: np.ndarray
-    ridge_point: float
+    ridge_point: Any
     compute_bound_prompt: np.ndarray
     compute_bound_chunk: np.ndarray
     memory_bandwidth: float
-    peak_flops: float
+    peak_flops: Any
     spec: Model = field(repr=False)
 
     RECORD_KEYS = (
@@ -202,7 +264,7 @@ class PrefillFloor(GridResult):
 
     def title(self) -> str:
         return (f"prefill of {self.model} on {self.accelerator}: {self.weight_format} weights, {self.kv_format} KV, "
-                f"computing in {self.compute_precision}; ridge point {self.ridge_point:.4g} FLOP/B")
+                f"computing in {self.compute_precision}; {ridge_text(self.ridge_point)}")
 
 
 def _model_and_device(model, accelerator) -> tuple[Model, Accelerator]:
@@ -276,22 +338,22 @@ def prefill_floor(
     new = prompt - cached
     chunk = new if chunk is None else checked_array("chunk", chunk, 1.0, inclusive=True)
     batch, prompt, chunk, cached, new = np.broadcast_arrays(batch, prompt, chunk, cached, new)
-    precision, peak, bandwidth = device_rates(model, accelerator, sparse)
+    timing = device_timing(model, accelerator, sparse)
     t = prefill_traffic(model, batch, new, chunk, cached, routing)
-    memory = f.memory_time(t.bytes_total, bandwidth)
-    compute = f.compute_time(t.flops, peak)
+    memory, compute = timing.memory_time(t), timing.compute_time(t)
     time = f.step_time(memory, compute)
+    peak = timing.effective_peak(t, compute)
     return PrefillFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, weight_format=model.weight_format.name,
-        kv_format=model.kv_format.name, compute_precision=precision, batch=batch, prompt=prompt, chunk=chunk,
+        kv_format=model.kv_format.name, compute_precision=timing.precision, batch=batch, prompt=prompt, chunk=chunk,
         cached=cached, num_chunks=np.ceil(new / chunk), weight_bytes=t.weight_bytes, kv_read_bytes=t.kv_read_bytes,
         kv_write_bytes=t.kv_write_bytes, bytes_total=t.bytes_total, flops=t.flops, memory_time_s=memory,
         compute_time_s=compute, time_s=time, prompt_tokens_per_s=batch * new / time,
         arithmetic_intensity=f.arithmetic_intensity(t.flops, t.bytes_total),
-        ridge_point=float(f.ridge_point(peak, bandwidth)),
-        compute_bound_prompt=cached + _compute_bound_prompt(model, batch, cached, peak, bandwidth, routing),
-        compute_bound_chunk=_compute_bound_chunk(model, batch, new, cached, peak, bandwidth, routing),
-        memory_bandwidth=bandwidth, peak_flops=peak, spec=model,
+        ridge_point=_ridge(peak, timing.bandwidth),
+        compute_bound_prompt=cached + _compute_bound_prompt(model, batch, cached, timing, routing),
+        compute_bound_chunk=_compute_bound_chunk(model, batch, new, cached, timing, routing),
+        memory_bandwidth=timing.bandwidth, peak_flops=peak, spec=model,
     )
 
 
@@ -311,13 +373,15 @@ def mixed_traffic(model: Model, decode_batch, decode_context, prefill_tokens, pr
     kv_read = f.kv_read_bytes(decode_batch, decode_context, m_kv, *layers) + np.where(
         has_prefill, fp.prefill_kv_read_bytes(1, chunk, chunk, prefill_context, m_kv, *layers), 0.0)
     kv_write = f.kv_write_bytes(tokens, m_kv, model.num_layers)
-    decode_flops = f.matmul_flops(decode_batch, model.matmul_parameters_per_token) + f.attention_flops(
-        decode_batch, decode_context, model.num_heads, model.score_value_width, *layers)
-    prefill_flops = fp.prefill_matmul_flops(1, chunk, model.matmul_parameters_per_token, lm_head) + (
-        fp.prefill_attention_flops(1, chunk, prefill_context, model.num_heads, prefill_score_value_width(model),
-                                   *layers))
+    decode_attention = f.attention_flops(decode_batch, decode_context, model.num_heads, model.score_value_width, *layers)
+    decode_flops = f.matmul_flops(decode_batch, model.matmul_parameters_per_token) + decode_attention
+    prefill_attention = np.where(has_prefill, fp.prefill_attention_flops(
+        1, chunk, prefill_context, model.num_heads, prefill_score_value_width(model), *layers), 0.0)
+    prefill_flops = fp.prefill_matmul_flops(1, chunk, model.matmul_parameters_per_token, lm_head) + prefill_attention
     flops = decode_flops + np.where(has_prefill, prefill_flops, 0.0)
-    return Traffic(*np.broadcast_arrays(weight, kv_read, kv_write, flops))
+    groups = group_flops(model, decode_batch + np.where(has_prefill, prefill_tokens, 0.0),
+                         decode_batch + has_prefill, decode_attention + prefill_attention)
+    return make_traffic(weight, kv_read, kv_write, flops, groups)
 
 
 @dataclass(frozen=True)
@@ -339,9 +403,9 @@ class MixedStepFloor(GridResult):
     memory_time_s: np.ndarray
     compute_time_s: np.ndarray
     step_time_s: np.ndarray
-    ridge_point: float
+    ridge_point: Any
     memory_bandwidth: float
-    peak_flops: float
+    peak_flops: Any
 
     RECORD_KEYS = (
         "model", "accelerator", "decode_batch", "decode_context", "prefill_tokens", "prefill_context",
@@ -362,7 +426,7 @@ class MixedStepFloor(GridResult):
 
     def title(self) -> str:
         return (f"mixed step of {self.model} on {self.accelerator} (computing in {self.compute_precision}; "
-                f"ridge point {self.ridge_point:.4g} FLOP/B)")
+                f"{ridge_text(self.ridge_point)})")
 
 
 def mixed_step_floor(
@@ -413,15 +477,15 @@ def mixed_step_floor(
     empty = (grid[0] + grid[2]) <= 0
     if empty.any():
         raise InvalidValueError("decode_batch + prefill_tokens", 0, "a step with at least one token (> 0)")
-    precision, peak, bandwidth = device_rates(model, accelerator, sparse)
+    timing = device_timing(model, accelerator, sparse)
     t = mixed_traffic(model, *grid, routing=routing)
-    memory = f.memory_time(t.bytes_total, bandwidth)
-    compute = f.compute_time(t.flops, peak)
+    memory, compute = timing.memory_time(t), timing.compute_time(t)
+    peak = timing.effective_peak(t, compute)
     return MixedStepFloor(
-        model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=precision,
+        model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=timing.precision,
         decode_batch=grid[0], decode_context=grid[1], prefill_tokens=grid[2], prefill_context=grid[3],
         weight_bytes=t.weight_bytes, kv_read_bytes=t.kv_read_bytes, kv_write_bytes=t.kv_write_bytes,
         bytes_total=t.bytes_total, flops=t.flops, memory_time_s=memory, compute_time_s=compute,
-        step_time_s=f.step_time(memory, compute), ridge_point=float(f.ridge_point(peak, bandwidth)),
-        memory_bandwidth=bandwidth, peak_flops=peak,
+        step_time_s=f.step_time(memory, compute), ridge_point=_ridge(peak, timing.bandwidth),
+        memory_bandwidth=timing.bandwidth, peak_flops=peak,
     )

@@ -18,7 +18,7 @@ import numpy as np
 from . import formulas as f
 from .errors import InvalidValueError
 from .estimate import _layer_terms, checked_array, decode_floor
-from .estimate_prefill import _model_and_device, device_rates, prefill_traffic, routed_experts
+from .estimate_prefill import _model_and_device, device_timing, make_traffic, prefill_traffic, routed_experts
 from .specs.accelerator import Accelerator
 from .specs.model import Model
 from .views_grid import GridResult
@@ -121,36 +121,42 @@ class RequestFloor(GridResult):
                 f"prefill yields the first token, then output - 1 decode steps{share}")
 
 
-def _prefill_with_prefix(model: Model, batch, prompt, chunk, cached, shared, routing="uniform"):
+def _prefill_with_prefix(model: Model, batch, prompt, chunk, cached, shared, timing, routing="uniform"):
     """(FLOPs, bytes) of the prefill; a shared prefix beyond the cached tokens is computed once.
 
     With S > C the prefix tokens C…S are prefilled for one sequence and the B suffixes after
     them; as one pass, its weight bytes are at least the larger of the two parts' (a floor)."""
     if shared <= cached:
         t = prefill_traffic(model, batch, prompt - cached, chunk, cached, routing)
-        return t.flops, t.bytes_total
+        return t.flops, t.bytes_total, timing.compute_time(t)
     head = prefill_traffic(model, 1.0, shared - cached, min(chunk, shared - cached), cached, routing)
     tail = prefill_traffic(model, batch, prompt - shared, chunk, shared, routing)
     weights = np.maximum(head.weight_bytes, tail.weight_bytes)
     tail_kv_read = tail.kv_read_bytes - f.kv_read_bytes(batch, shared, model.kv_bytes_per_token_per_layer,
                                                         *_layer_terms(model)[0])
     kv = head.kv_read_bytes + head.kv_write_bytes + np.maximum(tail_kv_read, 0) + tail.kv_write_bytes
-    head_flops = head.flops - 2 * model.parameter_groups["lm_head"]  # the prefix yields no token
-    return head_flops + tail.flops, weights + kv
+    lm_head = 2 * model.parameter_groups["lm_head"]  # the prefix yields no token: no lm_head row
+    groups = dict(head.group_flops)
+    if "lm_head" in groups:
+        groups["lm_head"] = groups["lm_head"] - lm_head
+    head = make_traffic(head.weight_bytes, head.kv_read_bytes, head.kv_write_bytes, head.flops - lm_head, groups)
+    return head.flops + tail.flops, weights + kv, timing.compute_time(head) + timing.compute_time(tail)
 
 
-def _one_request(model, accelerator, batch, prompt, output, chunk, cached, shared, cascade, sparse, peak, bandwidth,
+def _one_request(model, accelerator, batch, prompt, output, chunk, cached, shared, cascade, sparse, timing,
                  routing="uniform"):
     layers, m_kv, _ = _layer_terms(model)
-    flops_p, bytes_p = _prefill_with_prefix(model, batch, prompt, chunk, cached, shared, routing)
-    ttft = float(f.step_time(f.memory_time(bytes_p, bandwidth), f.compute_time(flops_p, peak)))
+    flops_p, bytes_p, compute_p = _prefill_with_prefix(model, batch, prompt, chunk, cached, shared, timing, routing)
+    memory_p = f.memory_time(bytes_p, timing.bandwidth)
+    ttft = float(f.step_time(memory_p, compute_p))
+    bound_p = "compute" if compute_p >= memory_p else "memory"
     contexts = decode_contexts(int(prompt), int(output))
     end = prompt + output - 1
     resident = float(f.kv_cache_bytes(batch, end, m_kv, *layers)
                      - f.shared_prefix_saved_bytes(batch, end, shared, m_kv, *layers))
     if contexts.size == 0:
         return dict(ttft=ttft, flops_p=float(flops_p), bytes_p=float(bytes_p), decode=0.0, flops_d=0.0, bytes_d=0.0,
-                    first=np.nan, last=np.nan, steps_compute=0.0, resident=resident)
+                    first=np.nan, last=np.nan, steps_compute=0.0, resident=resident, bound_p=bound_p)
     d = decode_floor(model, accelerator, batch, contexts, sparse=sparse, routing=routing)
     step_bytes = d.bytes_total
     memory = d.memory_time_s
@@ -160,7 +166,8 @@ def _one_request(model, accelerator, batch, prompt, output, chunk, cached, share
     steps = f.step_time(memory, d.compute_time_s)
     return dict(ttft=ttft, flops_p=float(flops_p), bytes_p=float(bytes_p), decode=float(np.sum(steps)),
                 flops_d=float(np.sum(d.flops)), bytes_d=float(np.sum(step_bytes)), first=float(steps[0]),
-                last=float(steps[-1]), steps_compute=float(np.sum(d.compute_time_s >= memory)), resident=resident)
+                last=float(steps[-1]), steps_compute=float(np.sum(d.compute_time_s >= memory)), resident=resident,
+                bound_p=bound_p)
 
 
 def request_floor(
@@ -233,30 +240,31 @@ def request_floor(
         if (value > prompt - 1).any():
             raise InvalidValueError(name, value[value > prompt - 1].flat[0].item(),
                                     "fewer tokens than the prompt (the last prompt token is always computed)")
-    precision, peak, bandwidth = device_rates(model, accelerator, sparse)
-    keys = ("ttft", "flops_p", "bytes_p", "decode", "flops_d", "bytes_d", "first", "last", "steps_compute", "resident")
-    out = {k: np.empty(batch.shape) for k in keys}
+    timing = device_timing(model, accelerator, sparse)
+    keys = ("ttft", "flops_p", "bytes_p", "decode", "flops_d", "bytes_d", "first", "last", "steps_compute", "resident",
+            "bound_p")
+    out = {k: np.empty(batch.shape, dtype=object if k == "bound_p" else float) for k in keys}
     memo: dict[tuple, dict] = {}
     for index in np.ndindex(batch.shape):
         b, p, o, c, h, s = (float(a[index]) for a in grid)
         key = (b, p, o, c, h, s)
         if key not in memo:
-            memo[key] = _one_request(model, accelerator, b, p, o, min(c, p - h), h, s, cascade, sparse, peak,
-                                     bandwidth, routing)
+            memo[key] = _one_request(model, accelerator, b, p, o, min(c, p - h), h, s, cascade, sparse, timing,
+                                     routing)
         for k in keys:
             out[k][index] = memo[key][k]
     latency = out["ttft"] + out["decode"]
     steps = decode_steps(output)
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(steps > 0, out["decode"] / np.maximum(steps, 1), np.nan)
-    prefill_compute = _prefill_bound(out["flops_p"], out["bytes_p"], peak, bandwidth)
+    prefill_compute = out["bound_p"].astype(str)
     from .planning.capacity import usable_memory
 
     usable = usable_memory(accelerator)
     fits = model.weight_bytes + out["resident"] <= usable
     largest = _max_batch(model, prompt + output - 1, shared, usable - model.weight_bytes)
     return RequestFloor(
-        model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=precision, batch=batch,
+        model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=timing.precision, batch=batch,
         prompt=prompt, output=output, chunk=np.where(np.isfinite(chunk_grid), chunk_grid, prompt - cached),
         cached=cached, shared_prefix=shared, cascade=bool(cascade), ttft_s=out["ttft"], prefill_flops=out["flops_p"],
         prefill_bytes=out["bytes_p"], decode_time_s=out["decode"], decode_flops=out["flops_d"],
@@ -277,7 +285,3 @@ def _max_batch(model: Model, end, shared, room) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         largest = np.floor((room - prefix) / (per_sequence - prefix))
     return np.where(room < per_sequence, 0.0, np.where(per_sequence - prefix > 0, largest, np.inf))
-
-
-def _prefill_bound(flops, bytes_, peak, bandwidth) -> np.ndarray:
-    return np.where(f.compute_time(flops, peak) >= f.memory_time(bytes_, bandwidth), "compute", "memory")

@@ -20,7 +20,7 @@ import numpy as np
 from . import formulas as f
 from .errors import InvalidValueError
 from .estimate import _layer_terms, _streamed_terms, checked_array, decode_floor
-from .estimate_prefill import Traffic, _model_and_device, device_rates, routed_experts
+from .estimate_prefill import Traffic, _model_and_device, device_timing, group_flops, make_traffic, routed_experts
 from .formulas import prefill as fp
 from .specs.accelerator import Accelerator
 from .specs.model import Model
@@ -45,9 +45,9 @@ def verify_traffic(model: Model, batch, context, draft_tokens, routing: str = "u
     kv_write = f.kv_write_bytes(batch * tokens, m_kv, model.num_layers)
     # token i (0 … k) attends the T + i positions before it: Σ_{i=0..k} T_eff(T + i)
     positions = fp.prefill_attended_positions(tokens, context - 1, *layers)
-    flops = f.matmul_flops(batch * tokens, model.matmul_parameters_per_token) + (
-        2 * batch * model.num_heads * model.score_value_width * positions)
-    return Traffic(*np.broadcast_arrays(weight, kv_read, kv_write, flops))
+    attention = 2 * batch * model.num_heads * model.score_value_width * positions
+    flops = f.matmul_flops(batch * tokens, model.matmul_parameters_per_token) + attention
+    return make_traffic(weight, kv_read, kv_write, flops, group_flops(model, batch * tokens, batch * tokens, attention))
 
 
 def mtp_draft_model(model: Model, mtp_layers: int) -> Model:
@@ -125,13 +125,13 @@ def _draft_times(draft: Model, accelerator, batch, context, k_max: int, sparse: 
     return np.cumsum(steps, axis=-1)
 
 
-def _verify_times(model, batch, context, k, peak, bandwidth, routing) -> tuple[np.ndarray, np.ndarray]:
+def _verify_times(model, batch, context, k, timing, routing) -> tuple[np.ndarray, np.ndarray]:
     t = verify_traffic(model, batch, context, k, routing)
-    memory, compute = f.memory_time(t.bytes_total, bandwidth), f.compute_time(t.flops, peak)
+    memory, compute = timing.memory_time(t), timing.compute_time(t)
     return f.step_time(memory, compute), np.where(compute >= memory, "compute", "memory")
 
 
-def _round_times(model, draft, accelerator, batch, context, k, peak, bandwidth, sparse, routing):
+def _round_times(model, draft, accelerator, batch, context, k, timing, sparse, routing):
     """(plain step, draft time of k steps, verify step, verify bound) on the grid."""
     plain = decode_floor(model, accelerator, batch, context, sparse=sparse, routing=routing).step_time_s
     k_max = int(np.max(k)) if np.size(k) else 0
@@ -141,7 +141,7 @@ def _round_times(model, draft, accelerator, batch, context, k, peak, bandwidth, 
         drafted = np.where(k > 0, np.take_along_axis(cumulative, index, axis=-1)[..., 0], 0.0)
     else:
         drafted = np.zeros(np.shape(batch))
-    verify, bound = _verify_times(model, batch, context, k, peak, bandwidth, routing)
+    verify, bound = _verify_times(model, batch, context, k, timing, routing)
     return plain, drafted, verify, bound
 
 
@@ -222,10 +222,9 @@ def speculative_floor(
     batch = checked_array("batch", batch, 0.0, inclusive=False)
     context = checked_array("context", context, 0.0, inclusive=True)
     batch, context, k, acceptance = np.broadcast_arrays(batch, context, k, acceptance)
-    _, peak, bandwidth = device_rates(model, accelerator, sparse)
+    timing = device_timing(model, accelerator, sparse)
 
-    plain, drafted, verify, bound = _round_times(model, draft_model, accelerator, batch, context, k, peak, bandwidth,
-                                                 sparse, routing)
+    plain, drafted, verify, bound = _round_times(model, draft_model, accelerator, batch, context, k, timing, sparse, routing)
     per_round = f.expected_tokens_per_round(acceptance, k)
     per_token = (drafted + verify) / per_round
     speedup = plain / per_token
@@ -233,7 +232,7 @@ def speculative_floor(
     # best k in 1 … 16 at this acceptance (extra last axis)
     ks = np.arange(1, MAX_DRAFT_TOKENS + 1, dtype=float)
     cumulative = _draft_times(draft_model, accelerator, batch, context, MAX_DRAFT_TOKENS, sparse, routing)
-    verify_k = _verify_times(model, batch[..., None], context[..., None], ks, peak, bandwidth, routing)[0]
+    verify_k = _verify_times(model, batch[..., None], context[..., None], ks, timing, routing)[0]
     speedups = plain[..., None] * f.expected_tokens_per_round(acceptance[..., None], ks) / (cumulative + verify_k)
     best = np.argmax(speedups, axis=-1)
     best_speedup = np.take_along_axis(speedups, best[..., None], axis=-1)[..., 0]
@@ -241,8 +240,7 @@ def speculative_floor(
 
     critical = np.asarray(decode_floor(model, accelerator, batch, context, sparse=sparse, routing=routing).critical_batch,
                           dtype=float)
-    useful = _max_useful_batch(model, draft_model, accelerator, context, k, acceptance, critical, peak, bandwidth,
-                               sparse, routing)
+    useful = _max_useful_batch(model, draft_model, accelerator, context, k, acceptance, critical, timing, sparse, routing)
     return SpeculativeFloor(
         model=model.name, draft=draft_name, accelerator=accelerator.id or accelerator.name, batch=batch,
         context=context, draft_tokens=k, acceptance=acceptance, plain_step_s=plain, draft_time_s=drafted,
@@ -252,13 +250,13 @@ def speculative_floor(
     )
 
 
-def _max_useful_batch(model, draft, accelerator, context, k, acceptance, critical, peak, bandwidth, sparse, routing):
+def _max_useful_batch(model, draft, accelerator, context, k, acceptance, critical, timing, sparse, routing):
     """Largest whole batch with speedup > 1 (0 if none) up to the plain critical batch (beyond
     it speculation cannot pay; 2^20 where that is infinite): the largest power of two that pays,
     then bisection up to the next one that does not.  (With MoE the speedup can rise with the
     batch at first, so it is not assumed monotone over the whole range.)"""
     def pays(b):
-        plain, drafted, verify, _ = _round_times(model, draft, accelerator, b, context, k, peak, bandwidth, sparse,
+        plain, drafted, verify, _ = _round_times(model, draft, accelerator, b, context, k, timing, sparse,
                                                  routing)
         return plain * f.expected_tokens_per_round(acceptance, k) / (drafted + verify) > 1
 

@@ -132,3 +132,17 @@ def test_per_group_formats_reach_the_prefill():
     assert float(r.weight_bytes) == 4 * body * 4.5 / 8 + V * d * 2 + 4096 * d * 2
     step = mixed_step_floor(m, "h100-sxm", 8, 1024, 0)
     assert float(step.weight_bytes) == float(decode_floor(m, "h100-sxm", 8, 1024).weight_bytes)
+
+
+def test_each_flop_group_runs_at_its_own_precision():
+    """q4_0 matrices multiply on int8 tensor cores (624 TOPS on the A100), the bf16 KV cache's
+    attention at the bf16 312 TFLOP/s: the prefill compute time adds the two."""
+    import roofline_decode as rd
+
+    r = prefill_floor(rd.load_model("llama-2-7b", weights="q4_0"), "a100-80gb-sxm", 2048)
+    matmul = 2 * (2048 * (6_607_077_376 - 131_072_000) + 131_072_000)
+    attention = 4 * 32 * 128 * 32 * 2048 * 2049 // 2
+    assert float(r.compute_time_s) == pytest.approx(matmul / 624e12 + attention / 312e12, rel=1e-12)
+    none = rd.Accelerator(name="no-peak", memory_bandwidth=4e11, memory_capacity=64e9)
+    blind = prefill_floor("llama-2-7b", none, 2048)
+    assert float(blind.compute_time_s) == 0 and str(blind.bound) == "memory" and np.isinf(blind.compute_bound_prompt)
