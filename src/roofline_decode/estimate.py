@@ -22,6 +22,7 @@ from .routing import UNIFORM, Routing, resolve_routing
 from .specs.accelerator import Accelerator
 from .specs.latency import LatencyProfile, load_latency_profile
 from .specs.model import Model
+from .views_frame import ToDataFrame
 
 __all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS", "EXTRA_RECORD_KEYS",
            "NO_COMPUTE_PEAK", "compute_peak", "COMPUTE_GROUPS", "compute_formats"]
@@ -434,7 +435,7 @@ def _effective_peak(flops: np.ndarray, compute_time: np.ndarray, peaks: _Peaks):
 
 
 @dataclass(frozen=True)
-class DecodeFloor:
+class DecodeFloor(ToDataFrame):
     """The decode step floor of a model on an accelerator, broadcast over batch and context.
 
     All quantities in SI units: bytes [B], FLOPs, seconds [s], tokens per second [1/s],
@@ -665,10 +666,8 @@ def decode_floor(
     model = load_model(model)
     accelerator = load_accelerator(accelerator)
     if isinstance(routing, str) and routing in ("uniform", "identical"):  # one point: the fast path
-        from ._fast import scalar_floor
-
         profile = None if latency is None else load_latency_profile(latency)
-        floor = scalar_floor(model, accelerator, batch, context, sparse, resolve_routing(routing, model), profile)
+        floor = _scalar_floor()(model, accelerator, batch, context, sparse, resolve_routing(routing, model), profile)
         if floor is not None:
             return floor
     batch_array = checked_array("batch", batch, 1.0, inclusive=True)
@@ -681,6 +680,18 @@ def decode_floor(
     traffic = _traffic(model, batch_array, context_array, routing)
     profile = None if latency is None else load_latency_profile(latency)
     return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input, routing, profile)
+
+
+def _scalar_floor():
+    """:func:`roofline_decode._fast.scalar_floor` (imported once, on first use)."""
+    if not _FAST:
+        from ._fast import scalar_floor
+
+        _FAST.append(scalar_floor)
+    return _FAST[0]
+
+
+_FAST: list = []
 
 
 def chain_time(model: Model, profile: LatencyProfile | None) -> float:
@@ -761,9 +772,17 @@ def _id_list(name: str, value: Any, kinds: tuple) -> list:
     raise InvalidValueError(name, value, "an id, a spec, or a non-empty list of them")
 
 
-class SweepResult(list):
+class SweepResult(ToDataFrame, list):
     """The floors of a sweep: a list of :class:`DecodeFloor`, one per (model, accelerator),
-    each over the batch × context grid (axis 0: batch, axis 1: context)."""
+    each over the batch × context grid (axis 0: batch, axis 1: context).  ``to_dataframe()``
+    (pandas) and ``to_xarray()`` (dimensions model, accelerator, batch, context) need the
+    ``[frames]`` extra."""
+
+    def to_xarray(self):
+        """Every numeric field as an :class:`xarray.Dataset` over (model, accelerator, batch, context)."""
+        from .views_frame import sweep_to_xarray
+
+        return sweep_to_xarray(self)
 
     def to_records(self) -> list[dict[str, Any]]:
         return [record for floor in self for record in floor.to_records()]
