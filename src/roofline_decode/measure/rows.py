@@ -247,7 +247,7 @@ def rows_from_records(records: list[dict[str, Any]], source: str = "<records>", 
         for field, (column, factor) in columns.items():
             raw = record.get(column)
             if field in _TEXT:
-                if raw not in (None, ""):
+                if raw is not None and not (isinstance(raw, str) and raw == ""):  # an array has no truth value
                     values[field] = str(raw)
                 continue
             try:
