@@ -1,4 +1,5 @@
-"""Measurement subcommands: ``compare`` (measured vs floor) and ``calibrate`` (fit and predict)."""
+"""Measurement subcommands: ``compare`` (measured vs floor), ``calibrate`` (fit, and predict the
+rows) and ``predict`` (a saved calibration at new batches and contexts)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from .cli_common import add_routing_argument, emit_records, _jsonable
+from .cli_common import add_routing_argument, emit_records, number_list, whole_number, _jsonable
 from .errors import InvalidValueError
 from .views_table import format_table
 
@@ -21,40 +22,70 @@ def register(subparsers) -> None:
     compare.add_argument("--format", choices=("table", "json", "csv"), default="table")
     compare.set_defaults(handler=run_compare)
 
-    calibrate = subparsers.add_parser("calibrate", help="fit bandwidth efficiency and step overhead; predict the rest")
+    calibrate = subparsers.add_parser(
+        "calibrate", help="fit efficiencies and overheads to measured runs (engine outputs accepted); predict the rest")
     _common(calibrate)
+    add_routing_argument(calibrate)
     calibrate.add_argument("--fit-rows", metavar="I,J,...",
                            help="1-based rows to fit on (default: all); the others are predicted")
     calibrate.add_argument("--weighting", choices=("relative", "absolute"), default="relative")
     calibrate.add_argument("--level", type=float, default=0.9, help="coverage of the prediction band (default 0.9)")
     calibrate.add_argument("--format", choices=("table", "json"), default="table")
+    calibrate.add_argument("--save", metavar="FIT.json", help="write the calibration for `predict --calibration`")
     calibrate.set_defaults(handler=run_calibrate)
+
+    predict = subparsers.add_parser("predict", help="calibrated step times with bands from a saved calibration")
+    predict.add_argument("--calibration", required=True, metavar="FIT.json", help="written by `calibrate --save`")
+    predict.add_argument("--model", required=True, help="catalog model id or path to a config.json")
+    predict.add_argument("--weights", metavar="FMT", help="weight format (default: the model's)")
+    predict.add_argument("--kv", metavar="FMT", help="KV-cache format (default: the model's)")
+    predict.add_argument("--batch", type=number_list, default=[1], help="comma-separated batch sizes (default 1)")
+    predict.add_argument("--context", type=number_list, default=[4096], help="comma-separated contexts (default 4096)")
+    predict.add_argument("--tp", type=whole_number("--tp", 1), default=1, help="tensor-parallel devices (default 1)")
+    predict.add_argument("--pp", type=whole_number("--pp", 1), default=1, help="pipeline stages (default 1)")
+    add_routing_argument(predict)
+    predict.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    predict.set_defaults(handler=run_predict)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="CSV or JSON of measurement rows, or one of the published CSVs")
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="measurement CSV/JSON, a published CSV, or engine output: llama-bench (json, jsonl, csv, "
+                             "md), llama-batched-bench (table, jsonl), vLLM / SGLang serving results, SGLang "
+                             "bench_one_batch jsonl")
     parser.add_argument("--model", help="model id or config.json for every row (default: each row's model)")
     parser.add_argument("--gpu", help="accelerator id or spec TOML for every row (default: each row's)")
     parser.add_argument("--weights", metavar="FMT", help="weight format for rows that do not state one")
     parser.add_argument("--kv", metavar="FMT", help="KV-cache format for rows that do not state one")
+    parser.add_argument("--tp", type=whole_number("--tp", 1), default=None,
+                        help="tensor-parallel devices of rows that do not state them")
+    parser.add_argument("--pp", type=whole_number("--pp", 1), default=None,
+                        help="pipeline stages of rows that do not state them")
     parser.add_argument("--plot", metavar="PNG", help="also write a plot of measured vs floor (vs calibrated)")
 
 
 def _read(args: argparse.Namespace):
+    from .measure.engines import engine_layout, load_engine_results
     from .measure.published import load_published, published_layout
     from .measure.rows import load_measurements
 
-    defaults = {"weight_format": args.weights, "kv_format": args.kv}
-    if published_layout(args.file):
-        published = load_published(args.file)
-        args.skipped = published.skipped  # summarised in one line once the command succeeds
-        rows = published.rows
-        if args.weights or args.kv:
-            rows = [r.replace(**{k: v for k, v in (("weight_format", r.weight_format or args.weights),
-                                                    ("kv_format", r.kv_format or args.kv)) if v is not None})
-                    for r in rows]
-        return rows
-    return load_measurements(args.file, **defaults)
+    defaults = {"weight_format": args.weights, "kv_format": args.kv, "num_devices": args.tp,
+                "pipeline_parallel": args.pp}
+    rows, args.skipped = [], []  # the skipped rows are summarised in one line once the command succeeds
+    for path in args.files:
+        if published_layout(path):  # these state their own device counts
+            found = load_published(path)
+            formats = {"weight_format": args.weights, "kv_format": args.kv}
+            found.rows = [r.replace(**{k: v for k, v in formats.items() if v is not None and getattr(r, k) is None})
+                          for r in found.rows]
+        elif engine_layout(path):
+            found = load_engine_results(path, **defaults)
+        else:
+            rows += load_measurements(path, **defaults)
+            continue
+        args.skipped += found.skipped
+        rows += found.rows
+    return rows
 
 
 def _device_id(device) -> str | None:
@@ -79,7 +110,7 @@ def _select(rows, args: argparse.Namespace):
         if matching:
             rows, model = matching, None
     if not rows:
-        raise InvalidValueError("file", args.file, "at least one measurement row")
+        raise InvalidValueError("file", " ".join(args.files), "at least one measurement row")
     return rows, device, model
 
 
@@ -89,7 +120,8 @@ def _report_skipped(args: argparse.Namespace) -> None:
     if skipped:
         shown = "; ".join(f"{where}: {reason}" for where, reason in skipped[:3])
         more = f"; and {len(skipped) - 3} more" if len(skipped) > 3 else ""
-        print(f"skipped {len(skipped)} row(s) of {Path(args.file).name}: {shown}{more}", file=sys.stderr)
+        files = ", ".join(Path(f).name for f in args.files)
+        print(f"skipped {len(skipped)} row(s) of {files}: {shown}{more}", file=sys.stderr)
 
 
 def _plot_path(text: str | None) -> Path | None:
@@ -168,10 +200,14 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from .measure.compare import compare, resolve_accelerator, resolve_model
 
     plot_path = _plot_path(args.plot)
+    if args.save is not None:  # checked before any work, like --plot
+        save = Path(args.save)
+        if not args.save.strip() or save.is_dir() or not save.parent.is_dir():
+            raise InvalidValueError("--save", args.save, "a file name such as fit.json in an existing folder")
     rows, device, model = _select(_read(args), args)
-    rows = [r for r in rows if r.num_devices == 1 and r.scope == "decode_step"]
+    rows = [r for r in rows if r.scope == "decode_step"]
     if not rows:
-        raise InvalidValueError("file", args.file, "single-device full decode-step rows to calibrate")
+        raise InvalidValueError("file", " ".join(args.files), "full decode-step rows to calibrate (not kernel timings)")
     if device is None:
         devices = {_device_id(r.accelerator) for r in rows}
         if len(devices) != 1:
@@ -180,15 +216,21 @@ def run_calibrate(args: argparse.Namespace) -> int:
     device = resolve_accelerator(device)
     models = [resolve_model(model or r.model, r.weight_format, r.kv_format) for r in rows]
     fit_rows = _indices(args.fit_rows, len(rows))
+    routing = [args.routing if args.routing != "uniform" else r.routing for r in rows]
     measurements = [Measurement(model=models[i], batch=rows[i].batch, context=rows[i].context,
-                                step_time_s=rows[i].step_time) for i in fit_rows]
+                                step_time_s=rows[i].step_time, tensor_parallel=rows[i].num_devices,
+                                pipeline_parallel=rows[i].pipeline_parallel, routing=routing[i]) for i in fit_rows]
     calibration = calibrate(measurements, device, weighting=args.weighting, level=args.level)
-    predictions = [calibration.predict(m, batch=r.batch, context=r.context) for m, r in zip(models, rows)]
-    comparison = compare(rows, model, device)
+    predictions = [calibration.predict(m, batch=r.batch, context=r.context, tensor_parallel=r.num_devices,
+                                       pipeline_parallel=r.pipeline_parallel, routing=g)
+                   for m, r, g in zip(models, rows, routing)]
+    comparison = compare(rows, model, device, routing=args.routing)
+    left_out = {fit_rows[j] for j, _ in calibration.excluded}
     records = []
     for i, (row, c, p) in enumerate(zip(rows, comparison, predictions)):
         records.append({
-            "row": i + 1, "label": row.describe(), "fitted": i in fit_rows,
+            "row": i + 1, "label": row.describe(), "fitted": i in fit_rows and i not in left_out,
+            "left_out": i in left_out,
             "measured_step_time_s": row.step_time, "floor_step_time_s": c.floor_step_time_s,
             "calibrated_step_time_s": float(p.step_time_s), "lower_s": float(p.lower_s), "upper_s": float(p.upper_s),
             "relative_error": float(p.step_time_s) / row.step_time - 1.0,
@@ -203,7 +245,52 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print(_table(records))
     if plot_path:
         _plot(plot_path, comparison, predictions)
+    if args.save:
+        try:
+            calibration.save(args.save)
+        except OSError as exc:
+            raise InvalidValueError("--save", args.save, f"a writable path ({exc.strerror or exc})") from None
+        print(f"calibration written to {args.save}", file=sys.stderr)
     _report_skipped(args)
+    return 0
+
+
+def run_predict(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .catalog import load_model
+    from .measure.calibration_io import load_calibration
+
+    calibration = load_calibration(args.calibration)
+    model = load_model(args.model, weights=args.weights, kv=args.kv)
+    batch = np.asarray(args.batch, dtype=float)[:, None]
+    context = np.asarray(args.context, dtype=float)[None, :]
+    p = calibration.predict(model, batch=batch, context=context, tensor_parallel=args.tp,
+                            pipeline_parallel=args.pp, routing=args.routing)
+    shape = p.step_time_s.shape
+    records = []
+    for i, j in np.ndindex(shape):
+        records.append({
+            "model": model.name, "weight_format": model.weight_format.name, "kv_format": model.kv_format.name,
+            "accelerator": calibration.accelerator.id or calibration.accelerator.name, "tp": args.tp, "pp": args.pp,
+            "batch": float(args.batch[i]), "context": float(args.context[j]),
+            "floor_step_time_s": float(p.floor_step_time_s[i, j]), "step_time_s": float(p.step_time_s[i, j]),
+            "lower_s": float(p.lower_s[i, j]), "upper_s": float(p.upper_s[i, j]),
+            "tokens_per_s": float(p.tokens_per_s[i, j]), "bound": str(p.bound[i, j]),
+        })
+    if args.format != "table":
+        print(emit_records(records, args.format))
+        return 0
+    print(f"{model.name} ({model.weight_format.name} weights, {model.kv_format.name} KV) on "
+          f"{args.tp * args.pp} x {records[0]['accelerator']}: calibration {calibration.model_name}, "
+          f"band {calibration.level:.0%}")
+    headers = ["B", "T", "floor ms", "calibrated ms", "band ms", "tok/s", "bound"]
+    lines = []
+    for r in records:
+        band = "-" if r["lower_s"] != r["lower_s"] else f"{r['lower_s'] * 1e3:.4g}..{r['upper_s'] * 1e3:.4g}"
+        lines.append([f"{r['batch']:g}", f"{r['context']:g}", f"{r['floor_step_time_s'] * 1e3:.4g}",
+                      f"{r['step_time_s'] * 1e3:.4g}", band, f"{r['tokens_per_s']:.4g}", r["bound"]])
+    print(format_table(headers, lines))
     return 0
 
 
@@ -213,7 +300,7 @@ def _table(records: list[dict]) -> str:
     for r in records:
         band = ("-" if r["lower_s"] != r["lower_s"]
                 else f"{r['lower_s'] * 1e3:.4g}..{r['upper_s'] * 1e3:.4g}")
-        lines.append([str(r["row"]), r["label"], "yes" if r["fitted"] else "", f"{r['measured_step_time_s'] * 1e3:.4g}",
+        lines.append([str(r["row"]), r["label"], "yes" if r["fitted"] else ("left out" if r.get("left_out") else ""), f"{r['measured_step_time_s'] * 1e3:.4g}",
                       f"{r['floor_step_time_s'] * 1e3:.4g}", f"{r['calibrated_step_time_s'] * 1e3:.4g}", band,
                       f"{r['relative_error']:+.1%}"])
     return format_table(headers, lines)

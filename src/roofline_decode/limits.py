@@ -4,7 +4,9 @@ within the model's positions?
 A floor says how fast a step *could* run; it says nothing about whether the weights and the
 KV cache are resident.  :func:`grid_limits` answers that for every grid point with the
 planning module's usable-memory rule (:func:`roofline_decode.planning.capacity.usable_memory`:
-capacity as printed read as binary, minus a 2 GiB runtime reserve) on one device, and words
+capacity as printed read as binary, cut to what the device itself can fill (ECC on GDDR
+data-center cards, macOS's GPU share of unified memory), minus a 2 GiB runtime reserve) on one
+device, and words
 the notes a :class:`~roofline_decode.DecodeFloor` carries.  All of it is vectorised: the KV
 bytes per sequence are computed on the context axis once and broadcast against the batch.
 """

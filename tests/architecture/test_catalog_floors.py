@@ -24,9 +24,10 @@ def test_decode_floor_on_every_bundled_model(model_id):
     parts = r.breakdown()
     assert np.allclose(sum(parts["bytes"].values()), r.bytes_total, rtol=1e-12)
     assert np.allclose(sum(parts["flops"].values()), r.flops, rtol=1e-12)
-    if r.spec.num_recurrent_layers:
+    if r.spec.num_recurrent_layers and r.spec.recurrent_state_bytes_per_sequence > 3e7:
         # read and written every step, a state of ~40-140 MB per sequence caps the intensity below
-        # H100's ridge at any batch: no critical batch (Qwen3-Next, Mamba-2 in bf16)
+        # H100's ridge at any batch: no critical batch (Qwen3-Next, Mamba-2 in bf16; Jamba's 8.7 MB
+        # does not)
         assert np.all(np.isinf(r.critical_batch))
         return
     # the critical batch is finite at context 0 (weights amortise) and separates the regimes

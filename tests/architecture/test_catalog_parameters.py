@@ -63,6 +63,7 @@ PUBLISHED = {
     "qwen3-235b-a22b": (235e9, 22e9, "all", "https://huggingface.co/Qwen/Qwen3-235B-A22B (model card: 235B / 22B)"),
     "qwen3-32b": (32.8e9, None, None, "https://huggingface.co/Qwen/Qwen3-32B (model card: 32.8B)"),
     "qwen2.5-32b": (32.5e9, None, None, "https://huggingface.co/Qwen/Qwen2.5-32B (model card: 32.5B)"),
+    "jamba-v0.1": (52e9, 12e9, "all", "https://arxiv.org/abs/2403.19887 (Jamba paper: 12B active of 52B)"),
     "qwen2.5-3b": (3.09e9, None, None, "https://huggingface.co/Qwen/Qwen2.5-3B (model card: 3.09B)"),
     "qwen2.5-14b": (14.7e9, None, None, "https://huggingface.co/Qwen/Qwen2.5-14B (model card: 14.7B)"),
     "gemma-3-27b": (27.016e9, None, None, "https://arxiv.org/abs/2503.19786 (Gemma 3 report Table 1: 1,416M embedding + 25,600M non-embedding)"),

@@ -127,3 +127,12 @@ def test_starcoder2_slides_and_olmo_has_no_norm_weights():
     olmo = Model.from_hf_config({"model_type": "olmo", "hidden_size": 64, "num_hidden_layers": 2,
                                  "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})
     assert olmo.norms_per_layer == 0
+
+
+def test_jamba_hybrid_by_hand():
+    m = rd.load_model("jamba-v0.1")
+    assert (m.num_global_layers, m.num_recurrent_layers, m.num_moe_layers) == (4, 28, 16)
+    r = decode_floor(m, "h100-sxm", batch=1, context=8192)
+    state = 28 * (8192 * 16 + 8192 * 3) * 2  # Mamba v1: d_in N + d_in (K - 1) per layer, bf16
+    kv = 4 * 8192 * 2 * 8 * 128 * 2
+    assert float(r.kv_read_bytes) == state + kv

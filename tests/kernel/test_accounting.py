@@ -1,10 +1,11 @@
 """Accounting: with fp32 weights and cache the kernel's counts equal the library's formulas."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 from .strategies import small_models
 
-from roofline_decode import Model, load_model
+from roofline_decode import Model, formulas, load_model
 from roofline_decode.formulas import expected_experts_touched
 from roofline_decode.kernel import DecodeKernel, expected_counts
 
@@ -79,3 +80,59 @@ def test_real_architecture_at_reduced_width():
     want = expected_counts(model, 5, 6, counts.experts_touched)
     assert (counts.weight_bytes, counts.kv_read_bytes, counts.flops) == (
         round(want["weight_bytes"]), want["kv_read_bytes"], want["flops"])
+
+
+def _sliding_model():
+    return Model(name="ring", num_layers=3, hidden_size=32, num_heads=8, num_kv_heads=2, head_dim=8,
+                 intermediate_size=48, vocab_size=64, sliding_window=3, layer_types=("sliding", "full", "sliding"))
+
+
+def test_sliding_layers_allocate_a_ring_of_w_positions():
+    # by hand: 2 sequences x K and V x 2 heads x 8 x 4 B = 256 B per position;
+    # the global layer holds 0..10 (11 positions), each sliding layer W = 3: 2 x (11 + 3 + 3) x 128 = 4352 B
+    model = _sliding_model()
+    kernel = DecodeKernel(model, batch=2, max_context=10)
+    assert [c.shape[2] for c in kernel.k_cache] == [3, 11, 3]
+    assert kernel.kv_cache_bytes == 4352
+    m_kv = 2 * 2 * 8 * 4
+    assert kernel.kv_cache_bytes == formulas.kv_cache_bytes(2, 11, m_kv, 1, 2, 3)
+    short = DecodeKernel(model, batch=2, max_context=1)  # the window is longer than the cache can ever hold
+    assert [c.shape[2] for c in short.k_cache] == [2, 2, 2]
+
+
+@pytest.mark.parametrize("context", [0, 2, 3, 7, 10])
+def test_reads_and_writes_are_the_slots_the_step_touches(context):
+    """Poison every cache slot a step at ``context`` must not read: the logits stay finite, and the
+    tallied KV reads equal the bytes of the slots left unpoisoned."""
+    model = _sliding_model()
+    kernel = DecodeKernel(model, batch=2, max_context=10, seed=4)
+    kernel.fill_cache(context)
+    unread = 0
+    for index, layer in enumerate(kernel.weights.layers):
+        held = context if layer.kind == "full" else min(context, 3)
+        read = kernel._slots(index, context - held, held)
+        for cache in (kernel.k_cache[index], kernel.v_cache[index]):
+            keep = np.zeros(cache.shape[2], dtype=bool)
+            for s in read:
+                keep[s] = True
+            cache[:, :, ~keep] = np.nan
+            unread += int(cache[:, :, ~keep].nbytes)
+    logits, counts = kernel.step(np.array([5, 9]))
+    assert np.isfinite(logits).all()
+    assert counts.kv_read_bytes == kernel.kv_cache_bytes - unread
+    assert counts.kv_write_bytes == 3 * 2 * 2 * 2 * 8 * 4  # one position per layer, K and V
+
+
+def test_weight_tally_is_the_allocated_weights_less_the_rows_not_gathered():
+    model = Model(name="dense", num_layers=2, hidden_size=16, num_heads=4, num_kv_heads=2, head_dim=4,
+                  intermediate_size=32, vocab_size=50, qkv_bias=True)
+    kernel = DecodeKernel(model, batch=3, max_context=4)
+    kernel.fill_cache(4)
+    _, counts = kernel.step(np.array([1, 2, 2]))
+    assert counts.embedding_rows == 2
+    assert counts.weight_bytes == kernel.weights.nbytes - (50 - 2) * 16 * 4
+    tied = model.replace(tie_word_embeddings=True)
+    kernel = DecodeKernel(tied, batch=3, max_context=4)
+    _, counts = kernel.step(np.array([1, 2, 3]))
+    # the tied lm_head is the embedding, allocated once, read in full by the last product
+    assert counts.weight_bytes == kernel.weights.nbytes - (50 - 3) * 16 * 4 + 50 * 16 * 4

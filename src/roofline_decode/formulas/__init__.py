@@ -41,6 +41,8 @@ from .recurrent import (
     gated_deltanet_state_elements,
     mamba2_matrix_parameters,
     mamba2_state_elements,
+    mamba_matrix_parameters,
+    mamba_state_elements,
     recurrent_state_bytes,
     recurrent_update_flops,
 )
@@ -97,6 +99,7 @@ PUBLIC_FORMULAS = {
         prefill_attended_positions, prefill_attention_flops, prefill_matmul_flops, prefill_weight_bytes,
         prefill_kv_read_bytes, mla_prefill_score_value_width, shared_prefix_positions, shared_prefix_saved_bytes,
         expected_tokens_per_round, speculative_time_per_token, speculative_speedup,
+        mamba_matrix_parameters, mamba_state_elements,
         mamba2_matrix_parameters, mamba2_state_elements, gated_deltanet_matrix_parameters,
         gated_deltanet_state_elements, recurrent_state_bytes, recurrent_update_flops,
         chunked_attended_positions, indexer_read_bytes, indexer_flops,

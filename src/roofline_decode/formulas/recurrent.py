@@ -8,6 +8,8 @@ state bytes per step = 2 × (state elements) × (bytes per state element) per la
 from __future__ import annotations
 
 __all__ = [
+    "mamba_matrix_parameters",
+    "mamba_state_elements",
     "mamba2_matrix_parameters",
     "mamba2_state_elements",
     "gated_deltanet_matrix_parameters",
@@ -15,6 +17,74 @@ __all__ = [
     "recurrent_state_bytes",
     "recurrent_update_flops",
 ]
+
+
+def mamba_matrix_parameters(hidden_size, ssm_inner_size, ssm_state_size, ssm_dt_rank):
+    r"""Matrix parameters of one Mamba (v1) mixer: in_proj, x_proj, dt_proj and out_proj.
+
+    .. math:: P_{mamba} = d\,2 d_{in} + d_{in}\,(r_{dt} + 2N) + r_{dt}\,d_{in} + d_{in}\,d
+
+    Parameters
+    ----------
+    hidden_size : array_like
+        Model width d [1].
+    ssm_inner_size : array_like
+        Inner width d_in = expand · d [1] (``mamba_expand``).
+    ssm_state_size : array_like
+        State size N per channel (``mamba_d_state``) [1].
+    ssm_dt_rank : array_like
+        Rank r_dt of the time-step projection (``mamba_dt_rank``) [1].
+
+    Returns
+    -------
+    array_like
+        Parameters [1] (conv1d, A_log, D and the biases are vectors, counted by the reader).
+
+    References
+    ----------
+    .. [1] Gu and Dao, "Mamba: Linear-Time Sequence Modeling with Selective State Spaces",
+       arXiv:2312.00752, §3.4; Lieber et al., "Jamba", arXiv:2403.19887, §2.
+
+    Examples
+    --------
+    Jamba-v0.1 (d = 4096, d_in = 8192, N = 16, r_dt = 256):
+
+    >>> mamba_matrix_parameters(4096, 8192, 16, 256)
+    105119744
+    """
+    return (hidden_size * 2 * ssm_inner_size + ssm_inner_size * (ssm_dt_rank + 2 * ssm_state_size)
+            + ssm_dt_rank * ssm_inner_size + ssm_inner_size * hidden_size)
+
+
+def mamba_state_elements(ssm_inner_size, ssm_state_size, conv_kernel):
+    r"""State elements one Mamba (v1) layer keeps per sequence.
+
+    .. math:: S_{mamba} = d_{in}\,N + d_{in}\,(K - 1)
+
+    Parameters
+    ----------
+    ssm_inner_size, ssm_state_size : array_like
+        d_in and N as in :func:`mamba_matrix_parameters` [1].
+    conv_kernel : array_like
+        Convolution width K (``mamba_d_conv``) [1].
+
+    Returns
+    -------
+    array_like
+        State elements per layer and sequence [1].
+
+    References
+    ----------
+    .. [1] Gu and Dao, arXiv:2312.00752, §3.3 (recurrent mode).
+
+    Examples
+    --------
+    Jamba-v0.1: 8192 × 16 SSM entries plus 3 × 8192 convolution entries.
+
+    >>> mamba_state_elements(8192, 16, 4)
+    155648
+    """
+    return ssm_inner_size * ssm_state_size + ssm_inner_size * (conv_kernel - 1)
 
 
 def mamba2_matrix_parameters(hidden_size, ssm_inner_size, ssm_groups, ssm_state_size, ssm_heads):

@@ -15,9 +15,18 @@ cached, produce one token each.  While it computes it tallies, in :class:`StepCo
 
 Conventions of the kernel (shared with :mod:`~roofline_decode.kernel.reference`): RoPE in the
 half-split ("neox") layout with base 10000; a sliding layer with window W lets the new token
-attend to the W most recent cached positions and to itself; routed experts follow the
+attend to the W most recent cached positions and to itself, and keeps a ring buffer of
+min(W, max_context + 1) positions (position t in slot t mod W), as serving engines do: its
+allocated cache, like its reads, is what the formulas count; routed experts follow the
 Mixtral recipe (softmax over the k largest router logits); shared experts are added
 unweighted.
+
+What the kernel does not cover (refused by name or not modelled): multi-head latent attention
+(``kv_lora_rank``), learned position tables (``position_embedding_rows``), norm layouts other
+than 2 or 4 norms per layer, odd head widths; every array is float32, so the tallies are fp32
+bytes: storage formats (bf16, fp8, block-quantised q4_0 ...) and their compute precisions are
+not exercised, only the element counts they multiply.  Elementwise work (norms, softmax, RoPE,
+activations) is done but not tallied, as in the library's convention.
 """
 
 from __future__ import annotations
@@ -206,24 +215,44 @@ class DecodeKernel:
         self.model = model.with_precision(weights="fp32", kv="fp32", activations="fp32", experts="fp32")
         self.weights = weights if weights is not None else init_weights(model, seed)
         self.batch, self.max_context = int(batch), int(max_context)
-        shape = (self.batch, model.num_kv_heads, self.max_context + 1, model.head_dim)
-        self.k_cache = [np.empty(shape, np.float32) for _ in range(model.num_layers)]
-        self.v_cache = [np.empty(shape, np.float32) for _ in range(model.num_layers)]
+        # a global layer caches every position 0..max_context; a sliding one a ring of W slots
+        slots = [self.max_context + 1 if layer.kind == "full" else min(model.sliding_window, self.max_context + 1)
+                 for layer in self.weights.layers]
+        self.k_cache = [np.empty((self.batch, model.num_kv_heads, n, model.head_dim), np.float32) for n in slots]
+        self.v_cache = [np.empty((self.batch, model.num_kv_heads, n, model.head_dim), np.float32) for n in slots]
         self.length = 0
         self._counts = StepCounts()
 
     # -- cache ---------------------------------------------------------------------------------
-    def fill_cache(self, context: int, seed: int = 1) -> None:
-        """Write random keys and values at positions ``[0, context)`` and set the length.
+    @property
+    def kv_cache_bytes(self) -> int:
+        """Bytes of the KV cache the kernel allocated [B]: B·(max_context + 1) positions per global
+        layer, B·min(W, max_context + 1) per sliding layer (``formulas.kv_cache_bytes`` at
+        max_context + 1 cached tokens, in float32)."""
+        return sum(cache.nbytes for cache in (*self.k_cache, *self.v_cache))
 
-        For timing and accounting: every cached page is written, so a step reads real memory.
+    def _slots(self, index: int, first: int, count: int) -> list[slice]:
+        """Cache slots of positions ``[first, first + count)`` in layer ``index`` (one slice, or
+        two where a sliding layer's ring wraps)."""
+        capacity = self.k_cache[index].shape[2]
+        start = first % capacity
+        if start + count <= capacity:
+            return [slice(start, start + count)]
+        return [slice(start, capacity), slice(0, start + count - capacity)]
+
+    def fill_cache(self, context: int, seed: int = 1) -> None:
+        """Write random keys and values for positions ``[0, context)`` and set the length.
+
+        For timing and accounting: every cached page a step at ``context`` reads is written,
+        so a step reads real memory (a sliding layer holds the last min(context, W) of them).
         """
         if int(context) != context or not 0 <= context <= self.max_context:
             raise InvalidValueError("context", context, f"an integer in [0, max_context={self.max_context}]")
         rng = np.random.default_rng(seed)
         for cache in (*self.k_cache, *self.v_cache):
+            held = min(int(context), cache.shape[2])
             for b in range(self.batch):  # one sequence at a time: a small temporary
-                cache[b, :, :context] = rng.random(cache[b, :, :context].shape, dtype=np.float32) - 0.5
+                cache[b, :, :held] = rng.random(cache[b, :, :held].shape, dtype=np.float32) - 0.5
         self.length = int(context)
 
     # -- counted primitives ----------------------------------------------------------------------
@@ -291,8 +320,12 @@ class DecodeKernel:
         c.operations += 3  # rotary q, rotary k, attention over the cache (the cache write below)
 
         cached = position if layer.kind == "full" else min(position, m.sliding_window)
-        keys = self.k_cache[index][:, :, position - cached:position]
-        values = self.v_cache[index][:, :, position - cached:position]
+        slots = self._slots(index, position - cached, cached)
+        if len(slots) == 1:  # a view: the bytes read are the slice's
+            keys, values = self.k_cache[index][:, :, slots[0]], self.v_cache[index][:, :, slots[0]]
+        else:  # a wrapped ring: the two parts (order does not matter, RoPE was applied before caching)
+            keys = np.concatenate([self.k_cache[index][:, :, s] for s in slots], axis=2)
+            values = np.concatenate([self.v_cache[index][:, :, s] for s in slots], axis=2)
         c.kv_read_bytes += keys.nbytes + values.nbytes
         scale = np.float32(1.0 / np.sqrt(d_h))
         scores = (q @ keys.swapaxes(-1, -2)) * scale  # (B, H_kv, group, cached)
@@ -305,8 +338,9 @@ class DecodeKernel:
         c.attention_flops += 2 * q.size * keys.shape[-2] + 2 * p.size * values.shape[-1]
         c.self_attention_flops += 2 * q.size + 2 * p_self.size * v.shape[-1]
 
-        self.k_cache[index][:, :, position] = k
-        self.v_cache[index][:, :, position] = v
+        slot = position % self.k_cache[index].shape[2]  # a sliding layer overwrites the position W back
+        self.k_cache[index][:, :, slot] = k
+        self.v_cache[index][:, :, slot] = v
         c.kv_write_bytes += k.nbytes + v.nbytes
         c.operations += 1
         return self._linear(out.reshape(B, m.num_heads * d_h), layer.o)
@@ -321,7 +355,10 @@ class DecodeKernel:
             The newest token of each sequence (its key and value are not cached yet).
         position : int, optional
             Cached tokens T the step starts from (default: :attr:`length`); the step writes
-            the new keys and values at index T and sets :attr:`length` to T + 1.
+            the new keys and values at position T (slot T mod W of a sliding layer) and sets
+            :attr:`length` to T + 1.  Repeating a step at the same T (the timing runner does)
+            does the same work; on a sliding layer past its window it reads the slot the
+            previous repeat wrote, so only the first repeat's logits are exact.
 
         Returns
         -------

@@ -10,14 +10,18 @@
 * :mod:`~roofline_decode.measure.extrapolation` — the protocol that scores how calibrations
   extrapolate in batch, context and weight format on the published rows;
 * :mod:`~roofline_decode.measure.fits` — step time vs context, saturation onset, sustained bandwidth;
-* :func:`load_published` — the published timings of ``shared/reference/measured/``.
+* :func:`load_published` — the published timings of ``shared/reference/measured/``;
+* :func:`load_engine_results` — llama-bench, llama-batched-bench, vLLM / SGLang serving and
+  SGLang bench_one_batch output as decode rows.
 
 Importing this package does not import matplotlib or sympy.
 """
 
-from .calibrate import CalibratedPrediction, Calibration, Measurement, Parameter, calibrate, load_calibration
+from .calibrate import CalibratedPrediction, Calibration, Measurement, Parameter, calibrate
+from .calibration_io import load_calibration
 from .compare import EXCEEDS_MEMORY, IMPOSSIBLE, Comparison, RowComparison, compare
 from .fits import ContextFit, SaturationFit, fit_context, saturation_onset, sustained_bandwidth
+from .engines import engine_layout, load_engine_results
 from .published import PublishedRows, load_published
 from .rows import (
     COLUMNS,
@@ -34,6 +38,6 @@ __all__ = [
     "COLUMNS", "CalibratedPrediction", "Calibration", "Comparison", "ContextFit", "EXCEEDS_MEMORY",
     "IMPOSSIBLE", "Measurement", "Parameter", "load_calibration", "MeasurementFileError", "MeasurementRow", "PublishedRows",
     "RowComparison", "SaturationFit", "TOKENS_PER_S_RTOL", "calibrate", "compare", "fit_context",
-    "load_csv", "load_json", "load_measurements", "load_published", "rows_from_records",
+    "engine_layout", "load_csv", "load_engine_results", "load_json", "load_measurements", "load_published", "rows_from_records",
     "saturation_onset", "sustained_bandwidth",
 ]

@@ -43,7 +43,7 @@ from ..specs.model import Model
 from . import calibration_models as cm
 from ._stats import student_t_quantile
 
-__all__ = ["Measurement", "Calibration", "CalibratedPrediction", "Parameter", "calibrate", "load_calibration", "floor_terms"]
+__all__ = ["Measurement", "Calibration", "CalibratedPrediction", "Parameter", "calibrate"]
 
 Weighting = Literal["relative", "absolute"]
 Routing = Literal["uniform", "identical"] | PositiveFloat
@@ -94,27 +94,6 @@ class Measurement(Spec):
             return load_model(value)
         return value
 
-
-
-def floor_terms(model: Model, device: Accelerator, batch: Any, context: Any, devices: int = 1,
-                routing: Any = "uniform") -> cm.Terms:
-    """Weight, KV and compute times [s] on ``devices`` devices (aggregate bandwidth and peak),
-    and the strict floor [s] (MoE ``routing="identical"``), broadcast over batch and context."""
-    from ..estimate import decode_floor
-
-    floor = decode_floor(model, device, batch=batch, context=context, routing=routing)
-    bandwidth = devices * floor.memory_bandwidth
-    weights = np.asarray(floor.weight_bytes, dtype=float) / bandwidth
-    kv = (np.asarray(floor.kv_read_bytes) + np.asarray(floor.kv_write_bytes)) / bandwidth
-    # 0 where the device publishes no peak for the compute precision: η_c is then never fitted
-    compute = np.asarray(floor.compute_time_s, dtype=float) / devices
-    strict = np.maximum(weights + kv, compute)
-    if model.is_moe and not (isinstance(routing, str) and routing == "identical"):
-        s = decode_floor(model, device, batch=batch, context=context, routing="identical")
-        strict = np.maximum(np.asarray(s.memory_time_s), np.asarray(s.compute_time_s)) / devices
-    shape = np.broadcast(weights, kv, compute, floor.batch).shape
-    return cm.Terms(*(np.broadcast_to(np.asarray(a, dtype=float), shape) for a in
-                      (weights, kv, compute, floor.batch, strict)))
 
 
 @dataclass(frozen=True)
@@ -281,10 +260,10 @@ class Calibration:
         Examples
         --------
         >>> from roofline_decode import load_model
-        >>> rows = [Measurement(model=load_model("llama-2-7b", weights=w), batch=1, context=105,
+        >>> rows = [Measurement(model=load_model("llama-2-7b", weights=w), batch=1, context=104,
         ...                     step_time_s=1 / tps) for w, tps in (("bf16", 104.9), ("int8", 155.58))]
         >>> cal = calibrate(rows, "a100-80gb-sxm")
-        >>> p = cal.predict(load_model("llama-2-7b", weights="int4-g32"), batch=1, context=105)
+        >>> p = cal.predict(load_model("llama-2-7b", weights="int4-g32"), batch=1, context=104)
         >>> round(float(p.tokens_per_s), 1)  # measured: 196.8
         193.4
         """
@@ -294,7 +273,7 @@ class Calibration:
         for name, value in (("tensor_parallel", tensor_parallel), ("pipeline_parallel", pipeline_parallel)):
             if not (isinstance(value, (int, np.integer)) and value >= 1):
                 raise InvalidValueError(name, value, "a whole number of devices >= 1")
-        terms = floor_terms(model, self.accelerator, batch, context, tensor_parallel * pipeline_parallel, routing)
+        terms = cm.floor_terms(model, self.accelerator, batch, context, tensor_parallel * pipeline_parallel, routing)
         shape = np.shape(terms.weights_s)
         flat = cm.Terms(*(np.ravel(getattr(terms, f)) for f in ("weights_s", "kv_s", "compute_s", "batch", "strict_floor_s")))
         compute, host = cm.sides(flat, self.full)
@@ -340,7 +319,8 @@ class Calibration:
         }
 
     def save(self, path: str | Path) -> None:
-        """Write :meth:`to_dict` as JSON (read back with :func:`load_calibration`)."""
+        """Write :meth:`to_dict` as JSON (read back with
+        :func:`~roofline_decode.measure.calibration_io.load_calibration`)."""
         Path(path).write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
     def __str__(self) -> str:
@@ -361,44 +341,6 @@ class Calibration:
 
 def _num(value: float) -> float | None:
     return None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
-
-
-def load_calibration(path: str | Path) -> Calibration:
-    """A :class:`Calibration` saved with :meth:`Calibration.save`.
-
-    Raises
-    ------
-    InvalidValueError
-        The file cannot be read or is not a saved calibration (the message names the file).
-    """
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidValueError("calibration", str(path), f"a readable calibration JSON file ({exc})") from None
-    if not isinstance(data, dict) or data.get("format") != "roofline-decode calibration 1":
-        raise InvalidValueError("calibration", str(path), "a file written by `calibrate --save` "
-                                "(format 'roofline-decode calibration 1')")
-    try:
-        fit = data["fit"]
-        covariance = None if fit["covariance"] is None else np.array(fit["covariance"], dtype=float)
-        residual_std = data["residual_std"]
-        return Calibration(
-            accelerator=Accelerator(**data["accelerator_spec"]), model_name=data["model"], reason=data["reason"],
-            candidates=dict(data["candidates"]), parameter_names=tuple(fit["parameter_names"]),
-            beta=np.array(fit["beta"], dtype=float), full=np.array(fit["full"], dtype=float),
-            free=tuple(fit["free"]), identified=tuple(fit["identified"]),
-            residuals_s=np.array(data["residuals_s"], dtype=float), measured_s=np.array(data["measured_s"], dtype=float),
-            calibrated_s=np.array(data["calibrated_s"], dtype=float), dof=int(data["dof"]),
-            residual_std=float("nan") if residual_std is None else float(residual_std), level=float(data["level"]),
-            weighting=data["weighting"], band_method=data["band_method"],
-            excluded=tuple((int(e["row"]), str(e["reason"])) for e in data["excluded"]),
-            _covariance=covariance, warnings=tuple(data["warnings"]),
-            residual_standard_error=float("nan") if data.get("residual_standard_error") is None
-            else float(data["residual_standard_error"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InvalidValueError("calibration", str(path), f"a complete saved calibration (problem: {exc!r})") from None
 
 
 def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *,
@@ -459,7 +401,7 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
         raise InvalidValueError("models", unknown or names, "candidates among " + ", ".join(cm.MODELS))
     measurements = [m if isinstance(m, Measurement) else Measurement(**m) for m in measurements]
     device = load_accelerator(accelerator)
-    parts = [floor_terms(m.model, device, m.batch, m.context, m.num_devices, m.routing) for m in measurements]
+    parts = [cm.floor_terms(m.model, device, m.batch, m.context, m.num_devices, m.routing) for m in measurements]
     every = cm.Terms(*(np.array([float(getattr(p, f)) for p in parts]) for f in
                        ("weights_s", "kv_s", "compute_s", "batch", "strict_floor_s")))
     y_all = np.array([m.step_time_s for m in measurements])

@@ -38,7 +38,7 @@ import numpy as np
 
 from ._nnls import weighted_nnls
 
-__all__ = ["MODELS", "PARAMETERS", "Terms", "ModelFit", "fit_model", "leave_one_out"]
+__all__ = ["MODELS", "PARAMETERS", "Terms", "ModelFit", "fit_model", "floor_terms", "leave_one_out"]
 
 #: Free parameters of each candidate, in the order they enter (earlier ones win a collinearity).
 MODELS: dict[str, tuple[str, ...]] = {
@@ -70,6 +70,26 @@ class Terms:
 
     def __len__(self) -> int:
         return int(np.size(self.weights_s))
+
+
+def floor_terms(model, device, batch, context, devices: int = 1, routing="uniform") -> Terms:
+    """Weight, KV and compute times [s] on ``devices`` devices (aggregate bandwidth and peak),
+    and the strict floor [s] (MoE ``routing="identical"``), broadcast over batch and context."""
+    from ..estimate import decode_floor
+
+    floor = decode_floor(model, device, batch=batch, context=context, routing=routing)
+    bandwidth = devices * floor.memory_bandwidth
+    weights = np.asarray(floor.weight_bytes, dtype=float) / bandwidth
+    kv = (np.asarray(floor.kv_read_bytes) + np.asarray(floor.kv_write_bytes)) / bandwidth
+    # 0 where the device publishes no peak for the compute precision: η_c is then never fitted
+    compute = np.asarray(floor.compute_time_s, dtype=float) / devices
+    strict = np.maximum(weights + kv, compute)
+    if model.is_moe and not (isinstance(routing, str) and routing == "identical"):
+        s = decode_floor(model, device, batch=batch, context=context, routing="identical")
+        strict = np.maximum(np.asarray(s.memory_time_s), np.asarray(s.compute_time_s)) / devices
+    shape = np.broadcast(weights, kv, compute, floor.batch).shape
+    return Terms(*(np.broadcast_to(np.asarray(a, dtype=float), shape) for a in
+                      (weights, kv, compute, floor.batch, strict)))
 
 
 def full_vector(names: tuple[str, ...], beta: np.ndarray) -> np.ndarray:

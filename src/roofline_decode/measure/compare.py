@@ -134,7 +134,7 @@ def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator, routing
     from ..estimate import decode_floor
 
     floor = decode_floor(model, device, batch=row.batch, context=row.context, routing=routing)
-    n = row.num_devices
+    n = row.num_devices * row.pipeline_parallel  # TP x PP devices
     if row.scope == "kv_read":
         bytes_moved = float(floor.kv_read_bytes)
         flops = float(floor.breakdown()["flops"]["attention_scores"])
@@ -225,7 +225,7 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
         elif measured < uniform * (1 - tolerance):
             flags.append(FASTER_THAN_UNIFORM)
         # the capacity rule of planning (binary reading, ECC, unified-memory share), no runtime reserve
-        if row.scope == "decode_step" and spec.weight_bytes > row.num_devices * device_memory(device):
+        if row.scope == "decode_step" and spec.weight_bytes > row.num_devices * row.pipeline_parallel * device_memory(device):
             flags.append(EXCEEDS_MEMORY)
         achieved = t["bytes"] / measured
         result.append(RowComparison(

@@ -185,9 +185,6 @@ def protocol_splits(folder: str | Path | None = None) -> list[Split]:
             splits.append(_split(
                 "context", ds, f"fit T <= {longest_fit:g}, predict {r0 * longest_fit:g} <= T <= {r1 * longest_fit:g}",
                 context <= longest_fit, (context >= r0 * longest_fit) & (context <= r1 * longest_fit)))
-        formats = {}
-        for m in ds.measurements:
-            formats.setdefault((m.model.name, m.batch, m.context, m.tensor_parallel), set()).add(m.model.weight_format.name)
         names = sorted({m.model.weight_format.name for m in ds.measurements})
         if len(names) == 3:
             for held_name in names:

@@ -80,6 +80,10 @@ class MeasurementRow(Spec):
         Formats the model was served in (default: the model's own).
     num_devices : int
         Devices the step ran on (tensor parallel); the floor then uses their aggregate.
+    pipeline_parallel : int
+        Pipeline stages (PP), each on its own device(s); 1 unless stated.
+    routing : {"uniform", "identical"} or float
+        MoE routing of the run (:mod:`roofline_decode.routing`); dense models ignore it.
     scope : {"decode_step", "kv_read"}
         A full decode step, or a kernel that only reads the KV cache (attention microbenchmark).
     kv_bytes, bandwidth : float, optional
@@ -98,6 +102,8 @@ class MeasurementRow(Spec):
     weight_format: str | NumberFormat | None = None
     kv_format: str | NumberFormat | None = None
     num_devices: PositiveInt = 1
+    pipeline_parallel: PositiveInt = 1
+    routing: Literal["uniform", "identical"] | PositiveFloat = "uniform"
     scope: Scope = "decode_step"
     kv_bytes: NonNegativeFloat | None = Field(default=None, allow_inf_nan=False)
     bandwidth: PositiveFloat | None = Field(default=None, allow_inf_nan=False)
@@ -156,7 +162,8 @@ _NUMERIC: dict[str, dict[str, float]] = {
     },
     "kv_bytes": {"kv_bytes": 1, "kv_bytes_mb": 1e6, "kv_bytes_gb": 1e9, "kv_bytes_mb_as_published": 1e6},
     "bandwidth": {"bandwidth_bps": 1, "bw_gbs": 1e9, "bw_gb_s": 1e9, "bw_gbs_as_published": 1e9},
-    "num_devices": {"num_devices": 1, "num_gpus": 1},
+    "num_devices": {"num_devices": 1, "num_gpus": 1, "tensor_parallel": 1, "tp": 1},
+    "pipeline_parallel": {"pipeline_parallel": 1, "pp": 1},
 }
 _TEXT: dict[str, tuple[str, ...]] = {
     "model": ("model",),
@@ -164,6 +171,7 @@ _TEXT: dict[str, tuple[str, ...]] = {
     "weight_format": ("weight_format", "weights"),
     "kv_format": ("kv_format", "kv"),
     "scope": ("scope",),
+    "routing": ("routing",),
     "label": ("label",),
     "notes": ("notes",),
 }
@@ -254,9 +262,10 @@ def rows_from_records(records: list[dict[str, Any]], source: str = "<records>", 
                 raise MeasurementFileError(source, number, column, f"{raw!r} must be >= 1 (at least one sequence)")
             if value < 0:
                 raise MeasurementFileError(source, number, column, f"{raw!r} must be >= 0")
-            if field == "num_devices" and (value < 1 or not value.is_integer()):
+            whole = field in ("num_devices", "pipeline_parallel")
+            if whole and (value < 1 or not value.is_integer()):
                 raise MeasurementFileError(source, number, column, f"{raw!r} must be a whole number >= 1")
-            values[field] = int(value) if field == "num_devices" else value * factor
+            values[field] = int(value) if whole else value * factor
         for field in ("batch", "context"):
             if field not in values:
                 raise MeasurementFileError(source, number, columns[field][0], "value is missing")

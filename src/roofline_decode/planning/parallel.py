@@ -349,8 +349,12 @@ def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0
     """Decode floor with the layers split into ``num_stages`` pipeline stages.
 
     Each device holds 1/p of the weights and of the KV cache; a stage pass for one micro-batch
-    of B/m sequences takes the single-device floor of that micro-batch divided by p (stages are
-    balanced, weights re-read per micro-batch); a hand-off sends (B/m)·d activations at
+    of B/m sequences takes the single-device floor of that micro-batch divided by p (weights
+    re-read per micro-batch).  The split is even over *all* bytes and FLOPs, embedding and
+    lm_head included: a lower bound for any real split, whose busiest stage moves at least the
+    average.  Real engines split layers and put the embedding on the first stage and the
+    lm_head on the last, which can be far from even (Gemma-3-1B's lm_head is 30 % of its
+    parameters), so the real busiest stage may be well above this floor; a hand-off sends (B/m)·d activations at
     ``collective_latency`` + size / link bandwidth.  Step time per token:
     :func:`roofline_decode.formulas.pipeline_step_time`.
 

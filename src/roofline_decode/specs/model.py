@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
 
 from .. import formulas as f
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, UnknownFormatError
 from ..formats import NumberFormat, get_format
 from ._base import Spec
 from ._limits import MAX_LAYERS, MAX_SIZE
@@ -256,6 +256,13 @@ class Model(Spec):
                 changes.update(weight_format=MIXTURES[weights.strip()], expert_weight_format=groups.pop("experts", None),
                                tensor_formats=groups)
             else:
+                if isinstance(weights, str):
+                    try:
+                        weights = get_format(weights, field="weight_format")
+                    except UnknownFormatError:  # the suggestions include llama.cpp's presets
+                        from ..formats import list_formats
+
+                        raise UnknownFormatError(weights, [*list_formats(), *MIXTURES], field="weight_format") from None
                 changes.update(weight_format=weights, tensor_formats={}, expert_weight_format=None)
         for field, value in (("kv_format", kv), ("activation_format", activations), ("expert_weight_format", experts)):
             if value is not None:

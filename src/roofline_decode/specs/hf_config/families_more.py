@@ -233,6 +233,38 @@ def _deepseek_v32(r: ConfigReader) -> dict[str, Any]:
     return fields
 
 
+def _jamba(r: ConfigReader) -> dict[str, Any]:
+    """Jamba: one attention layer every ``attn_layer_period`` (offset ``attn_layer_offset``), Mamba
+    (v1) mixers in the others; MoE MLPs every ``expert_layer_period`` (offset
+    ``expert_layer_offset``), dense SwiGLU MLPs in between."""
+    fields = _core(r, tie=False, kv_heads=_REQUIRED)
+    _activation(r, "hidden_act")
+    layers, d = fields["num_layers"], fields["hidden_size"]
+    period, offset = r.integer("attn_layer_period", default=8, minimum=1), r.integer("attn_layer_offset", default=4)
+    e_period = r.integer("expert_layer_period", default=2, minimum=1)
+    e_offset = r.integer("expert_layer_offset", default=1)
+    inner = r.integer("mamba_expand", default=2, minimum=1) * d
+    state = r.integer("mamba_d_state", default=16, minimum=1)
+    kernel = r.integer("mamba_d_conv", default=4, minimum=1)
+    dt_rank = r.integer("mamba_dt_rank", default=-(-d // 16), minimum=1)
+    if r.boolean("mamba_proj_bias", False):
+        raise r.error("mamba_proj_bias", "Mamba projection biases are not supported (expected false)")
+    fields.update(
+        layer_types=tuple("full" if i % period == offset else "recurrent" for i in range(layers)),
+        recurrent_matrix_parameters=int(f.mamba_matrix_parameters(d, inner, state, dt_rank)),
+        # conv1d (+ bias), dt_proj bias, A_log, D, and Jamba's dt/B/C RMSNorms
+        recurrent_vector_parameters=inner * kernel + inner * r.boolean("mamba_conv_bias", True) + inner
+        + inner * state + inner + dt_rank + 2 * state,
+        recurrent_state_elements=int(f.mamba_state_elements(inner, state, kernel)),
+        recurrent_flops_per_token=6 * inner * state + 2 * inner * kernel,
+    )
+    width = r.integer("intermediate_size", minimum=1)
+    fields.update(_moe(r, layers, r.integer("num_experts", default=16, minimum=0),
+                       r.integer("num_experts_per_tok", default=2, minimum=1), width, width,
+                       lambda i: i % e_period == e_offset))
+    return fields
+
+
 def _phi(r: ConfigReader) -> dict[str, Any]:
     """Phi-1/1.5/2: attention and MLP in parallel after one LayerNorm, biases on every projection,
     plain GELU MLP (fc1, fc2); untied lm_head (its bias of V is left out)."""
@@ -296,4 +328,5 @@ MORE_READERS: dict[str, Callable[[ConfigReader], dict[str, Any]]] = {
     "starcoder2": _starcoder2,
     "smollm3": _smollm3,
     "olmo": _olmo,
+    "jamba": _jamba,
 }

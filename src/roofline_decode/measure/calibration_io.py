@@ -1,0 +1,52 @@
+"""Read a calibration saved with :meth:`~roofline_decode.measure.Calibration.save` (JSON)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InvalidValueError
+from ..specs.accelerator import Accelerator
+from .calibrate import Calibration
+
+__all__ = ["load_calibration"]
+
+
+def load_calibration(path: str | Path) -> Calibration:
+    """A :class:`Calibration` saved with :meth:`Calibration.save`.
+
+    Raises
+    ------
+    InvalidValueError
+        The file cannot be read or is not a saved calibration (the message names the file).
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidValueError("calibration", str(path), f"a readable calibration JSON file ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != "roofline-decode calibration 1":
+        raise InvalidValueError("calibration", str(path), "a file written by `calibrate --save` "
+                                "(format 'roofline-decode calibration 1')")
+    try:
+        fit = data["fit"]
+        covariance = None if fit["covariance"] is None else np.array(fit["covariance"], dtype=float)
+        residual_std = data["residual_std"]
+        return Calibration(
+            accelerator=Accelerator(**data["accelerator_spec"]), model_name=data["model"], reason=data["reason"],
+            candidates=dict(data["candidates"]), parameter_names=tuple(fit["parameter_names"]),
+            beta=np.array(fit["beta"], dtype=float), full=np.array(fit["full"], dtype=float),
+            free=tuple(fit["free"]), identified=tuple(fit["identified"]),
+            residuals_s=np.array(data["residuals_s"], dtype=float), measured_s=np.array(data["measured_s"], dtype=float),
+            calibrated_s=np.array(data["calibrated_s"], dtype=float), dof=int(data["dof"]),
+            residual_std=float("nan") if residual_std is None else float(residual_std), level=float(data["level"]),
+            weighting=data["weighting"], band_method=data["band_method"],
+            excluded=tuple((int(e["row"]), str(e["reason"])) for e in data["excluded"]),
+            _covariance=covariance, warnings=tuple(data["warnings"]),
+            residual_standard_error=float("nan") if data.get("residual_standard_error") is None
+            else float(data["residual_standard_error"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidValueError("calibration", str(path), f"a complete saved calibration (problem: {exc!r})") from None

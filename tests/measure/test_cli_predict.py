@@ -1,0 +1,72 @@
+"""`roofline-decode calibrate FILE... --save` on engine output and `predict --calibration`."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from roofline_decode.cli import main
+
+DATA = Path(__file__).parents[1] / "data"
+ENGINES = DATA / "engines"
+KNLP = str(DATA / "measured" / "knlp_full_model_decode.csv")
+
+
+def run(capsys, *argv):
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_calibrate_several_engine_files_and_save(capsys, tmp_path):
+    fit = tmp_path / "fit.json"
+    code, out, err = run(capsys, "calibrate", ENGINES / "llama_bench.json", ENGINES / "batched_bench.txt",
+                         "--model", "qwen2.5-7b", "--gpu", "rtx-4090", "--weights", "q4_k", "--save", fit)
+    assert code == 0 and "calibration written" in err and "llama_bench.json#1: prompt processing" in err
+    assert "model " in out and out.count("batched-bench") == 4
+    saved = json.loads(fit.read_text())
+    assert saved["format"] == "roofline-decode calibration 1" and saved["accelerator"] == "rtx-4090"
+
+
+def test_rows_below_the_strict_floor_are_marked_left_out(capsys):
+    # batched-bench states no weight format: as bf16 weights its rows beat the floor
+    code, out, _ = run(capsys, "calibrate", ENGINES / "llama_bench.json", ENGINES / "batched_bench.txt",
+                       "--model", "qwen2.5-7b", "--gpu", "rtx-4090")
+    assert code == 0 and out.count("left out") == 4 and "below its strict floor" in out
+
+
+def test_predict_prints_bands_from_a_saved_fit(capsys, tmp_path):
+    fit = tmp_path / "b200.json"
+    code, _, _ = run(capsys, "calibrate", KNLP, "--gpu", "b200", "--model", "qwen2.5-7b", "--save", fit)
+    assert code == 0
+    code, out, _ = run(capsys, "predict", "--calibration", fit, "--model", "qwen2.5-7b", "--batch", "8,32",
+                       "--context", "2K,8K", "--format", "json")
+    records = json.loads(out)
+    assert code == 0 and len(records) == 4
+    assert all(r["floor_step_time_s"] < r["lower_s"] < r["step_time_s"] < r["upper_s"] for r in records)
+    # knlp measured 10.345 ms at B=8, T=8192 and 16.199 ms at B=32, T=8192 (not all rows are below 8K)
+    b8 = next(r for r in records if r["batch"] == 8 and r["context"] == 8192)
+    assert b8["lower_s"] < 10.345e-3 < b8["upper_s"]
+    code, out, _ = run(capsys, "predict", "--calibration", fit, "--model", "qwen2.5-7b", "--tp", "2")
+    assert code == 0 and "2 x b200" in out and "band ms" in out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["predict", "--calibration", "MISSING", "--model", "qwen2.5-7b"], "readable calibration"),
+    (["predict", "--calibration", ENGINES / "vllm_serve.json", "--model", "qwen2.5-7b"], "calibrate --save"),
+    (["predict", "--calibration", "FIT", "--model", "qwen2.5-7b", "--tp", "0"], "--tp"),
+    (["predict", "--calibration", "FIT", "--model", "qwen2.5-7b", "--batch", "0"], "batch"),
+    (["calibrate", ENGINES / "llama_bench.json", "--model", "qwen2.5-7b", "--gpu", "rtx-4090", "--save",
+      "/nonexistent/dir/fit.json"], "--save"),
+])
+def test_errors_are_one_line_with_exit_2(capsys, tmp_path, argv, needle):
+    fit = tmp_path / "fit.json"
+    assert run(capsys, "calibrate", ENGINES / "llama_bench.json", "--model", "qwen2.5-7b", "--gpu", "rtx-4090",
+               "--save", fit)[0] == 0
+    argv = [fit if a == "FIT" else tmp_path / "missing.json" if a == "MISSING" else a for a in argv]
+    code, _, err = run(capsys, *argv)
+    lines = [line for line in err.strip().splitlines() if not line.startswith("skipped")]
+    assert code == 2 and len(lines) == 1 and needle in lines[0] and "Traceback" not in err
