@@ -45,13 +45,19 @@ ENV_SPEC_PATH = "ROOFLINE_DECODE_SPEC_PATH"
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _MODEL_DIR = _PACKAGE_DIR / "model_configs"
 _user_directories: list[Path] = []
+# the same Path objects on every look-up (their hash is computed once)
+_BUNDLED_CANDIDATES = (_PACKAGE_DIR / "hardware_specs", _PACKAGE_DIR.parents[1] / "hardware_specs")
+_BUNDLED_FOUND: list[Path] = []
 
 
 def bundled_spec_directory() -> Path:
     """The shipped ``hardware_specs`` folder: inside the wheel, or at the repository top level
     for an editable install."""
-    for candidate in (_PACKAGE_DIR / "hardware_specs", _PACKAGE_DIR.parents[1] / "hardware_specs"):
+    if _BUNDLED_FOUND:  # part of the installation: found once per process
+        return _BUNDLED_FOUND[0]
+    for candidate in _BUNDLED_CANDIDATES:
         if candidate.is_dir():
+            _BUNDLED_FOUND.append(candidate)
             return candidate
     raise FileNotFoundError("roofline_decode's bundled hardware_specs folder is missing from the installation")
 
@@ -134,14 +140,35 @@ def spec_directories() -> list[Path]:
 
 def _folder_stamp(path: Path) -> int:
     """Latest modification time of a spec folder and its subfolders (a file: its own), so a
-    file added to or removed from a folder already indexed is seen on the next look-up."""
+    file added to or removed from a folder already indexed is seen on the next look-up.
+
+    The folder list of each tree is remembered with every folder's mtime: a look-up stats those
+    folders only (no listing); any changed mtime (a file or folder added, removed or renamed
+    anywhere in the tree changes its parent's) walks the tree again."""
     if path.is_file():
         return path.stat().st_mtime_ns
-    stamp = path.stat().st_mtime_ns
-    for root, folders, _ in os.walk(path):
-        for folder in folders:
-            stamp = max(stamp, os.stat(os.path.join(root, folder)).st_mtime_ns)
-    return stamp
+    known = _FOLDER_TREES.get(path)
+    if known is not None:
+        folders, mtimes = known
+        try:
+            if all(os.stat(folder).st_mtime_ns == mtime for folder, mtime in zip(folders, mtimes)):
+                _FOLDER_STAMPS[path] = max(mtimes)
+                return max(mtimes)
+        except OSError:  # a folder went away: walk again
+            pass
+    folders = [str(path)]
+    for root, names, _ in os.walk(path):
+        folders.extend(os.path.join(root, name) for name in names)
+    mtimes = tuple(os.stat(folder).st_mtime_ns for folder in folders)
+    _FOLDER_TREES[path] = (tuple(folders), mtimes)
+    _FOLDER_STAMPS[path] = max(mtimes)
+    return max(mtimes)
+
+
+#: spec folder -> (its folders, their mtimes) as last walked (:func:`_folder_stamp`)
+_FOLDER_TREES: dict[Path, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+#: spec folder -> its stamp at the last check
+_FOLDER_STAMPS: dict[Path, int] = {}
 
 
 @lru_cache(maxsize=4)
@@ -176,9 +203,18 @@ def _index(directories: tuple[Path, ...], stamps: tuple[int, ...] = ()) -> dict[
     return index
 
 
-def _current_index() -> dict[str, dict[str, Path]]:
+def _current_index(full: bool = True) -> dict[str, dict[str, Path]]:
+    """The index as the spec folders stand now.  ``full=False`` (a look-up by id) skips the
+    stats of the bundled tree's folders and reuses its last stamp: a file added there with a
+    new id is seen because a miss looks again with ``full=True``; a changed file is seen by
+    its own mtime in :func:`_load`; user and environment folders (which override ids) are
+    always checked.  Only a second file for an existing id inside the installed
+    ``hardware_specs`` waits for the next listing or miss to be reported."""
     directories = tuple(spec_directories())
-    return _index(directories, tuple(_folder_stamp(d) for d in directories))
+    bundled = directories[0]
+    stamps = tuple(_FOLDER_STAMPS[d] if not full and d is bundled and d in _FOLDER_STAMPS else _folder_stamp(d)
+                   for d in directories)
+    return _index(directories, stamps)
 
 
 @lru_cache(maxsize=256)
@@ -194,6 +230,13 @@ def _load(kind: str, id_or_path: str | Path, label: str):
             other = "memory_tier" if kind == "accelerator" else "accelerator"
             raise SpecFileError(id_or_path, "type", f"expected type {kind!r} for a {label}, got {other!r}")
         return spec
+    index = _current_index(full=False)
+    path = index[kind].get(id_or_path)
+    if path is not None and id_or_path not in index["broken"]:
+        try:
+            return _load_cached(path, path.stat().st_mtime)
+        except FileNotFoundError:  # removed since it was indexed: look again
+            pass
     index = _current_index()
     files = index[kind]
     if id_or_path in index["broken"]:
@@ -236,7 +279,45 @@ def load_memory_tier(id_or_path: str | Path) -> MemoryTier:
 
 def list_models() -> list[str]:
     """Ids of the bundled model configs, sorted."""
-    return sorted(p.stem for p in _MODEL_DIR.glob("*.json"))
+    _MODEL_DIRECTORY_STAMP[:] = [_MODEL_DIR.stat().st_mtime_ns]
+    return list(_model_ids(_MODEL_DIRECTORY_STAMP[0]))
+
+
+@lru_cache(maxsize=2)
+def _model_ids(stamp: int) -> tuple[str, ...]:
+    """Bundled model ids, listed again when the folder's mtime (``stamp``) changes."""
+    return tuple(sorted(p.stem for p in _MODEL_DIR.glob("*.json")))
+
+
+def _bundled(model_id: str, overrides: dict) -> Model:
+    """A bundled model by id: one stat of its file on a hit of the cached id list (a file
+    added or removed since is seen: a miss or a failed stat lists the folder again)."""
+    ids = _model_ids(_MODEL_DIRECTORY_STAMP[0]) if _MODEL_DIRECTORY_STAMP else ()
+    file = os.path.join(_MODEL_DIR_NAME, model_id + ".json")
+    if model_id in ids:
+        try:
+            stamp = os.stat(file).st_mtime_ns
+        except FileNotFoundError:
+            ids = ()
+    if model_id not in ids:
+        _MODEL_DIRECTORY_STAMP[:] = [_MODEL_DIR.stat().st_mtime_ns]
+        if model_id not in _model_ids(_MODEL_DIRECTORY_STAMP[0]):
+            raise UnknownIdError("model", model_id, list_models())
+        stamp = os.stat(file).st_mtime_ns
+    if overrides:
+        return Model.from_hf_config(_MODEL_DIR / f"{model_id}.json", **overrides)
+    return _bundled_model(model_id, stamp)
+
+
+_MODEL_DIRECTORY_STAMP: list[int] = []
+_MODEL_DIR_NAME = str(_MODEL_DIR)
+
+
+@lru_cache(maxsize=128)
+def _bundled_model(model_id: str, stamp: int) -> Model:
+    """A bundled model parsed once per file version (``stamp``: the file's mtime); Models are
+    frozen, so every caller can share one."""
+    return Model.from_hf_config(_MODEL_DIR / f"{model_id}.json")
 
 
 def model_metadata(model_id: str) -> dict[str, Any]:
@@ -273,21 +354,22 @@ def load_model(id_or_path: str | Path, weights=None, kv=None, **overrides: Any) 
         model = id_or_path.replace(**overrides) if overrides else id_or_path
     else:
         id_or_path = _id_or_path("model", id_or_path)
+        is_dir = not str(id_or_path).endswith(".gguf") and os.path.isdir(id_or_path)
+        if isinstance(id_or_path, str) and not is_dir and not id_or_path.endswith((".gguf", ".json")):
+            # an id names a bundled file; never a path out of the catalog ("../x")
+            model = _bundled(id_or_path, overrides)
+            return model if weights is None and kv is None else model.with_precision(weights=weights, kv=kv)
         path = Path(id_or_path)
         if str(id_or_path).endswith(".gguf"):
             from .files.gguf import model_from_gguf
 
             model = model_from_gguf(path, **overrides)
-        elif _is(path, "dir") and _is(path / "config.json", "file") and any(path.glob("*.safetensors")):
+        elif is_dir and _is(path / "config.json", "file") and any(path.glob("*.safetensors")):
             from .files.safetensors import model_from_folder
 
             model = model_from_folder(path, **overrides)
-        elif isinstance(id_or_path, Path) or id_or_path.endswith(".json") or _is(path, "dir"):
+        else:  # a config.json path or its folder
             model = Model.from_hf_config(path, **overrides)
-        else:  # an id names a bundled file; never a path out of the catalog ("../x")
-            if id_or_path not in list_models():
-                raise UnknownIdError("model", id_or_path, list_models())
-            model = Model.from_hf_config(_MODEL_DIR / f"{id_or_path}.json", **overrides)
     if weights is not None or kv is not None:
         model = model.with_precision(weights=weights, kv=kv)
     return model

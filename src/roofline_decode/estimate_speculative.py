@@ -60,7 +60,9 @@ def mtp_draft_model(model: Model, mtp_layers: int) -> Model:
         update["layer_types"] = list(model.layer_types[-int(mtp_layers):])
     if model.is_moe:
         update["first_dense_layers"] = 0
-    return model.model_copy(update=update)
+    # a validated copy: model_copy would also copy the target's cached parameter counts
+    # (cached_property values in __dict__), giving the draft the target's layers
+    return model.replace(**update)
 
 
 @dataclass(frozen=True)

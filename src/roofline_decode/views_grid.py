@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .units import format_number
+from .views_frame import ToDataFrame
 from .views_table import format_table
 
 __all__ = ["GridResult"]
@@ -21,7 +22,7 @@ _COUNTS = {"batch", "prompt", "chunk", "cached", "output", "context", "num_chunk
            "decode_batch", "decode_context", "prefill_tokens", "prefill_context", "best_draft_tokens", "max_batch"}
 
 
-class GridResult:
+class GridResult(ToDataFrame):
     """Mixin for frozen dataclasses whose array fields broadcast over one grid."""
 
     #: keys of :meth:`to_records`: attribute names (scalars are repeated on every record)

@@ -200,3 +200,18 @@ def test_plan_cli_routing(capsys):
     assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "1", "--context", "0",
                  "--routing", "3"]) == 2
     assert "has no routed experts" in capsys.readouterr().err
+
+
+def test_compare_cli_routing(tmp_path, capsys):
+    rows = tmp_path / "rows.csv"
+    rows.write_text("batch,context,step_time_s\n16,512,0.003\n16,512,0.0019\n")
+    argv = ["compare", str(rows), "--model", "qwen3-30b-a3b", "--gpu", "h100-sxm"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "1 row(s) faster than the strict floor" in out
+    assert "1 MoE row(s) between the strict (identical-routing) and the uniform-routing floor" in out
+    assert main([*argv, "--routing", "identical", "--format", "json"]) == 0
+    between, below = json.loads(capsys.readouterr().out)
+    assert between["routing"] == "identical" and between["flags"] == [FASTER_THAN_UNIFORM]
+    assert below["flags"][0] == IMPOSSIBLE
+    assert between["floor_step_time_s"] == between["strict_floor_step_time_s"] < between["uniform_floor_step_time_s"]

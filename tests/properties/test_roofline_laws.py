@@ -77,11 +77,12 @@ def test_critical_batch_matches_the_symbolic_closed_form(model, device, t):
 @given(models(), accelerators(uniform_peaks=True), batches, contexts, st.floats(0.25, 2.0), st.floats(0.25, 2.0),
        st.floats(0.25, 4.0))
 def test_scaling_bytes_and_bandwidth_together_leaves_time_unchanged(model, device, b, t, b_w, b_kv, scale):
-    """Every byte is a weight byte or a KV byte: scale both sizes and the bandwidth by s and the
-    memory time is unchanged (FLOPs and the peak do not move)."""
-    base = model.replace(weight_format=storage_format(b_w), kv_format=storage_format(b_kv), expert_weight_format=None)
+    """Every byte is a weight byte, a KV byte or a recurrent-state byte: scale their sizes and the
+    bandwidth by s and the memory time is unchanged (FLOPs and the peak do not move)."""
+    base = model.replace(weight_format=storage_format(b_w), kv_format=storage_format(b_kv),
+                         state_format=storage_format(b_kv), expert_weight_format=None)
     scaled = model.replace(weight_format=storage_format(b_w * scale), kv_format=storage_format(b_kv * scale),
-                           expert_weight_format=None)
+                           state_format=storage_format(b_kv * scale), expert_weight_format=None)
     faster = device.replace(memory_bandwidth=device.memory_bandwidth * scale)
     r0, r1 = decode_floor(base, device, b, t), decode_floor(scaled, faster, b, t)
     assert float(r1.bytes_total) == pytest.approx(scale * float(r0.bytes_total), rel=1e-12)

@@ -98,6 +98,18 @@ def test_kv_bytes_and_flops_scale_with_the_batch(model, b, t, n):
 
 
 @law
+@given(models(kinds=("hybrid",)), batches, contexts, contexts)
+def test_hybrid_reads_are_affine_in_context(model, b, t1, t2):
+    """A hybrid's recurrent layers read and write a fixed state whatever the context; only its
+    attention layers' KV reads grow, linearly: read(t1) + read(t2) = read(t1 + t2) + read(0)."""
+    r = decode_floor(model, "h100-sxm", batch=b, context=[0, t1, t2, t1 + t2])
+    read = [float(x) for x in r.kv_read_bytes]
+    assert read[1] + read[2] == pytest.approx(read[3] + read[0], rel=1e-12)
+    assert read[0] > 0  # the state is read at any context
+    assert len(set(float(x) for x in r.kv_write_bytes)) == 1
+
+
+@law
 @given(models(kinds=("dense", "moe", "mla")), batches, contexts, contexts)
 def test_kv_read_is_additive_in_context_without_windows(model, b, t1, t2):
     r = decode_floor(model, "h100-sxm", batch=b, context=[t1, t2, t1 + t2])

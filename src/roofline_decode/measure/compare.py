@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..views_frame import ToDataFrame
 from ..errors import InvalidValueError, is_real
 from ..formats import NumberFormat
 from ..specs.accelerator import Accelerator
@@ -80,7 +81,7 @@ class RowComparison:
         }
 
 
-class Comparison(list):
+class Comparison(ToDataFrame, list):
     """The :class:`RowComparison` of each row, in input order."""
 
     @property

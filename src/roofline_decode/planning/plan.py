@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..views_frame import ToDataFrame
 from ..errors import InvalidValueError
 from ..units import GB, format_number
 from ..views_table import format_table
@@ -63,7 +64,7 @@ class PlanRow:
         return record
 
 
-class PlanResult(list):
+class PlanResult(ToDataFrame, list):
     """A list of :class:`PlanRow`, one per accelerator, printed as a verdict table."""
 
     HEADERS = ["accelerator", "devices", "fits", "GB/device", "usable GB", "max batch", "step ms", "tok/s",

@@ -22,6 +22,8 @@ Examples
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from pathlib import Path
 from typing import Any, Literal
 
@@ -129,6 +131,12 @@ def load_latency_profile(id_or_path: LatencyProfile | str | Path) -> LatencyProf
     path = bundled_latency_directory() / f"{id_or_path}.toml"
     if not id_or_path or "/" in id_or_path or "\\" in id_or_path or not path.is_file():
         raise UnknownIdError("latency profile", id_or_path, list_latency_profiles())
+    return _preset(path, path.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=64)
+def _preset(path: Path, stamp: int) -> LatencyProfile:
+    """A preset parsed once per file version (``stamp``: its mtime); profiles are frozen."""
     return _load_file(path)
 
 
