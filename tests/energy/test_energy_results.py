@@ -125,3 +125,13 @@ def test_cli_floor_energy_table_and_bad_price(capsys):
         main(["floor", "--model", "llama-3.1-8b", "--gpu", "h200-sxm", "--price-per-hour", "0"])
     assert info.value.code == 2
     assert "--price-per-hour" in capsys.readouterr().err
+
+
+def test_every_path_of_decode_floor_keeps_the_device():
+    # one point (the scalar fast path), a grid (the general path), a sweep
+    from roofline_decode import sweep
+
+    for r in (decode_floor("llama-3.1-8b", "h200-sxm", batch=1, context=4096),
+              decode_floor("llama-3.1-8b", "h200-sxm", batch=[1, 2], context=4096),
+              *sweep(["llama-3.1-8b"], ["h200-sxm"], batch=[1, 2], context=[4096])):
+        assert r.device is not None and r.memory_technology == "HBM3E"
