@@ -17,7 +17,7 @@ Examples
 --------
 >>> front = frontier("llama-3.1-8b", ["h200-sxm"], 4096, batch=[1, 8, 64], tp=(1, 2))
 >>> [(p.num_devices, int(p.batch)) for p in front.envelope()]
-[(1, 64), (1, 8), (2, 8), (2, 1)]
+[(1, 64), (2, 64), (1, 8), (2, 8), (2, 1)]
 """
 
 from __future__ import annotations
