@@ -25,14 +25,13 @@ from typing import Any
 import numpy as np
 
 from . import formulas as f
-from .estimate import DecodeFloor, _moe_critical_batch
+from .estimate import DecodeFloor
 from .limits import _fit_note
 
 __all__ = ["scalar_floor", "clear_plans"]
 
 _PLANS: dict[tuple, "_Plan"] = {}
 _MAX_PLANS = 256
-_MAX_CRITICAL = 4096
 _SCALARS = (int, float, np.floating, np.integer)
 
 
@@ -82,11 +81,11 @@ class _Plan:
         self.assumptions = notes + tuple(n for n in (routing.note(model),) if n)
         self.usable = usable_memory(accelerator)
         self.weight_bytes = model.weight_bytes
+        self.sized = _Sized(model, self.weight_bytes)
         self.positions = model.max_position_embeddings
         self.names = (model.name, accelerator.id or accelerator.name, model.weight_format.name, model.kv_format.name)
         self.profile_label = None if profile is None else profile.label
         self.k, self.num_experts = model.num_experts_per_token, model.num_experts
-        self.critical: dict[float, Any] = {}  # context -> critical batch (MoE, uniform routing)
 
     # --- the general path's terms, on floats -------------------------------------------------
 
@@ -148,10 +147,54 @@ class _Plan:
         return below if below <= vocab else above
 
 
+    def moe_critical_batch(self, context: float) -> float:
+        """``estimate._moe_critical_batch`` at one context: the same Newton iteration, operation
+        for operation on floats (the power through the same ufunc), so the same iterates."""
+        _, kv_read, kv_write, flops, scores = self.traffic(1.0, context, self.experts_read(1.0))
+        t_sequence = self.compute_time(flops, self.groups(1.0, scores))
+        peak = self.effective_peak(flops, t_sequence)
+        kv_per_sequence = kv_read + kv_write
+        row, vocab, fixed, bandwidth = self.row_bytes, self.vocab, self.streamed_bytes, self.bandwidth
+        expert_bytes = self.expert_layer_bytes * self.expert_parameters
+        experts, k = self.num_experts, self.k
+        fixed_all = fixed + expert_bytes * experts
+        upper = min(_critical(fixed_all, kv_per_sequence + row, flops, peak, bandwidth),
+                    _critical(fixed_all + vocab * row, kv_per_sequence, flops, peak, bandwidth))
+        if not math.isfinite(upper):
+            return math.inf
+        q = 1 - k / experts
+        log_q = math.log(q) if q > 0 else 0.0
+        x = upper
+        for _ in range(100):
+            power = np.power(q, x)
+            touched = experts * (1 - power)
+            gathered = x if x <= vocab else float(vocab)
+            margin = x * t_sequence - (fixed + expert_bytes * touched + gathered * row + x * kv_per_sequence) / bandwidth
+            slope = t_sequence - (expert_bytes * (-experts * power * log_q) + (float(row) if x < vocab else 0.0)
+                                  + kv_per_sequence) / bandwidth
+            step = margin / slope if margin > 0 and slope > 0 else 0.0
+            following = x - step
+            if not following < x:
+                break
+            x = following
+        return float(x)
+
+
 def _critical(fixed, per_sequence_bytes, flops, peak, bandwidth) -> float:
     """``formulas.critical_batch`` on floats: its ratio where the margin is positive, else inf."""
     margin = flops / peak - per_sequence_bytes / bandwidth
     return float(fixed / bandwidth) / float(margin) if margin > 0 else math.inf
+
+
+class _Sized:
+    """The model with its weight bytes computed once (``Model.weight_bytes`` sums every group
+    on each access); other attributes come from the model."""
+
+    def __init__(self, model, weight_bytes: float) -> None:
+        self._model, self.weight_bytes = model, weight_bytes
+
+    def __getattr__(self, name: str):
+        return getattr(self._model, name)
 
 
 def _plan(model, accelerator, sparse: bool, routing, profile) -> _Plan:
@@ -197,8 +240,8 @@ def scalar_floor(model, accelerator, batch: Any, context: Any, sparse: bool, rou
         return None
     notes = plan.assumptions
     if not fits:
-        notes = notes + (_fit_note(model, plan.names[1], np.array(b), np.array(t), per_sequence, np.array(fits),
-                                   plan.usable),)
+        notes = notes + (_fit_note(plan.sized, plan.names[1], np.array(b), np.array(t), per_sequence,
+                                   np.array(fits), plan.usable),)
     experts = plan.experts_read(b)
     weight, kv_read, kv_write, flops, scores = plan.traffic(b, t, experts)
     groups = plan.groups(b, scores)
@@ -213,11 +256,7 @@ def scalar_floor(model, accelerator, batch: Any, context: Any, sparse: bool, rou
     elif plan.routing.kind != "uniform":
         critical = plan.critical_batch(t, plan.experts_read(1.0))
     else:
-        critical = plan.critical.get(t)
-        if critical is None:
-            if len(plan.critical) >= _MAX_CRITICAL:
-                plan.critical.clear()
-            critical = plan.critical[t] = float(_moe_critical_batch(model, np.array([t]), plan.peaks, bandwidth)[0])
+        critical = plan.moe_critical_batch(t)
     largest = _max_batch(plan, t)
     positions = plan.positions
     return DecodeFloor(

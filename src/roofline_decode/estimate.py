@@ -666,10 +666,8 @@ def decode_floor(
     model = load_model(model)
     accelerator = load_accelerator(accelerator)
     if isinstance(routing, str) and routing in ("uniform", "identical"):  # one point: the fast path
-        from ._fast import scalar_floor
-
         profile = None if latency is None else load_latency_profile(latency)
-        floor = scalar_floor(model, accelerator, batch, context, sparse, resolve_routing(routing, model), profile)
+        floor = _scalar_floor()(model, accelerator, batch, context, sparse, resolve_routing(routing, model), profile)
         if floor is not None:
             return floor
     batch_array = checked_array("batch", batch, 1.0, inclusive=True)
@@ -682,6 +680,18 @@ def decode_floor(
     traffic = _traffic(model, batch_array, context_array, routing)
     profile = None if latency is None else load_latency_profile(latency)
     return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input, routing, profile)
+
+
+def _scalar_floor():
+    """:func:`roofline_decode._fast.scalar_floor` (imported once, on first use)."""
+    if not _FAST:
+        from ._fast import scalar_floor
+
+        _FAST.append(scalar_floor)
+    return _FAST[0]
+
+
+_FAST: list = []
 
 
 def chain_time(model: Model, profile: LatencyProfile | None) -> float:

@@ -147,7 +147,7 @@ def prefill_traffic(model: Model, batch, prompt, chunk, cached, routing: str = "
         model.expert_parameters, b_e,
     )
     kv_read = fp.prefill_kv_read_bytes(batch, prompt, chunk, cached, m_kv, *layers)
-    kv_write = f.kv_write_bytes(batch * prompt, m_kv, model.num_layers)
+    kv_write = f.kv_write_bytes(batch * prompt, m_kv, model.num_attention_layers)  # recurrent layers cache no KV
     attention = fp.prefill_attention_flops(batch, prompt, cached, model.num_heads, prefill_score_value_width(model),
                                            *layers)
     flops = fp.prefill_matmul_flops(batch, prompt, model.matmul_parameters_per_token, lm_head) + attention
@@ -372,7 +372,7 @@ def mixed_traffic(model: Model, decode_batch, decode_context, prefill_tokens, pr
     chunk = np.maximum(prefill_tokens, 1)
     kv_read = f.kv_read_bytes(decode_batch, decode_context, m_kv, *layers) + np.where(
         has_prefill, fp.prefill_kv_read_bytes(1, chunk, chunk, prefill_context, m_kv, *layers), 0.0)
-    kv_write = f.kv_write_bytes(tokens, m_kv, model.num_layers)
+    kv_write = f.kv_write_bytes(tokens, m_kv, model.num_attention_layers)
     decode_attention = f.attention_flops(decode_batch, decode_context, model.num_heads, model.score_value_width, *layers)
     decode_flops = f.matmul_flops(decode_batch, model.matmul_parameters_per_token) + decode_attention
     prefill_attention = np.where(has_prefill, fp.prefill_attention_flops(

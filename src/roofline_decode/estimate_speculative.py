@@ -42,7 +42,7 @@ def verify_traffic(model: Model, batch, context, draft_tokens, routing: str = "u
     weight = f.weight_bytes_read(batch * tokens, streamed, row, model.vocab_size, b_w, *experts,
                                  model.expert_parameters, b_e)
     kv_read = f.kv_read_bytes(batch, context, m_kv, *layers)
-    kv_write = f.kv_write_bytes(batch * tokens, m_kv, model.num_layers)
+    kv_write = f.kv_write_bytes(batch * tokens, m_kv, model.num_attention_layers)
     # token i (0 … k) attends the T + i positions before it: Σ_{i=0..k} T_eff(T + i)
     positions = fp.prefill_attended_positions(tokens, context - 1, *layers)
     attention = 2 * batch * model.num_heads * model.score_value_width * positions

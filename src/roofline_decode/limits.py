@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .routing import compact
 from .units import GB
 
 __all__ = ["GridLimits", "grid_limits", "point_notes"]
@@ -59,7 +60,9 @@ def grid_limits(model, accelerator, batch: np.ndarray, context: np.ndarray, cont
     with np.errstate(divide="ignore", invalid="ignore"):
         capacity = np.where(per_sequence > 0, (usable - model.weight_bytes) / per_sequence,
                             np.inf if model.weight_bytes <= usable else -np.inf)
-    fits = batch <= capacity
+    fits = compact(batch) <= capacity  # one comparison per distinct point, broadcast back
+    if np.shape(fits) != batch.shape:
+        fits = np.broadcast_to(fits, batch.shape)
     largest = np.broadcast_to(_max_batch(model, accelerator, np.asarray(context_axis, dtype=float), usable),
                               batch.shape)
     positions = model.max_position_embeddings

@@ -30,10 +30,18 @@ import numpy as np
 from . import formulas as f
 from .errors import InvalidValueError
 
-__all__ = ["ROUTINGS", "Routing", "resolve_routing"]
+__all__ = ["ROUTINGS", "Routing", "resolve_routing", "compact"]
 
 #: The named routing assumptions; a number (or array) is a measured count.
 ROUTINGS = ("uniform", "identical")
+
+
+def compact(array: Any) -> np.ndarray:
+    """``array`` without its broadcast copies: axes of stride 0 (a batch broadcast against the
+    context) shrink to length 1, so a function of it is evaluated once per distinct value and
+    broadcasts back (``np.broadcast_arrays`` returns such views)."""
+    array = np.asarray(array)
+    return array[tuple(slice(None) if stride else slice(0, 1) for stride in array.strides)]
 
 
 @dataclass(frozen=True)
@@ -51,7 +59,8 @@ class Routing:
         k, experts = model.num_experts_per_token, model.num_experts
         if self.kind == "measured":
             return self.measured
-        return f.distinct_experts_read(k, batch, experts if self.kind == "uniform" else k)
+        # D depends on the batch alone: evaluate it on the batch axis, not on the whole grid
+        return f.distinct_experts_read(k, compact(batch), experts if self.kind == "uniform" else k)
 
     def note(self, model, batch=None) -> str | None:
         """The sentence a result's notes carry for an MoE model (None for a dense one)."""

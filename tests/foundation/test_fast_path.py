@@ -126,3 +126,12 @@ def test_newton_critical_batch_matches_bisection(model, accelerator, context):
     newton = float(estimate._moe_critical_batch(spec, np.array([context]), peaks, device.memory_bandwidth)[0])
     bisected = _bisected(spec, device, context)
     assert newton == bisected or abs(newton - bisected) <= 1e-9 * bisected
+
+
+@pytest.mark.parametrize("model", [m for m in MODELS if rd.load_model(m).is_moe])
+def test_moe_critical_batch_of_the_fast_path_is_the_general_one(model):
+    for device in ("h100-sxm", "mi300x", "b200"):
+        for context in (0, 1000.5, 4096, 131072):
+            fast = rd.decode_floor(model, device, 3, context)
+            general = _general(model, device, 3, context)
+            assert _same(fast.critical_batch, general.critical_batch), (device, context)

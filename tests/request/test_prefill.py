@@ -146,3 +146,19 @@ def test_each_flop_group_runs_at_its_own_precision():
     none = rd.Accelerator(name="no-peak", memory_bandwidth=4e11, memory_capacity=64e9)
     blind = prefill_floor("llama-2-7b", none, 2048)
     assert float(blind.compute_time_s) == 0 and str(blind.bound) == "memory" and np.isinf(blind.compute_bound_prompt)
+
+
+def test_recurrent_layers_write_no_kv_in_prefill_mixed_steps_or_verify():
+    """Qwen3-Next: 12 of its 48 layers attend (2,048 B of KV per token each); the 36 Gated
+    DeltaNet layers keep a fixed state instead, so a prompt writes KV for 12 layers only
+    (writing it for all 48 overcounted the floor 4x)."""
+    from roofline_decode import load_model, mixed_step_floor
+    from roofline_decode.estimate_speculative import verify_traffic
+
+    model = load_model("qwen3-next-80b-a3b")
+    assert (model.num_layers, model.num_attention_layers, model.kv_bytes_per_token_per_layer) == (48, 12, 2048.0)
+    assert float(prefill_floor(model, "h100-sxm", prompt=2048).kv_write_bytes) == 2048 * 12 * 2048
+    mixed = mixed_step_floor(model, "h100-sxm", decode_batch=4, decode_context=100, prefill_tokens=60,
+                             prefill_context=0)
+    assert float(mixed.kv_write_bytes) == 64 * 12 * 2048
+    assert float(verify_traffic(model, 2, 100, 3).kv_write_bytes) == 2 * 4 * 12 * 2048
