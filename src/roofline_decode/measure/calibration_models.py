@@ -44,10 +44,10 @@ __all__ = ["MODELS", "PARAMETERS", "Terms", "ModelFit", "fit_model", "floor_term
 MODELS: dict[str, tuple[str, ...]] = {
     "bandwidth": ("t0", "u_bytes"),
     "bandwidth+batch": ("t0", "u_bytes", "q"),
-    "streams": ("t0", "u_kv", "u_w"),
-    "streams+batch": ("t0", "u_kv", "u_w", "q"),
+    "streams": ("t0", "u_w", "u_kv"),
+    "streams+batch": ("t0", "u_w", "u_kv", "q"),
     "bandwidth+host": ("t0", "u_bytes", "t_h"),
-    "streams+batch+host": ("t0", "u_kv", "u_w", "q", "t_h"),
+    "streams+batch+host": ("t0", "u_w", "u_kv", "q", "t_h"),
 }
 #: Full parameter vector: overhead [s], weight / KV / compute excess [1], per-sequence cost [s],
 #: host time a step cannot beat [s].

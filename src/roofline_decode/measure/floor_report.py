@@ -80,6 +80,21 @@ def _protocol_table(results) -> list[str]:
     return lines
 
 
+def _one_prompt_length(folder: str | Path | None = None) -> str:
+    """ExLlama v1: fit at the one short context, predict the 31x longer one (beyond the protocol)."""
+    from .calibrate import calibrate
+    from .extrapolation import data_sets
+
+    ds = data_sets(folder)["ExLlama RTX 4090 LLaMA 7B/13B GPTQ"]
+    fit = [m for m in ds.measurements if m.context < 1000]
+    held = [m for m in ds.measurements if m.context >= 1000]
+    cal = calibrate(fit, ds.accelerator)
+    e = np.abs([float(cal.predict(m.model, batch=m.batch, context=m.context).step_time_s) / m.step_time_s - 1
+                for m in held])
+    return (f"Beyond the protocol, ExLlama v1 fitted on {len(fit)} rows at T = 64 ({cal.model_name}) predicts "
+            f"its {len(held)} rows at T = 1984 (31x) with median {np.median(e):.2%} and max {e.max():.2%}.")
+
+
 def render_page(folder: str | Path | None = None, results: list[Any] | None = None) -> str:
     """The markdown of ``docs/how_close_is_the_floor.md``."""
     kept, left = efficiency_rows(folder)
@@ -138,7 +153,7 @@ def render_page(folder: str | Path | None = None, results: list[Any] | None = No
         "4-16x longer contexts); the knlp H100 rows sweep batch 1-64 at two contexts; gpt-fast and ExLlamaV2",
         "have three weight formats of one model at batch 1; ExLlama v1 has two contexts (64 and 1984, 31x",
         "apart, outside the protocol's 4-16x). The format splits fit two rows, so their bands rest on one",
-        "residual degree of freedom (or none) and say little.",
+        "residual degree of freedom (or none) and say little. " + _one_prompt_length(folder),
         "",
         "Where the goals of issue 16 (median <= 8 % extrapolating batch or context, <= 2.5 % across",
         "formats, 90 % band covering >= 85 %) are missed, and why:",
