@@ -1,7 +1,8 @@
 """Benchmark: decode_floor throughput on a large (batch, context) grid, and import time.
 
-Targets (issue 2): >= 5 million grid points per second on a 2-core machine for a 1,000 x 1,000
-grid; ``import roofline_decode`` under 0.25 s.  Prints figures; asserts nothing.
+Targets: >= 5 million grid points per second on a 2-core machine for a 1,000 x 1,000 grid
+(issue 2; issue 18 keeps it >= 20 M with routing, fits and notes); ``import roofline_decode``
+under 0.25 s.  Per-call times are in ``per_call.py``.  Prints figures; asserts nothing.
 
 Run: ``python benchmarks/decode_floor_throughput.py``
 """
@@ -51,7 +52,7 @@ def main() -> None:
             print(f"{model}: skipped ({exc})")
             continue
         print(f"decode_floor {model} on h100-sxm, {points:,} points: {seconds * 1e3:.1f} ms "
-              f"-> {points / seconds / 1e6:.1f} M points/s (target >= 5)")
+              f"-> {points / seconds / 1e6:.1f} M points/s (target >= 20 on an unloaded machine)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,62 @@
+"""Plots ready for a paper (issue 19 item 5): structural checks, headless."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from roofline_decode import plotting
+
+
+def by_gid(ax, gid):
+    return [artist for artist in ax.get_children() if artist.get_gid() == gid]
+
+
+def test_ridge_device_without_peak_has_no_roof_and_stays_below_the_others():
+    ax = plotting.ridge_plot("llama-3.1-8b", ["h100-sxm", "rx-7800-xt"], context=[0, 4096])
+    slopes = by_gid(ax, "bandwidth-only")
+    assert len(slopes) == 1
+    h100_roof = 989.5  # the H100 SXM dense bf16 peak in TFLOP/s (its label)
+    assert np.max(slopes[0].get_ydata()) <= h100_roof * 1.001
+    labels = ax.get_legend_handles_labels()[1]
+    assert any("no roof drawn" in label and "RX 7800 XT" in label for label in labels)
+    assert not any("no roof drawn" in label and "H100" in label for label in labels)
+    # the slope still reaches the device's own last operating point
+    fl_last = max(np.max(line.get_ydata()) for line in by_gid(ax, "operating-points")[2:])
+    assert np.max(slopes[0].get_ydata()) >= fl_last * 0.999 or fl_last > h100_roof
+
+
+def test_ridge_with_peaks_draws_no_bandwidth_only_line():
+    ax = plotting.ridge_plot("llama-3.1-8b", ["h100-sxm", "mi300x"])
+    assert by_gid(ax, "bandwidth-only") == []
+
+
+def _legend_below_axes(ax):
+    anchor = ax.get_legend().get_bbox_to_anchor().transformed(ax.transAxes.inverted())
+    return anchor.y1 < 0
+
+
+def test_batch_plot_legend_sits_below_the_axes_and_labels_above_the_frame():
+    ax = plotting.batch_plot("llama-3.1-70b", "rtx-4090", context=4096)
+    assert _legend_below_axes(ax)
+    label = by_gid(ax, "capacity-label")[0]
+    assert label.get_text().startswith("nothing fits") and label.xy[1] == 1.0  # above the curves' area
+
+
+def test_batch_plot_several_devices_on_one_axes():
+    ax = plotting.batch_plot("llama-3.1-70b", ["h100-sxm", "mi300x", "rtx-4090"], context=4096, slo_ms=30,
+                             weights="fp8")
+    assert not hasattr(ax, "twin")
+    assert len(by_gid(ax, "tokens-per-s")) == 2  # the RTX 4090 holds no batch: dotted only
+    assert len(by_gid(ax, "capacity-limit")) == 2 and len(by_gid(ax, "does-not-fit")) == 3
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert sum("nothing fits" in t for t in labels) == 1 and any("within 30 ms/token" in t for t in labels)
+    assert _legend_below_axes(ax)
+    # the star marks the largest batch meeting the target on the fitting part of the curve
+    star = by_gid(ax, "latency-target")[0]
+    assert star.get_xdata()[0] <= by_gid(ax, "capacity-limit")[0].get_xdata()[0]
+
+
+def test_batch_plot_several_devices_without_target_has_no_target_entry():
+    ax = plotting.batch_plot("llama-3.1-8b", ["h100-sxm", "mi300x"], batch=[1, 8, 64])
+    assert not by_gid(ax, "latency-target")
+    assert not any("ms/token" in t.get_text() for t in ax.get_legend().get_texts())
