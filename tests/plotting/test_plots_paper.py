@@ -60,3 +60,11 @@ def test_batch_plot_several_devices_without_target_has_no_target_entry():
     ax = plotting.batch_plot("llama-3.1-8b", ["h100-sxm", "mi300x"], batch=[1, 8, 64])
     assert not by_gid(ax, "latency-target")
     assert not any("ms/token" in t.get_text() for t in ax.get_legend().get_texts())
+
+
+def test_breakdown_marks_the_capacity_limit():
+    ax = plotting.breakdown_plot("llama-3.1-8b", "rtx-4090")
+    assert by_gid(ax, "capacity-label")[0].get_text() == "capacity limit: does not fit from B = 16"
+    assert by_gid(ax, "does-not-fit")
+    fits = plotting.breakdown_plot("llama-3.1-8b", "h200-sxm", batch=[1, 2, 4], context=1024)
+    assert not by_gid(fits, "capacity-label")
