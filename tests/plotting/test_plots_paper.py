@@ -68,3 +68,10 @@ def test_breakdown_marks_the_capacity_limit():
     assert by_gid(ax, "does-not-fit")
     fits = plotting.breakdown_plot("llama-3.1-8b", "h200-sxm", batch=[1, 2, 4], context=1024)
     assert not by_gid(fits, "capacity-label")
+
+
+def test_capacity_map_labels_the_top_context():
+    ax = plotting.capacity_map("llama-3.1-8b", "h100-sxm")
+    ax.figure.canvas.draw()
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[-1] == "128k" and labels[0] == "256"  # Llama-3.1's longest context, 131,072 tokens
