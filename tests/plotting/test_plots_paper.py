@@ -75,3 +75,22 @@ def test_capacity_map_labels_the_top_context():
     ax.figure.canvas.draw()
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels[-1] == "128k" and labels[0] == "256"  # Llama-3.1's longest context, 131,072 tokens
+
+
+def test_validate_plot_batch_axis_reads_1_2_4_8(tmp_path, monkeypatch):
+    import dataclasses
+
+    from matplotlib.figure import Figure
+
+    from roofline_decode.kernel.runner import Measurement, plot_measurements
+
+    saved = []
+    original = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: (saved.append(self), original(self, *a, **k)))
+    names = [f.name for f in dataclasses.fields(Measurement)]
+    rows = [Measurement(**{n: dict(batch=b, context=t, floor_s=1e-3, mean_s=2e-3, std_s=1e-4,
+                                   tokens_per_s=b / 2e-3).get(n, 1) for n in names})
+            for b in (1, 2, 4, 8) for t in (128, 512)]
+    plot_measurements(rows, tmp_path / "validate.png")
+    right = saved[0].axes[1]
+    assert [t.get_text() for t in right.get_xticklabels()] == ["1", "2", "4", "8"]
