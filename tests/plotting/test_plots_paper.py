@@ -94,3 +94,20 @@ def test_validate_plot_batch_axis_reads_1_2_4_8(tmp_path, monkeypatch):
     plot_measurements(rows, tmp_path / "validate.png")
     right = saved[0].axes[1]
     assert [t.get_text() for t in right.get_xticklabels()] == ["1", "2", "4", "8"]
+
+
+def test_compare_plot_names_model_and_device_and_never_writes_a_question_mark(tmp_path):
+    from roofline_decode.measure.compare import compare
+    from roofline_decode.measure.plot import plot_measurements
+    from roofline_decode.measure.rows import load_csv
+
+    path = tmp_path / "study.csv"
+    path.write_text("B,T,mean_ms,std_ms,tokens_per_sec\n1,1024,16.611,0.072,60.2\n4,2048,15.921,0.058,251.2\n")
+    ax = plot_measurements(compare(load_csv(path), "qwen2.5-7b", "h100-sxm"))
+    assert ax.get_title().splitlines()[1] == "Qwen2.5-7B on h100-sxm"
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert ticks[0] == "Qwen2.5-7B bf16 B=1 T=1024" and not any("?" in t for t in ticks)
+    ax.figure.canvas.draw()
+    assert not any("times" in t.get_text() or "^" in t.get_text() for t in ax.get_yticklabels())
+    measured = next(c for c in ax.collections if c.get_label() == "measured")
+    assert measured.get_zorder() > max(c.get_zorder() for c in ax.collections if c is not measured)
