@@ -212,7 +212,9 @@ def test_breakdown_plot_stacks_bytes_and_aligns_time(kwargs, xlabel):
     ax = plotting.breakdown_plot("llama-3.1-8b", "h100-sxm", **kwargs)
     assert ax.get_xlabel().startswith(xlabel)
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend[:3] == ["weights read", "KV cache read", "KV cache written (new token)"]
+    # the one new token's KV write is under 1% of the axis: drawn, not in the legend
+    assert legend[:2] == ["weights read", "KV cache read"] and not any("written" in t for t in legend)
+    assert len(ax.collections) >= 3
     assert any("compute time" in t for t in legend) and any("memory time" in t for t in legend)
     memory = ax.twin.get_lines()[0]
     xs = memory.get_xdata()

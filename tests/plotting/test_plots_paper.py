@@ -60,3 +60,54 @@ def test_batch_plot_several_devices_without_target_has_no_target_entry():
     ax = plotting.batch_plot("llama-3.1-8b", ["h100-sxm", "mi300x"], batch=[1, 8, 64])
     assert not by_gid(ax, "latency-target")
     assert not any("ms/token" in t.get_text() for t in ax.get_legend().get_texts())
+
+
+def test_breakdown_marks_the_capacity_limit():
+    ax = plotting.breakdown_plot("llama-3.1-8b", "rtx-4090")
+    assert by_gid(ax, "capacity-label")[0].get_text() == "capacity limit: does not fit from B = 16"
+    assert by_gid(ax, "does-not-fit")
+    fits = plotting.breakdown_plot("llama-3.1-8b", "h200-sxm", batch=[1, 2, 4], context=1024)
+    assert not by_gid(fits, "capacity-label")
+
+
+def test_capacity_map_labels_the_top_context():
+    ax = plotting.capacity_map("llama-3.1-8b", "h100-sxm")
+    ax.figure.canvas.draw()
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[-1] == "128k" and labels[0] == "256"  # Llama-3.1's longest context, 131,072 tokens
+
+
+def test_validate_plot_batch_axis_reads_1_2_4_8(tmp_path, monkeypatch):
+    import dataclasses
+
+    from matplotlib.figure import Figure
+
+    from roofline_decode.kernel.runner import Measurement, plot_measurements
+
+    saved = []
+    original = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: (saved.append(self), original(self, *a, **k)))
+    names = [f.name for f in dataclasses.fields(Measurement)]
+    rows = [Measurement(**{n: dict(batch=b, context=t, floor_s=1e-3, mean_s=2e-3, std_s=1e-4,
+                                   tokens_per_s=b / 2e-3).get(n, 1) for n in names})
+            for b in (1, 2, 4, 8) for t in (128, 512)]
+    plot_measurements(rows, tmp_path / "validate.png")
+    right = saved[0].axes[1]
+    assert [t.get_text() for t in right.get_xticklabels()] == ["1", "2", "4", "8"]
+
+
+def test_compare_plot_names_model_and_device_and_never_writes_a_question_mark(tmp_path):
+    from roofline_decode.measure.compare import compare
+    from roofline_decode.measure.plot import plot_measurements
+    from roofline_decode.measure.rows import load_csv
+
+    path = tmp_path / "study.csv"
+    path.write_text("B,T,mean_ms,std_ms,tokens_per_sec\n1,1024,16.611,0.072,60.2\n4,2048,15.921,0.058,251.2\n")
+    ax = plot_measurements(compare(load_csv(path), "qwen2.5-7b", "h100-sxm"))
+    assert ax.get_title().splitlines()[1] == "Qwen2.5-7B on h100-sxm"
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert ticks[0] == "Qwen2.5-7B bf16 B=1 T=1024" and not any("?" in t for t in ticks)
+    ax.figure.canvas.draw()
+    assert not any("times" in t.get_text() or "^" in t.get_text() for t in ax.get_yticklabels())
+    measured = next(c for c in ax.collections if c.get_label() == "measured")
+    assert measured.get_zorder() > max(c.get_zorder() for c in ax.collections if c is not measured)

@@ -227,8 +227,13 @@ def plot_measurements(measurements: list[Measurement], path: str | Path, title: 
         right.plot(x, [m.batch / m.floor_s for m in rows], "-", color=f"C{i % 10}", label=f"floor, T={t}")
         right.plot(x, [m.tokens_per_s for m in rows], "o", color=f"C{i % 10}", label=f"measured, T={t}")
     right.set(xlabel="batch B", ylabel="tokens/s (aggregate)", title="throughput: measured vs floor")
-    if len(batches) > 1:
+    if len(batches) > 1:  # ticks at the measured batches, written 1, 2, 4, 8 (not 2^0, 2^1, ...)
+        from matplotlib.ticker import FixedLocator, NullLocator
+
         right.set_xscale("log", base=2)
+        right.xaxis.set_major_locator(FixedLocator(batches))
+        right.xaxis.set_major_formatter(lambda value, _: f"{value:g}")
+        right.xaxis.set_minor_locator(NullLocator())
     for ax in (left, right):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
