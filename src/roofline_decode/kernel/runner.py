@@ -134,7 +134,8 @@ def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(
     seed : int
         Seed (>= 0) of the weights and the cache contents.
     progress : file-like, bool or None
-        Where the progress bar goes: ``True`` (default) for ``sys.stderr``, a stream, or
+        Where the progress bar goes: ``True`` (default) for ``sys.stderr`` when it is a terminal
+        (nothing in a log file or a pipe), a stream, or
         ``False``/``None`` for none.
     matmul : {"auto", "gemm", "tiled-gemv"}
         How a batch multiplies the weights (see :class:`~roofline_decode.kernel.DecodeKernel`).
@@ -146,8 +147,8 @@ def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(
     """
     from ..estimate import decode_floor
 
-    if progress is True:
-        progress = sys.stderr
+    if progress is True:  # a bar of carriage returns is for a terminal, not a log file or a pipe
+        progress = sys.stderr if getattr(sys.stderr, "isatty", lambda: False)() else None
     elif progress is False:
         progress = None
     batches, contexts = check_arguments(batch, context, warmup, repeats, seed)
