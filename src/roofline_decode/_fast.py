@@ -277,7 +277,7 @@ def scalar_floor(model, accelerator, batch: Any, context: Any, sparse: bool, rou
         usable_memory=plan.usable,
         beyond_positions=_frozen(t >= positions if positions else False),
         assumptions=plan.assumptions, chain_time_s=_frozen(plan.chain),
-        latency_profile=plan.profile_label,
+        latency_profile=plan.profile_label, device=accelerator,
     )
 
 

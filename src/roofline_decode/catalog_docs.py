@@ -142,7 +142,7 @@ def render_catalog_page() -> str:
         "Every figure below comes from a spec file in `hardware_specs/`, where it is stored with its "
         "unit as printed, its kind and its source; `roofline-decode show ID` prints all of them. "
         "The policies (dense vs sparse, GB vs GiB, interconnect semantics, how to add a SKU) are in "
-        "[hardware_specs/README.md](../hardware_specs/README.md).",
+        "`hardware_specs/README.md` in the source tree.",
         "",
         "- **category**: datacenter, workstation, consumer, soc (laptop/SoC with unified memory) or cpu; "
         "`roofline-decode list gpus --vendor V --category C` filters by both.",

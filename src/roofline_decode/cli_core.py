@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .cli_common import add_model_arguments, add_routing_argument, emit_records, load_model_from_args, number_list
+from .cli_common import (add_model_arguments, add_routing_argument, emit_records, load_model_from_args, number_list,
+                         positive)
 from .errors import InvalidValueError
 from .specs.accelerator import CATEGORIES
 from .units import GB, TFLOP, format_number
@@ -27,6 +28,11 @@ def register(subparsers) -> None:
     add_routing_argument(floor)
     floor.add_argument("--latency", metavar="PROFILE",
                        help="add the serial chain of a latency profile (preset id from 'list latency', or a .toml file)")
+    floor.add_argument("--energy", action="store_true",
+                       help="add energy per token: the data-movement floor (sourced pJ/bit of the memory) and the "
+                            "estimate at board power")
+    floor.add_argument("--price-per-hour", type=positive("--price-per-hour"), metavar="USD",
+                       help="price of one device-hour: adds dollars per million output tokens")
     floor.add_argument("--format", choices=("table", "json", "csv"), default="table")
     floor.set_defaults(handler=run_floor)
 
@@ -52,8 +58,52 @@ def run_floor(args: argparse.Namespace) -> int:
     model = load_model_from_args(args)
     result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse,
                    routing=args.routing, latency=args.latency)
-    print(str(result) if args.format == "table" else emit_records(result.to_records(), args.format))
+    if not (args.energy or args.price_per_hour is not None):
+        print(str(result) if args.format == "table" else emit_records(result.to_records(), args.format))
+        return 0
+    from .energy import ENERGY_RECORD_KEYS
+
+    keep = (ENERGY_RECORD_KEYS if args.energy else ()) + (
+        ("price_per_hour", "usd_per_million_tokens") if args.price_per_hour is not None else ())
+    if args.format != "table":
+        records = [{**record, **{k: v for k, v in extra.items() if k in keep}}
+                   for floor in result
+                   for record, extra in zip(floor.to_records(), floor.energy_records(args.price_per_hour))]
+        print(emit_records(records, args.format))
+        return 0
+    print("\n\n".join(str(floor) + "\n\n" + energy_table(floor, args.energy, args.price_per_hour) for floor in result))
     return 0
+
+
+def energy_table(floor, energy: bool, price_per_hour: float | None) -> str:
+    """The energy and cost lines of ``floor --energy/--price-per-hour`` for one floor."""
+    records = floor.to_records()
+    extras = floor.energy_records(price_per_hour)
+    headers = ["batch", "context"]
+    if energy:
+        headers += ["J/token floor", "J/token @board", "tokens/J floor"]
+    if price_per_hour is not None:
+        headers += [f"$/M tokens @{price_per_hour:g}/h"]
+
+    def shown(value):
+        return "n/a" if value is None else format_number(value)
+
+    rows = []
+    for record, extra in zip(records, extras):
+        row = [format_number(record["batch"]), format_number(record["context"])]
+        if energy:
+            row += [shown(extra["joules_per_token_floor"]), shown(extra["joules_per_token_at_board_power"]),
+                    shown(extra["tokens_per_joule_floor"])]
+        if price_per_hour is not None:
+            row += [shown(extra["usd_per_million_tokens"])]
+        rows.append(row)
+    lines = [format_table(headers, rows, align="right", indent="  ")]
+    if energy:
+        lines += [f"  note: {note}" for note in floor.energy_notes]
+    if price_per_hour is not None:
+        lines.append(f"  note: cost = {price_per_hour:g} per device-hour x step time / tokens, the device busy at "
+                     "this batch (idle time and prefill not included)")
+    return "\n".join(lines)
 
 
 def run_list(args: argparse.Namespace) -> int:

@@ -53,7 +53,7 @@ def run_plan(args: argparse.Namespace) -> int:
     if (args.offload_kv or args.offload_weights) and not args.tier:
         raise InvalidValueError("--tier", None, "a memory tier id when --offload-kv or --offload-weights is set")
     result = plan(
-        load_model_from_args(args), args.gpu, batch=args.batch, context=args.context, slo_ms_per_token=args.slo_ms,
+        load_model_from_args(args), args.gpu, batch=args.batch, context=args.context, slo_ms=args.slo_ms,
         tp=args.tp, reserve=args.reserve_gib * GiB, offload_kv=args.offload_kv, offload_weights=args.offload_weights,
         tier=args.tier, max_devices=args.max_devices, collective_latency=args.collective_us * 1e-6,
         link_bandwidth=None if args.link_gbps is None else args.link_gbps * 1e9, routing=args.routing,

@@ -12,12 +12,13 @@ from .cli_common import add_model_arguments, load_model_from_args, number_list, 
 from .errors import InvalidValueError
 
 #: Plot kinds, in the order of ``--help``.
-KINDS = ("ridge", "batch", "context", "breakdown", "map", "ttft", "speculative")
+KINDS = ("ridge", "batch", "context", "breakdown", "map", "ttft", "speculative", "frontier")
 #: Kinds that compare several ``--gpu``.
-SEVERAL_GPU_KINDS = ("ridge", "ttft")
+SEVERAL_GPU_KINDS = ("ridge", "ttft", "frontier")
 #: Options that only the request plots take, by kind.
 REQUEST_OPTIONS = {"prompt": ("ttft",), "chunk": ("ttft",), "draft": ("speculative",), "mtp_layers": ("speculative",),
-                   "k": ("speculative",), "acceptance": ("speculative",)}
+                   "k": ("speculative",), "acceptance": ("speculative",), "tp": ("frontier",), "y": ("frontier",),
+                   "price_per_hour": ("frontier",)}
 #: Kinds that draw a per-token latency target given with ``--slo-ms``.
 SLO_KINDS = ("batch", "context", "map")
 #: Kinds that draw the serial chain of a ``--latency`` profile.
@@ -32,7 +33,8 @@ def register(subparsers) -> None:
     plot.add_argument("kind", choices=KINDS, help="ridge: roofline of one or more --gpu; batch: tokens/s and "
                       "ms/token vs batch; context: step time vs context; breakdown: bytes and time terms; "
                       "map: batch x context verdicts; ttft: time to first token vs prompt length of one or more --gpu; "
-                      "speculative: speculative-decoding speedup vs batch (--draft or --mtp-layers)")
+                      "speculative: speculative-decoding speedup vs batch (--draft or --mtp-layers); "
+                      "frontier: tokens/s per device vs tokens/s per user of one or more --gpu over batch and --tp")
     add_model_arguments(plot)
     plot.add_argument("--batch", type=number_list, help="comma-separated batch sizes (each plot has a default)")
     plot.add_argument("--context", type=number_list, help="comma-separated contexts in tokens (4k = 4096)")
@@ -49,6 +51,11 @@ def register(subparsers) -> None:
     plot.add_argument("--mtp-layers", type=int, metavar="N", help="speculative: multi-token-prediction heads of N layers")
     plot.add_argument("--k", type=int, help="speculative: tokens drafted per round (default 4)")
     plot.add_argument("--acceptance", type=number_list, help="speculative: comma-separated acceptance rates, 0 ... 1")
+    plot.add_argument("--tp", type=number_list, help="frontier: comma-separated tensor-parallel degrees (default 1,2,4,8)")
+    plot.add_argument("--y", choices=("throughput", "energy", "energy_at_board_power", "cost"),
+                      help="frontier: the y axis (default throughput; cost needs --price-per-hour)")
+    plot.add_argument("--price-per-hour", type=positive("--price-per-hour"), metavar="USD",
+                      help="frontier: price of one device-hour, for --y cost")
     plot.add_argument("--dpi", type=positive("--dpi"), default=150, help="resolution of PNG output, 1 to 1200 (default 150)")
     plot.add_argument("-o", "--output", required=True, metavar="FILE", help="output file: .png, .svg or .pdf")
     plot.set_defaults(handler=run_plot)
@@ -104,6 +111,14 @@ def run_plot(args: argparse.Namespace) -> int:
         ax = plotting.speculative_plot(model, gpu, draft=args.draft, mtp_layers=args.mtp_layers, k=4 if args.k is None else args.k,
                                        batch=args.batch, acceptance=args.acceptance,
                                        context=_one(args.context, 2048), **common)
+    elif args.kind == "frontier":
+        if args.sparse:
+            raise InvalidValueError("--sparse", True, "dense peaks only for plot frontier (tensor-parallel floors)")
+        if args.y == "cost" and args.price_per_hour is None:
+            raise InvalidValueError("--y", "cost", "a price: add --price-per-hour")
+        ax = plotting.frontier_plot(model, args.gpu, context=_one(args.context, 4096), batch=args.batch,
+                                    tp=(1, 2, 4, 8) if args.tp is None else args.tp, y=args.y or "throughput",
+                                    price_per_hour=args.price_per_hour)
     else:
         ax = plotting.capacity_map(model, gpu, batch=args.batch, context=args.context, slo_ms=args.slo_ms, **common)
     try:

@@ -101,5 +101,5 @@ class MissingExtraError(RooflineError, ImportError):
     def __init__(self, package: str, extra: str, feature: str):
         super().__init__(
             f"{feature} needs the optional dependency {package!r}: "
-            f"pip install 'roofline_decode[{extra}]'"
+            f"pip install 'roofline_decode[{extra}]' (or pip install -e '.[{extra}]' in a source checkout)"
         )

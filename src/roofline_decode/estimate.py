@@ -15,6 +15,7 @@ import numpy as np
 
 from . import formulas as f
 from .errors import InvalidValueError
+from .energy import EnergyAndCost
 from .formats import NumberFormat
 from .limits import grid_limits, point_notes
 from .peaks import NO_COMPUTE_PEAK, compute_peak
@@ -442,7 +443,7 @@ def _effective_peak(flops: np.ndarray, compute_time: np.ndarray, peaks: _Peaks):
 
 
 @dataclass(frozen=True)
-class DecodeFloor(ToDataFrame):
+class DecodeFloor(ToDataFrame, EnergyAndCost):
     """The decode step floor of a model on an accelerator, broadcast over batch and context.
 
     All quantities in SI units: bytes [B], FLOPs, seconds [s], tokens per second [1/s],
@@ -523,6 +524,7 @@ class DecodeFloor(ToDataFrame):
     assumptions: tuple[str, ...] = field(default=(), repr=False)
     chain_time_s: np.ndarray = 0.0
     latency_profile: str | None = None
+    device: Any = field(default=None, repr=False, compare=False)
 
     @property
     def bound(self) -> np.ndarray:
@@ -759,7 +761,7 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
         experts_read=np.broadcast_to(experts, context.shape), _routing=routing, fits=limits.fits,
         max_batch=limits.max_batch, kv_bytes_per_sequence=limits.kv_bytes_per_sequence,
         usable_memory=limits.usable_memory, beyond_positions=limits.beyond_positions, assumptions=assumptions,
-        chain_time_s=chain, latency_profile=None if profile is None else profile.label,
+        chain_time_s=chain, latency_profile=None if profile is None else profile.label, device=accelerator,
     )
 
 

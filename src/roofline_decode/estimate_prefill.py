@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import formulas as f
+from .energy import EnergyAndCost
 from .errors import InvalidValueError
 from .estimate import (
     _layer_terms, _matrix_parameters_per_token, _peaks, _streamed_terms, _Traffic, broadcast_grid, checked_array,
@@ -206,7 +207,7 @@ def _compute_bound_chunk(model, batch, prompt, cached, timing: Timing, routing="
 
 
 @dataclass(frozen=True)
-class PrefillFloor(GridResult):
+class PrefillFloor(GridResult, EnergyAndCost):
     """The prefill floor (time to first token) broadcast over batch, prompt, chunk and cached.
 
     SI units: bytes [B], FLOPs, seconds [s].  ``time_s`` is the floor of the whole prefill
@@ -243,6 +244,15 @@ class PrefillFloor(GridResult):
     memory_bandwidth: float
     peak_flops: Any
     spec: Model = field(repr=False)
+    device: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def _energy_time(self) -> np.ndarray:
+        return np.asarray(self.time_s)
+
+    @property
+    def _energy_tokens(self) -> np.ndarray:  # prompt tokens processed (input tokens)
+        return np.asarray(self.prompt_tokens_per_s) * np.asarray(self.time_s)
 
     RECORD_KEYS = (
         "model", "accelerator", "batch", "prompt", "chunk", "cached", "num_chunks", "weight_format", "kv_format",
@@ -354,7 +364,7 @@ def prefill_floor(
         ridge_point=_ridge(peak, timing.bandwidth),
         compute_bound_prompt=cached + _compute_bound_prompt(model, batch, cached, timing, routing),
         compute_bound_chunk=_compute_bound_chunk(model, batch, new, cached, timing, routing),
-        memory_bandwidth=timing.bandwidth, peak_flops=peak, spec=model,
+        memory_bandwidth=timing.bandwidth, peak_flops=peak, spec=model, device=accelerator,
     )
 
 

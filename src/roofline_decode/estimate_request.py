@@ -10,12 +10,13 @@ convention (decode steps O − 1 at mean context P + (O − 2) / 2).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from . import formulas as f
+from .energy import EnergyAndCost, checked_price
 from .errors import InvalidValueError
 from .estimate import _layer_terms, broadcast_grid, checked_array, decode_floor
 from .estimate_prefill import _model_and_device, device_timing, make_traffic, prefill_traffic, routed_experts
@@ -55,7 +56,7 @@ def whole_array(name: str, value: Any, minimum: float) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class RequestFloor(GridResult):
+class RequestFloor(GridResult, EnergyAndCost):
     """Floor of a static batch of requests, broadcast over batch, prompt, output, chunk, cached
     and shared prefix.  SI units; times in seconds.
 
@@ -97,6 +98,25 @@ class RequestFloor(GridResult):
     decode_compute_bound_steps: np.ndarray
     fits: np.ndarray
     max_batch: np.ndarray
+    device: Any = field(default=None, repr=False, compare=False)
+
+    # energy and cost (roofline_decode.energy): the whole batch of requests, per output token
+    @property
+    def _energy_bytes(self) -> np.ndarray:
+        return np.asarray(self.prefill_bytes) + np.asarray(self.decode_bytes)
+
+    @property
+    def _energy_time(self) -> np.ndarray:
+        return np.asarray(self.latency_s)
+
+    @property
+    def _energy_tokens(self) -> np.ndarray:
+        return np.asarray(self.batch, dtype=float) * np.asarray(self.output, dtype=float)
+
+    def cost_per_request(self, price_per_hour: float) -> np.ndarray:
+        """Price of one request [$] at ``price_per_hour`` per device-hour: the device busy for
+        the latency of the static batch, shared by its ``batch`` requests."""
+        return f.cost_per_token(checked_price(price_per_hour), self.latency_s, self.batch)
 
     RECORD_KEYS = (
         "model", "accelerator", "batch", "prompt", "output", "chunk", "cached", "shared_prefix", "cascade",
@@ -279,7 +299,7 @@ def request_floor(
         latency_s=latency, output_tokens_per_s=batch * output / latency,
         total_tokens_per_s=batch * (prompt + output) / latency, requests_per_s=batch / latency,
         kv_resident_bytes=out["resident"], prefill_bound=prefill_compute,
-        decode_compute_bound_steps=out["steps_compute"], fits=fits, max_batch=largest,
+        decode_compute_bound_steps=out["steps_compute"], fits=fits, max_batch=largest, device=accelerator,
     )
 
 

@@ -167,6 +167,8 @@ def accelerators(draw, *, bandwidth: tuple[float, float] = (5e10, 2e13), peak: t
     uniform_peaks : bool
         Every precision gets the same peak, so changing a number format changes bytes only.
 
+    Notes
+    -----
     The peaks are drawn independently (a lower precision may be slower): laws of the floor
     hold for any peaks, so the device is built with ``plausibility_checks=False``.
     """

@@ -106,3 +106,17 @@ def test_installed_wheel_ships_the_latency_presets(installed):
     result = _run_installed(target, "-m", "roofline_decode", "list", "latency")
     assert result.returncode == 0, result.stderr
     assert all(path.stem in result.stdout for path in presets)
+
+
+def test_installed_wheel_ships_the_memory_energies(installed):
+    wheel, target = installed
+    names = set(zipfile.ZipFile(wheel).namelist())
+    files = sorted((REPO_ROOT / "memory_energy").glob("*.toml"))
+    assert files
+    for path in files:
+        assert f"roofline_decode/memory_energy/{path.name}" in names
+    result = _run_installed(target, "-c", "from roofline_decode import decode_floor; "
+                            "print(float(decode_floor('llama-3.1-8b', 'h200-sxm', batch=1, context=4096)"
+                            ".joules_per_token_floor))")
+    assert result.returncode == 0, result.stderr
+    assert float(result.stdout) == 8 * 15_546_859_520 * 3.9e-12

@@ -31,7 +31,8 @@ def test_writes_rows_table_and_plot(tiny_config, tmp_path, capsys):
     assert _validate(tiny_config, tmp_path / "out") == 0
     captured = capsys.readouterr()
     assert "measured/floor" in captured.out and "10.0 GB/s" in captured.out
-    assert "12/12 steps" in captured.err and "steps" not in captured.out  # progress bar on stderr
+    # captured stderr is not a terminal: no progress bar (it is drawn only on a terminal)
+    assert "steps" not in captured.err and "steps" not in captured.out
     with open(tmp_path / "out" / "measurements.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert tuple(rows[0]) == CSV_COLUMNS
@@ -81,3 +82,17 @@ def test_out_that_is_a_file_is_refused_before_the_run(tiny_config, tmp_path, cap
     captured = capsys.readouterr()
     assert "--out=" in captured.err and "folder" in captured.err and len(captured.err.strip().splitlines()) == 1
     assert captured.out == "" and (tmp_path / "a-file").read_text() == "not a folder"
+
+
+def test_progress_bar_is_drawn_only_on_a_terminal(tiny_config, tmp_path, capsys, monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert _validate(tiny_config, tmp_path / "out") == 0
+    assert "12/12 steps" in terminal.getvalue() and "steps" not in capsys.readouterr().out

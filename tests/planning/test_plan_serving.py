@@ -15,7 +15,7 @@ from roofline_decode.planning.parallel import DEFAULT_COLLECTIVE_LATENCY
 def test_issue_question_70b_32k_batch16_50ms():
     # "does a 70B model at 32K context and batch 16 fit on this GPU, and can it meet 50 ms per token?"
     rows = {r.accelerator: r for r in plan("llama-3.1-70b", ["h100-sxm", "h200-sxm", "b200", "mi300x"],
-                                           batch=16, context=32768, slo_ms_per_token=50)}
+                                           batch=16, context=32768, slo_ms=50)}
     # weights 141.1 GB + 16 x 10.74 GB of KV = 312.9 GB: fits none of them
     for row in rows.values():
         assert row.resident_bytes_per_device == pytest.approx(141.107e9 + 16 * 327680 * 32768, rel=1e-4)
@@ -31,7 +31,7 @@ def test_issue_question_70b_32k_batch16_50ms():
        device=st.sampled_from(["h100-sxm", "a100-80gb-sxm", "mi300x", "h200-sxm"]),
        batch=st.integers(1, 64), context=st.integers(0, 65536), slo=st.one_of(st.none(), st.floats(1, 200)))
 def test_verdict_matches_fit_and_target_and_min_devices_is_minimal(model, device, batch, context, slo):
-    row = plan(model, device, batch=batch, context=context, slo_ms_per_token=slo)[0]
+    row = plan(model, device, batch=batch, context=context, slo_ms=slo)[0]
     meets = True if slo is None else row.step_time_s * 1e3 <= slo
     assert row.fits == (row.resident_bytes_per_device <= row.usable_bytes_per_device)
     assert row.verdict == {(True, True): "ok", (True, False): "bandwidth-limited",
@@ -56,9 +56,9 @@ def test_verdict_matches_fit_and_target_and_min_devices_is_minimal(model, device
 
 
 def test_plan_tp_and_offload_rows():
-    rows = plan("llama-3.1-70b", "h100-sxm", batch=16, context=32768, slo_ms_per_token=50, tp=4)
+    rows = plan("llama-3.1-70b", "h100-sxm", batch=16, context=32768, slo_ms=50, tp=4)
     assert rows[0].devices == 4 and rows[0].fits and rows[0].verdict == "ok"
-    off = plan("llama-3.1-70b", "h100-sxm", batch=16, context=32768, slo_ms_per_token=50, tp=4,
+    off = plan("llama-3.1-70b", "h100-sxm", batch=16, context=32768, slo_ms=50, tp=4,
                offload_kv=0.5, tier="pcie5-x16")[0]
     assert off.tier_resident_bytes_per_device > 0 and off.bound == "tier"
     assert off.resident_bytes_per_device < rows[0].resident_bytes_per_device
@@ -66,7 +66,7 @@ def test_plan_tp_and_offload_rows():
 
 
 def test_plan_records_and_table():
-    result = plan("llama-3.1-8b", ["h100-sxm", "l4"], batch=8, context=8192, slo_ms_per_token=30)
+    result = plan("llama-3.1-8b", ["h100-sxm", "l4"], batch=8, context=8192, slo_ms=30)
     records = result.to_records()
     assert [r["accelerator"] for r in records] == ["h100-sxm", "l4"]
     assert {"fits", "verdict", "min_devices", "step_time_s", "bound", "max_batch"} <= set(records[0])
@@ -75,7 +75,7 @@ def test_plan_records_and_table():
 
 
 @pytest.mark.parametrize("kwargs,field", [(dict(batch=0), "batch"), (dict(context=-1), "context"),
-                                          (dict(slo_ms_per_token=0), "slo_ms_per_token"),
+                                          (dict(slo_ms=0), "slo_ms"),
                                           (dict(max_devices=0), "max_devices")])
 def test_plan_rejects_bad_input(kwargs, field):
     args = dict(batch=1, context=1024) | kwargs
@@ -92,7 +92,7 @@ def test_littles_law_identities():
 
 
 def test_serving_rate_is_the_steady_state():
-    r = serving_rate("llama-3.1-8b", "h100-sxm", output_length=500, prompt_length=1000, slo_ms_per_token=20)
+    r = serving_rate("llama-3.1-8b", "h100-sxm", output_length=500, prompt_length=1000, slo_ms=20)
     assert r.step_time_s <= 0.020 and r.limited_by == "the per-token target"
     # Little's law holds at the operating point
     # (a request holds a slot for its 499 decode steps: the prefill yields the first token)
@@ -114,14 +114,14 @@ def test_serving_rate_limited_by_memory_without_target():
 @settings(max_examples=20, deadline=None)
 @given(slo=st.floats(5, 60), extra=st.floats(0, 40))
 def test_looser_targets_never_lower_the_rate(slo, extra):
-    a = serving_rate("llama-3.1-8b", "a100-80gb-sxm", 256, 512, slo_ms_per_token=slo)
-    b = serving_rate("llama-3.1-8b", "a100-80gb-sxm", 256, 512, slo_ms_per_token=slo + extra)
+    a = serving_rate("llama-3.1-8b", "a100-80gb-sxm", 256, 512, slo_ms=slo)
+    b = serving_rate("llama-3.1-8b", "a100-80gb-sxm", 256, 512, slo_ms=slo + extra)
     assert b.requests_per_s >= a.requests_per_s
     assert np.all(np.diff(a.curve_requests_per_s) >= -1e-9)
 
 
 def test_serving_rate_target_missed_and_no_room():
-    missed = serving_rate("llama-3.1-70b", "h100-sxm", 100, 100, slo_ms_per_token=10, num_devices=2)
+    missed = serving_rate("llama-3.1-70b", "h100-sxm", 100, 100, slo_ms=10, num_devices=2)
     assert missed.requests_per_s == 0 and "missed" in missed.limited_by
     none = serving_rate("llama-3.1-70b", "l4", 100)
     assert none.concurrency == 0 and "capacity" in none.limited_by
@@ -130,7 +130,7 @@ def test_serving_rate_target_missed_and_no_room():
 @pytest.mark.parametrize("kwargs,field", [(dict(num_devices=0), "num_devices"), (dict(max_concurrency=0), "max_concurrency"),
                                           (dict(output_length="a"), "output_length"),
                                           (dict(output_length=1), "output_length"),
-                                          (dict(slo_ms_per_token="fast"), "slo_ms_per_token")])
+                                          (dict(slo_ms="fast"), "slo_ms")])
 def test_serving_rate_rejects_bad_input(kwargs, field):
     args = dict(output_length=100, prompt_length=100) | kwargs
     with pytest.raises(InvalidValueError, match=field):
@@ -142,3 +142,26 @@ def test_plan_rejects_non_numbers(kwargs, field):
     args = dict(batch=1, context=1024) | kwargs
     with pytest.raises(InvalidValueError, match=field):
         plan("llama-3.1-8b", "h100-sxm", **args)
+
+
+def test_slo_ms_per_token_is_a_deprecated_alias_of_slo_ms():
+    from roofline_decode.planning import can_tier_feed, required_tier_bandwidth
+
+    new = plan("llama-3.1-8b", "h100-sxm", batch=8, context=8192, slo_ms=30)[0]
+    with pytest.warns(DeprecationWarning, match="slo_ms_per_token= is deprecated; use slo_ms="):
+        old = plan("llama-3.1-8b", "h100-sxm", batch=8, context=8192, slo_ms_per_token=30)[0]
+    assert old.slo_ms == new.slo_ms == 30 and old.verdict == new.verdict
+    with pytest.warns(DeprecationWarning, match="use slo_ms"):
+        assert old.slo_ms_per_token == 30
+    with pytest.warns(DeprecationWarning):
+        rate = serving_rate("llama-3.1-8b", "h100-sxm", 500, 1000, slo_ms_per_token=20)
+    assert rate.slo_ms == 20
+    with pytest.warns(DeprecationWarning):
+        need = required_tier_bandwidth("llama-3.1-8b", "h100-sxm", 16, 32768, slo_ms_per_token=100, kv_fraction=0.5)
+    assert need == required_tier_bandwidth("llama-3.1-8b", "h100-sxm", 16, 32768, slo_ms=100, kv_fraction=0.5)
+    with pytest.warns(DeprecationWarning):
+        answer = can_tier_feed("llama-3.1-8b", "h100-sxm", "pcie5-x16", 16, 32768, kv_fraction=0.25,
+                               slo_ms_per_token=50)
+    assert "50 ms per token" in str(answer)
+    with pytest.warns(DeprecationWarning), pytest.raises(InvalidValueError, match="slo_ms_per_token"):
+        plan("llama-3.1-8b", "h100-sxm", batch=8, context=8192, slo_ms=30, slo_ms_per_token=30)

@@ -60,18 +60,18 @@ def test_pcie5_value():
 
 def test_required_bandwidth_meets_the_target_exactly():
     slo_ms = 100.0
-    need = float(required_tier_bandwidth("llama-3.1-8b", "h100-sxm", 16, 32768, slo_ms_per_token=slo_ms,
+    need = float(required_tier_bandwidth("llama-3.1-8b", "h100-sxm", 16, 32768, slo_ms=slo_ms,
                                          kv_fraction=0.5))
     custom = rd.MemoryTier(name="just enough", bandwidth=need)
     floor = offload_floor("llama-3.1-8b", "h100-sxm", custom, 16, 32768, kv_fraction=0.5)
     assert float(floor.step_time_s) * 1e3 == pytest.approx(slo_ms, rel=1e-9)
-    overlapped = float(required_tier_bandwidth("llama-3.1-8b", "h100-sxm", 16, 32768, slo_ms_per_token=slo_ms,
+    overlapped = float(required_tier_bandwidth("llama-3.1-8b", "h100-sxm", 16, 32768, slo_ms=slo_ms,
                                                kv_fraction=0.5, overlapped=True))
     assert overlapped < need
 
 
 def test_required_bandwidth_is_infinite_when_hbm_alone_misses():
-    need = required_tier_bandwidth("llama-3.1-70b", "h100-sxm", 16, 32768, slo_ms_per_token=5, kv_fraction=0.5)
+    need = required_tier_bandwidth("llama-3.1-70b", "h100-sxm", 16, 32768, slo_ms=5, kv_fraction=0.5)
     assert np.isinf(need)
     assert np.isinf(f.required_tier_bandwidth(1e9, 0.01, 1e10, 1e12))
 
@@ -83,7 +83,7 @@ def test_plain_answer():
     yes = can_tier_feed("llama-3.1-8b", "h100-sxm", "pcie5-x16", 64, 4096, weight_fraction=0.001)
     assert yes and str(yes).startswith("Yes")
     target = can_tier_feed("llama-3.1-8b", "h100-sxm", "pcie5-x16", 16, 32768, kv_fraction=0.05,
-                           slo_ms_per_token=100)
+                           slo_ms=100)
     assert "100 ms per token" in str(target) and target.required_bandwidth is not None
 
 

@@ -66,7 +66,8 @@ def test_aliases_share_one_symbol_and_resolve_to_the_first_name():
 
 
 def test_glossary_entries_are_complete():
-    units = {"1", "tokens", "B", "B/s", "FLOP", "FLOP/s", "FLOP/B", "s", "1/s"}
+    units = {"1", "tokens", "B", "B/s", "FLOP", "FLOP/s", "FLOP/B", "s", "1/s",
+             "J", "J/bit", "J/FLOP", "W", "$", "$/h"}  # energy and cost (formulas/energy.py)
     for name, e in GLOSSARY.items():
         assert e.name == name and e.symbol and e.latex and e.meaning
         assert e.unit in units, f"{name}: unit {e.unit!r} not one of {sorted(units)}"

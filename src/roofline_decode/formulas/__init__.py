@@ -6,6 +6,7 @@ twin in :mod:`roofline_decode.symbolic` obtained by calling it on sympy symbols.
 
 from .flops import attention_flops, matmul_flops
 from .chain import serial_chain_time
+from .energy import board_energy, cost_per_token, data_movement_energy, energy_per_token
 from .capacity import batch_capacity, context_capacity, usable_memory
 from .parallel import (
     kv_head_share,
@@ -102,6 +103,7 @@ PUBLIC_FORMULAS = {
         mamba2_matrix_parameters, mamba2_state_elements, gated_deltanet_matrix_parameters,
         gated_deltanet_state_elements, recurrent_state_bytes, recurrent_update_flops,
         chunked_attended_positions, indexer_read_bytes, indexer_flops,
+        data_movement_energy, board_energy, energy_per_token, cost_per_token,
     )
 }
 

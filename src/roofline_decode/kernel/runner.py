@@ -134,7 +134,8 @@ def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(
     seed : int
         Seed (>= 0) of the weights and the cache contents.
     progress : file-like, bool or None
-        Where the progress bar goes: ``True`` (default) for ``sys.stderr``, a stream, or
+        Where the progress bar goes: ``True`` (default) for ``sys.stderr`` when it is a terminal
+        (nothing in a log file or a pipe), a stream, or
         ``False``/``None`` for none.
     matmul : {"auto", "gemm", "tiled-gemv"}
         How a batch multiplies the weights (see :class:`~roofline_decode.kernel.DecodeKernel`).
@@ -146,8 +147,8 @@ def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(
     """
     from ..estimate import decode_floor
 
-    if progress is True:
-        progress = sys.stderr
+    if progress is True:  # a bar of carriage returns is for a terminal, not a log file or a pipe
+        progress = sys.stderr if getattr(sys.stderr, "isatty", lambda: False)() else None
     elif progress is False:
         progress = None
     batches, contexts = check_arguments(batch, context, warmup, repeats, seed)
@@ -227,8 +228,13 @@ def plot_measurements(measurements: list[Measurement], path: str | Path, title: 
         right.plot(x, [m.batch / m.floor_s for m in rows], "-", color=f"C{i % 10}", label=f"floor, T={t}")
         right.plot(x, [m.tokens_per_s for m in rows], "o", color=f"C{i % 10}", label=f"measured, T={t}")
     right.set(xlabel="batch B", ylabel="tokens/s (aggregate)", title="throughput: measured vs floor")
-    if len(batches) > 1:
+    if len(batches) > 1:  # ticks at the measured batches, written 1, 2, 4, 8 (not 2^0, 2^1, ...)
+        from matplotlib.ticker import FixedLocator, NullLocator
+
         right.set_xscale("log", base=2)
+        right.xaxis.set_major_locator(FixedLocator(batches))
+        right.xaxis.set_major_formatter(lambda value, _: f"{value:g}")
+        right.xaxis.set_minor_locator(NullLocator())
     for ax in (left, right):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)

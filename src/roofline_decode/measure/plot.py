@@ -36,7 +36,9 @@ def plot_measurements(comparison, calibrated: Any = None, ax=None):
     x = np.arange(len(comparison))
     measured = np.array([c.measured_step_time_s for c in comparison]) * 1e3
     floor = np.array([c.floor_step_time_s for c in comparison]) * 1e3
-    ax.scatter(x, measured, marker="o", color="C0", label="measured", zorder=3)
+    # measured: open circles drawn last, so a calibrated diamond under one stays visible
+    ax.scatter(x, measured, marker="o", s=55, facecolors="none", edgecolors="C0", linewidths=1.6, label="measured",
+               zorder=5)
     ax.scatter(x, floor, marker="_", s=300, color="C3", label="floor", zorder=2)
     impossible = [i for i, c in enumerate(comparison) if c.impossible]
     if impossible:
@@ -52,10 +54,44 @@ def plot_measurements(comparison, calibrated: Any = None, ax=None):
                         yerr=[step[has_band] - low[has_band], high[has_band] - step[has_band]],
                         fmt="none", ecolor="C2", capsize=3, label="calibrated band")
     ax.set_xticks(x)
-    ax.set_xticklabels([c.row.describe() for c in comparison], rotation=60, ha="right", fontsize=7)
+    ax.set_xticklabels([_row_label(c) for c in comparison], rotation=60, ha="right", fontsize=8)
     ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter
+
+    # 3, 10, 30 ms rather than 3x10^0, 10^1, 3x10^1
+    for which, formatter in (("major", _ms), ("minor", _ms_minor)):
+        getattr(ax.yaxis, f"set_{which}_formatter")(FuncFormatter(formatter))
+    ax.tick_params(axis="y", which="both", labelsize=8)
     ax.set_ylabel("step time [ms]")
-    ax.set_title("measured vs floor" + (" vs calibrated" if calibrated is not None else ""))
+    ax.set_title(("measured vs floor" + (" vs calibrated" if calibrated is not None else ""))
+                 + f"\n{_names([c.model for c in comparison])} on {_names([c.accelerator for c in comparison])}",
+                 fontsize=11)
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", which="both", alpha=0.3)
     return ax
+
+
+def _names(values) -> str:
+    """One name, or "3 models" style counts when the rows differ."""
+    unique = list(dict.fromkeys(str(v) for v in values))
+    return unique[0] if len(unique) == 1 else ", ".join(unique) if len(unique) <= 3 else f"{len(unique)} kinds"
+
+
+def _row_label(comparison) -> str:
+    """The row's own label, else the resolved model (never "?"), weight format, B and T."""
+    row = comparison.row
+    if row.label:
+        return row.label
+    return f"{comparison.model} {comparison.weight_format} B={row.batch:g} T={row.context:g}"
+
+
+def _ms(value, _=None) -> str:
+    return f"{value:g}" if value > 0 else ""
+
+
+def _ms_minor(value, _=None) -> str:
+    """Label only the 2x and 5x minor ticks (when no decade tick is in view, these carry the axis)."""
+    if value <= 0:
+        return ""
+    mantissa = value / 10 ** np.floor(np.log10(value))
+    return f"{value:g}" if np.isclose(mantissa, 2) or np.isclose(mantissa, 5) else ""

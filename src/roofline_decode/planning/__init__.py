@@ -14,6 +14,7 @@ from .capacity import (
     max_context,
     usable_memory,
 )
+from .frontier import Frontier, FrontierPoint, frontier
 from .parallel import DEFAULT_COLLECTIVE_LATENCY, ParallelFloor, pipeline_parallel_floor, tensor_parallel_floor
 from .plan import PlanResult, PlanRow, plan
 from .serving import ServingRate, serving_rate
@@ -22,6 +23,8 @@ from .tiers import OffloadFloor, TierAnswer, can_tier_feed, offload_floor, requi
 __all__ = [
     "DEFAULT_COLLECTIVE_LATENCY",
     "DEFAULT_RESERVE",
+    "Frontier",
+    "FrontierPoint",
     "OffloadFloor",
     "ParallelFloor",
     "PlanResult",
@@ -31,6 +34,7 @@ __all__ = [
     "can_tier_feed",
     "capacity_bytes",
     "device_memory",
+    "frontier",
     "gpu_memory_share",
     "kv_bytes_per_sequence",
     "max_batch",

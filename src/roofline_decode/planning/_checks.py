@@ -59,6 +59,19 @@ def positive(name: str, value: Any, allowed: str) -> float:
     return float(value)
 
 
-def slo_ms(value: Any) -> float | None:
-    """A per-token target in milliseconds (None: no target)."""
-    return None if value is None else positive("slo_ms_per_token", value, "a finite time > 0 in milliseconds")
+def check_slo_ms(value: Any) -> float | None:
+    """A per-token latency target ``slo_ms`` in milliseconds (None: no target)."""
+    return None if value is None else positive("slo_ms", value, "a finite time > 0 in milliseconds")
+
+
+def renamed(new_name: str, new_value: Any, old_name: str, old_value: Any) -> Any:
+    """The value of a renamed keyword: ``old_value`` (with a DeprecationWarning) when only it is given."""
+    if old_value is None:
+        return new_value
+    import warnings
+
+    warnings.warn(f"{old_name}= is deprecated; use {new_name}= (same meaning and unit)", DeprecationWarning,
+                  stacklevel=3)
+    if new_value is not None:
+        raise InvalidValueError(old_name, old_value, f"nothing: {new_name}= is given (use only {new_name}=)")
+    return old_value

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from ..energy import EnergyAndCost
 from ..specs.latency import load_latency_profile
 
 from .. import formulas as f
@@ -160,10 +161,13 @@ def link_bandwidth_of(accelerator, link_bandwidth: float | None, num_devices: in
 
 
 @dataclass(frozen=True)
-class ParallelFloor:
+class ParallelFloor(EnergyAndCost):
     """Decode floor of a model on n devices (arrays broadcast over batch × context, SI units).
 
     Per-device fields are for the busiest device; ``tokens_per_s`` is aggregate over the batch.
+    Energy and cost (:class:`~roofline_decode.energy.EnergyAndCost`) count all ``num_devices``
+    devices: bytes moved = ``bytes_read_per_device`` x devices (the split is even), board power
+    and price x devices.
     """
 
     model: str
@@ -186,6 +190,15 @@ class ParallelFloor:
     notes: tuple[str, ...] = field(default=())
     chain_time_s: np.ndarray = 0.0
     latency_profile: str | None = None
+    device: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def _energy_bytes(self) -> np.ndarray:
+        return np.asarray(self.bytes_read_per_device) * self.num_devices
+
+    @property
+    def _energy_devices(self) -> int:
+        return self.num_devices
 
     @property
     def resident_bytes_per_device(self) -> np.ndarray:
@@ -310,7 +323,7 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
         compute_time_s=compute, communication_time_s=comm, step_time_s=step,
         tokens_per_s=f.tokens_per_second(batch, step), kv_replication=replication,
         link_bandwidth=link, collective_latency=collective_latency, notes=tuple(notes),
-        chain_time_s=chain, latency_profile=None if profile is None else profile.label,
+        chain_time_s=chain, latency_profile=None if profile is None else profile.label, device=accelerator,
     )
 
 
@@ -380,5 +393,5 @@ def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0
         bytes_read_per_device=read * m, memory_time_s=memory * m, compute_time_s=compute * m,
         communication_time_s=np.zeros_like(step) + p * hop, step_time_s=step,
         tokens_per_s=f.tokens_per_second(batch, step), kv_replication=1.0, link_bandwidth=link,
-        collective_latency=collective_latency, notes=tuple(notes),
+        collective_latency=collective_latency, notes=tuple(notes), device=accelerator,
     )

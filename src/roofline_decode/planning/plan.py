@@ -23,7 +23,7 @@ from ..views_frame import ToDataFrame
 from ..errors import InvalidValueError
 from ..units import GB, format_number
 from ..views_table import format_table
-from ._checks import slo_ms, whole_number
+from ._checks import check_slo_ms, renamed, whole_number
 from .capacity import DEFAULT_RESERVE, usable_memory
 from .parallel import DEFAULT_COLLECTIVE_LATENCY
 from .tiers import OffloadFloor, offload_floor
@@ -51,12 +51,20 @@ class PlanRow:
     tokens_per_s: float
     per_sequence_tokens_per_s: float
     bound: str
-    slo_ms_per_token: float | None
+    slo_ms: float | None
     meets_target: bool | None
     verdict: str
     min_devices: int | None
     min_devices_step_time_s: float | None
     notes: tuple[str, ...] = field(default=())
+
+    @property
+    def slo_ms_per_token(self) -> float | None:
+        """Deprecated name of :attr:`slo_ms`."""
+        import warnings
+
+        warnings.warn("slo_ms_per_token is deprecated; use slo_ms", DeprecationWarning, stacklevel=2)
+        return self.slo_ms
 
     def to_record(self) -> dict[str, Any]:
         record = asdict(self)
@@ -80,7 +88,7 @@ class PlanResult(ToDataFrame, list):
                 r.accelerator, str(r.devices), "yes" if r.fits else "no",
                 format_number(r.resident_bytes_per_device / GB), format_number(r.usable_bytes_per_device / GB),
                 "-" if r.max_batch is None else str(r.max_batch), format_number(r.step_time_s * 1e3), format_number(r.tokens_per_s),
-                r.bound, "-" if r.slo_ms_per_token is None else format_number(r.slo_ms_per_token),
+                r.bound, "-" if r.slo_ms is None else format_number(r.slo_ms),
                 r.verdict, "-" if r.min_devices is None else str(r.min_devices),
             ])
         return out
@@ -122,13 +130,13 @@ def _max_batch(model, floor: OffloadFloor, usable: float, context: float, kv_fra
     return batch - 1 if batch and weights + batch * per_sequence > usable else batch
 
 
-def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float | None = None, *,
+def plan(model, accelerators, batch: int, context: int, slo_ms: float | None = None, *,
          tp: int = 1, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0, binary_units: bool = True,
          offload_kv: float = 0.0, offload_weights: float = 0.0, tier=None, tier_links: int = 1,
          overlapped_tier: bool = False, max_devices: int = 8,
          collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
          overlap_communication: bool = False, routing: Any = "uniform", prompt: int | None = None,
-         output: int | None = None) -> PlanResult:
+         output: int | None = None, slo_ms_per_token: float | None = None) -> PlanResult:
     """Capacity and bandwidth verdicts of ``model`` at ``batch`` × ``context`` on each accelerator.
 
     Parameters
@@ -137,7 +145,7 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
     accelerators : Accelerator, str or a list of them
     batch, context : int
         Sequences decoded together and tokens each holds.
-    slo_ms_per_token : float, optional
+    slo_ms : float, optional
         Target time between two tokens of one sequence [ms] (= the step time).
     tp : int
         Devices per replica (tensor parallelism) for the main row.
@@ -172,7 +180,7 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
     --------
     Llama-3.1-70B in bf16, batch 16 at 32K tokens, 50 ms per token:
 
-    >>> r = plan("llama-3.1-70b", ["h100-sxm", "h200-sxm"], batch=16, context=32768, slo_ms_per_token=50)
+    >>> r = plan("llama-3.1-70b", ["h100-sxm", "h200-sxm"], batch=16, context=32768, slo_ms=50)
     >>> [(row.accelerator, row.verdict, row.min_devices) for row in r]
     [('h100-sxm', 'both', 4), ('h200-sxm', 'both', 4)]
     """
@@ -184,7 +192,7 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
         raise InvalidValueError("accelerators", accelerators, "at least one accelerator")
     batch = whole_number("batch", batch, 1)
     context = whole_number("context", context, 0)
-    slo_ms_per_token = slo_ms(slo_ms_per_token)
+    slo_ms = check_slo_ms(renamed("slo_ms", slo_ms, "slo_ms_per_token", slo_ms_per_token))
     max_devices = whole_number("max_devices", max_devices, 1)
     if (prompt is None) != (output is None):
         raise InvalidValueError("prompt/output", prompt if output is None else output,
@@ -198,7 +206,7 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
         usable = usable_memory(device, reserve, reserve_fraction, binary_units)
         fits = bool(float(floor.device_resident_bytes) <= usable)
         step = float(floor.step_time_s)
-        meets = None if slo_ms_per_token is None else bool(step <= slo_ms_per_token / 1e3)
+        meets = None if slo_ms is None else bool(step <= slo_ms / 1e3)
         return floor, usable, fits, meets
 
     result = PlanResult()
@@ -230,7 +238,7 @@ def plan(model, accelerators, batch: int, context: int, slo_ms_per_token: float 
             tier_resident_bytes_per_device=float(floor.tier_resident_bytes), fits=fits,
             max_batch=_max_batch(model, floor, usable, context, offload_kv, offload_weights),
             step_time_s=step, tokens_per_s=batch / step, per_sequence_tokens_per_s=1 / step, bound=_bound(floor),
-            slo_ms_per_token=slo_ms_per_token, meets_target=meets, verdict=_verdict(fits, meets),
+            slo_ms=slo_ms, meets_target=meets, verdict=_verdict(fits, meets),
             min_devices=min_devices, min_devices_step_time_s=min_step, notes=tuple(notes),
         ))
     return result

@@ -30,7 +30,7 @@ import numpy as np
 from .. import formulas as f
 from ..errors import InvalidValueError
 from ..estimate_request import decode_steps, mean_decode_context
-from ._checks import slo_ms, whole_number
+from ._checks import check_slo_ms, renamed, whole_number
 from .capacity import DEFAULT_RESERVE, usable_memory
 from .parallel import DEFAULT_COLLECTIVE_LATENCY, device_traffic, tensor_parallel_floor
 
@@ -52,9 +52,17 @@ class ServingRate:
     requests_per_s: float
     limited_by: str
     max_concurrency: int
-    slo_ms_per_token: float | None
+    slo_ms: float | None
     curve_concurrency: np.ndarray
     curve_requests_per_s: np.ndarray
+
+    @property
+    def slo_ms_per_token(self) -> float | None:
+        """Deprecated name of :attr:`slo_ms`."""
+        import warnings
+
+        warnings.warn("slo_ms_per_token is deprecated; use slo_ms", DeprecationWarning, stacklevel=2)
+        return self.slo_ms
 
     def __str__(self) -> str:
         return (
@@ -64,11 +72,11 @@ class ServingRate:
         )
 
 
-def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0, slo_ms_per_token: float | None = None,
+def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0, slo_ms: float | None = None,
                  *, num_devices: int = 1, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
                  collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
-                 max_concurrency: int | None = None) -> ServingRate:
-    """Highest request rate (Little's law) within ``slo_ms_per_token`` and device memory.
+                 max_concurrency: int | None = None, slo_ms_per_token: float | None = None) -> ServingRate:
+    """Highest request rate (Little's law) within ``slo_ms`` and device memory.
 
     Parameters
     ----------
@@ -78,7 +86,7 @@ def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0,
         decode steps hold a batch slot (the request convention).
     prompt_length : int
         Prompt tokens per request (cached before decode starts).
-    slo_ms_per_token : float, optional
+    slo_ms : float, optional
         Per-token target [ms]; without it the rate is limited by memory capacity alone.
     num_devices : int
         Tensor-parallel degree of one replica.
@@ -93,7 +101,7 @@ def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0,
     --------
     Llama-3.1-8B on one H100 SXM, 1000-token prompts and 500-token answers, 20 ms per token:
 
-    >>> r = serving_rate("llama-3.1-8b", "h100-sxm", 500, 1000, slo_ms_per_token=20)
+    >>> r = serving_rate("llama-3.1-8b", "h100-sxm", 500, 1000, slo_ms=20)
     >>> r.concurrency, round(r.requests_per_s, 1), r.limited_by
     (317, 31.8, 'the per-token target')
     """
@@ -108,7 +116,7 @@ def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0,
     num_devices = whole_number("num_devices", num_devices, 1)
     if max_concurrency is not None:
         max_concurrency = whole_number("max_concurrency", max_concurrency, 1)
-    slo_ms_per_token = slo_ms(slo_ms_per_token)
+    slo_ms = check_slo_ms(renamed("slo_ms", slo_ms, "slo_ms_per_token", slo_ms_per_token))
     mean_context = mean_decode_context(prompt_length, output_length)
     steps_per_request = decode_steps(output_length)
     usable = usable_memory(accelerator, reserve, reserve_fraction)
@@ -121,17 +129,17 @@ def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0,
     if cap < 1:
         return ServingRate(model.name, name, num_devices, int(output_length), mean_context, 0, float("nan"), 0.0, 0.0,
                            "memory capacity (the weights leave no room for one sequence)", capacity,
-                           slo_ms_per_token, np.zeros(0, dtype=np.int64), np.zeros(0))
+                           slo_ms, np.zeros(0, dtype=np.int64), np.zeros(0))
     concurrency = np.arange(1, cap + 1)
     floor = tensor_parallel_floor(model, accelerator, concurrency, mean_context, num_devices,
                                   collective_latency=collective_latency, link_bandwidth=link_bandwidth,
                                   overlap_communication=False)  # collectives on the critical path, as planned
     step = np.asarray(floor.step_time_s, dtype=float)
     rates = np.asarray(f.request_rate_at_concurrency(concurrency, steps_per_request, step), dtype=float)
-    ok = np.ones_like(step, dtype=bool) if slo_ms_per_token is None else step <= slo_ms_per_token / 1e3
+    ok = np.ones_like(step, dtype=bool) if slo_ms is None else step <= slo_ms / 1e3
     if not ok.any():
         return ServingRate(model.name, name, num_devices, int(output_length), mean_context, 0, float(step[0]), 0.0, 0.0,
-                           "the per-token target (missed even at concurrency 1)", capacity, slo_ms_per_token,
+                           "the per-token target (missed even at concurrency 1)", capacity, slo_ms,
                            concurrency, rates)
     best = int(np.nonzero(ok)[0][-1])
     limited = "the per-token target" if best + 1 < cap else (
@@ -140,6 +148,6 @@ def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0,
         model=model.name, accelerator=name, num_devices=num_devices, output_length=int(output_length),
         mean_context=mean_context, concurrency=int(concurrency[best]), step_time_s=float(step[best]),
         tokens_per_s=float(concurrency[best] / step[best]), requests_per_s=float(rates[best]), limited_by=limited,
-        max_concurrency=capacity, slo_ms_per_token=slo_ms_per_token, curve_concurrency=concurrency,
+        max_concurrency=capacity, slo_ms=slo_ms, curve_concurrency=concurrency,
         curve_requests_per_s=rates,
     )

@@ -30,7 +30,7 @@ import numpy as np
 from .. import formulas as f
 from ..errors import InvalidValueError
 from ..units import GB, format_bytes, format_seconds
-from ._checks import fraction, positive, whole_number
+from ._checks import check_slo_ms, fraction, positive, renamed, whole_number
 from .parallel import DEFAULT_COLLECTIVE_LATENCY, tensor_parallel_floor
 
 __all__ = ["OffloadFloor", "TierAnswer", "offload_floor", "required_tier_bandwidth", "can_tier_feed"]
@@ -133,21 +133,22 @@ def offload_floor(model, accelerator, tier, batch: Any = 1, context: Any = 0, *,
     )
 
 
-def required_tier_bandwidth(model, accelerator, batch: Any = 1, context: Any = 0, *, slo_ms_per_token: float,
+def required_tier_bandwidth(model, accelerator, batch: Any = 1, context: Any = 0, *, slo_ms: float | None = None,
                             kv_fraction: float = 0.0, weight_fraction: float = 0.0, num_devices: int = 1,
-                            overlapped: bool = False, **parallel: Any) -> np.ndarray:
-    """Tier read bandwidth [B/s] per device for the step to take at most ``slo_ms_per_token``.
+                            overlapped: bool = False, slo_ms_per_token: float | None = None,
+                            **parallel: Any) -> np.ndarray:
+    """Tier read bandwidth [B/s] per device for the step to take at most ``slo_ms``.
 
-    A target aggregate rate R tokens/s is the same as ``slo_ms_per_token = 1000·B / R``.
+    A target aggregate rate R tokens/s is the same as ``slo_ms = 1000·B / R``.
     +inf when device memory, compute or communication alone already take the whole target.
 
     Examples
     --------
-    >>> bw = required_tier_bandwidth("llama-3.1-8b", "h100-sxm", 16, 32768, slo_ms_per_token=100, kv_fraction=0.5)
+    >>> bw = required_tier_bandwidth("llama-3.1-8b", "h100-sxm", 16, 32768, slo_ms=100, kv_fraction=0.5)
     >>> round(float(bw) / 1e9)
     403
     """
-    slo_ms_per_token = positive("slo_ms_per_token", slo_ms_per_token, "a finite time > 0 in milliseconds")
+    slo_ms = positive("slo_ms", renamed("slo_ms", slo_ms, "slo_ms_per_token", slo_ms_per_token), "a finite time > 0 in milliseconds")
     floor = offload_floor(model, accelerator, None, batch, context, num_devices=num_devices, **parallel)
     from ..catalog import load_model
     from .parallel import device_traffic
@@ -158,7 +159,7 @@ def required_tier_bandwidth(model, accelerator, batch: Any = 1, context: Any = 0
         fraction("kv_fraction", kv_fraction) * traffic.kv_read_bytes)
     device_bytes = floor.device_bytes - tier_bytes
     # the time left for memory once communication is paid (compute must also fit the target)
-    target = slo_ms_per_token / 1e3 - floor.communication_time_s
+    target = slo_ms / 1e3 - floor.communication_time_s
     target = np.where(floor.compute_time_s > target, 0.0, target)
     from ..catalog import load_accelerator
 
@@ -187,10 +188,11 @@ class TierAnswer:
 
 
 def can_tier_feed(model, accelerator, tier, batch: int = 1, context: int = 0, *, kv_fraction: float = 0.0,
-                  weight_fraction: float = 0.0, slo_ms_per_token: float | None = None, **options: Any) -> TierAnswer:
+                  weight_fraction: float = 0.0, slo_ms: float | None = None, slo_ms_per_token: float | None = None,
+                  **options: Any) -> TierAnswer:
     """Whether ``tier`` can feed decode with the offloaded bytes, in one sentence.
 
-    With ``slo_ms_per_token``: yes when the (serial) step meets it.  Without: yes when the tier
+    With ``slo_ms``: yes when the (serial) step meets it.  Without: yes when the tier
     is not the bottleneck, i.e. its transfer takes no longer than the device-memory reads it
     would run beside (then perfect prefetch hides it entirely).
 
@@ -199,6 +201,7 @@ def can_tier_feed(model, accelerator, tier, batch: int = 1, context: int = 0, *,
     >>> print(can_tier_feed("llama-3.1-8b", "h100-sxm", "pcie5-x16", 16, 32768, kv_fraction=0.5))
     No: pcie5-x16 must deliver 34.36 GB per step per device at 63 GB/s = 545.4 ms, against 14.7 ms for the HBM part; the step floor rises from 24.99 ms to 560.1 ms (22.4x).
     """
+    slo_ms = check_slo_ms(renamed("slo_ms", slo_ms, "slo_ms_per_token", slo_ms_per_token))
     answer = offload_floor(model, accelerator, tier, batch, context, kv_fraction=kv_fraction,
                            weight_fraction=weight_fraction, **options)
     if answer.step_time_s.size != 1:
@@ -212,13 +215,13 @@ def can_tier_feed(model, accelerator, tier, batch: int = 1, context: int = 0, *,
         f"{format_seconds(step)} ({step / base:.3g}x)."
     )
     required = None
-    if slo_ms_per_token is not None:
-        ok = step <= slo_ms_per_token / 1e3
+    if slo_ms is not None:
+        ok = step <= slo_ms / 1e3
         required = float(required_tier_bandwidth(
-            model, accelerator, batch, context, slo_ms_per_token=slo_ms_per_token, kv_fraction=kv_fraction,
+            model, accelerator, batch, context, slo_ms=slo_ms, kv_fraction=kv_fraction,
             weight_fraction=weight_fraction, **{k: v for k, v in options.items() if k != "links"}))
         need = "no tier is fast enough" if not np.isfinite(required) else f"it needs {required / GB:.4g} GB/s"
-        verdict = f"{'Yes' if ok else 'No'} for {slo_ms_per_token:g} ms per token ({need}): "
+        verdict = f"{'Yes' if ok else 'No'} for {slo_ms:g} ms per token ({need}): "
     else:
         ok = tier_time <= device_time
         verdict = "Yes: " if ok else "No: "

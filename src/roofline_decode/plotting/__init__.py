@@ -13,6 +13,7 @@ calls ``plt.show()``.  Models and accelerators are catalog ids or spec objects.
 - :func:`capacity_map` — the batch × context plane shaded by verdict, with a latency contour.
 - :func:`ttft_plot` — time to first token (prefill floor) against prompt length, several devices.
 - :func:`speculative_plot` — speculative-decoding speedup against batch, one line per acceptance.
+- :func:`frontier_plot` — tokens/s per device (or energy, cost per token) against tokens/s per user.
 - :func:`save` — write the figure as PNG, SVG or PDF (by extension).
 - :func:`max_batch`, :func:`usable_memory`, :func:`resident_bytes` — the capacity rule the
   plots shade by (the planning module's, see :mod:`roofline_decode.planning.capacity`).
@@ -21,6 +22,7 @@ calls ``plt.show()``.  Models and accelerators are catalog ids or spec objects.
 from ._common import OKABE_ITO, PALETTE, SAVE_FORMATS, max_batch, resident_bytes, save, usable_memory
 from .breakdown import breakdown_plot
 from .capacity import capacity_map
+from .frontier import frontier_plot
 from .request import speculative_plot, ttft_plot
 from .ridge import ridge_plot
 from .sweeps import batch_plot, context_plot
@@ -33,6 +35,7 @@ __all__ = [
     "breakdown_plot",
     "capacity_map",
     "context_plot",
+    "frontier_plot",
     "max_batch",
     "resident_bytes",
     "ridge_plot",

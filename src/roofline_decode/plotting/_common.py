@@ -258,7 +258,7 @@ def single_accelerator(accelerator):
     devices = resolve_accelerators(accelerator)
     if len(devices) != 1:
         raise InvalidValueError("accelerator", [d.id or d.name for d in devices],
-                                "exactly one accelerator (ridge_plot compares several)")
+                                "exactly one accelerator (ridge_plot and batch_plot compare several)")
     return devices[0]
 
 

@@ -130,13 +130,18 @@ def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, w
         handles_extra = [ax.axvspan(start, xs[-1], facecolor="none", edgecolor="0.45", hatch="///", lw=0,
                                     label=f"does not fit in {memory_label(device)}", gid="does-not-fit")]
         ax.axvline(start, color="0.3", lw=1.2)
+        ax.annotate(f"capacity limit: does not fit from {'B' if over == 'batch' else 'T'} = {start:,.0f}", (start, 1.0),
+                    xycoords=("data", "axes fraction"), xytext=(3, 3), textcoords="offset points", ha="left",
+                    va="bottom", fontsize=8, color="0.2", gid="capacity-label", annotation_clip=False)
     else:
         handles_extra = []
     ax.set_ylabel("bytes moved per step [GB]")
     twin.set_ylabel("time per step [ms]")
     ax.grid(True, color="0.88", lw=0.7)
     ax.set_axisbelow(True)
-    handles = list(areas) + lines + handles_extra
+    # a part thinner than 1% of the axis everywhere cannot be seen: drawn, but not in the legend
+    visible = [area for area, part in zip(areas, stack) if float(np.max(part)) >= 0.01 * top_gb]
+    handles = visible + lines + handles_extra
     ax.legend(handles, [h.get_label() for h in handles], loc="upper left", fontsize=8, framealpha=0.92)
-    ax.set_title(f"Step breakdown: {title(spec, floor, device)}, {where}", fontsize=11)
+    ax.set_title(f"Step breakdown: {title(spec, floor, device)}, {where}", fontsize=11, pad=16 if misses.any() else 6)
     return ax

@@ -105,6 +105,13 @@ def capacity_map(model, accelerator, batch=None, context=None, *, slo_ms=None, w
     if contexts[0] > 0:
         ax.set_yscale("log", base=2)
     token_axis(ax.yaxis, contexts[-1], log=contexts[0] > 0)
+    if contexts[0] > 0:  # the top of the plane (the model's longest context) gets its own tick
+        from matplotlib.ticker import FixedLocator
+
+        top = float(contexts[-1])
+        ticks = [t for t in ax.yaxis.get_major_locator().tick_values(float(contexts[0]), top)
+                 if contexts[0] <= t <= top and t < top / 1.4]
+        ax.yaxis.set_major_locator(FixedLocator([*ticks, top]))
     ax.set_ylabel(CONTEXT_AXIS_LABEL)
     ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.95)
     capacity = memory_label(device)

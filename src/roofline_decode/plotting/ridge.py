@@ -103,9 +103,13 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
     x_high = max([float(np.max(intensity))] + ridges) * 3.0
     peaks = [float(p) for r in roofs for p in r if np.isfinite(p)]
     y_low = min(float(np.min(a)) for a in attained) / 4.0 / TFLOP
-    y_high = max(peaks + [fl.memory_bandwidth * x_high for fl in floors if not fl.compute_bounded]) * 4.0 / TFLOP
+    y_high = max(peaks or [fl.memory_bandwidth * x_high for fl in floors]) * (10.0 if len(devices) > 1 else 4.0) / TFLOP
 
     xs = np.geomspace(x_low, x_high, 400)
+
+    def other_peaks(index):
+        return [float(p) for k, r in enumerate(roofs) if k != index for p in r if np.isfinite(p)]
+
     critical_lines = []
     any_miss = False
     for i, (device, fl) in enumerate(zip(devices, floors)):
@@ -114,7 +118,14 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
         ridge_text = "/".join(f"{p / fl.memory_bandwidth:.0f}" for p in finite)
         effective = " effective" if np.ndim(fl.peak_flops) else ""
         label = hardware_label(device, fl) + (f";{effective} ridge {ridge_text} FLOP/B" if finite else "")
-        for k, peak in enumerate(finite or [np.inf]):
+        if not finite:  # no published peak: the bandwidth slope alone, no roof, never above another's roof
+            ceiling = min(other_peaks(i), default=np.inf)
+            end = float(np.max(intensity)) * 1.25
+            shown = (xs <= end) & (fl.memory_bandwidth * xs <= max(ceiling, float(np.max(attained[i]))))
+            ax.plot(xs[shown], fl.memory_bandwidth * xs[shown] / TFLOP, color=c, lw=2.2,
+                    label=f"{label} (no roof drawn)", zorder=3,
+                    gid="bandwidth-only")
+        for k, peak in enumerate(finite):
             roof = np.minimum(fl.memory_bandwidth * xs, peak)
             ax.plot(xs, roof / TFLOP, color=c, lw=2.2 if k == 0 else 1.4, label=label if k == 0 else None, zorder=3)
             if np.isfinite(peak):

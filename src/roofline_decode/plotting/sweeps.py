@@ -21,6 +21,7 @@ from ._common import (
     memory_label,
     new_axes,
     plain_formatter,
+    resolve_accelerators,
     resolve_model,
     single_accelerator,
     single_value,
@@ -44,8 +45,10 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
     ----------
     model : str, Path or Model
         Catalog id, config.json path or :class:`~roofline_decode.Model`.
-    accelerator : str or Accelerator
-        One accelerator.
+    accelerator : str, Accelerator or sequence of them
+        One accelerator; several draw one aggregate tokens/s curve each on one Axes (solid up
+        to the capacity limit, dotted beyond; with ``slo_ms`` a star at the largest batch
+        meeting the target), without the latency axis and the shaded regions.
     batch : array_like, optional
         Batch sizes [1], at least two; default: 48 whole sizes from 1 to max(1024, twice the
         capacity limit), at most 65536.
@@ -66,7 +69,7 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
     Returns
     -------
     matplotlib.axes.Axes
-        The tokens/s Axes; the ms/token axis is its twin, ``ax.twin``.
+        The tokens/s Axes; for one accelerator the ms/token axis is its twin, ``ax.twin``.
 
     Examples
     --------
@@ -77,9 +80,15 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
     """
     from ..estimate import NO_COMPUTE_PEAK, decode_floor
 
+    devices = resolve_accelerators(accelerator)
+    if len(devices) > 1:
+        from .batch_devices import batch_plot_devices
+
+        return batch_plot_devices(model, devices, batch, context, slo_ms=slo_ms, weights=weights, kv=kv,
+                                  sparse=sparse, latency=latency, ax=ax)
     slo_ms = check_slo(slo_ms)
     spec = resolve_model(model, weights, kv)
-    device = single_accelerator(accelerator)
+    device = devices[0]
     ctx = single_value("context", context)
     limit = max_batch(spec, device, ctx)
     default = geometric_batches(min(max(1024.0, 2.0 * limit), 65536.0))
@@ -107,31 +116,32 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
     twin.yaxis.set_major_formatter(plain_formatter())
 
     extras = []
+    legend_title = None
     if np.isfinite(critical) and critical <= b_high:
         span = ax.axvspan(max(critical, b_low), b_high, color=OKABE_ITO["orange"], alpha=0.16, lw=0,
                           label=f"compute-bound (B ≥ B* = {np.ceil(critical):.0f})", gid="compute-bound")
         ax.axvline(critical, color=OKABE_ITO["orange"], lw=1.4)
-        ax.annotate(f"memory → compute\nB* = {np.ceil(critical):.0f}", (critical, 0.17), xycoords=("data", "axes fraction"),
-                    xytext=(-6, 0), textcoords="offset points", ha="right", va="bottom", fontsize=8,
-                    color="0.2", gid="critical-batch")
+        # labels sit just above the frame, beside their line: never on a curve
+        ax.annotate(f"memory → compute B* = {np.ceil(critical):.0f}", (critical, 1.0), xycoords=("data", "axes fraction"),
+                    xytext=(-3, 3), textcoords="offset points", ha="right", va="bottom", fontsize=8,
+                    color="0.2", gid="critical-batch", annotation_clip=False)
         extras.append(span)
     else:
         reason = (f"B* = {np.ceil(critical):.0f}" if np.isfinite(critical)
                   else NO_COMPUTE_PEAK if np.isnan(critical) else f"B* = ∞ at {context_label(ctx)} context")
-        extras.append(ax.axvspan(b_low, b_low, color=OKABE_ITO["orange"], alpha=0.16, lw=0,
-                                 label=f"memory-bound over the whole range ({reason})"))
+        legend_title = f"memory-bound over the whole range ({reason})"  # nothing shaded: no legend entry
     if limit < b_high:
         start = max(limit, b_low)
         span = ax.axvspan(start, b_high, facecolor="none", edgecolor="0.45", hatch="///", lw=0,
                           label=f"does not fit in {memory_label(device)}", gid="capacity-limit")
         ax.axvline(start, color="0.3", lw=1.4)
         if limit >= b_low:
-            text, offset, align = f"capacity limit\nB = {limit:.0f}", -5, "right"
+            text = f"capacity limit B = {limit:.0f}"
         else:
-            text, offset, align = f"nothing fits: weights alone are {spec.weight_bytes / GB:.4g} GB", 5, "left"
-        ax.annotate(text, (start, 0.03), xycoords=("data", "axes fraction"), xytext=(offset, 0),
-                    textcoords="offset points", ha=align, va="bottom", fontsize=8, color="0.2", gid="capacity-label",
-                    bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.5))
+            text = f"nothing fits: weights alone are {spec.weight_bytes / GB:.4g} GB"
+        ax.annotate(text, (start, 1.0), xycoords=("data", "axes fraction"), xytext=(3, 3),
+                    textcoords="offset points", ha="left", va="bottom", fontsize=8, color="0.2", gid="capacity-label",
+                    annotation_clip=False)
         extras.append(span)
 
     if floor.latency_profile is not None:
@@ -152,8 +162,10 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
     twin.set_ylabel("per-sequence latency [ms/token]", color=OKABE_ITO["vermillion"])
     ax.grid(True, which="major", color="0.88", lw=0.7)
     handles = rate + latency + extras
-    ax.legend(handles, [h.get_label() for h in handles], loc="upper left", fontsize=8, framealpha=0.92)
-    ax.set_title(f"Batching: {title(spec, floor, device)}, context {context_label(ctx)} tokens", fontsize=11)
+    # below the axes: the legend never covers a curve
+    ax.legend(handles, [h.get_label() for h in handles], loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2,
+              fontsize=8, title=legend_title, title_fontsize=8, frameon=False)
+    ax.set_title(f"Batching: {title(spec, floor, device)}, context {context_label(ctx)} tokens", fontsize=11, pad=16)
     return ax
 
 
@@ -178,8 +190,10 @@ def context_plot(model, accelerator, context=None, batch=(1, 8, 64), *, slo_ms=N
     ----------
     model : str, Path or Model
         Catalog id, config.json path or :class:`~roofline_decode.Model`.
-    accelerator : str or Accelerator
-        One accelerator.
+    accelerator : str, Accelerator or sequence of them
+        One accelerator; several draw one aggregate tokens/s curve each on one Axes (solid up
+        to the capacity limit, dotted beyond; with ``slo_ms`` a star at the largest batch
+        meeting the target), without the latency axis and the shaded regions.
     context : array_like, optional
         Contexts T [tokens], at least two; default 65 points from 0 to the model's maximum
         position (at most 128k).

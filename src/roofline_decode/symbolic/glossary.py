@@ -261,6 +261,16 @@ GLOSSARY: dict[str, Entry] = _table(
      _NONNEG),
     ("serial_chain_time", "T_chain", r"T_{chain}", "s", "shortest time the dependent operations of a step take in series",
      _NONNEG),
+    # -- energy and cost (formulas/energy.py) ------------------------------------------------
+    ("access_energy_per_bit", "e_bit", r"e_{bit}", "J/bit", "energy of the memory technology per bit read or written"),
+    ("energy_per_flop", "e_flop", r"e_{flop}", "J/FLOP", "energy per FLOP, where a source states one", _NONNEG),
+    ("data_movement_energy", "E_move", r"E_{move}", "J", "least energy a step spends moving its bytes (a floor)"),
+    ("board_power", "P_board", r"P_{board}", "W", "board power (TDP/TBP) of one device"),
+    ("board_energy", "E_board", r"E_{board}", "J", "energy of a step at full board power (an estimate, not a floor)"),
+    ("step_energy", "E_step", r"E_{step}", "J", "energy of one step"),
+    ("energy_per_token", "e_tok", r"e_{tok}", "J", "energy per generated token"),
+    ("price_per_hour", "p_h", r"p_{h}", "$/h", "price of one device for one hour (given by the user)"),
+    ("cost_per_token", "c_tok", r"c_{tok}", "$", "price of one generated token"),
     # -- serving (formulas/serving.py) --------------------------------------------------------
     ("output_length", "N_out", r"N_{out}", "1", "tokens generated per request"),
     ("requests_per_second", "lambda", r"\lambda", "1/s", "requests completed (or arriving) per second"),

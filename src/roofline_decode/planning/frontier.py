@@ -1,0 +1,199 @@
+"""The throughput-interactivity frontier: tokens/s per device against tokens/s per user.
+
+Serving benchmarks publish this chart: each configuration (device, tensor-parallel degree,
+batch) is a point at x = tokens/s one user sees (1 / step time) and y = tokens/s each device
+delivers (B / step time / n).  A bigger batch moves a configuration right-to-left along its
+curve (more throughput per device, less speed per user); the **Pareto envelope** keeps the
+points no other point beats on both axes.  Here every point is a *floor* (the tensor-parallel
+decode floor, :func:`~roofline_decode.planning.tensor_parallel_floor`), so the envelope bounds
+what any serving stack can reach on that hardware.
+
+Points whose weights and KV cache do not fit each device's usable memory are kept but marked
+(``fits`` False) and left out of the envelope.  Energy per token (the data-movement floor and
+the estimate at board power) and, with a price per device-hour, dollars per million tokens are
+alternative y axes (:mod:`roofline_decode.energy`).
+
+Examples
+--------
+>>> front = frontier("llama-3.1-8b", ["h200-sxm"], 4096, batch=[1, 8, 64], tp=(1, 2))
+>>> [(p.num_devices, int(p.batch)) for p in front.envelope()]
+[(1, 64), (2, 64), (1, 8), (2, 8), (2, 1)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidValueError
+
+__all__ = ["frontier", "Frontier", "FrontierPoint", "FRONTIER_Y"]
+
+#: The y quantities of the frontier: name -> (attribute, True where larger is better).
+FRONTIER_Y = {
+    "throughput": ("tokens_per_s_per_device", True),
+    "energy": ("joules_per_token_floor", False),
+    "energy_at_board_power": ("joules_per_token_at_board_power", False),
+    "cost": ("usd_per_million_tokens", False),
+}
+DEFAULT_BATCHES = tuple(2.0 ** np.arange(0, 11))  # 1 ... 1024
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """One configuration: a device type, a tensor-parallel degree and a batch (SI units)."""
+
+    accelerator: str
+    num_devices: int
+    batch: float
+    step_time_s: float
+    tokens_per_s_per_user: float
+    tokens_per_s_per_device: float
+    fits: bool
+    joules_per_token_floor: float
+    joules_per_token_at_board_power: float
+    usd_per_million_tokens: float
+
+    def as_record(self) -> dict[str, Any]:
+        record = dict(self.__dict__)
+        return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in record.items()}
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """All points of :func:`frontier`, and their Pareto envelopes."""
+
+    model: str
+    context: float
+    points: tuple[FrontierPoint, ...]
+    price_per_hour: float | dict | None = None
+    notes: tuple[str, ...] = ()
+
+    def envelope(self, y: str = "throughput") -> list[FrontierPoint]:
+        """The fitting points no other fitting point beats on both axes: faster per user and
+        better on ``y`` (higher tokens/s per device; lower energy or cost per token), sorted
+        from the most throughput-oriented (slowest per user) to the fastest per user.
+
+        Along the envelope tokens/s per user increases strictly while ``y`` gets strictly
+        worse (the frontier is monotone).  Points whose ``y`` is unavailable (NaN: an
+        unsourced memory energy, no price) are left out.
+        """
+        attribute, larger_is_better = _y(y)
+        if y == "cost" and self.price_per_hour is None:
+            raise InvalidValueError("y", y, "a price: frontier(..., price_per_hour=...) for the cost axis")
+        candidates = [p for p in self.points if p.fits and np.isfinite(getattr(p, attribute))]
+        sign = 1.0 if larger_is_better else -1.0
+        # fastest per user first; keep a point when it beats every faster one on y
+        ordered = sorted(candidates, key=lambda p: (-p.tokens_per_s_per_user, -sign * getattr(p, attribute)))
+        kept: list[FrontierPoint] = []
+        best = -np.inf
+        for p in ordered:
+            score = sign * getattr(p, attribute)
+            if score > best + 1e-9 * abs(best if np.isfinite(best) else 0.0):  # float ties are not improvements
+                if kept and kept[-1].tokens_per_s_per_user == p.tokens_per_s_per_user:
+                    kept.pop()  # same speed per user, better y
+                kept.append(p)
+                best = score
+        return kept[::-1]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per point (SI units; NaN as None), with ``on_envelope`` (throughput)."""
+        on = {id(p) for p in self.envelope()}
+        return [{"model": self.model, "context": self.context, **p.as_record(), "on_envelope": id(p) in on}
+                for p in self.points]
+
+
+def _y(y: str) -> tuple[str, bool]:
+    if y not in FRONTIER_Y:
+        raise InvalidValueError("y", y, f"one of {', '.join(FRONTIER_Y)}")
+    return FRONTIER_Y[y]
+
+
+def frontier(model, accelerators, context: float, *, batch: Any = None, tp: Any = (1, 2, 4, 8),
+             price_per_hour: float | None = None, routing: Any = "uniform") -> Frontier:
+    """Tokens/s per device against tokens/s per user, for each device, TP degree and batch.
+
+    Parameters
+    ----------
+    model : Model or str
+        The model (catalog id or spec).
+    accelerators : str, Accelerator or a list of them
+        Device types to compare.
+    context : float
+        Tokens cached per sequence [tokens] (one value).
+    batch : sequence of float, optional
+        Batches to sweep (default 1, 2, 4, ..., 1024).
+    tp : sequence of int
+        Tensor-parallel degrees (each a whole number >= 1).
+    price_per_hour : float or dict, optional
+        Price of one device-hour [$/h] for the cost axis (none bundled: prices change); a dict
+        gives each accelerator id its own price (every id of ``accelerators`` needs one).
+    routing : str
+        MoE routing assumption, as :func:`~roofline_decode.decode_floor`.
+
+    Returns
+    -------
+    Frontier
+        Every point (``fits`` marks those whose weights and KV cache fit each device's usable
+        memory) and :meth:`Frontier.envelope`.
+    """
+    from ..catalog import load_accelerator, load_model
+    from ..energy import checked_price
+    from .capacity import usable_memory
+    from .parallel import tensor_parallel_floor
+
+    model = load_model(model)
+    devices = [load_accelerator(a) for a in (accelerators if isinstance(accelerators, (list, tuple)) else [accelerators])]
+    if not devices:
+        raise InvalidValueError("accelerators", accelerators, "at least one accelerator")
+    context_value = np.asarray(context, dtype=float)
+    if context_value.ndim != 0 or not np.isfinite(context_value) or context_value < 0:
+        raise InvalidValueError("context", context, "one finite number >= 0 (tokens cached per sequence)")
+    batches = np.asarray(DEFAULT_BATCHES if batch is None else batch, dtype=float).ravel()
+    if batches.size == 0 or not np.all(np.isfinite(batches)) or np.any(batches < 1):
+        raise InvalidValueError("batch", batch, "batches >= 1")
+    degrees = [tp] if np.ndim(tp) == 0 else list(tp)
+    if not degrees or any(isinstance(n, bool) or not float(n).is_integer() or n < 1 for n in degrees):
+        raise InvalidValueError("tp", tp, "whole numbers >= 1 (tensor-parallel degrees)")
+    if isinstance(price_per_hour, dict):
+        missing = [d.id or d.name for d in devices if (d.id or d.name) not in price_per_hour]
+        if missing:
+            raise InvalidValueError("price_per_hour", price_per_hour, f"a price for every accelerator (missing: {', '.join(missing)})")
+        prices = {key: checked_price(value) for key, value in price_per_hour.items()}
+    else:
+        single = None if price_per_hour is None else checked_price(price_per_hour)
+        prices = {d.id or d.name: single for d in devices}
+    points: list[FrontierPoint] = []
+    notes: list[str] = []
+    for device in devices:
+        room = usable_memory(device)
+        price = prices[device.id or device.name]
+        for n in (int(d) for d in degrees):
+            floor = tensor_parallel_floor(model, device, batch=batches, context=float(context_value), num_devices=n,
+                                          routing=routing)
+            step = np.broadcast_to(floor.step_time_s, batches.shape)
+            fits = np.broadcast_to(floor.resident_bytes_per_device <= room, batches.shape)
+            floor_energy = np.broadcast_to(floor.joules_per_token_floor, batches.shape)
+            board_energy = np.broadcast_to(floor.joules_per_token_at_board_power, batches.shape)
+            cost = (np.broadcast_to(floor.cost_per_million_tokens(price), batches.shape) if price is not None
+                    else np.full(batches.shape, np.nan))
+            for i, b in enumerate(batches):
+                points.append(FrontierPoint(
+                    accelerator=floor.accelerator, num_devices=n, batch=float(b), step_time_s=float(step[i]),
+                    tokens_per_s_per_user=float(1.0 / step[i]), tokens_per_s_per_device=float(b / step[i] / n),
+                    fits=bool(fits[i]), joules_per_token_floor=float(floor_energy[i]),
+                    joules_per_token_at_board_power=float(board_energy[i]), usd_per_million_tokens=float(cost[i])))
+        notes.extend(n for n in _device_notes(device) if n not in notes)
+    return Frontier(model=model.name, context=float(context_value), points=tuple(points),
+                    price_per_hour=prices if isinstance(price_per_hour, dict) else next(iter(prices.values())),
+                    notes=tuple(notes))
+
+
+def _device_notes(device) -> list[str]:
+    from ..specs.memory_energy import access_energy_of
+
+    energy, note = access_energy_of(device.memory_type)
+    label = device.id or device.name
+    return [f"{label}: {note}"] if note else []

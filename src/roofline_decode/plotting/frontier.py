@@ -1,0 +1,84 @@
+"""The throughput-interactivity frontier chart (:func:`roofline_decode.planning.frontier`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._common import MARKERS, color, new_axes, resolve_model
+
+__all__ = ["frontier_plot"]
+
+_Y_LABELS = {
+    "throughput": "tokens/s per device (floor)",
+    "energy": "J per output token (data-movement floor)",
+    "energy_at_board_power": "J per output token at board power (estimate)",
+    "cost": r"\$ per million output tokens",
+}
+
+
+def frontier_plot(model, accelerators, context: float = 4096, *, batch: Any = None, tp: Any = (1, 2, 4, 8),
+                  y: str = "throughput", price_per_hour: float | None = None, weights=None, kv=None, ax=None):
+    """Tokens/s per user (x) against tokens/s per device, or energy or cost per token (y).
+
+    One curve per device (colour) and tensor-parallel degree (marker), over batch; points whose
+    weights and KV cache do not fit each device's memory are drawn as grey crosses and left out
+    of the Pareto envelope (thick black line).  ``y``: ``"throughput"`` (default), ``"energy"``
+    (the data-movement floor; devices whose memory has no sourced access energy are left out
+    and named in the legend title), ``"energy_at_board_power"`` (an estimate) or ``"cost"``
+    (needs ``price_per_hour``).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    from ..planning.frontier import FRONTIER_Y, frontier
+
+    model = resolve_model(model, weights, kv)
+    front = frontier(model, accelerators, context, batch=batch, tp=tp, price_per_hour=price_per_hour)
+    attribute = FRONTIER_Y[y][0] if y in FRONTIER_Y else None
+    envelope = front.envelope(y)  # checks y and the price
+    if not any(np.isfinite(getattr(p, attribute)) for p in front.points):
+        from ..errors import InvalidValueError
+
+        raise InvalidValueError("y", y, "a quantity these devices have ("
+                                + ("; ".join(front.notes) or "no board power in their specs") + ")")
+    ax = new_axes(ax, figsize=(9.0, 6.0))
+    devices = list(dict.fromkeys(p.accelerator for p in front.points))
+    degrees = sorted({p.num_devices for p in front.points})
+    marked_unfit = False
+    for i, device in enumerate(devices):
+        for j, n in enumerate(degrees):
+            pts = [p for p in front.points if p.accelerator == device and p.num_devices == n
+                   and np.isfinite(getattr(p, attribute))]
+            if not pts:
+                continue
+            x = np.array([p.tokens_per_s_per_user for p in pts])
+            v = np.array([getattr(p, attribute) for p in pts])
+            ok = np.array([p.fits for p in pts])
+            ax.plot(x, v, color=color(i), lw=1.0, alpha=0.35)
+            ax.plot(x[ok], v[ok], ls="none", marker=MARKERS[j % len(MARKERS)], ms=5, color=color(i),
+                    label=f"{device} TP{n}")
+            if np.any(~ok):
+                ax.plot(x[~ok], v[~ok], ls="none", marker="x", ms=5, color="0.6",
+                        label=None if marked_unfit else "does not fit memory")
+                marked_unfit = True
+    if envelope:
+        ax.plot([p.tokens_per_s_per_user for p in envelope], [getattr(p, attribute) for p in envelope],
+                color="black", lw=2.2, ls="--", label="Pareto envelope", zorder=5)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("tokens/s per user (1 / step time)")
+    label = _Y_LABELS[y]
+    if y == "cost":
+        prices = front.price_per_hour
+        label += (" at the given price per device-hour" if isinstance(prices, dict)
+                  else rf" at \${prices:g} per device-hour (every device)")
+    ax.set_ylabel(label)
+    ax.set_title(f"{front.model}: decode frontier at context {front.context:g} (floors; batch along each curve)")
+    missing = [n.split(":")[0] for n in front.notes if y == "energy" and "unavailable" in n]
+    ax.legend(fontsize=7, ncol=2, loc="best",
+              title=f"no sourced memory energy: {', '.join(missing)}" if missing else None, title_fontsize=7)
+    ax.grid(True, which="both", alpha=0.25)
+    return ax

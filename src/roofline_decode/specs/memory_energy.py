@@ -1,0 +1,188 @@
+"""Access energy of memory technologies (pJ/bit), with their sources.
+
+The data-movement energy floor of a step (:func:`~roofline_decode.formulas.data_movement_energy`)
+is the bytes it moves times the energy per bit of the memory they live in.  Those energies ship as
+TOML files in ``memory_energy/`` (one per technology, id = file stem: ``hbm3e``, ``gddr6``, ...),
+each figure with value, unit as printed, kind and source like ``hardware_specs/``.  A technology
+without a published figure has no file: its energy floor is unavailable (never invented).
+
+An accelerator's technology comes from the free text of its ``memory_type``
+(:func:`memory_technologies`: ``"HBM3e 12-high"`` -> ``hbm3e``); where the text names several
+(``"LPDDR5/LPDDR5X unified"``) the floor uses the smallest sourced energy among them (the
+conservative floor) and says so.
+
+Examples
+--------
+>>> energy = load_memory_energy("hbm3e")
+>>> energy.name, energy.access_energy_per_bit
+('HBM3E', 3.9e-12)
+>>> memory_technologies("HBM3e 12-high"), memory_technologies("LPDDR5/LPDDR5X unified")
+(('hbm3e',), ('lpddr5', 'lpddr5x'))
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from ..errors import SpecFileError, UnknownIdError
+from ._base import Spec, describe_validation_error
+from .accelerator import Figure, Source
+from .spec_file import SourceEntry, _FigureEntry, _Strict, read_toml
+
+__all__ = ["MemoryEnergy", "MemoryEnergyFile", "load_memory_energy", "list_memory_energies",
+           "bundled_memory_energy_directory", "memory_technologies", "access_energy_of", "ENERGY_UNITS"]
+
+#: Energy-per-bit units a file may print, as that unit in J/bit.
+ENERGY_UNITS = {"pJ/bit": 1e-12, "pJ/b": 1e-12, "fJ/bit": 1e-15}
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+_TECHNOLOGY = re.compile(r"(LPDDR|GDDR|HBM|DDR)(\d)(E|X)?", re.IGNORECASE)
+
+
+class MemoryEnergy(Spec):
+    """Energy to move one bit to or from a memory technology, in SI units.
+
+    Attributes
+    ----------
+    name : str
+        The technology as its source names it (``HBM3E``).
+    access_energy_per_bit : float
+        Energy per bit read or written e_bit [J/bit].
+    """
+
+    id: str | None = None
+    name: str = Field(min_length=1)
+    access_energy_per_bit: float = Field(gt=0, allow_inf_nan=False)
+    notes: str | None = None
+    figures: dict[str, Figure] = Field(default_factory=dict)
+    sources: dict[str, Source] = Field(default_factory=dict)
+    path: str | None = None
+
+
+class _EnergyFigure(_FigureEntry):
+    unit: Literal[tuple(ENERGY_UNITS)] = Field(description="The unit as the source prints it.")
+
+
+class MemoryEnergyFile(_Strict):
+    """Schema of a memory energy file (memory_energy/<id>.toml; the id is the file stem)."""
+
+    type: Literal["memory_energy"]
+    name: str = Field(min_length=1)
+    notes: str | None = None
+    access_energy: _EnergyFigure
+    sources: dict[str, SourceEntry] = Field(min_length=1)
+
+
+def bundled_memory_energy_directory() -> Path:
+    """The shipped ``memory_energy`` folder: inside the wheel, or at the repository top level
+    for an editable install."""
+    for candidate in (_PACKAGE_DIR / "memory_energy", _PACKAGE_DIR.parents[1] / "memory_energy"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("roofline_decode's bundled memory_energy folder is missing from the installation")
+
+
+def list_memory_energies() -> list[str]:
+    """Ids of the memory technologies with a sourced access energy, sorted."""
+    return sorted(p.stem for p in bundled_memory_energy_directory().glob("*.toml"))
+
+
+def load_memory_energy(id_or_path: MemoryEnergy | str | Path) -> MemoryEnergy:
+    """A :class:`MemoryEnergy` by technology id, from a ``.toml`` file, or as given.
+
+    Raises
+    ------
+    UnknownIdError
+        No bundled file has that id (the message lists the technologies that have one).
+    SpecFileError
+        The file is unreadable or malformed; the message names the file and the field.
+    """
+    if isinstance(id_or_path, MemoryEnergy):
+        return id_or_path
+    if not isinstance(id_or_path, (str, Path)):
+        raise UnknownIdError("memory technology", repr(id_or_path), list_memory_energies())
+    if isinstance(id_or_path, Path) or id_or_path.endswith(".toml"):
+        return _load_file(Path(id_or_path))
+    return _bundled(id_or_path.lower())
+
+
+@functools.lru_cache(maxsize=None)
+def _bundled(technology: str) -> MemoryEnergy:
+    path = bundled_memory_energy_directory() / f"{technology}.toml"
+    if not technology or "/" in technology or "\\" in technology or not path.is_file():
+        raise UnknownIdError("memory technology", technology, list_memory_energies())
+    return _load_file(path)
+
+
+def _load_file(path: Path) -> MemoryEnergy:
+    raw: dict[str, Any] = read_toml(path)
+    try:
+        spec = MemoryEnergyFile(**raw)
+    except ValidationError as exc:
+        field, value, message = describe_validation_error(exc)[0]
+        shown = "" if "missing" in message or "unknown field" in message else f" (got {value!r})"
+        raise SpecFileError(path, field, message + shown) from None
+    entry = spec.access_energy
+    if entry.source not in spec.sources:
+        raise SpecFileError(path, "access_energy.source",
+                            f"source {entry.source!r} is not defined; defined: {', '.join(spec.sources)}")
+    figure = Figure(**entry.model_dump(), si_value=entry.value * ENERGY_UNITS[entry.unit])
+    sources = {key: Source(**s.model_dump()) for key, s in spec.sources.items()}
+    return MemoryEnergy(id=path.stem, name=spec.name, notes=spec.notes, access_energy_per_bit=figure.si_value,
+                        figures={"access_energy": figure}, sources=sources, path=str(path))
+
+
+def memory_technologies(memory_type: str | None) -> tuple[str, ...]:
+    """Technology ids named in an accelerator's free-text ``memory_type``, in order.
+
+    ``"HBM3e 12-high"`` -> ``("hbm3e",)``; ``"DDR5-6400 RDIMM"`` and ``"MRDIMM-8800"`` (DDR5
+    multiplexed-rank DIMMs) -> ``("ddr5",)``; ``"LPDDR5/LPDDR5X unified"`` -> both; a text
+    without a generation (``"HBM"``, ``"LPDDR unified"``) -> ``()``.
+    """
+    if not memory_type:
+        return ()
+    text = memory_type.upper().replace("MRDIMM", "DDR5 MRDIMM")
+    found: list[str] = []
+    for family, generation, suffix in _TECHNOLOGY.findall(text):
+        technology = f"{family}{generation}{suffix}".lower()
+        if technology not in found:
+            found.append(technology)
+    return tuple(found)
+
+
+def access_energy_of(memory_type: str | None) -> tuple[MemoryEnergy | None, str | None]:
+    """(the access energy the floor uses, a note) for an accelerator's ``memory_type``.
+
+    The energy is None where no named technology has a sourced figure; the note then says the
+    energy floor is unavailable and why.  Where several technologies are named and sourced, the
+    smallest energy is used (a floor must hold for whichever part is fitted) and the note says so.
+
+    Examples
+    --------
+    >>> energy, note = access_energy_of("HBM3e")
+    >>> energy.id, note
+    ('hbm3e', None)
+    >>> access_energy_of("HBM")[1]
+    "energy floor unavailable: memory type 'HBM' names no generation with a sourced access energy"
+    """
+    technologies = memory_technologies(memory_type)
+    available = set(list_memory_energies())
+    sourced = [_bundled(t) for t in technologies if t in available]
+    if not sourced:
+        if not technologies:
+            why = (f"memory type {memory_type!r} names no generation with a sourced access energy"
+                   if memory_type else "the accelerator states no memory_type")
+        else:
+            why = (f"no published access energy for {', '.join(t.upper() for t in technologies)} "
+                   f"(sourced: {', '.join(t.upper() for t in sorted(available))})")
+        return None, f"energy floor unavailable: {why}"
+    chosen = min(sourced, key=lambda e: e.access_energy_per_bit)
+    note = None
+    if len(technologies) > 1:
+        note = (f"memory type {memory_type!r} names {', '.join(t.upper() for t in technologies)}: the energy floor "
+                f"uses the smallest sourced access energy, {chosen.name} at {chosen.access_energy_per_bit * 1e12:g} pJ/bit")
+    return chosen, note

@@ -1,0 +1,74 @@
+"""The memory access-energy table: every file sourced, values as printed, technologies resolved."""
+
+import pytest
+
+from roofline_decode import SpecFileError, UnknownIdError, catalog
+from roofline_decode.specs.memory_energy import (
+    access_energy_of,
+    list_memory_energies,
+    load_memory_energy,
+    memory_technologies,
+)
+
+
+@pytest.mark.parametrize("technology", list_memory_energies())
+def test_every_file_is_sourced_and_converted(technology):
+    energy = load_memory_energy(technology)
+    figure = energy.figures["access_energy"]
+    assert figure.unit == "pJ/bit" and figure.kind in ("datasheet", "measured", "derived")
+    source = energy.sources[figure.source]
+    assert source.url.startswith("https://") and source.retrieved
+    assert energy.access_energy_per_bit == pytest.approx(figure.value * 1e-12, rel=1e-15)
+    assert 0.5e-12 < energy.access_energy_per_bit < 50e-12  # pJ/bit range of DRAM interfaces
+
+
+def test_micron_table_values():
+    # Micron "Ultra-Bandwidth Solutions", row "Average Device Power (pJ/bit)".
+    assert load_memory_energy("gddr6").figures["access_energy"].value == 7.5
+    assert load_memory_energy("gddr6x").figures["access_energy"].value == 7.25
+    assert load_memory_energy("hbm2e").figures["access_energy"].value == 6.0
+
+
+def test_samsung_hbm3e_value():
+    assert load_memory_energy("hbm3e").access_energy_per_bit == 3.9e-12
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("HBM3e 12-high", ("hbm3e",)), ("HBM3E", ("hbm3e",)), ("HBM2e", ("hbm2e",)), ("HBM2E", ("hbm2e",)),
+    ("GDDR6 (ECC)", ("gddr6",)), ("GDDR6X", ("gddr6x",)), ("GDDR7 (ECC)", ("gddr7",)),
+    ("LPDDR5/LPDDR5X unified", ("lpddr5", "lpddr5x")), ("LPDDR5x unified", ("lpddr5x",)),
+    ("DDR5-6400 RDIMM", ("ddr5",)), ("MRDIMM-8800", ("ddr5",)), ("HBM", ()), ("LPDDR unified", ()),
+    ("HBM (4 stacks)", ()), (None, ()), ("", ()),
+])
+def test_memory_type_normalisation(text, expected):
+    assert memory_technologies(text) == expected
+
+
+def test_unsourced_technology_has_no_energy_and_says_why():
+    energy, note = access_energy_of("HBM3")
+    assert energy is None and "unavailable" in note and "HBM3" in note
+    energy, note = access_energy_of(None)
+    assert energy is None and "memory_type" in note
+
+
+def test_several_candidates_take_the_smallest_sourced_energy(monkeypatch):
+    energy, note = access_energy_of("GDDR6/GDDR6X")
+    assert energy.id == "gddr6x" and "smallest" in note
+
+
+def test_every_bundled_accelerator_resolves_or_says_unavailable():
+    for device in catalog.list_accelerators():
+        spec = catalog.load_accelerator(device)
+        energy, note = access_energy_of(spec.memory_type)
+        assert energy is not None or "unavailable" in note, device
+
+
+def test_unknown_id_and_bad_file(tmp_path):
+    with pytest.raises(UnknownIdError, match="hbm9"):
+        load_memory_energy("hbm9")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('type = "memory_energy"\nname = "X"\n[access_energy]\nvalue = 3\nunit = "W"\n'
+                   'kind = "datasheet"\nsource = "s"\n[sources.s]\ntitle = "t"\nurl = "https://x"\n'
+                   'retrieved = "2026-11-30"\n')
+    with pytest.raises(SpecFileError, match="bad.toml.*unit"):
+        load_memory_energy(bad)

@@ -1,0 +1,51 @@
+"""The docs site (mkdocs.yml): every page under docs/ is in the navigation, every nav entry exists.
+
+`make docs` builds the site with ``mkdocs build --strict``; this test needs no mkdocs, so a page
+added to docs/ without a nav entry fails ``make test`` too.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+NAV_ENTRY = re.compile(r"^\s*-\s*(?:[^:\n]+:\s*)?([\w./-]+\.md)\s*$")
+
+
+def nav_pages(text: str) -> list[str]:
+    """The .md paths listed under ``nav:`` in mkdocs.yml text (relative to docs/)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("nav:"))
+    pages = []
+    for line in lines[start + 1:]:
+        if line and not line[0].isspace() and not line.startswith("-"):
+            break  # the next top-level key ends the nav
+        match = NAV_ENTRY.match(line)
+        if match:
+            pages.append(match.group(1))
+    return pages
+
+
+@pytest.fixture(scope="module")
+def pages() -> list[str]:
+    return nav_pages((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+
+
+def test_every_docs_page_is_in_the_nav(pages):
+    on_disk = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
+    missing = [p for p in on_disk if p not in pages]
+    assert not missing, f"docs pages missing from mkdocs.yml nav: {missing}"
+
+
+def test_every_nav_entry_exists_once(pages):
+    assert [p for p in pages if not (DOCS / p).is_file()] == []
+    assert len(pages) == len(set(pages))
+
+
+def test_nav_parser_sees_a_missing_page():
+    text = "site_name: x\nnav:\n  - Home: index.md\n  - Part:\n      - A: a/b.md\n      - c.md\nvalidation:\n  x: 1\n"
+    assert nav_pages(text) == ["index.md", "a/b.md", "c.md"]
