@@ -24,7 +24,7 @@ options = st.one_of(anything, st.integers(0, 64), st.floats(0, 1))
 @fuzz(500)
 @given(model=st.sampled_from(MODELS), gpu=st.sampled_from(GPUS), batch=st.one_of(st.integers(1, 512), anything),
        context=st.one_of(st.integers(0, 131072), anything),
-       extra=st.dictionaries(st.sampled_from(["slo_ms_per_token", "tp", "max_devices", "reserve", "reserve_fraction",
+       extra=st.dictionaries(st.sampled_from(["slo_ms", "tp", "max_devices", "reserve", "reserve_fraction",
                                               "offload_kv", "offload_weights", "collective_latency", "link_bandwidth",
                                               "tier", "tier_links"]), options, max_size=2))
 def test_plan(model, gpu, batch, context, extra):

@@ -186,7 +186,10 @@ def _parse_number(text: Any) -> float | None:
     if isinstance(text, bool):
         raise ValueError("a boolean is not a number")
     if isinstance(text, (int, float)):
-        value = float(text)
+        try:
+            value = float(text)
+        except OverflowError:  # a Python int beyond any float
+            raise ValueError(f"an integer of {len(str(abs(text)))} digits is beyond any float") from None
     else:
         stripped = str(text).strip().replace(",", "").replace("_", "")
         if not stripped:
