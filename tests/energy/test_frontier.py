@@ -100,3 +100,18 @@ def test_cli_plot_frontier(tmp_path, capsys):
     assert out.stat().st_size > 0
     assert main(["plot", "frontier", "--model", "llama-3.1-8b", "--gpu", "h200-sxm", "--y", "cost", "-o", str(out)]) == 2
     assert "--price-per-hour" in capsys.readouterr().err
+
+
+def test_a_price_per_device():
+    prices = {"h200-sxm": 3.0, "b200": 6.0}
+    front = frontier("llama-3.1-8b", ["h200-sxm", "b200"], 4096, batch=[1, 64], tp=(1,), price_per_hour=prices)
+    one = frontier("llama-3.1-8b", ["b200"], 4096, batch=[1, 64], tp=(1,), price_per_hour=6.0)
+    b200 = [p.usd_per_million_tokens for p in front.points if p.accelerator == "b200"]
+    assert b200 == [p.usd_per_million_tokens for p in one.points]
+    with pytest.raises(InvalidValueError, match="missing: b200"):
+        frontier("llama-3.1-8b", ["h200-sxm", "b200"], 4096, price_per_hour={"h200-sxm": 3.0})
+    from roofline_decode.plotting import frontier_plot
+
+    ax = frontier_plot("llama-3.1-8b", ["h200-sxm", "b200"], 4096, batch=[1, 64], tp=(1,), y="cost",
+                       price_per_hour=prices)
+    assert "given price" in ax.get_ylabel()

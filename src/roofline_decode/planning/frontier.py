@@ -68,7 +68,7 @@ class Frontier:
     model: str
     context: float
     points: tuple[FrontierPoint, ...]
-    price_per_hour: float | None = None
+    price_per_hour: float | dict | None = None
     notes: tuple[str, ...] = ()
 
     def envelope(self, y: str = "throughput") -> list[FrontierPoint]:
@@ -127,8 +127,9 @@ def frontier(model, accelerators, context: float, *, batch: Any = None, tp: Any 
         Batches to sweep (default 1, 2, 4, ..., 1024).
     tp : sequence of int
         Tensor-parallel degrees (each a whole number >= 1).
-    price_per_hour : float, optional
-        Price of one device-hour [$/h] for the cost axis (none bundled: prices change).
+    price_per_hour : float or dict, optional
+        Price of one device-hour [$/h] for the cost axis (none bundled: prices change); a dict
+        gives each accelerator id its own price (every id of ``accelerators`` needs one).
     routing : str
         MoE routing assumption, as :func:`~roofline_decode.decode_floor`.
 
@@ -156,11 +157,19 @@ def frontier(model, accelerators, context: float, *, batch: Any = None, tp: Any 
     degrees = [tp] if np.ndim(tp) == 0 else list(tp)
     if not degrees or any(isinstance(n, bool) or not float(n).is_integer() or n < 1 for n in degrees):
         raise InvalidValueError("tp", tp, "whole numbers >= 1 (tensor-parallel degrees)")
-    price = None if price_per_hour is None else checked_price(price_per_hour)
+    if isinstance(price_per_hour, dict):
+        missing = [d.id or d.name for d in devices if (d.id or d.name) not in price_per_hour]
+        if missing:
+            raise InvalidValueError("price_per_hour", price_per_hour, f"a price for every accelerator (missing: {', '.join(missing)})")
+        prices = {key: checked_price(value) for key, value in price_per_hour.items()}
+    else:
+        single = None if price_per_hour is None else checked_price(price_per_hour)
+        prices = {d.id or d.name: single for d in devices}
     points: list[FrontierPoint] = []
     notes: list[str] = []
     for device in devices:
         room = usable_memory(device)
+        price = prices[device.id or device.name]
         for n in (int(d) for d in degrees):
             floor = tensor_parallel_floor(model, device, batch=batches, context=float(context_value), num_devices=n,
                                           routing=routing)
@@ -177,7 +186,8 @@ def frontier(model, accelerators, context: float, *, batch: Any = None, tp: Any 
                     fits=bool(fits[i]), joules_per_token_floor=float(floor_energy[i]),
                     joules_per_token_at_board_power=float(board_energy[i]), usd_per_million_tokens=float(cost[i])))
         notes.extend(n for n in _device_notes(device) if n not in notes)
-    return Frontier(model=model.name, context=float(context_value), points=tuple(points), price_per_hour=price,
+    return Frontier(model=model.name, context=float(context_value), points=tuple(points),
+                    price_per_hour=prices if isinstance(price_per_hour, dict) else next(iter(prices.values())),
                     notes=tuple(notes))
 
 

@@ -72,7 +72,9 @@ def frontier_plot(model, accelerators, context: float = 4096, *, batch: Any = No
     ax.set_xlabel("tokens/s per user (1 / step time)")
     label = _Y_LABELS[y]
     if y == "cost":
-        label += rf" at \${front.price_per_hour:g} per device-hour (every device)"
+        prices = front.price_per_hour
+        label += (" at the given price per device-hour" if isinstance(prices, dict)
+                  else rf" at \${prices:g} per device-hour (every device)")
     ax.set_ylabel(label)
     ax.set_title(f"{front.model}: decode frontier at context {front.context:g} (floors; batch along each curve)")
     missing = [n.split(":")[0] for n in front.notes if y == "energy" and "unavailable" in n]
