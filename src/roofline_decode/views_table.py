@@ -90,8 +90,12 @@ def title(floor) -> str:
 def legend(floor) -> list[str]:
     """Lines under the table: what ``inf`` in the B* column means, then the result's notes."""
     lines = []
-    if np.isinf(np.asarray(floor.critical_batch)).any():
-        lines.append("B* inf: memory-bound at any batch (the KV reads keep the intensity below the ridge)")
+    if floor.compute_bounded:  # a peak is published: the B* column holds numbers
+        text = "B* (critical batch): the smallest batch at which a step is compute-bound (FLOPs / peak >= bytes / bandwidth)"
+        if np.isinf(np.asarray(floor.critical_batch)).any():
+            text += ("; inf: never compute-bound at that context, memory-bound at any batch "
+                     "(each sequence's KV reads keep the intensity below the ridge)")
+        lines.append(text)
     return lines + [f"note: {note}" for note in floor.notes]
 
 

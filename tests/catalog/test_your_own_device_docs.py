@@ -1,22 +1,15 @@
 """The examples of docs/your_own_device.md are the library's actual output, and its TOML example loads."""
 
-import doctest
 import re
-from pathlib import Path
 
 from roofline_decode import load_accelerator
+from tests.markdown_examples import DOCS, run_page
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "your_own_device.md"
+DOC = DOCS / "your_own_device.md"
 
 
 def test_your_own_device_page_examples_run():
-    # code fences become blank lines, so a fence never reads as expected output
-    text = "\n".join("" if line.startswith("```") else line for line in DOC.read_text(encoding="utf-8").splitlines())
-    test = doctest.DocTestParser().get_doctest(text, {}, "your_own_device.md", str(DOC), 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert len(test.examples) >= 10
-    assert runner.failures == 0
+    run_page(DOC, min_examples=10)
 
 
 def test_the_page_spec_file_example_loads(tmp_path):

@@ -70,9 +70,10 @@ def test_no_peak_and_memory_bound_in_table(capsys):
     code, out, _ = run(capsys, *NO_PEAK_VS_MEMORY_BOUND)
     apple, h100 = out.split("\n\n")
     assert "no compute peak published: ridge point and B* n/a, memory floor only" in apple.splitlines()[0]
-    assert apple.splitlines()[2].split()[-2] == "n/a" and "B* inf" not in apple
+    assert apple.splitlines()[2].split()[-2] == "n/a" and "B* (critical batch)" not in apple
     assert h100.splitlines()[2].split()[-2] == "inf"
-    assert "B* inf: memory-bound at any batch" in h100 and "n/a" not in h100
+    assert "B* (critical batch): the smallest batch at which a step is compute-bound" in h100
+    assert "inf: never compute-bound at that context, memory-bound at any batch" in h100 and "n/a" not in h100
 
 
 def test_sparse_without_sparse_peak_says_so(capsys):

@@ -22,8 +22,10 @@ def test_plan_table_has_a_verdict_per_gpu(capsys):
     assert "verdict" in lines[1] and "min devices" in lines[1]
     h100 = next(line for line in lines if line.startswith("h100-sxm"))
     b200 = next(line for line in lines if line.startswith("b200"))
-    assert " both " in h100 and h100.rstrip().endswith("4")
-    assert "capacity-limited" in b200
+    # the verdict in words: what stops the plan
+    assert " capacity and bandwidth " in h100 and h100.rstrip().endswith("4")
+    assert " capacity " in b200 and "bandwidth" not in b200
+    assert lines[-1].startswith("verdict: what stops the plan") and "capacity: weights + KV cache" in lines[-1]
 
 
 def test_plan_json_with_tp_and_offload(capsys):

@@ -1,19 +1,12 @@
 """The snippets of docs/plotting.md run and print what the page says."""
 
-import doctest
-from pathlib import Path
+from tests.markdown_examples import DOCS, run_page
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "plotting.md"
+DOC = DOCS / "plotting.md"
 
 
 def test_plotting_page_examples_run():
-    # code fences become blank lines, so a fence never reads as expected output
-    text = "\n".join("" if line.startswith("```") else line for line in DOC.read_text(encoding="utf-8").splitlines())
-    test = doctest.DocTestParser().get_doctest(text, {}, "plotting.md", str(DOC), 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert len(test.examples) >= 8
-    assert runner.failures == 0
+    run_page(DOC, min_examples=8)
 
 
 def test_plotting_page_lists_every_example():

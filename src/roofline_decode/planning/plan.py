@@ -31,6 +31,13 @@ from .tiers import OffloadFloor, offload_floor
 __all__ = ["PlanRow", "PlanResult", "plan", "VERDICTS"]
 
 VERDICTS = ("ok", "bandwidth-limited", "capacity-limited", "both")
+#: each verdict as the printed table says it: what stops the plan, in words
+VERDICT_WORDS = {"ok": "ok", "bandwidth-limited": "bandwidth", "capacity-limited": "capacity",
+                 "both": "capacity and bandwidth"}
+#: the line under the printed table that says what its verdicts mean
+VERDICT_LEGEND = ("verdict: what stops the plan on the devices shown. capacity: weights + KV cache exceed the "
+                  "usable memory; bandwidth: the step floor is slower than the target; ok: neither. "
+                  "min devices: the fewest tensor-parallel devices that fit and meet the target")
 
 
 @dataclass(frozen=True)
@@ -89,7 +96,7 @@ class PlanResult(ToDataFrame, list):
                 format_number(r.resident_bytes_per_device / GB), format_number(r.usable_bytes_per_device / GB),
                 "-" if r.max_batch is None else str(r.max_batch), format_number(r.step_time_s * 1e3), format_number(r.tokens_per_s),
                 r.bound, "-" if r.slo_ms is None else format_number(r.slo_ms),
-                r.verdict, "-" if r.min_devices is None else str(r.min_devices),
+                VERDICT_WORDS[r.verdict], "-" if r.min_devices is None else str(r.min_devices),
             ])
         return out
 
@@ -99,7 +106,7 @@ class PlanResult(ToDataFrame, list):
         first = self[0]
         title = f"{first.model}: batch {first.batch}, context {first.context}"
         rows = self.rows()
-        lines = [title, format_table(self.HEADERS, rows)]
+        lines = [title, format_table(self.HEADERS, rows), VERDICT_LEGEND]
         notes = [f"  {r.accelerator}: {note}" for r in self for note in r.notes]
         return "\n".join(lines + (["notes:"] + notes if notes else []))
 

@@ -25,14 +25,14 @@ from __future__ import annotations
 from functools import lru_cache
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from ..errors import SpecFileError, UnknownIdError
-from ._base import Spec, describe_validation_error
+from ._base import Spec
 from .accelerator import Figure, Source
-from .spec_file import SourceEntry, _FigureEntry, _Strict, read_toml
+from .data_files import bundled_file, bundled_folder, list_ids, read_figures
+from .spec_file import SourceEntry, _FigureEntry, _Strict
 
 __all__ = ["LatencyProfile", "LatencyProfileFile", "load_latency_profile", "list_latency_profiles",
            "bundled_latency_directory", "TIME_UNITS"]
@@ -40,7 +40,6 @@ __all__ = ["LatencyProfile", "LatencyProfileFile", "load_latency_profile", "list
 #: Time units a profile file may print, as units per second (divided by: 1.3 us -> 1.3e-06 s exactly).
 TIME_UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9}
 _COUNT_UNITS = {"1": 1.0}
-_PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
 class LatencyProfile(Spec):
@@ -101,15 +100,12 @@ class LatencyProfileFile(_Strict):
 def bundled_latency_directory() -> Path:
     """The shipped ``latency_profiles`` folder: inside the wheel, or at the repository top
     level for an editable install."""
-    for candidate in (_PACKAGE_DIR / "latency_profiles", _PACKAGE_DIR.parents[1] / "latency_profiles"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("roofline_decode's bundled latency_profiles folder is missing from the installation")
+    return bundled_folder("latency_profiles")
 
 
 def list_latency_profiles() -> list[str]:
     """Ids of the bundled latency presets, sorted."""
-    return sorted(p.stem for p in bundled_latency_directory().glob("*.toml"))
+    return list_ids("latency_profiles")
 
 
 def load_latency_profile(id_or_path: LatencyProfile | str | Path) -> LatencyProfile:
@@ -124,13 +120,9 @@ def load_latency_profile(id_or_path: LatencyProfile | str | Path) -> LatencyProf
     """
     if isinstance(id_or_path, LatencyProfile):
         return id_or_path
-    if not isinstance(id_or_path, (str, Path)):
-        raise UnknownIdError("latency profile", repr(id_or_path), list_latency_profiles())
-    if isinstance(id_or_path, Path) or id_or_path.endswith(".toml"):
+    if isinstance(id_or_path, Path) or (isinstance(id_or_path, str) and id_or_path.endswith(".toml")):
         return _load_file(Path(id_or_path))
-    path = bundled_latency_directory() / f"{id_or_path}.toml"
-    if not id_or_path or "/" in id_or_path or "\\" in id_or_path or not path.is_file():
-        raise UnknownIdError("latency profile", id_or_path, list_latency_profiles())
+    path = bundled_file("latency_profiles", id_or_path, "latency profile")
     return _preset(path, path.stat().st_mtime_ns)
 
 
@@ -140,26 +132,19 @@ def _preset(path: Path, stamp: int) -> LatencyProfile:
     return _load_file(path)
 
 
+def _seconds(value: float, unit: str) -> float:
+    return value / TIME_UNITS[unit]  # divided: 1.3 us -> 1.3e-06 s exactly
+
+
+def _count(value: float, unit: str) -> float:
+    return value * _COUNT_UNITS[unit]
+
+
 def _load_file(path: Path) -> LatencyProfile:
-    raw: dict[str, Any] = read_toml(path)
-    try:
-        spec = LatencyProfileFile(**raw)
-    except ValidationError as exc:
-        field, value, message = describe_validation_error(exc)[0]
-        shown = "" if "missing" in message or "unknown field" in message else f" (got {value!r})"
-        raise SpecFileError(path, field, message + shown) from None
-    figures: dict[str, Figure] = {}
-    values: dict[str, float] = {}
-    for field in ("operation_latency", "operations_per_layer", "collective_latency", "step_latency"):
-        entry = getattr(spec, field)
-        if entry is None:
-            continue
-        if entry.source not in spec.sources:
-            raise SpecFileError(path, f"{field}.source",
-                                f"source {entry.source!r} is not defined; defined: {', '.join(spec.sources)}")
-        per_second = TIME_UNITS.get(entry.unit, _COUNT_UNITS.get(entry.unit, 1.0))
-        figures[field] = Figure(**entry.model_dump(), si_value=entry.value / per_second)
-        values[field] = figures[field].si_value
-    sources = {key: Source(**s.model_dump()) for key, s in spec.sources.items()}
+    spec, figures, sources = read_figures(path, LatencyProfileFile, {
+        "operation_latency": _seconds, "operations_per_layer": _count,
+        "collective_latency": _seconds, "step_latency": _seconds,
+    })
+    values = {field: figure.si_value for field, figure in figures.items()}
     return LatencyProfile(id=path.stem, name=spec.name, notes=spec.notes, figures=figures, sources=sources,
                           path=str(path), **values)

@@ -25,21 +25,20 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from ..errors import SpecFileError, UnknownIdError
-from ._base import Spec, describe_validation_error
+from ._base import Spec
 from .accelerator import Figure, Source
-from .spec_file import SourceEntry, _FigureEntry, _Strict, read_toml
+from .data_files import bundled_file, bundled_folder, list_ids, read_figures
+from .spec_file import SourceEntry, _FigureEntry, _Strict
 
 __all__ = ["MemoryEnergy", "MemoryEnergyFile", "load_memory_energy", "list_memory_energies",
            "bundled_memory_energy_directory", "memory_technologies", "access_energy_of", "ENERGY_UNITS"]
 
 #: Energy-per-bit units a file may print, as that unit in J/bit.
 ENERGY_UNITS = {"pJ/bit": 1e-12, "pJ/b": 1e-12, "fJ/bit": 1e-15}
-_PACKAGE_DIR = Path(__file__).resolve().parents[1]
 _TECHNOLOGY = re.compile(r"(LPDDR|GDDR|HBM|DDR)(\d)(E|X)?", re.IGNORECASE)
 
 
@@ -80,15 +79,12 @@ class MemoryEnergyFile(_Strict):
 def bundled_memory_energy_directory() -> Path:
     """The shipped ``memory_energy`` folder: inside the wheel, or at the repository top level
     for an editable install."""
-    for candidate in (_PACKAGE_DIR / "memory_energy", _PACKAGE_DIR.parents[1] / "memory_energy"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("roofline_decode's bundled memory_energy folder is missing from the installation")
+    return bundled_folder("memory_energy")
 
 
 def list_memory_energies() -> list[str]:
     """Ids of the memory technologies with a sourced access energy, sorted."""
-    return sorted(p.stem for p in bundled_memory_energy_directory().glob("*.toml"))
+    return list_ids("memory_energy")
 
 
 def load_memory_energy(id_or_path: MemoryEnergy | str | Path) -> MemoryEnergy:
@@ -103,37 +99,27 @@ def load_memory_energy(id_or_path: MemoryEnergy | str | Path) -> MemoryEnergy:
     """
     if isinstance(id_or_path, MemoryEnergy):
         return id_or_path
-    if not isinstance(id_or_path, (str, Path)):
-        raise UnknownIdError("memory technology", repr(id_or_path), list_memory_energies())
-    if isinstance(id_or_path, Path) or id_or_path.endswith(".toml"):
+    if isinstance(id_or_path, Path) or (isinstance(id_or_path, str) and id_or_path.endswith(".toml")):
         return _load_file(Path(id_or_path))
+    if not isinstance(id_or_path, str):
+        bundled_file("memory_energy", id_or_path, "memory technology")  # raises: not an id
     return _bundled(id_or_path.lower())
 
 
 @functools.lru_cache(maxsize=None)
 def _bundled(technology: str) -> MemoryEnergy:
-    path = bundled_memory_energy_directory() / f"{technology}.toml"
-    if not technology or "/" in technology or "\\" in technology or not path.is_file():
-        raise UnknownIdError("memory technology", technology, list_memory_energies())
-    return _load_file(path)
+    return _load_file(bundled_file("memory_energy", technology, "memory technology"))
+
+
+def _joules_per_bit(value: float, unit: str) -> float:
+    return value * ENERGY_UNITS[unit]
 
 
 def _load_file(path: Path) -> MemoryEnergy:
-    raw: dict[str, Any] = read_toml(path)
-    try:
-        spec = MemoryEnergyFile(**raw)
-    except ValidationError as exc:
-        field, value, message = describe_validation_error(exc)[0]
-        shown = "" if "missing" in message or "unknown field" in message else f" (got {value!r})"
-        raise SpecFileError(path, field, message + shown) from None
-    entry = spec.access_energy
-    if entry.source not in spec.sources:
-        raise SpecFileError(path, "access_energy.source",
-                            f"source {entry.source!r} is not defined; defined: {', '.join(spec.sources)}")
-    figure = Figure(**entry.model_dump(), si_value=entry.value * ENERGY_UNITS[entry.unit])
-    sources = {key: Source(**s.model_dump()) for key, s in spec.sources.items()}
-    return MemoryEnergy(id=path.stem, name=spec.name, notes=spec.notes, access_energy_per_bit=figure.si_value,
-                        figures={"access_energy": figure}, sources=sources, path=str(path))
+    spec, figures, sources = read_figures(path, MemoryEnergyFile, {"access_energy": _joules_per_bit})
+    return MemoryEnergy(id=path.stem, name=spec.name, notes=spec.notes,
+                        access_energy_per_bit=figures["access_energy"].si_value, figures=figures, sources=sources,
+                        path=str(path))
 
 
 def memory_technologies(memory_type: str | None) -> tuple[str, ...]:

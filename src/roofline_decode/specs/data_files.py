@@ -1,0 +1,80 @@
+"""Shared loader of the small sourced-figure data folders beside ``hardware_specs/``.
+
+``latency_profiles/`` and ``memory_energy/`` hold one TOML file per entry (id = file stem),
+every figure with its value and unit as printed, a kind and a source key resolving to a
+``[sources.*]`` table, like the hardware specs.  This module finds the bundled folder (inside
+the wheel or at the repository top for an editable install), resolves ids and reads a file into
+its figures, so each data kind only declares its schema and its units.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import SpecFileError, UnknownIdError
+from ._base import describe_validation_error
+from .accelerator import Figure, Source
+from .spec_file import read_toml
+
+__all__ = ["bundled_folder", "list_ids", "bundled_file", "read_figures"]
+
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+def bundled_folder(name: str) -> Path:
+    """The shipped data folder ``name``: inside the wheel, or at the repository top level."""
+    for candidate in (_PACKAGE_DIR / name, _PACKAGE_DIR.parents[1] / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"roofline_decode's bundled {name} folder is missing from the installation")
+
+
+def list_ids(name: str) -> list[str]:
+    """Ids (file stems) of the bundled folder ``name``, sorted."""
+    return sorted(p.stem for p in bundled_folder(name).glob("*.toml"))
+
+
+def bundled_file(name: str, entry_id: Any, label: str) -> Path:
+    """The bundled file of ``entry_id`` in folder ``name``; an :class:`UnknownIdError` naming
+    ``label`` (with the known ids) for anything else, a path outside the folder included."""
+    if not isinstance(entry_id, str) or not entry_id or "/" in entry_id or "\\" in entry_id:
+        raise UnknownIdError(label, entry_id if isinstance(entry_id, str) else repr(entry_id), list_ids(name))
+    path = bundled_folder(name) / f"{entry_id}.toml"
+    if not path.is_file():
+        raise UnknownIdError(label, entry_id, list_ids(name))
+    return path
+
+
+def read_figures(path: Path, schema: type[BaseModel],
+                 to_si: dict[str, Callable[[float, str], float]]) -> tuple[Any, dict[str, Figure], dict[str, Source]]:
+    """Read ``path`` with the pydantic file ``schema``; return (the parsed file, its figures, its
+    sources).  ``to_si`` maps each figure field to the conversion of (value, unit as printed) to
+    SI; absent optional figures are skipped.
+
+    Raises
+    ------
+    SpecFileError
+        Unreadable or malformed TOML, a field of the wrong type or unit, or a figure whose source
+        key is not defined; the message names the file and the field.
+    """
+    raw = read_toml(path)
+    try:
+        spec = schema(**raw)
+    except ValidationError as exc:
+        field, value, message = describe_validation_error(exc)[0]
+        shown = "" if "missing" in message or "unknown field" in message else f" (got {value!r})"
+        raise SpecFileError(path, field, message + shown) from None
+    figures: dict[str, Figure] = {}
+    for field, convert in to_si.items():
+        entry = getattr(spec, field)
+        if entry is None:
+            continue
+        if entry.source not in spec.sources:
+            raise SpecFileError(path, f"{field}.source",
+                                f"source {entry.source!r} is not defined; defined: {', '.join(spec.sources)}")
+        figures[field] = Figure(**entry.model_dump(), si_value=convert(entry.value, entry.unit))
+    sources = {key: Source(**s.model_dump()) for key, s in spec.sources.items()}
+    return spec, figures, sources
