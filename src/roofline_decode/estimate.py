@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,7 +174,7 @@ class _Traffic:
     kv_read_bytes: np.ndarray
     kv_write_bytes: np.ndarray
     flops: np.ndarray
-    group_flops: dict[str, np.ndarray]
+    group_flops: Mapping[str, np.ndarray]
 
 
 def _layer_terms(model: Model) -> tuple[tuple, float, tuple]:
@@ -245,9 +246,28 @@ def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Rout
     scores = f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
     # chunked/sparse attention scores, the indexer and recurrent state updates: timed with the scores
     scores = scores + mixers.scores + mixers.state_flops
-    groups = {group: f.matmul_flops(batch, count) for group, count in _matrix_parameters_per_token(model).items()}
-    groups["attention_scores"] = scores
+    groups = _GroupFlops(batch, _matrix_parameters_per_token(model), scores)
     return _Traffic(weight, kv_read, kv_write, matmul + scores, groups)
+
+
+class _GroupFlops(Mapping):
+    """FLOPs per compute group, each computed on first use: a model whose groups share one
+    peak never needs them (its compute time is FLOPs / peak), and on a large grid each group
+    is a full array (the 1M-point grid spent a fifth of its time on them)."""
+
+    def __init__(self, batch: np.ndarray, counts: dict[str, int], scores: np.ndarray):
+        self._batch, self._counts, self._done = batch, counts, {"attention_scores": scores}
+
+    def __getitem__(self, group: str) -> np.ndarray:
+        if group not in self._done:
+            self._done[group] = f.matmul_flops(self._batch, self._counts[group])  # KeyError: no such group
+        return self._done[group]
+
+    def __iter__(self):
+        return iter([*self._counts, "attention_scores"])
+
+    def __len__(self) -> int:
+        return len(self._counts) + 1
 
 
 @dataclass(frozen=True)

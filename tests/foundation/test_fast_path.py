@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 
 import numpy as np
 import pytest
@@ -23,6 +24,8 @@ ACCELERATORS = rd.list_accelerators()
 
 
 def _same(x, y) -> bool:
+    if isinstance(x, Mapping) and isinstance(y, Mapping):  # group FLOPs: a dict or a lazy mapping
+        return list(x) == list(y) and all(_same(x[k], y[k]) for k in x)
     if type(x) is not type(y):
         return False
     if isinstance(x, np.ndarray):
