@@ -7,8 +7,6 @@ keeps every intermediate term so a user can see *why* a step takes what it takes
 from __future__ import annotations
 
 import math
-import numbers
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +15,6 @@ import numpy as np
 from . import formulas as f
 from .errors import InvalidValueError
 from .energy import EnergyAndCost
-from .formats import NumberFormat
 from .limits import grid_limits, point_notes
 from .peaks import NO_COMPUTE_PEAK, compute_peak
 from .routing import UNIFORM, Routing, resolve_routing
@@ -42,232 +39,11 @@ EXTRA_RECORD_KEYS = ("fits", "notes", "chain_time_s")
 
 
 
-#: Largest batch or context accepted: 2**53, the largest whole number a float holds exactly.
-#: Every product of bounded inputs stays finite, so no result overflows to inf or NaN.
-MAX_GRID_VALUE = float(2**53)
-
-
-def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.ndarray:
-    """``value`` as a float array under the one rule for batch and context (and other grids).
-
-    The rule, applied by every entry point (``decode_floor``, ``sweep``, planning, plots, CLI):
-
-    * a real number or an array (or nested list) of real numbers: Python or numpy ints and
-      floats; fractional values are allowed (a mean batch of continuous batching, a mean
-      context over the steps of a request);
-    * finite, above ``minimum`` (or equal, if ``inclusive``) and at most
-      :data:`MAX_GRID_VALUE` = 2**53, so no result overflows;
-    * booleans, complex numbers, strings, ``None`` and empty arrays are refused.
-
-    Returns the array; otherwise raises an InvalidValueError naming ``name`` and the first bad value.
-    """
-    allowed = (f"real numbers {'>=' if inclusive else '>'} {minimum:g} and <= 2**53 "
-               "(no booleans, complex numbers or strings)")
-    try:
-        array = np.asarray(value)
-        if isinstance(value, (list, tuple)) and array.dtype.kind in "iuf":  # [True, 2] would read as [1, 2]
-            flags = [isinstance(v, (bool, np.bool_)) for v in np.asarray(value, dtype=object).ravel()]
-            if any(flags):
-                raise InvalidValueError(name, True, allowed)
-    except (TypeError, ValueError, OverflowError) as exc:
-        if isinstance(exc, InvalidValueError):
-            raise
-        raise InvalidValueError(name, value, "a number or an array of numbers of one shape") from None
-    if array.dtype.kind == "O":  # Python ints beyond int64, Fractions, mixed objects
-        flat = array.ravel()
-        if not all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in flat):
-            bad = next(v for v in flat if not isinstance(v, numbers.Real) or isinstance(v, (bool, np.bool_)))
-            raise InvalidValueError(name, bad, allowed)
-        converted = []
-        for v in flat:
-            try:
-                converted.append(float(v))
-            except OverflowError:
-                raise InvalidValueError(name, _shown(v), allowed) from None
-        array = np.asarray(converted, dtype=float).reshape(array.shape)
-    elif array.dtype.kind not in "iuf":
-        first = array.flat[0].item() if array.size else value
-        raise InvalidValueError(name, first if array.dtype.kind in "bc" else value, allowed)
-    array = array.astype(float)
-    if array.size == 0:
-        raise InvalidValueError(name, value, allowed + " (got an empty array)")
-    with np.errstate(invalid="ignore"):
-        low = (array < minimum) if inclusive else (array <= minimum)
-        bad = ~np.isfinite(array) | low | (array > MAX_GRID_VALUE)
-    if bad.any():  # a scalar is shown as given (context=-5), an array by its first bad element
-        shown = _shown(value) if array.ndim == 0 and isinstance(value, numbers.Real) else array[bad].flat[0].item()
-        raise InvalidValueError(name, shown, allowed)
-    return array
-
-
-def _shown(value: Any) -> Any:
-    """A value for a message: an integer of hundreds of digits by its length."""
-    if isinstance(value, int) and abs(value) > 10**30:
-        return f"<an integer of {len(str(abs(value)))} digits>"
-    return value
-
-
-def broadcast_grid(**arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The arrays broadcast against each other; an InvalidValueError naming them and their
-    shapes when they do not broadcast (``batch=[1, 2], context=[1, 2, 3]``)."""
-    try:
-        return tuple(np.broadcast_arrays(*arrays.values()))
-    except ValueError:
-        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
-        raise InvalidValueError(
-            " and ".join(arrays), shapes,
-            "shapes that broadcast together (equal, or 1 along each differing axis); "
-            "use sweep() for the outer product",
-        ) from None
-
-
-#: FLOP groups, each timed at its own compute precision (DESIGN.md §4, issue 21 item 1): the
-#: matrix products of each weight group (:data:`~roofline_decode.specs.model.WEIGHT_GROUPS`
-#: with matrices: attention projections, dense MLPs, shared experts, routers, routed experts,
-#: lm_head) at that group's format's precision, and ``attention_scores`` (q·k and p·v over the
-#: cache) at the KV format's.
-COMPUTE_GROUPS = ("attention", "mlp", "shared_experts", "router", "experts", "lm_head", "attention_scores")
-
-
-def _matrix_parameters_per_token(model: Model) -> dict[str, int]:
-    """Matrix parameters one token multiplies through, per weight group [1] (groups with
-    none left out); they add up to :attr:`Model.matmul_parameters_per_token`."""
-    g = model.parameter_groups
-    counts = {
-        "attention": g["attention_matrix"], "mlp": g["dense_mlp_matrix"], "shared_experts": g["shared_expert_matrix"],
-        "router": g["router_matrix"], "experts": model.num_moe_layers * model.num_experts_per_token * g["expert_matrix"],
-        "lm_head": g["lm_head"],
-    }
-    return {group: count for group, count in counts.items() if count}
-
-
-def compute_formats(model: Model) -> dict[str, NumberFormat]:
-    """The format whose compute precision (and fallback chain) times each FLOP group.
-
-    Weight matrices multiply in their group's format (``Model.group_format``).  Attention
-    scores multiply activations by cached keys and values: a kernel quantises the queries and
-    probabilities to the KV format and multiplies there (FlashAttention-3's FP8 path,
-    TensorRT-LLM's FP8 KV kernels), so an fp8 cache attends at the fp8 peak and a bf16 cache at
-    bf16 (DeepSeek-V3's bf16 latent cache is attended in bf16, not at the fp8 peak of its
-    weights).  Groups without matrices (a dense model's routers and experts) are left out.
-
-    Examples
-    --------
-    >>> from roofline_decode import load_model
-    >>> {k: v.compute_precision for k, v in compute_formats(load_model("deepseek-v3")).items()}
-    {'attention': 'fp8', 'mlp': 'fp8', 'shared_experts': 'fp8', 'router': 'bf16', 'experts': 'fp8', 'lm_head': 'bf16', 'attention_scores': 'bf16'}
-    """
-    formats = {group: model.group_format(group) for group in _matrix_parameters_per_token(model)}
-    formats["attention_scores"] = model.kv_format
-    return formats
-
-
-@dataclass(frozen=True)
-class _Traffic:
-    """Bytes and FLOPs of a step: depend on the model and the grid, not on the device.
-
-    ``flops`` is the total; ``group_flops`` splits it by :data:`COMPUTE_GROUPS` (the parts add
-    up to the total up to rounding; the total is computed in one piece so that a model whose
-    groups share one precision keeps its numbers bit for bit)."""
-
-    weight_bytes: np.ndarray
-    kv_read_bytes: np.ndarray
-    kv_write_bytes: np.ndarray
-    flops: np.ndarray
-    group_flops: Mapping[str, np.ndarray]
-
-
-def _layer_terms(model: Model) -> tuple[tuple, float, tuple]:
-    """Formula arguments shared by the totals and the breakdown: the attention layer pattern
-    (global, sliding, window), KV bytes per token per layer, and the routed-expert counts
-    (a dense model passes E = k = 1 with no MoE layers)."""
-    layers = (model.num_global_layers, model.num_sliding_layers, model.window)
-    experts = (model.num_moe_layers, max(model.num_experts, 1), max(model.num_experts_per_token, 1))
-    return layers, model.kv_bytes_per_token_per_layer, experts
-
-
-def _streamed_terms(model: Model) -> tuple[float, float, float]:
-    """(streamed, gathered row, bytes per weight) arguments of ``weight_bytes_read``: parameters
-    and b_w for one format; with per-group formats (DESIGN.md §4b) the group bytes themselves
-    with b = 1 (parameters weighted by their bytes)."""
-    if model.has_uniform_weights:
-        return model.streamed_parameters, model.embedding_row_parameters, model.weight_format.bytes_per_element
-    return model.streamed_weight_bytes, model.embedding_row_bytes, 1.0
-
-
-@dataclass(frozen=True)
-class _MixerTerms:
-    """Terms of the chunked, sparse and recurrent layers (DESIGN.md §4b); zero for a model
-    with full and sliding attention only."""
-
-    kv_read: Any = 0.0  # chunked and sparse layers' KV plus the indexer keys
-    kv_write: Any = 0.0  # the indexer keys of the new token
-    scores: Any = 0.0  # attention scores of chunked and sparse layers plus the indexer
-    state: Any = 0.0  # recurrent state read (and as much written)
-    state_flops: Any = 0.0
-
-
-def _mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> _MixerTerms:
-    if not (model.num_chunked_layers or model.num_sparse_layers or model.num_recurrent_layers):
-        return _MixerTerms()
-    m_kv, heads, width = model.kv_bytes_per_token_per_layer, model.num_heads, model.score_value_width
-    read = write = scores = 0.0
-    if model.num_chunked_layers:
-        chunk = f.chunked_attended_positions(context, 1, model.attention_chunk_size)  # T mod C
-        read = read + f.kv_read_bytes(batch, chunk, m_kv, model.num_chunked_layers)
-        scores = scores + f.attention_flops(batch, chunk, heads, width, model.num_chunked_layers)
-    if model.num_sparse_layers:
-        L_sparse, top_k = model.num_sparse_layers, model.sparse_top_k
-        m_idx = model.indexer_bytes_per_token_per_layer
-        read = read + f.kv_read_bytes(batch, context, m_kv, 0, L_sparse, top_k) + f.indexer_read_bytes(
-            batch, context, L_sparse, m_idx)
-        write = write + f.kv_write_bytes(batch, m_idx, L_sparse)
-        scores = scores + f.attention_flops(batch, context, heads, width, 0, L_sparse, top_k) + f.indexer_flops(
-            batch, context, L_sparse, model.indexer_heads, model.indexer_head_dim)
-    state = f.recurrent_state_bytes(batch, model.num_recurrent_layers, model.recurrent_state_elements,
-                                    model.state_format.bytes_per_element)
-    state_flops = f.recurrent_update_flops(batch, model.num_recurrent_layers, model.recurrent_flops_per_token)
-    return _MixerTerms(read, write, scores, state, state_flops)
-
-
-def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Routing = UNIFORM) -> _Traffic:
-    b_e = model.routed_expert_format.bytes_per_element
-    layers, m_kv, experts = _layer_terms(model)
-
-    streamed, row, b_w = _streamed_terms(model)
-    weight = f.weight_bytes_read(
-        batch, streamed, row, model.vocab_size, b_w, *experts, model.expert_parameters, b_e,
-        experts_read=routing.experts_read(model, batch) if model.is_moe else None,
-    )
-    mixers = _mixer_terms(model, batch, context)
-    kv_read = f.kv_read_bytes(batch, context, m_kv, *layers) + mixers.kv_read + mixers.state
-    kv_write = f.kv_write_bytes(batch, m_kv, model.num_attention_layers) + mixers.kv_write + mixers.state
-    matmul = f.matmul_flops(batch, model.matmul_parameters_per_token)
-    scores = f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
-    # chunked/sparse attention scores, the indexer and recurrent state updates: timed with the scores
-    scores = scores + mixers.scores + mixers.state_flops
-    groups = _GroupFlops(batch, _matrix_parameters_per_token(model), scores)
-    return _Traffic(weight, kv_read, kv_write, matmul + scores, groups)
-
-
-class _GroupFlops(Mapping):
-    """FLOPs per compute group, each computed on first use: a model whose groups share one
-    peak never needs them (its compute time is FLOPs / peak), and on a large grid each group
-    is a full array (the 1M-point grid spent a fifth of its time on them)."""
-
-    def __init__(self, batch: np.ndarray, counts: dict[str, int], scores: np.ndarray):
-        self._batch, self._counts, self._done = batch, counts, {"attention_scores": scores}
-
-    def __getitem__(self, group: str) -> np.ndarray:
-        if group not in self._done:
-            self._done[group] = f.matmul_flops(self._batch, self._counts[group])  # KeyError: no such group
-        return self._done[group]
-
-    def __iter__(self):
-        return iter([*self._counts, "attention_scores"])
-
-    def __len__(self) -> int:
-        return len(self._counts) + 1
+from .grid import MAX_GRID_VALUE, _shown, broadcast_grid, checked_array  # noqa: F401  (the input rule)
+from .traffic import (  # noqa: F401  (bytes and FLOPs of a step; imported from here by the other floors)
+    COMPUTE_GROUPS, _breakdown, _GroupFlops, _layer_terms, _matrix_parameters_per_token, _mixer_terms, _MixerTerms,
+    _streamed_terms, _traffic, _Traffic, compute_formats,
+)
 
 
 @dataclass(frozen=True)
@@ -336,41 +112,6 @@ def _peaks(model: Model, accelerator: Accelerator, sparse: bool) -> _Peaks:
         else:
             notes[f"{NO_COMPUTE_PEAK} for {', '.join(missing)}: those FLOPs add no compute time"] = None
     return _Peaks(precisions, peaks, tuple(notes))
-
-
-def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray,
-               routing: Routing = UNIFORM) -> dict[str, dict[str, np.ndarray]]:
-    """Bytes and FLOPs per component; they add up to the totals of :func:`_traffic`."""
-    g = model.parameter_groups
-    b = {group: fmt.bytes_per_element for group, fmt in model.group_formats.items()}
-    streamed = model.streamed_groups
-    layers, m_kv, (moe_layers, experts, per_token) = _layer_terms(model)
-    zero = np.zeros(np.broadcast(batch, context).shape)
-    mixers = _mixer_terms(model, batch, context)
-    routed = moe_layers * routing.experts_read(model, batch) * model.expert_parameters
-    mlp_streamed = sum(b[k] * streamed[k] for k in ("mlp", "shared_experts", "router"))
-    mlp_matrix = (g["dense_mlp_matrix"] + g["shared_expert_matrix"] + g["router_matrix"]
-                  + model.num_moe_layers * model.num_experts_per_token * g["expert_matrix"])
-    bytes_parts = {
-        "attention_weights": zero + b["attention"] * g["attention_matrix"],
-        "mlp_weights": zero + mlp_streamed + b["experts"] * routed,
-        "norms_and_biases": zero + b["norms"] * g["layer_vector"],
-        "embedding": zero + b["embedding"] * np.minimum(batch, model.vocab_size) * model.embedding_row_parameters,
-        "lm_head": zero + b["lm_head"] * g["lm_head"],
-        "kv_read": zero + f.kv_read_bytes(batch, context, m_kv, *layers) + mixers.kv_read,
-        "kv_write": zero + f.kv_write_bytes(batch, m_kv, model.num_attention_layers) + mixers.kv_write,
-    }
-    flops_parts = {
-        "attention_projections": zero + f.matmul_flops(batch, g["attention_matrix"]),
-        "attention_scores": zero + f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
-        + mixers.scores,
-        "mlp": zero + f.matmul_flops(batch, mlp_matrix),
-        "lm_head": zero + f.matmul_flops(batch, g["lm_head"]),
-    }
-    if model.num_recurrent_layers:  # read and written back: 2 x state bytes
-        bytes_parts["recurrent_state"] = zero + 2 * mixers.state
-        flops_parts["recurrent_update"] = zero + mixers.state_flops
-    return {"bytes": bytes_parts, "flops": flops_parts}
 
 
 def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth: float,
