@@ -244,3 +244,13 @@ def test_a_usable_figure_in_the_wrong_unit_is_refused():
     assert device_memory(gpu) == 23034 * 2**20
     # an exposed figure above the capacity given (24e9 B < 23,034 MiB) never raises what a device holds
     assert device_memory(gpu.replace(memory_capacity=24e9, usable_memory_capacity=23034 * 2**20)) == 24e9
+
+
+def test_reserves_larger_than_the_device_leave_nothing_usable():
+    """80 GiB x (1 - 0.984375) - 2 GiB < 0: nothing is usable, not a negative amount (found by
+    the fuzz suite through plan(reserve_fraction=0.984375))."""
+    from roofline_decode.planning import plan, usable_memory
+
+    assert usable_memory("h100-sxm", reserve_fraction=0.984375) == 0.0
+    row = plan("llama-3.1-8b", "h100-sxm", batch=1, context=0, reserve_fraction=0.984375)[0]
+    assert row.usable_bytes_per_device == 0.0

@@ -176,6 +176,11 @@ def usable_memory(accelerator, reserve: float = DEFAULT_RESERVE, reserve_fractio
     binary_units : bool
         Read a printed "GB" as GiB (default; see the module docstring).
 
+    Returns
+    -------
+    float
+        M (1 - f) - R, or 0 where the reserves take the whole device.
+
     Examples
     --------
     >>> round(usable_memory("h100-sxm") / 2**30, 2)
@@ -185,7 +190,8 @@ def usable_memory(accelerator, reserve: float = DEFAULT_RESERVE, reserve_fractio
     """
     reserve = non_negative("reserve", reserve, "a finite number of bytes >= 0")
     reserve_fraction = fraction("reserve_fraction", reserve_fraction, closed=False)
-    return float(f.usable_memory(device_memory(accelerator, binary_units), reserve, reserve_fraction))
+    # reserves larger than the device leave nothing to fill (the formula itself goes negative)
+    return max(float(f.usable_memory(device_memory(accelerator, binary_units), reserve, reserve_fraction)), 0.0)
 
 
 def kv_bytes_per_sequence(model, context: Any) -> np.ndarray:
