@@ -8,9 +8,9 @@ import json
 import sys
 from pathlib import Path
 
-from .cli_common import add_routing_argument, emit_records, number_list, whole_number, _jsonable
-from .errors import InvalidValueError
-from .views_table import format_table
+from .common import add_routing_argument, emit_records, number_list, whole_number, _jsonable
+from ..errors import InvalidValueError
+from ..views_table import format_table
 
 
 def register(subparsers) -> None:
@@ -65,9 +65,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _read(args: argparse.Namespace):
-    from .measure.engines import engine_layout, load_engine_results
-    from .measure.published import load_published, published_layout
-    from .measure.rows import load_measurements
+    from ..measure.engines import engine_layout, load_engine_results
+    from ..measure.published import load_published, published_layout
+    from ..measure.rows import load_measurements
 
     defaults = {"weight_format": args.weights, "kv_format": args.kv, "num_devices": args.tp,
                 "pipeline_parallel": args.pp}
@@ -145,7 +145,7 @@ def _plot(path: Path, comparison, predictions=None) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .measure.plot import plot_measurements
+    from ..measure.plot import plot_measurements
 
     ax = plot_measurements(comparison, predictions)
     ax.figure.savefig(path, dpi=120, bbox_inches="tight")
@@ -154,13 +154,13 @@ def _plot(path: Path, comparison, predictions=None) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from .measure.compare import compare
+    from ..measure.compare import compare
 
     plot_path = _plot_path(args.plot)
     rows, device, model = _select(_read(args), args)
     comparison = compare(rows, model, device, tolerance=args.tolerance, routing=args.routing)
     if args.format == "table":
-        from .measure.compare import FASTER_THAN_UNIFORM
+        from ..measure.compare import FASTER_THAN_UNIFORM
 
         print(comparison)
         bad = comparison.impossible
@@ -196,8 +196,8 @@ def _indices(text: str | None, n: int) -> list[int]:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from .measure.calibrate import Measurement, calibrate
-    from .measure.compare import compare, resolve_accelerator, resolve_model
+    from ..measure.calibrate import Measurement, calibrate
+    from ..measure.compare import compare, resolve_accelerator, resolve_model
 
     plot_path = _plot_path(args.plot)
     if args.save is not None:  # checked before any work, like --plot
@@ -258,8 +258,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
 def run_predict(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .catalog import load_model
-    from .measure.calibration_io import load_calibration
+    from ..catalog import load_model
+    from ..measure.calibration_io import load_calibration
 
     calibration = load_calibration(args.calibration)
     model = load_model(args.model, weights=args.weights, kv=args.kv)

@@ -7,9 +7,9 @@ import os
 import sys
 from pathlib import Path
 
-from .cli_common import number_list, positive
-from .errors import InvalidValueError, MissingExtraError
-from .views_table import format_table
+from .common import number_list, positive
+from ..errors import InvalidValueError, MissingExtraError
+from ..views_table import format_table
 
 #: Default grids: (batch, context) for a full run and for ``--quick``.
 DEFAULT_GRID = ((1, 4, 16, 64), (256, 2048))
@@ -45,7 +45,7 @@ def register(subparsers) -> None:
 
 
 def _host(args: argparse.Namespace):
-    from .kernel.probe import BandwidthReport, host_accelerator, last_level_cache_bytes, measure_bandwidth
+    from ..kernel.probe import BandwidthReport, host_accelerator, last_level_cache_bytes, measure_bandwidth
 
     if (args.bandwidth is None) != (args.fp32_peak is None):
         raise InvalidValueError("--bandwidth/--fp32-peak", args.bandwidth or args.fp32_peak,
@@ -80,7 +80,7 @@ def _check_memory(model, batches: list[int], contexts: list[int]) -> None:
 
 def run_chain(args: argparse.Namespace) -> int:
     """``validate --chain``: the per-operation time and the three constraints on this CPU."""
-    from .kernel.chain import host_latency_profile, measure_operation_latency, run_chain_validation
+    from ..kernel.chain import host_latency_profile, measure_operation_latency, run_chain_validation
 
     repeats = args.repeats if args.repeats is not None else (10 if args.quick else 20)
     if repeats < 1:
@@ -103,7 +103,7 @@ def run_chain(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    from .kernel.runner import check_arguments, plot_measurements, run_validation, validation_model, write_csv
+    from ..kernel.runner import check_arguments, plot_measurements, run_validation, validation_model, write_csv
 
     if args.chain:
         return run_chain(args)
@@ -113,13 +113,13 @@ def run_validate(args: argparse.Namespace) -> int:
     # every argument is checked before the probe and the sweep, which take minutes
     batches, contexts = check_arguments(args.batch or grid[0], args.context or grid[1], args.warmup, repeats, args.seed)
     if args.model:
-        from .catalog import load_model
+        from ..catalog import load_model
 
         model = load_model(args.model)
     else:
         model = validation_model(quick=args.quick)
     model = model.with_precision(weights="fp32", kv="fp32", activations="fp32", experts="fp32")
-    from .kernel.model_weights import check_supported
+    from ..kernel.model_weights import check_supported
 
     check_supported(model)
     _check_memory(model, batches, contexts)

@@ -10,16 +10,16 @@ import argparse
 import importlib
 import sys
 
-from .errors import RooflineError
+from ..errors import RooflineError
 
 #: Modules that register subcommands, in the order they appear in ``--help``.
 COMMAND_MODULES = [
-    "roofline_decode.cli_core",
-    "roofline_decode.cli_plan",
-    "roofline_decode.cli_request",
-    "roofline_decode.cli_plot",
-    "roofline_decode.cli_measure",
-    "roofline_decode.cli_validate",
+    "roofline_decode.cli.core",
+    "roofline_decode.cli.plan",
+    "roofline_decode.cli.request",
+    "roofline_decode.cli.plot",
+    "roofline_decode.cli.measure",
+    "roofline_decode.cli.validate",
 ]
 
 
@@ -29,7 +29,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .. import __version__
 
     parser = _Parser(
         prog="roofline-decode",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .cli_common import (
+from .common import (
     add_model_arguments, add_routing_argument, emit_records, fraction, load_model_from_args, non_negative, positive, whole_number,
 )
 
@@ -46,9 +46,9 @@ def register(subparsers) -> None:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from .errors import InvalidValueError
-    from .planning import plan
-    from .units import GiB
+    from ..errors import InvalidValueError
+    from ..planning import plan
+    from ..units import GiB
 
     if (args.offload_kv or args.offload_weights) and not args.tier:
         raise InvalidValueError("--tier", None, "a memory tier id when --offload-kv or --offload-weights is set")

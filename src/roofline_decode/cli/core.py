@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .cli_common import (add_model_arguments, add_routing_argument, emit_records, load_model_from_args, number_list,
+from .common import (add_model_arguments, add_routing_argument, emit_records, load_model_from_args, number_list,
                          positive)
-from .errors import InvalidValueError
-from .specs.accelerator import CATEGORIES
-from .units import GB, TFLOP, format_number
-from .views_table import format_table
+from ..errors import InvalidValueError
+from ..specs.accelerator import CATEGORIES
+from ..units import GB, TFLOP, format_number
+from ..views_table import format_table
 
 #: The built-in default of ``demo``: a model and a spread of catalog accelerators.
 DEMO_MODEL = "llama-3.1-8b"
@@ -53,7 +53,7 @@ def register(subparsers) -> None:
 
 
 def run_floor(args: argparse.Namespace) -> int:
-    from .estimate import sweep
+    from ..estimate import sweep
 
     model = load_model_from_args(args)
     result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse,
@@ -61,7 +61,7 @@ def run_floor(args: argparse.Namespace) -> int:
     if not (args.energy or args.price_per_hour is not None):
         print(str(result) if args.format == "table" else emit_records(result.to_records(), args.format))
         return 0
-    from .energy import ENERGY_RECORD_KEYS
+    from ..energy import ENERGY_RECORD_KEYS
 
     keep = (ENERGY_RECORD_KEYS if args.energy else ()) + (
         ("price_per_hour", "usd_per_million_tokens") if args.price_per_hour is not None else ())
@@ -107,11 +107,11 @@ def energy_table(floor, energy: bool, price_per_hour: float | None) -> str:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from . import catalog
-    from .catalog_docs import headline_peak, printed
-    from .formats import FORMATS
-    from .planning.capacity import device_memory
-    from .units import GiB
+    from .. import catalog
+    from ..catalog_docs import headline_peak, printed
+    from ..formats import FORMATS
+    from ..planning.capacity import device_memory
+    from ..units import GiB
 
     if args.what != "gpus" and (args.vendor is not None or args.category is not None):
         raise InvalidValueError("--vendor/--category", f"list {args.what}", "only with 'list gpus'")
@@ -166,7 +166,7 @@ def run_list(args: argparse.Namespace) -> int:
                          tier.direction])
         print(format_table(["id", "name", "bandwidth", "meaning"], rows))
     elif args.what == "latency":
-        from .specs.latency import list_latency_profiles, load_latency_profile
+        from ..specs.latency import list_latency_profiles, load_latency_profile
 
         rows = []
         for profile_id in list_latency_profiles():
@@ -187,9 +187,9 @@ def _vendor_word(vendor: str | None) -> str:
 
 def _device_memory_line(accelerator) -> str:
     """'device memory: ...' with the rule behind it (ECC figure, unified-memory share)."""
-    from .catalog_docs import printed
-    from .planning.capacity import device_memory, gpu_memory_share
-    from .units import GiB
+    from ..catalog_docs import printed
+    from ..planning.capacity import device_memory, gpu_memory_share
+    from ..units import GiB
 
     why = []
     if accelerator.category:
@@ -208,7 +208,7 @@ def _device_memory_line(accelerator) -> str:
 
 
 def _show_hardware(spec) -> str:
-    from .catalog_docs import headline_peak, printed
+    from ..catalog_docs import headline_peak, printed
 
     lines = [f"{spec.name}  [{spec.id}]"]
     if spec.path:
@@ -277,9 +277,9 @@ def _show_model(model, stated: str | None = None) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from . import catalog
-    from .errors import UnknownIdError
-    from .specs.spec_file import load_spec_file
+    from .. import catalog
+    from ..errors import UnknownIdError
+    from ..specs.spec_file import load_spec_file
 
     ident = args.id
     if ident in catalog.list_models():
@@ -303,9 +303,9 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from .estimate import sweep
+    from ..estimate import sweep
 
-    from .planning import max_batch
+    from ..planning import max_batch
 
     result = sweep([DEMO_MODEL], list(DEMO_GPUS), batch=list(DEMO_BATCH), context=[DEMO_CONTEXT])
     print(result)
@@ -327,11 +327,11 @@ def write_demo_plot(out: str) -> str:
     """
     from pathlib import Path
 
-    from .errors import MissingExtraError
+    from ..errors import MissingExtraError
 
     try:
-        from .plotting import ridge_plot, save
-        from .plotting._common import headless
+        from ..plotting import ridge_plot, save
+        from ..plotting._common import headless
 
         plt = headless()
     except MissingExtraError as exc:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from .cli_common import add_model_arguments, load_model_from_args, number_list, positive
-from .errors import InvalidValueError
+from .common import add_model_arguments, load_model_from_args, number_list, positive
+from ..errors import InvalidValueError
 
 #: Plot kinds, in the order of ``--help``.
 KINDS = ("ridge", "batch", "context", "breakdown", "map", "ttft", "speculative", "frontier")
@@ -70,7 +70,7 @@ def _one(values, default, flag: str = "--context"):
 
 
 def run_plot(args: argparse.Namespace) -> int:
-    from .plotting._common import check_output_path, headless
+    from ..plotting._common import check_output_path, headless
 
     check_output_path(args.output)  # a bad extension fails before any work
     if args.kind not in SEVERAL_GPU_KINDS and len(args.gpu) > 1:
@@ -88,7 +88,7 @@ def run_plot(args: argparse.Namespace) -> int:
     if args.over is not None and args.kind != "breakdown":
         raise InvalidValueError("--over", args.over, "an axis only with plot breakdown")
     plt = headless()  # files only: never open a window
-    from . import plotting
+    from .. import plotting
 
     model = load_model_from_args(args)
     gpu = args.gpu[0]

@@ -14,10 +14,10 @@ import argparse
 
 import numpy as np
 
-from .cli_common import add_model_arguments, emit_records, load_model_from_args, number_list
-from .errors import InvalidValueError
-from .units import format_number
-from .views_table import format_table
+from .common import add_model_arguments, emit_records, load_model_from_args, number_list
+from ..errors import InvalidValueError
+from ..units import format_number
+from ..views_table import format_table
 
 #: speculative keys added to each record
 SPECULATIVE_KEYS = ("speculative_draft", "speculative_k", "speculative_acceptance", "speculative_speedup",
@@ -59,8 +59,8 @@ def _one(name: str, values) -> float:
 
 
 def run_request(args: argparse.Namespace) -> int:
-    from .catalog import load_accelerator
-    from .estimate_request import mean_decode_context, request_floor
+    from ..catalog import load_accelerator
+    from ..estimate_request import mean_decode_context, request_floor
 
     speculative = args.draft is not None or args.mtp_layers is not None
     if not speculative and (args.k is not None or args.acceptance is not None):
@@ -87,7 +87,7 @@ def run_request(args: argparse.Namespace) -> int:
 
 
 def _add_speculative(args, model, device, r, rows, mean_decode_context) -> None:
-    from .estimate_speculative import speculative_floor
+    from ..estimate_speculative import speculative_floor
 
     k = 4 if args.k is None else args.k
     acceptance = 0.7 if args.acceptance is None else args.acceptance

@@ -9,7 +9,7 @@ import json
 import math
 from typing import Any
 
-from .errors import InvalidValueError
+from ..errors import InvalidValueError
 
 
 def _scaled_number(text: str) -> float:
@@ -70,7 +70,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, gpu_required: bool = Tr
 
 
 def load_model_from_args(args: argparse.Namespace):
-    from .catalog import load_model
+    from ..catalog import load_model
 
     return load_model(args.model, weights=args.weights, kv=args.kv)
 
