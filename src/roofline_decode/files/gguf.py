@@ -254,7 +254,7 @@ def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any)
     See ``docs/your-model-file.md``; the tests write small GGUF files with the ``gguf``
     package's writer.
     """
-    from ..specs.hf_config import model_from_hf_config
+    from ..specs.model import Model
 
     header = read_gguf_header(path)
     config = _config(header)
@@ -269,7 +269,7 @@ def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any)
     groups = group_formats_from_tensors(tensors, types, Path(path).stem)
     fields: dict[str, Any] = {"weight_format": groups.get("attention") or groups["embedding"]}
     fields.update(overrides)
-    model = model_from_hf_config(config, name=label, **fields)
+    model = Model.from_hf_config(config, name=label, **fields)
     formats = {g: groups.get(g) for g in ("embedding", "lm_head", "attention", "mlp", "experts", "shared_experts",
                                           "router", "norms") if groups.get(g) is not None}
     if model.tie_word_embeddings:

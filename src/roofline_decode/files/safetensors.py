@@ -127,11 +127,11 @@ def model_from_folder(folder: str | Path, name: str | None = None, **overrides: 
     """A Model from a checkpoint folder: config.json for the architecture, the safetensors
     headers for the bytes of every weight group."""
     from ..formats import NumberFormat, get_format
-    from ..specs.hf_config import model_from_hf_config
+    from ..specs.model import Model
 
     folder = Path(folder)
     tensors = checkpoint_tensors(folder)
-    model = model_from_hf_config(folder, name=name, **overrides)
+    model = Model.from_hf_config(folder, name=name, **overrides)
     if "weight_format" in overrides:
         return model
     totals: dict[str, int] = {}

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
 
 from .. import formulas as f
-from ..errors import InvalidValueError, UnknownFormatError
+from ..errors import ConfigError, InvalidValueError, RooflineError, UnknownFormatError
 from ..formats import NumberFormat, get_format
 from ._base import Spec
 from ._limits import MAX_LAYERS, MAX_SIZE
@@ -595,14 +595,52 @@ class Model(Spec):
 
     @classmethod
     def from_hf_config(cls, config, name: str | None = None, **overrides: Any) -> Model:
-        """Build a Model from a Hugging Face ``config.json`` (path or dict), offline.
+        """Build a Model from a Hugging Face ``config.json`` (path, directory or dict), offline.
 
-        See :func:`roofline_decode.specs.hf_config.model_from_hf_config` for the supported
-        ``model_type`` values and the keys read.
+        The supported ``model_type`` values and the keys read are listed in
+        ``docs/architecture/hf-import.md``; the reader
+        (``roofline_decode.specs.hf_config.hf_config_fields``) only maps the config onto
+        Model fields and never imports this module.
+
+        Parameters
+        ----------
+        config : str, Path or mapping
+            A config.json file, a directory holding one, or the parsed dict.
+        name : str, optional
+            Display name; defaults to the ``_roofline.name`` key of bundled configs, the
+            ``_name_or_path`` key, or the file's folder name.
+        **overrides
+            Model fields to set on top of the config (e.g. ``weight_format="q4_0"``; stating
+            ``weight_format`` also skips the config's ``quantization_config``).
+
+        Returns
+        -------
+        Model
+            The architecture, in the weight format the config's ``quantization_config`` states
+            (bf16 without one) and a bf16 KV cache.
+
+        Raises
+        ------
+        ConfigError
+            Unreadable or malformed JSON, an unknown ``model_type`` (the message lists the
+            supported ones), a missing required key (named with the file), a malformed value,
+            or fields the Model rejects (with the file).
+
+        Examples
+        --------
+        >>> m = Model.from_hf_config({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32,
+        ...     "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+        ...     "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2})
+        >>> m.num_experts, m.num_moe_layers, m.moe_intermediate_size
+        (8, 32, 14336)
         """
-        from .hf_config import model_from_hf_config
+        from .hf_config import hf_config_fields  # on first use: keeps `import roofline_decode` light
 
-        return model_from_hf_config(config, name=name, **overrides)
+        fields, source = hf_config_fields(config, name=name, **overrides)
+        try:
+            return cls(**fields)
+        except RooflineError as exc:
+            raise ConfigError(source, "(model)", str(exc)) from None
 
     def __str__(self) -> str:
         extra = "".join(f", {g} {fmt.name}" for g, fmt in self.tensor_formats.items())

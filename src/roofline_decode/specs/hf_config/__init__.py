@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigError, RooflineError
+from ...errors import ConfigError
 from .families import READERS
 from .families_more import MORE_READERS
 from .quantization import quantization_formats
@@ -35,11 +35,15 @@ SUPPORTED_MODEL_TYPES = tuple(READERS)
 WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen2_5_vl": "qwen2",
             "llava": "llama", "paligemma": "gemma2", "qwen3_vl": "qwen3", "qwen3_vl_moe": "qwen3_moe"}
 
-__all__ = ["model_from_hf_config", "read_config", "SUPPORTED_MODEL_TYPES", "ConfigReader", "READERS"]
+__all__ = ["hf_config_fields", "read_config", "SUPPORTED_MODEL_TYPES", "ConfigReader", "READERS"]
 
 
-def model_from_hf_config(config, name: str | None = None, **overrides: Any):
-    """Build a :class:`Model` from a Hugging Face config.json (path, directory or dict).
+def hf_config_fields(config, name: str | None = None, **overrides: Any) -> tuple[dict[str, Any], str]:
+    """The :class:`~roofline_decode.specs.model.Model` fields a Hugging Face config.json
+    (path, directory or dict) states, and where it came from.
+
+    This package only reads configs; ``Model.from_hf_config`` builds the Model from these
+    fields, so the reader never imports the Model (no import circle between the two).
 
     Parameters
     ----------
@@ -54,9 +58,11 @@ def model_from_hf_config(config, name: str | None = None, **overrides: Any):
 
     Returns
     -------
-    Model
-        The architecture, in the weight format the config's ``quantization_config`` states
-        (bf16 without one) and a bf16 KV cache.
+    fields : dict
+        The Model fields: the architecture, the weight formats the config's
+        ``quantization_config`` states, the name, the source and the ``overrides``.
+    source : str
+        The config file's path, or ``"<config dict>"``, for error messages.
 
     Raises
     ------
@@ -66,14 +72,12 @@ def model_from_hf_config(config, name: str | None = None, **overrides: Any):
 
     Examples
     --------
-    >>> m = model_from_hf_config({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32,
+    >>> fields, source = hf_config_fields({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32,
     ...     "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
     ...     "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2})
-    >>> m.num_experts, m.num_moe_layers, m.moe_intermediate_size
-    (8, 32, 14336)
+    >>> fields["num_experts"], fields["num_experts_per_token"], fields["moe_intermediate_size"], source
+    (8, 2, 14336, '<config dict>')
     """
-    from ..model import Model
-
     data, source = read_config(config)
     data = _language_model(data, source)
     reader = ConfigReader(data, source)
@@ -101,10 +105,7 @@ def model_from_hf_config(config, name: str | None = None, **overrides: Any):
     fields.update(name=name, source=meta.get("config_source") or (source if source != "<config dict>" else None))
     fields = {k: v for k, v in fields.items() if v is not None}
     fields.update(overrides)
-    try:
-        return Model(**fields)
-    except RooflineError as exc:
-        raise ConfigError(source, "(model)", str(exc)) from None
+    return fields, source
 
 
 
