@@ -16,7 +16,7 @@ import numpy as np
 
 from . import formulas as f
 from .formats import NumberFormat
-from .routing import UNIFORM, Routing
+from .routing import UNIFORM, Routing, compact
 from .specs.model import Model
 
 __all__ = ["COMPUTE_GROUPS", "compute_formats"]
@@ -130,7 +130,19 @@ def _mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> _Mixer
     return _MixerTerms(read, write, scores, state, state_flops)
 
 
+def _full(value: Any, shape: tuple[int, ...]) -> Any:
+    """``value`` as an array of the grid's ``shape`` (a copy, so results stay writeable arrays
+    like any numpy result), or unchanged where it already has that shape."""
+    return value if np.shape(value) == shape else np.array(np.broadcast_to(value, shape))
+
+
 def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Routing = UNIFORM) -> _Traffic:
+    # Evaluate each term once per distinct value: a (B, T) grid made by broadcasting an (n, 1)
+    # batch against a (1, m) context computes the context-only terms on m values and the
+    # batch-only ones on n, and only the few products that need both on the whole grid.  The
+    # arithmetic of every element is unchanged, so are the numbers.
+    shape = np.broadcast_shapes(np.shape(batch), np.shape(context))
+    batch, context = compact(batch), compact(context)
     b_e = model.routed_expert_format.bytes_per_element
     layers, m_kv, experts = _layer_terms(model)
 
@@ -146,8 +158,9 @@ def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Rout
     scores = f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
     # chunked/sparse attention scores, the indexer and recurrent state updates: timed with the scores
     scores = scores + mixers.scores + mixers.state_flops
-    groups = _GroupFlops(batch, _matrix_parameters_per_token(model), scores)
-    return _Traffic(weight, kv_read, kv_write, matmul + scores, groups)
+    groups = _GroupFlops(batch, _matrix_parameters_per_token(model), _full(scores, shape), shape)
+    return _Traffic(_full(weight, shape), _full(kv_read, shape), _full(kv_write, shape), _full(matmul + scores, shape),
+                    groups)
 
 
 class _GroupFlops(Mapping):
@@ -155,12 +168,13 @@ class _GroupFlops(Mapping):
     peak never needs them (its compute time is FLOPs / peak), and on a large grid each group
     is a full array (the 1M-point grid spent a fifth of its time on them)."""
 
-    def __init__(self, batch: np.ndarray, counts: dict[str, int], scores: np.ndarray):
-        self._batch, self._counts, self._done = batch, counts, {"attention_scores": scores}
+    def __init__(self, batch: np.ndarray, counts: dict[str, int], scores: np.ndarray, shape: tuple[int, ...]):
+        self._batch, self._counts, self._shape = batch, counts, shape
+        self._done = {"attention_scores": scores}
 
     def __getitem__(self, group: str) -> np.ndarray:
-        if group not in self._done:
-            self._done[group] = f.matmul_flops(self._batch, self._counts[group])  # KeyError: no such group
+        if group not in self._done:  # KeyError: no such group
+            self._done[group] = _full(f.matmul_flops(self._batch, self._counts[group]), self._shape)
         return self._done[group]
 
     def __iter__(self):
