@@ -47,14 +47,8 @@ def hf_config_fields(config, name: str | None = None, **overrides: Any) -> tuple
 
     Parameters
     ----------
-    config : str, Path or mapping
-        A config.json file, a directory holding one, or the parsed dict.
-    name : str, optional
-        Display name; defaults to the ``_roofline.name`` key of bundled configs, the
-        ``_name_or_path`` key, or the file's folder name.
-    **overrides
-        Model fields to set on top of the config (e.g. ``weight_format="q4_0"``; stating
-        ``weight_format`` also skips the config's ``quantization_config``).
+    config, name, overrides
+        As in :meth:`~roofline_decode.specs.model.Model.from_hf_config`, which documents them.
 
     Returns
     -------
