@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test docs bench clean
+.PHONY: demo test typecheck docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# mypy --strict over src/ (configuration in pyproject.toml [tool.mypy]); run by CI
+typecheck: $(STAMP)
+	$(BIN)/python -m mypy
 
 # the docs site into site/; --strict (also set in mkdocs.yml): a broken link or reference fails
 docs: $(DOCS_STAMP)
