@@ -1,0 +1,24 @@
+"""Type aliases of the public signatures (``mypy --strict`` over the package, issue 19).
+
+An argument typed :data:`Broadcastable` follows numpy broadcasting against the other
+broadcastable arguments of the same call (a number, a nested sequence or an array); the formulas
+of :mod:`roofline_decode.formulas` also take sympy symbols and expressions there, which mypy
+sees as ``Any`` because sympy ships no type information.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+#: a number, sequence or array that broadcasts against the call's other broadcastable arguments
+Broadcastable: TypeAlias = ArrayLike
+#: a float64 array (what the estimators return for grids)
+FloatArray: TypeAlias = NDArray[np.float64]
+#: what a formula returns: a float64 array or numpy scalar for numbers, a sympy expression for
+#: symbols (sympy is untyped, so the union is ``Any`` to mypy; the name documents the intent)
+ArrayOrExpr: TypeAlias = Any
+
+__all__ = ["ArrayOrExpr", "Broadcastable", "FloatArray"]
