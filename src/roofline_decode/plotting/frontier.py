@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._common import MARKERS, color, new_axes, resolve_model
+from .._typing import Broadcastable
+from ._common import MARKERS, ModelLike, WeightsLike, color, new_axes, resolve_model
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..formats import NumberFormat
+    from ..specs.accelerator import Accelerator
 
 __all__ = ["frontier_plot"]
 
@@ -18,8 +26,10 @@ _Y_LABELS = {
 }
 
 
-def frontier_plot(model, accelerators, context: float = 4096, *, batch: Any = None, tp: Any = (1, 2, 4, 8),
-                  y: str = "throughput", price_per_hour: float | None = None, weights=None, kv=None, ax=None):
+def frontier_plot(model: ModelLike, accelerators: Accelerator | str | Sequence[Accelerator | str],
+                  context: float = 4096, *, batch: Broadcastable | None = None, tp: Sequence[int] | int = (1, 2, 4, 8),
+                  y: str = "throughput", price_per_hour: float | None = None, weights: WeightsLike = None,
+                  kv: str | NumberFormat | None = None, ax: Axes | None = None) -> Axes:
     """Tokens/s per user (x) against tokens/s per device, or energy or cost per token (y).
 
     One curve per device (colour) and tensor-parallel degree (marker), over batch; points whose
@@ -37,8 +47,8 @@ def frontier_plot(model, accelerators, context: float = 4096, *, batch: Any = No
 
     model = resolve_model(model, weights, kv)
     front = frontier(model, accelerators, context, batch=batch, tp=tp, price_per_hour=price_per_hour)
-    attribute = FRONTIER_Y[y][0] if y in FRONTIER_Y else None
     envelope = front.envelope(y)  # checks y and the price
+    attribute = FRONTIER_Y[y][0]
     if not any(np.isfinite(getattr(p, attribute)) for p in front.points):
         from ..errors import InvalidValueError
 
