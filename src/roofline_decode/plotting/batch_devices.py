@@ -5,19 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import (
-    axis_values,
-    batch_axis,
-    check_slo,
-    color,
-    context_label,
-    count_formatter,
-    geometric_batches,
-    hardware_label,
-    max_batch,
-    new_axes,
-    precision_label,
-    resolve_model,
-    single_value,
+    axis_values, batch_axis, check_slo, color, context_label, count_formatter, geometric_batches, hardware_label,
+    max_batch, new_axes, precision_label, resolve_model, single_value,
 )
 
 

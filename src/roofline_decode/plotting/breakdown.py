@@ -50,21 +50,17 @@ def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, w
 
     Parameters
     ----------
-    model : str, Path or Model
-        Catalog id, config.json path or :class:`~roofline_decode.Model`.
-    accelerator : str or Accelerator
-        One accelerator.
+    model, accelerator
+        A model and one accelerator (ids, paths or objects), as in
+        :func:`~roofline_decode.plotting.batch_plot`.
     batch, context : array_like, optional
         The swept axis gets at least two values, the other one a single value.  Defaults: sweep
         batch 1…1024 at context 4096; with ``over="context"``, context 0…128k at batch 1.
     over : {"batch", "context"}, optional
         Which axis to sweep (inferred from which argument has several values).
-    weights, kv : str, optional
-        Weight and KV-cache formats (default: the model's).
-    sparse : bool
-        Use 2:4 sparse peaks.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw; a new figure if omitted.
+    weights, kv, sparse, ax
+        Formats, sparse peaks and the Axes to draw on, as in
+        :func:`~roofline_decode.plotting.batch_plot`.
 
     Returns
     -------
