@@ -11,23 +11,9 @@ from .._typing import Broadcastable
 from ..errors import InvalidValueError
 from ..units import GB
 from ._common import (
-    CONTEXT_AXIS_LABEL,
-    OKABE_ITO,
-    AcceleratorLike,
-    ModelLike,
-    WeightsLike,
-    axis_values,
-    batch_axis,
-    context_label,
-    geometric_batches,
-    longest_context,
-    memory_label,
-    new_axes,
-    resolve_model,
-    single_accelerator,
-    single_value,
-    title,
-    token_axis,
+    CONTEXT_AXIS_LABEL, OKABE_ITO, AcceleratorLike, ModelLike, WeightsLike, axis_values, batch_axis, context_label,
+    geometric_batches, longest_context, memory_label, new_axes, resolve_model, single_accelerator, single_value,
+    title, token_axis,
 )
 
 if TYPE_CHECKING:

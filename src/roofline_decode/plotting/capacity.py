@@ -10,22 +10,8 @@ import numpy as np
 from .._typing import Broadcastable
 from ..units import GB
 from ._common import (
-    CONTEXT_AXIS_LABEL,
-    OKABE_ITO,
-    AcceleratorLike,
-    ModelLike,
-    WeightsLike,
-    axis_values,
-    batch_axis,
-    check_slo,
-    fits,
-    longest_context,
-    memory_label,
-    new_axes,
-    resolve_model,
-    single_accelerator,
-    title,
-    token_axis,
+    CONTEXT_AXIS_LABEL, OKABE_ITO, AcceleratorLike, ModelLike, WeightsLike, axis_values, batch_axis, check_slo,
+    fits, longest_context, memory_label, new_axes, resolve_model, single_accelerator, title, token_axis,
 )
 
 if TYPE_CHECKING:

@@ -10,29 +10,9 @@ import numpy as np
 from .._typing import Broadcastable
 from ..units import GB
 from ._common import (
-    CONTEXT_AXIS_LABEL,
-    OKABE_ITO,
-    AcceleratorLike,
-    ModelLike,
-    WeightsLike,
-    axis_values,
-    batch_axis,
-    check_slo,
-    color,
-    context_label,
-    count_formatter,
-    fits,
-    geometric_batches,
-    longest_context,
-    max_batch,
-    memory_label,
-    new_axes,
-    plain_formatter,
-    resolve_accelerators,
-    resolve_model,
-    single_accelerator,
-    single_value,
-    title,
+    CONTEXT_AXIS_LABEL, OKABE_ITO, AcceleratorLike, ModelLike, WeightsLike, axis_values, batch_axis, check_slo,
+    color, context_label, count_formatter, fits, geometric_batches, longest_context, max_batch, memory_label,
+    new_axes, plain_formatter, resolve_accelerators, resolve_model, single_accelerator, single_value, title,
     token_axis,
 )
 
