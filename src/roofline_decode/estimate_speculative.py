@@ -172,6 +172,8 @@ def speculative_floor(
 ) -> SpeculativeFloor:
     """Floor of speculative decoding and its speedup over plain decoding.
 
+    A round drafts k tokens, then the target verifies them in one step (k + 1 tokens per sequence).
+
     Parameters
     ----------
     model, accelerator : Model/str, Accelerator/str

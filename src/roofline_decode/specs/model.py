@@ -540,6 +540,9 @@ class Model(Spec):
     def kv_bytes_per_token(self) -> float:
         """KV bytes one token adds over all layers [B].
 
+        Every attention layer holds the token's KV and each sparse layer its indexer key too;
+        recurrent layers hold none (their state does not grow with the context).
+
         Examples
         --------
         >>> from roofline_decode import load_model
