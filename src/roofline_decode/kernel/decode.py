@@ -22,9 +22,9 @@ Mixtral recipe (softmax over the k largest router logits); shared experts are ad
 unweighted.
 
 What the kernel does not cover (refused by name or not modelled): multi-head latent attention
-(``kv_lora_rank``), learned position tables (``position_embedding_rows``), norm layouts other
-than 2 or 4 norms per layer, odd head widths; every array is float32, so the tallies are fp32
-bytes: storage formats (bf16, fp8, block-quantised q4_0 ...) and their compute precisions are
+(``kv_lora_rank``), learned position tables (``position_embedding_rows``), chunked, sparse and
+recurrent layers (``layer_types``), norm layouts other than 2 or 4 norms per layer, odd head
+widths; every array is float32, so the tallies are fp32 bytes: storage formats (bf16, fp8, block-quantised q4_0 ...) and their compute precisions are
 not exercised, only the element counts they multiply.  Elementwise work (norms, softmax, RoPE,
 activations) is done but not tallied, as in the library's convention.
 """

@@ -9,8 +9,9 @@ the transposed view of the embedding table.
 The kernel covers standard (GQA/MQA/MHA) attention with RoPE, RMSNorm or LayerNorm, gated or
 plain MLPs, biases, per-head q/k norms, sliding-window layers and routed experts (with shared
 experts and leading dense layers).  It refuses, with an error naming the field, what it does
-not implement: multi-head latent attention, learned position tables, and norm layouts other
-than 2 (pre-attention, pre-MLP) or 4 (Gemma 2: plus post-attention, post-MLP) per layer.
+not implement: multi-head latent attention, learned position tables, chunked, sparse and
+recurrent layers, and norm layouts other than 2 (pre-attention, pre-MLP) or 4 (Gemma 2: plus
+post-attention, post-MLP) per layer.
 """
 
 from __future__ import annotations
@@ -141,6 +142,12 @@ def check_supported(model: Model) -> None:
         )
     if model.head_dim % 2:
         raise InvalidValueError("head_dim", model.head_dim, "an even number (rotary embedding pairs)")
+    mixers = sorted(set(model.layer_types or ()) - {"full", "sliding"})
+    if mixers:  # a chunked layer is not a sliding one: refused rather than run with the wrong cache
+        raise InvalidValueError(
+            "layer_types", mixers,
+            "'full' and 'sliding' layers only: the numpy kernel implements no chunked, sparse or recurrent mixer",
+        )
 
 
 def init_weights(model: Model, seed: int = 0, dtype=np.float32) -> KernelWeights:
