@@ -13,6 +13,7 @@ The table is plain data (no sympy import); ``docs/glossary.md`` is generated fro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from ..errors import RooflineError, close_matches
 
@@ -41,7 +42,7 @@ class GlossaryError(RooflineError, LookupError):
         )
 
     def __str__(self) -> str:  # LookupError would repr() the message
-        return self.args[0]
+        return str(self.args[0])  # the message: a str already
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,12 @@ _NONNEG = {"nonnegative": True}
 _BINARY = {"nonnegative": True, "integer": True}
 _REAL = {"real": True}
 
+#: one table line: name, symbol, LaTeX, unit, meaning[, assumptions[, switch]] (Entry's fields)
+_Row: TypeAlias = (tuple[str, str, str, str, str] | tuple[str, str, str, str, str, dict[str, bool]]
+        | tuple[str, str, str, str, str, dict[str, bool], bool])
 
-def _table(*rows: tuple) -> dict[str, Entry]:
+
+def _table(*rows: _Row) -> dict[str, Entry]:
     entries = [Entry(*row) for row in rows]
     names = [e.name for e in entries]
     repeated = sorted({n for n in names if names.count(n) > 1})
