@@ -141,11 +141,11 @@ def model_values(model: Model | str, accelerator: Accelerator | str | None = Non
     sparse one; NaN for all where the device publishes none, +inf for a group without a peak
     where others have one: it adds no time).
     """
-    from ..catalog import load_accelerator
+    from ..catalog import load_accelerator, load_model
     from ..estimate import _peaks
     from ..traffic import _streamed_terms
 
-    model = _model(model)
+    model = load_model(model)
     streamed, row, bytes_per_weight = _streamed_terms(model)  # per-group formats: bytes with b_w = 1
     values: dict[str, float] = {
         "streamed_parameters": streamed,
@@ -180,18 +180,10 @@ def model_values(model: Model | str, accelerator: Accelerator | str | None = Non
         "recurrent_flops_per_token": model.recurrent_flops_per_token,
     }
     if accelerator is not None:
-        device = accelerator if not isinstance(accelerator, str) else load_accelerator(accelerator)
+        device = load_accelerator(accelerator)
         values.update(memory_bandwidth=device.memory_bandwidth, memory_capacity=device.memory_capacity,
                       **_group_peaks(model, _peaks(model, device, sparse)))
     return values
-
-
-def _model(model: Model | str) -> Model:
-    """A Model as given, or loaded by catalog id or path."""
-    from ..catalog import load_model
-    from ..specs.model import Model
-
-    return model if isinstance(model, Model) else load_model(model)
 
 
 def _group_peaks(model: Model, peaks: _Peaks) -> dict[str, float]:
@@ -241,7 +233,9 @@ class ClosedForm:
                  **grid: ArrayLike) -> FloatArray:
         """Evaluate for a Model (and an Accelerator) with numpy; ``grid`` gives the rest
         (``batch``, ``context``, ``target_tokens_per_second``, ``memory_capacity``...)."""
-        model = _model(model)
+        from ..catalog import load_model
+
+        model = load_model(model)
         if self.dense_only and model.is_moe:
             raise InvalidValueError(
                 "model", model.name, f"a dense model for the {self.key} closed form (MoE weight reads are not "
