@@ -17,7 +17,7 @@ post-attention, post-MLP) per layer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -159,6 +159,9 @@ def check_supported(model: Model) -> None:
             "layer_types", mixers,
             "'full' and 'sliding' layers only: the numpy kernel implements no chunked, sparse or recurrent mixer",
         )
+    if model.mlp_free_layers:
+        raise InvalidValueError("mlp_free_layers", model.mlp_free_layers,
+                                "0: the numpy kernel runs an MLP in every layer")
 
 
 def init_weights(model: Model, seed: int = 0, dtype: DTypeLike = np.float32) -> KernelWeights:
