@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from . import catalog as _catalog
 from . import formulas as f
 from .errors import InvalidValueError
 from .energy import EnergyAndCost
@@ -431,13 +432,14 @@ def decode_floor(
     ...  for r in ("identical", 12.0)]
     [4.0, 12.0]
     """
-    from .catalog import load_accelerator, load_model
-
-    model = load_model(model)
-    accelerator = load_accelerator(accelerator)
-    if isinstance(routing, str) and routing in ("uniform", "identical"):  # one point: the fast path
+    if type(model) is not Model:  # a loaded spec passes as it is (load_model returns it unchanged)
+        model = _catalog.load_model(model)
+    if type(accelerator) is not Accelerator:
+        accelerator = _catalog.load_accelerator(accelerator)
+    if routing.__class__ is str and routing in ("uniform", "identical"):  # one point: the fast path
         profile = None if latency is None else load_latency_profile(latency)
-        floor = _scalar_floor()(model, accelerator, batch, context, sparse, resolve_routing(routing, model), profile)
+        floor = (_FAST or _scalar_floor())[0](model, accelerator, batch, context, sparse,
+                                              resolve_routing(routing, model), profile)
         if floor is not None:
             return floor
     batch_array = checked_array("batch", batch, 1.0, inclusive=True)
@@ -452,16 +454,17 @@ def decode_floor(
     return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input, routing, profile)
 
 
-def _scalar_floor():
-    """:func:`roofline_decode._fast.scalar_floor` (imported once, on first use)."""
+def _scalar_floor() -> list[Any]:
+    """[:func:`roofline_decode._fast.scalar_floor`] (imported once, on first use: it imports
+    this module)."""
     if not _FAST:
         from ._fast import scalar_floor
 
         _FAST.append(scalar_floor)
-    return _FAST[0]
+    return _FAST
 
 
-_FAST: list = []
+_FAST: list[Any] = []
 
 
 def chain_time(model: Model, profile: LatencyProfile | None) -> float:
