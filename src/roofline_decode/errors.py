@@ -69,7 +69,8 @@ class UnknownIdError(RooflineError, LookupError):
         super().__init__(f"unknown {label} {name!r}: {hint}")
 
     def __str__(self) -> str:  # LookupError/KeyError would repr() the message
-        return self.args[0]
+        message: str = self.args[0]
+        return message
 
 
 class UnknownFormatError(UnknownIdError):

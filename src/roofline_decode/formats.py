@@ -55,7 +55,7 @@ ComputePrecision = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4"]
 COMPUTE_PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
 
 # Where a device lacks a peak for the format's own precision, kernels run on the next one.
-_FALLBACKS: dict[str, tuple[str, ...]] = {
+_FALLBACKS: dict[str, tuple[ComputePrecision, ...]] = {
     "fp32": ("fp32",),
     "tf32": ("tf32", "fp32"),
     "bf16": ("bf16", "fp16"),
@@ -70,7 +70,7 @@ _FALLBACKS: dict[str, tuple[str, ...]] = {
 #: for q4_K..q6_K: https://github.com/ggml-org/llama.cpp/pull/7676,
 #: https://github.com/ggml-org/llama.cpp/pull/7860, read 2026-11-30); without int8 it
 #: dequantises to fp16 for cuBLAS, and bf16 is the last resort.
-GGML_FALLBACKS: tuple[str, ...] = ("int8", "fp16", "bf16")
+GGML_FALLBACKS: tuple[ComputePrecision, ...] = ("int8", "fp16", "bf16")
 
 
 class NumberFormat(BaseModel):
@@ -112,7 +112,7 @@ class NumberFormat(BaseModel):
         return self.bits_per_element / 8.0
 
     @property
-    def compute_fallbacks(self) -> tuple[str, ...]:
+    def compute_fallbacks(self) -> tuple[ComputePrecision, ...]:
         """Peak keys tried in order when looking up the compute rate on a device."""
         return self.fallbacks or _FALLBACKS[self.compute_precision]
 
@@ -170,7 +170,7 @@ def group_quantized(
     )
 
 
-def _fmt(name: str, bits: float, compute: str, description: str) -> NumberFormat:
+def _fmt(name: str, bits: float, compute: ComputePrecision, description: str) -> NumberFormat:
     return NumberFormat(name=name, bits_per_element=bits, compute_precision=compute, description=description)
 
 

@@ -14,11 +14,17 @@ bytes per sequence are computed on the context axis once and broadcast against t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .routing import compact
 from .units import GB
+
+if TYPE_CHECKING:
+    from .estimate import DecodeFloor
+    from .specs.accelerator import Accelerator
+    from .specs.model import Model
 
 __all__ = ["GridLimits", "grid_limits", "point_notes"]
 
@@ -35,7 +41,7 @@ class GridLimits:
     notes: tuple[str, ...]
 
 
-def _max_batch(model, accelerator, context: np.ndarray, usable: float) -> np.ndarray:
+def _max_batch(model: Model, accelerator: Accelerator, context: np.ndarray, usable: float) -> np.ndarray:
     """Largest whole batch at each context (planning's rule); +inf where a sequence holds no
     KV cache (context 0) and the weights fit, 0 where the weights alone do not fit."""
     from .planning.capacity import max_batch
@@ -46,7 +52,7 @@ def _max_batch(model, accelerator, context: np.ndarray, usable: float) -> np.nda
     return np.where(context > 0, largest, unbounded)
 
 
-def grid_limits(model, accelerator, batch: np.ndarray, context: np.ndarray, context_axis: np.ndarray) -> GridLimits:
+def grid_limits(model: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray, context_axis: np.ndarray) -> GridLimits:
     """Fit, largest batch and position limit at each grid point, and the summary notes.
 
     ``context_axis`` is the context before it was broadcast against the batch (the limits
@@ -68,7 +74,7 @@ def grid_limits(model, accelerator, batch: np.ndarray, context: np.ndarray, cont
     positions = model.max_position_embeddings
     beyond = np.broadcast_to(np.asarray(context_axis) >= positions if positions else False, batch.shape)
     name = accelerator.id or accelerator.name
-    notes = []
+    notes: list[str] = []
     if not fits.all():
         notes.append(_fit_note(model, name, batch, context, per_sequence, fits, usable))
     if beyond.any():
@@ -80,7 +86,8 @@ def grid_limits(model, accelerator, batch: np.ndarray, context: np.ndarray, cont
                       beyond_positions=beyond, notes=tuple(notes))
 
 
-def _fit_note(model, name: str, batch, context, per_sequence, fits, usable: float) -> str:
+def _fit_note(model: Model, name: str, batch: np.ndarray, context: np.ndarray, per_sequence: np.ndarray,
+              fits: np.ndarray, usable: float) -> str:
     where = f"> {usable / GB:.4g} GB usable on {name} (2 GiB reserve)"
     if model.weight_bytes > usable:
         return (f"does not fit: the weights alone ({model.weight_bytes / GB:.4g} GB) {where}; shard them "
@@ -94,16 +101,16 @@ def _fit_note(model, name: str, batch, context, per_sequence, fits, usable: floa
             "see fits, resident_bytes and max_batch")
 
 
-def point_notes(floor) -> list[list[str]]:
+def point_notes(floor: DecodeFloor) -> list[list[str]]:
     """The notes of each grid point (flat order): its own limits, then the result's
     assumptions (fallbacks, routing)."""
     fits = np.ravel(floor.fits)
     beyond = np.ravel(np.broadcast_to(floor.beyond_positions, floor.shape))
-    resident = np.ravel(floor.resident_bytes) if not fits.all() else None
+    resident = np.ravel(floor.resident_bytes) if not fits.all() else np.empty(0)  # read only where a point misses
     usable = f"{floor.usable_memory / GB:.4g} GB usable on {floor.accelerator}"
-    out = []
+    out: list[list[str]] = []
     for i in range(fits.size):
-        own = []
+        own: list[str] = []
         if not fits[i]:
             own.append(f"does not fit: {resident[i] / GB:.4g} GB resident > {usable}")
         if beyond[i]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .formats import NumberFormat
 from .specs.accelerator import Accelerator
 
 __all__ = ["NO_COMPUTE_PEAK", "compute_peak"]
@@ -15,7 +16,7 @@ __all__ = ["NO_COMPUTE_PEAK", "compute_peak"]
 NO_COMPUTE_PEAK = "no compute peak published"
 
 
-def compute_peak(weight_format, accelerator: Accelerator, sparse: bool = False,
+def compute_peak(weight_format: NumberFormat, accelerator: Accelerator, sparse: bool = False,
                  role: str = "weights") -> tuple[str, float, tuple[str, ...]]:
     """(compute precision, peak [FLOP/s], notes) a step of ``weight_format`` weights runs at
     (``role`` names what is in that format in the notes: "weights", "KV cache", ...).

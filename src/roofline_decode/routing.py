@@ -23,12 +23,16 @@ or D given directly; identical <= measured <= uniform, and all equal k at B = 1.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import formulas as f
+from ._typing import Broadcastable, FloatArray
 from .errors import InvalidValueError
+
+if TYPE_CHECKING:
+    from .specs.model import Model
 
 __all__ = ["ROUTINGS", "Routing", "resolve_routing", "compact"]
 
@@ -36,12 +40,12 @@ __all__ = ["ROUTINGS", "Routing", "resolve_routing", "compact"]
 ROUTINGS = ("uniform", "identical")
 
 
-def compact(array: Any) -> np.ndarray:
+def compact(array: Broadcastable) -> np.ndarray:
     """``array`` without its broadcast copies: axes of stride 0 (a batch broadcast against the
     context) shrink to length 1, so a function of it is evaluated once per distinct value and
     broadcasts back (``np.broadcast_arrays`` returns such views)."""
-    array = np.asarray(array)
-    return array[tuple(slice(None) if stride else slice(0, 1) for stride in array.strides)]
+    values = np.asarray(array)
+    return values[tuple(slice(None) if stride else slice(0, 1) for stride in values.strides)]
 
 
 @dataclass(frozen=True)
@@ -52,17 +56,20 @@ class Routing:
     kind: str
     measured: np.ndarray | None = None
 
-    def experts_read(self, model, batch) -> Any:
+    def experts_read(self, model: Model, batch: Broadcastable) -> FloatArray | np.float64:
         """Distinct routed experts read per MoE layer D [1] at ``batch`` (0 for a dense model)."""
         if not model.is_moe:
             return np.zeros(np.shape(batch))
         k, experts = model.num_experts_per_token, model.num_experts
         if self.kind == "measured":
+            assert self.measured is not None  # resolve_routing gives kind "measured" its count
             return self.measured
         # D depends on the batch alone: evaluate it on the batch axis, not on the whole grid
-        return f.distinct_experts_read(k, compact(batch), experts if self.kind == "uniform" else k)
+        distinct: FloatArray | np.float64 = f.distinct_experts_read(k, compact(batch),
+                                                                     experts if self.kind == "uniform" else k)
+        return distinct
 
-    def note(self, model, batch=None) -> str | None:
+    def note(self, model: Model, batch: Broadcastable | None = None) -> str | None:
         """The sentence a result's notes carry for an MoE model (None for a dense one)."""
         if not model.is_moe:
             return None
@@ -74,7 +81,9 @@ class Routing:
         if self.kind == "identical":
             return (f"MoE routing 'identical': every sequence picks the same k={k} of E={experts} experts per layer "
                     "(the strict floor for any routing)")
-        low, high = float(np.min(self.measured)), float(np.max(self.measured))
+        measured = self.measured
+        assert measured is not None  # resolve_routing gives kind "measured" its count
+        low, high = float(np.min(measured)), float(np.max(measured))
         count = f"{low:g}" if low == high else f"{low:g} to {high:g}"
         return f"MoE routing 'measured': {count} distinct of E={experts} experts per layer (k={k})"
 
@@ -83,7 +92,7 @@ UNIFORM = Routing("uniform")
 IDENTICAL = Routing("identical")
 
 
-def resolve_routing(routing: Any, model, batch: Any = None) -> Routing:
+def resolve_routing(routing: Broadcastable | Routing, model: Model, batch: Broadcastable | None = None) -> Routing:
     """Check ``routing`` for ``model`` (and, for a measured count, against ``batch``).
 
     Raises
@@ -106,7 +115,7 @@ def resolve_routing(routing: Any, model, batch: Any = None) -> Routing:
                                                     "so a count of distinct experts does not apply")
     k, experts = model.num_experts_per_token, model.num_experts
     allowed = f"'uniform', 'identical', or distinct experts per MoE layer in [k, E] = [{k}, {experts}]"
-    from .estimate import checked_array  # the kinds of value batch and context accept (no bool, complex, str)
+    from .grid import checked_array  # the kinds of value batch and context accept (no bool, complex, str)
 
     try:
         measured = checked_array("routing", routing, k, inclusive=True)

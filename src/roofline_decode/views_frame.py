@@ -8,16 +8,22 @@ numeric field as a variable over the dimensions ``model``, ``accelerator``, ``ba
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from .errors import MissingExtraError
 
+if TYPE_CHECKING:  # optional extra ``[frames]``: imported on first use at run time
+    import pandas as pd
+    import xarray as xr
+
+    from .estimate import SweepResult
+
 __all__ = ["ToDataFrame", "records_to_dataframe", "sweep_to_xarray"]
 
 
-def records_to_dataframe(records: list[dict[str, Any]]):
+def records_to_dataframe(records: list[dict[str, Any]]) -> pd.DataFrame:
     """A :class:`pandas.DataFrame` of ``records`` (columns in record order)."""
     try:
         import pandas as pd
@@ -26,10 +32,16 @@ def records_to_dataframe(records: list[dict[str, Any]]):
     return pd.DataFrame.from_records(records, columns=list(records[0]) if records else None)
 
 
+class _HasRecords(Protocol):
+    """What :class:`ToDataFrame` needs of the class it is mixed into."""
+
+    def to_records(self) -> list[dict[str, Any]]: ...
+
+
 class ToDataFrame:
     """Mixin: ``to_dataframe()`` from ``to_records()``."""
 
-    def to_dataframe(self):
+    def to_dataframe(self: _HasRecords) -> pd.DataFrame:
         """The records as a :class:`pandas.DataFrame`, one row per grid point (SI units).
 
         Needs pandas (``pip install 'roofline_decode[frames]'``).
@@ -45,7 +57,7 @@ _VARIABLES = (
 )
 
 
-def sweep_to_xarray(result):
+def sweep_to_xarray(result: SweepResult) -> xr.Dataset:
     """A :class:`xarray.Dataset` of a :class:`~roofline_decode.estimate.SweepResult`.
 
     Dimensions ``model``, ``accelerator``, ``batch``, ``context``; variables: the numeric fields
@@ -66,7 +78,7 @@ def sweep_to_xarray(result):
     shape = (len(models), len(devices), batch.size, context.size)
     position = {(f.model, f.accelerator): f for f in floors}
     names = [*_VARIABLES, "bound"] + (["fits"] if hasattr(first, "fits") else [])
-    data = {}
+    data: dict[str, tuple[tuple[str, ...], np.ndarray]] = {}
     for name in names:
         cells = [[np.broadcast_to(getattr(position[m, d], name), first.shape) for d in devices] for m in models]
         data[name] = (("model", "accelerator", "batch", "context"), np.asarray(cells).reshape(shape))

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .units import GB, format_number
+
+if TYPE_CHECKING:
+    from .estimate import DecodeFloor
 
 #: Table cell of a quantity that is not defined (NaN): the ridge point and critical batch of a
 #: device with no compute peak published.  ``inf`` in the B* column: memory-bound at any batch.
@@ -18,7 +23,8 @@ HEADERS = [
 ]
 
 
-def format_table(headers, rows, align: str = "left", indent: str = "") -> str:
+def format_table(headers: Sequence[object], rows: Sequence[Sequence[object]], align: str = "left",
+                 indent: str = "") -> str:
     """Columns of text padded to their widest cell, two spaces apart, trailing blanks cut.
 
     ``align`` is ``"left"`` (labels) or ``"right"`` (numbers); ``indent`` prefixes each line.
@@ -31,7 +37,7 @@ def format_table(headers, rows, align: str = "left", indent: str = "") -> str:
     )
 
 
-def headers(floor) -> list[str]:
+def headers(floor: DecodeFloor) -> list[str]:
     """Column headers of :func:`floor_rows`: a ``chain ms`` column after ``comp ms`` only when
     the floor was computed with a latency profile."""
     if floor.latency_profile is None:
@@ -40,7 +46,7 @@ def headers(floor) -> list[str]:
     return [*HEADERS[:at], "chain ms", *HEADERS[at:]]
 
 
-def floor_rows(floor) -> list[list[str]]:
+def floor_rows(floor: DecodeFloor) -> list[list[str]]:
     """One row of formatted cells per grid point of a :class:`DecodeFloor`."""
     shape = floor.shape
     columns = [
@@ -52,9 +58,9 @@ def floor_rows(floor) -> list[list[str]]:
     if floor.latency_profile is not None:
         columns.insert(HEADERS.index("comp ms") + 1, floor.chain_time_s * 1e3)
     flat = [np.broadcast_to(c, shape).ravel() for c in columns]
-    rows = []
+    rows: list[list[str]] = []
     for i in range(int(np.prod(shape))):
-        row = []
+        row: list[str] = []
         for j, column in enumerate(flat):
             value = column[i]
             if isinstance(value, bool | np.bool_):  # fits: weights + KV cache within usable memory
@@ -73,7 +79,7 @@ def floor_rows(floor) -> list[list[str]]:
     return rows
 
 
-def title(floor) -> str:
+def title(floor: DecodeFloor) -> str:
     head = f"{floor.model} on {floor.accelerator}: {floor.weight_format} weights, {floor.kv_format} KV, "
     latency = "" if floor.latency_profile is None else f"; serial chain under latency profile {floor.latency_profile}"
     if not floor.compute_bounded:
@@ -87,9 +93,9 @@ def title(floor) -> str:
     return head + f"computing in {floor.compute_precision}; {ridge_text}" + latency
 
 
-def legend(floor) -> list[str]:
+def legend(floor: DecodeFloor) -> list[str]:
     """Lines under the table: what ``inf`` in the B* column means, then the result's notes."""
-    lines = []
+    lines: list[str] = []
     if floor.compute_bounded:  # a peak is published: the B* column holds numbers
         text = "B* (critical batch): the smallest batch at which a step is compute-bound (FLOPs / peak >= bytes / bandwidth)"
         if np.isinf(np.asarray(floor.critical_batch)).any():
@@ -99,11 +105,11 @@ def legend(floor) -> list[str]:
     return lines + [f"note: {note}" for note in floor.notes]
 
 
-def render_text(floor) -> str:
+def render_text(floor: DecodeFloor) -> str:
     return "\n".join([title(floor), format_table(headers(floor), floor_rows(floor), align="right"), *legend(floor)])
 
 
-def render_html(floor) -> str:
+def render_html(floor: DecodeFloor) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers(floor))
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in floor_rows(floor)

@@ -93,3 +93,9 @@ def test_fixing_a_parameter_selects_the_python_branch():
 def test_importing_the_symbolic_layer_does_not_import_sympy():
     code = "import sys, roofline_decode.symbolic; assert 'sympy' not in sys.modules, 'sympy imported eagerly'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_spelled_out_export_list_names_every_formula():
+    # formulas.__all__ is a literal (mypy reads re-exports from it); it must match the registry
+    assert set(formulas.__all__) == {*formulas.PUBLIC_FORMULAS, "PUBLIC_FORMULAS"}
+    assert len(formulas.__all__) == len(set(formulas.__all__))

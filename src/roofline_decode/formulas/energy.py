@@ -33,7 +33,7 @@ def data_movement_energy(bytes_moved, access_energy_per_bit, flops=0, energy_per
     Returns
     -------
     array_like
-        Joules [J] per step.
+        Least energy of one step [J].
 
     Notes
     -----
@@ -74,7 +74,7 @@ def board_energy(board_power, step_time, num_devices=1):
     Returns
     -------
     array_like
-        Joules [J] per step.
+        Energy of one step at board power, summed over the devices [J].
 
     Notes
     -----

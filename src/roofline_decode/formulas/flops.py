@@ -28,7 +28,7 @@ def matmul_flops(batch, matmul_parameters_per_token):
     Returns
     -------
     array_like
-        FLOPs [FLOP].
+        Matrix FLOPs of the step, lm_head included [FLOP].
 
     References
     ----------
@@ -59,10 +59,8 @@ def attention_flops(
 
     Parameters
     ----------
-    batch : array_like
-        Sequences B [1].
-    context : array_like
-        Cached tokens per sequence T [1].
+    batch, context : array_like
+        Sequences B [1] and cached tokens per sequence T [1].
     num_heads : array_like
         Query heads H_q [1].
     score_value_width : array_like
@@ -73,7 +71,7 @@ def attention_flops(
     Returns
     -------
     array_like
-        FLOPs [FLOP].
+        Attention FLOPs of the step [FLOP].
 
     Notes
     -----

@@ -61,12 +61,12 @@ def mla_kv_bytes_per_token_per_layer(kv_lora_rank, qk_rope_head_dim, bytes_per_k
     qk_rope_head_dim : array_like
         Width of the decoupled rotary key d_rope [1].
     bytes_per_kv : array_like
-        Stored bytes per cached element [B].
+        b_kv [B], as in :func:`kv_bytes_per_token_per_layer`.
 
     Returns
     -------
     array_like
-        Bytes per token per layer [B].
+        Bytes of one latent and one rotary key per token and layer [B].
 
     References
     ----------
@@ -170,7 +170,7 @@ def kv_read_bytes(
     Returns
     -------
     array_like
-        Bytes read [B].
+        KV bytes the step reads [B], equal to the resident cache.
 
     Notes
     -----

@@ -39,7 +39,7 @@ def ring_all_reduce_time(message_bytes, num_devices, link_bandwidth, collective_
     Returns
     -------
     array_like
-        Seconds [s].
+        All-reduce time [s]; 0 for n = 1.
 
     Notes
     -----
@@ -88,7 +88,7 @@ def ring_all_gather_time(message_bytes, num_devices, link_bandwidth, collective_
     Returns
     -------
     array_like
-        Seconds [s].
+        Time until every device holds the whole message [s].
 
     Notes
     -----

@@ -115,7 +115,7 @@ def prefill_attention_flops(
     Returns
     -------
     array_like
-        FLOPs [FLOP].
+        Attention FLOPs of the whole prompt [FLOP].
 
     References
     ----------
@@ -144,10 +144,8 @@ def prefill_matmul_flops(batch, prompt, matmul_parameters_per_token, lm_head_par
 
     Parameters
     ----------
-    batch : array_like
-        Sequences B [1].
-    prompt : array_like
-        Prompt tokens per sequence P [tokens].
+    batch, prompt : array_like
+        Sequences B [1] and prompt tokens per sequence P [tokens].
     matmul_parameters_per_token : array_like
         Matrix parameters a token multiplies through P_used [1], lm_head included.
     lm_head_parameters : array_like
@@ -156,7 +154,7 @@ def prefill_matmul_flops(batch, prompt, matmul_parameters_per_token, lm_head_par
     Returns
     -------
     array_like
-        FLOPs [FLOP].
+        Matrix-product FLOPs of the prefill [FLOP].
 
     References
     ----------
@@ -206,7 +204,7 @@ num_experts_per_token, expert_parameters, bytes_per_expert_weight
     Returns
     -------
     array_like
-        Bytes read [B].
+        Weight bytes the whole prefill reads [B].
 
     Notes
     -----
@@ -261,12 +259,8 @@ def prefill_kv_read_bytes(
 
     Parameters
     ----------
-    batch : array_like
-        Sequences B [1].
-    prompt : array_like
-        Prompt tokens per sequence P [tokens].
-    chunk : array_like
-        Tokens per sequence in one chunk c [tokens].
+    batch, prompt, chunk : array_like
+        B [1], P and c [tokens], as in :func:`prefill_weight_bytes`.
     cached : array_like
         Tokens cached before the prompt C [tokens].
     kv_bytes_per_token_per_layer : array_like
@@ -317,12 +311,9 @@ def mla_prefill_score_value_width(kv_lora_rank, qk_nope_head_dim, qk_rope_head_d
 
     Parameters
     ----------
-    kv_lora_rank : array_like
-        Latent rank r_kv [1].
-    qk_nope_head_dim, qk_rope_head_dim : array_like
-        Per-head query/key widths without and with rotary embedding [1].
-    v_head_dim : array_like
-        Per-head value width d_v [1].
+    kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim : array_like
+        r_kv, d_nope, d_rope and d_v [1], as in
+        :func:`~roofline_decode.formulas.weights.mla_matrix_parameters`.
 
     Returns
     -------

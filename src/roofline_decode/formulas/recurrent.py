@@ -71,7 +71,7 @@ def mamba_state_elements(ssm_inner_size, ssm_state_size, conv_kernel):
     Returns
     -------
     array_like
-        State elements per layer and sequence [1].
+        SSM state plus convolution inputs, per layer and sequence [1].
 
     References
     ----------
@@ -299,7 +299,7 @@ def recurrent_update_flops(batch, num_recurrent_layers, recurrent_flops_per_toke
     Returns
     -------
     array_like
-        FLOPs [FLOP].
+        FLOPs [FLOP] of the state updates, summed over layers.
 
     References
     ----------

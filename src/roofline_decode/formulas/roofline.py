@@ -30,7 +30,7 @@ def memory_time(bytes_moved, memory_bandwidth):
     Returns
     -------
     array_like
-        Seconds [s].
+        Memory time [s], a floor on the step.
 
     References
     ----------
@@ -62,7 +62,7 @@ def compute_time(flops, peak_flops):
     Returns
     -------
     array_like
-        Seconds [s].
+        Compute time [s] at the dense peak.
 
     References
     ----------
@@ -216,10 +216,8 @@ def critical_batch(fixed_bytes, bytes_per_sequence, flops_per_sequence, peak_flo
         Bytes each sequence adds, m [B] (its KV read and write, its embedding row).
     flops_per_sequence : array_like
         FLOPs each sequence adds, f [FLOP].
-    peak_flops : array_like
-        Dense peak [FLOP/s].
-    memory_bandwidth : array_like
-        Memory bandwidth [B/s].
+    peak_flops, memory_bandwidth : array_like
+        F_peak [FLOP/s] and BW [B/s], as in :func:`ridge_point`.
 
     Returns
     -------

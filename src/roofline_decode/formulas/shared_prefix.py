@@ -69,7 +69,7 @@ def shared_prefix_saved_bytes(batch, context, shared_prefix, kv_bytes_per_token_
     Returns
     -------
     array_like
-        Bytes [B].
+        Bytes saved [B]; 0 at B = 1.
 
     References
     ----------

@@ -72,7 +72,7 @@ def indexer_read_bytes(batch, context, num_sparse_layers, indexer_bytes_per_toke
     Returns
     -------
     array_like
-        Bytes [B].
+        Bytes [B] of indexer keys the step reads.
 
     References
     ----------
@@ -106,7 +106,7 @@ def indexer_flops(batch, context, num_sparse_layers, indexer_heads, indexer_head
     Returns
     -------
     array_like
-        FLOPs [FLOP].
+        FLOPs [FLOP] of the indexer scores.
 
     References
     ----------

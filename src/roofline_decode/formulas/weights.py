@@ -294,7 +294,7 @@ def weight_bytes_read(
     Returns
     -------
     array_like
-        Bytes read [B].
+        Weight bytes the step reads [B].
 
     Notes
     -----

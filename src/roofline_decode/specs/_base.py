@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -58,6 +58,6 @@ class Spec(BaseModel):
         except ValidationError as exc:
             raise SpecValidationError(type(self).__name__, describe_validation_error(exc)) from None
 
-    def replace(self, **changes: Any):
+    def replace(self, **changes: Any) -> Self:
         """A validated copy with some fields changed (``model_copy`` would skip validation)."""
         return type(self)(**{**{k: getattr(self, k) for k in type(self).model_fields}, **changes})
