@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,9 +38,11 @@ from .formulas.roofline import compute_time, memory_time, ridge_point
 from .limits import _fit_note
 from .routing import Routing
 from .specs.accelerator import Accelerator
-from .specs.latency import LatencyProfile
 from .specs.model import Model
 from .traffic import _layer_terms, _matrix_parameters_per_token, _streamed_terms
+
+if TYPE_CHECKING:
+    from .specs.latency import LatencyProfile
 
 __all__ = ["scalar_floor", "clear_plans"]
 
@@ -120,7 +122,6 @@ class _Plan:
         self.assumptions = notes + tuple(n for n in (routing.note(model),) if n)
         self.usable: float = usable_memory(accelerator)
         self.weight_bytes: float = model.weight_bytes
-        self.sized = _Sized(model, self.weight_bytes)
         self.positions: int | None = model.max_position_embeddings
         self.profile_label = None if profile is None else profile.label
         self.k: int = model.num_experts_per_token
@@ -252,17 +253,6 @@ def _critical(fixed: Any, per_sequence_bytes: Any, flops: Any, peak: Any, bandwi
     return float(fixed / bandwidth) / float(margin) if margin > 0 else math.inf
 
 
-class _Sized:
-    """The model with its weight bytes computed once (``Model.weight_bytes`` sums every group
-    on each access); other attributes come from the model."""
-
-    def __init__(self, model: Model, weight_bytes: float) -> None:
-        self._model, self.weight_bytes = model, weight_bytes
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._model, name)
-
-
 class _PointGroups(Mapping[str, np.float64]):
     """FLOPs per compute group at one point, each computed on first use (as ``_GroupFlops``
     does on a grid): a model whose groups share one peak never needs them."""
@@ -342,7 +332,7 @@ def scalar_floor(model: Model, accelerator: Accelerator, batch: Any, context: An
     fits = np.True_ if b <= at.capacity else np.False_  # grid_limits: np.float64(b) <= capacity
     notes = plan.assumptions
     if not fits:
-        notes = notes + (_fit_note(plan.sized, plan.names[1], np.array(b), np.array(t), at.per_sequence,
+        notes = notes + (_fit_note(plan.model, plan.names[1], np.array(b), np.array(t), at.per_sequence,
                                    np.array(fits), plan.usable),)
     experts = plan.experts_read(b)
     weight, kv_read, kv_write, flops, scores = plan.traffic(b, t, experts)

@@ -285,13 +285,13 @@ def _recent(kind: str, spec_id: str) -> Any:
     return None
 
 
-def _remember(kind: str, spec_id: str, path: Path, spec: Any) -> Any:
-    """Record ``spec`` as loaded by ``spec_id`` from ``path`` (see :func:`_recent`)."""
+def _load_by_id(kind: str, spec_id: str, path: Path) -> Any:
+    """The spec in ``path`` (parsed once per version), recorded as loaded by ``spec_id`` (see
+    :func:`_recent`; the mtime is read before the file, so a change while it is read is seen)."""
+    stat = path.stat()
+    spec = _load_cached(path, stat.st_mtime)
     if not _user_directories and not os.environ.get(ENV_SPEC_PATH):
-        try:
-            _RECENT[kind, spec_id] = (str(path), os.stat(path).st_mtime_ns, spec, _GENERATION[0])
-        except OSError:
-            pass
+        _RECENT[kind, spec_id] = (str(path), stat.st_mtime_ns, spec, _GENERATION[0])
     return spec
 
 
@@ -310,7 +310,7 @@ def _load(kind: str, id_or_path: str | Path, label: str) -> Any:
     path = _current_index(full=False).files.get(checked)
     if path is not None and _kind_of(path) == kind:
         try:
-            return _remember(kind, checked, path, _load_cached(path, path.stat().st_mtime))
+            return _load_by_id(kind, checked, path)
         except FileNotFoundError:  # removed since it was indexed: look again
             pass
     index = _current_index()
@@ -322,7 +322,7 @@ def _load(kind: str, id_or_path: str | Path, label: str) -> Any:
         if isinstance(found, SpecFileError):
             raise found
         if found == kind:
-            return _remember(kind, checked, path, _load_cached(path, path.stat().st_mtime))
+            return _load_by_id(kind, checked, path)
     raise UnknownIdError(label, checked, index.of_kind(kind))
 
 
@@ -454,9 +454,8 @@ def load_model(id_or_path: str | Path | Model, weights: Any = None, kv: Any = No
         is_dir = not str(id_or_path).endswith(".gguf") and os.path.isdir(id_or_path)
         if isinstance(id_or_path, str) and not is_dir and not id_or_path.endswith((".gguf", ".json")):
             # an id names a bundled file; never a path out of the catalog ("../x")
-            model = _recent_model(id_or_path) if not overrides else None
-            if model is None:
-                model = _bundled(id_or_path, overrides)
+            recent = _recent_model(id_or_path) if not overrides else None
+            model = recent if recent is not None else _bundled(id_or_path, overrides)
             return model if weights is None and kv is None else model.with_precision(weights=weights, kv=kv)
         path = Path(id_or_path)
         if str(id_or_path).endswith(".gguf"):

@@ -7,8 +7,9 @@ keeps every intermediate term so a user can see *why* a step takes what it takes
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,9 +21,11 @@ from .limits import grid_limits, point_notes
 from .peaks import NO_COMPUTE_PEAK, compute_peak
 from .routing import UNIFORM, Routing, resolve_routing
 from .specs.accelerator import Accelerator
-from .specs.latency import LatencyProfile, load_latency_profile
 from .specs.model import Model
 from .views_frame import ToDataFrame
+
+if TYPE_CHECKING:  # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
+    from .specs.latency import LatencyProfile
 
 __all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS", "EXTRA_RECORD_KEYS",
            "NO_COMPUTE_PEAK", "compute_peak", "COMPUTE_GROUPS", "compute_formats"]
@@ -437,7 +440,7 @@ def decode_floor(
     if type(accelerator) is not Accelerator:
         accelerator = _catalog.load_accelerator(accelerator)
     if routing.__class__ is str and routing in ("uniform", "identical"):  # one point: the fast path
-        profile = None if latency is None else load_latency_profile(latency)
+        profile = None if latency is None else _profile(latency)
         floor = (_FAST or _scalar_floor())[0](model, accelerator, batch, context, sparse,
                                               resolve_routing(routing, model), profile)
         if floor is not None:
@@ -450,7 +453,7 @@ def decode_floor(
     context_input = context_array  # the critical batch depends on the context alone
     batch_array, context_array = broadcast_grid(batch=batch_array, context=context_array)
     traffic = _traffic(model, batch_array, context_array, routing)
-    profile = None if latency is None else load_latency_profile(latency)
+    profile = None if latency is None else _profile(latency)
     return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input, routing, profile)
 
 
@@ -465,6 +468,34 @@ def _scalar_floor() -> list[Any]:
 
 
 _FAST: list[Any] = []
+
+
+def _profile(latency: LatencyProfile | str) -> LatencyProfile:
+    """:func:`~roofline_decode.specs.latency.load_latency_profile` (imported on first use); a
+    preset id loaded before costs one ``stat`` of its file (a changed file loads again)."""
+    if isinstance(latency, str):
+        hit = _PROFILES.get(latency)
+        if hit is not None:
+            try:
+                if os.stat(hit[0]).st_mtime_ns == hit[1]:
+                    return hit[2]
+            except OSError:
+                pass
+    from .specs.latency import load_latency_profile
+
+    if not isinstance(latency, str) or latency.endswith(".toml"):
+        return load_latency_profile(latency)
+    from .specs.data_files import bundled_file
+
+    path = bundled_file("latency_profiles", latency, "latency profile")  # UnknownIdError for a wrong id
+    stamp = os.stat(path).st_mtime_ns  # before the file is read: a change while it is read is seen
+    profile = load_latency_profile(latency)
+    _PROFILES[latency] = (str(path), stamp, profile)
+    return profile
+
+
+#: preset id -> (its file, the file's mtime [ns], the profile) of the last load by that id
+_PROFILES: dict[str, tuple[str, int, LatencyProfile]] = {}
 
 
 def chain_time(model: Model, profile: LatencyProfile | None) -> float:
@@ -586,7 +617,7 @@ def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: boo
     context_axis = checked_array("context", context, 0.0, inclusive=True).ravel()[None, :]
     batch_grid, context_grid = np.broadcast_arrays(batch_axis, context_axis)
     devices = [load_accelerator(a) for a in accelerators]
-    profile = None if latency is None else load_latency_profile(latency)
+    profile = None if latency is None else _profile(latency)
     result = SweepResult()
     for model in models:
         model = load_model(model)
