@@ -336,7 +336,7 @@ def list_memory_tiers() -> list[str]:
     return sorted(_current_index().of_kind("memory_tier"))
 
 
-def load_accelerator(id_or_path: str | Path | Accelerator) -> Accelerator:
+def load_accelerator(id_or_path: Accelerator | str | Path) -> Accelerator:
     """Load an accelerator by catalog id (``"h100-sxm"``) or from a TOML file path.
 
     Examples
@@ -350,7 +350,7 @@ def load_accelerator(id_or_path: str | Path | Accelerator) -> Accelerator:
     return spec
 
 
-def load_memory_tier(id_or_path: str | Path | MemoryTier) -> MemoryTier:
+def load_memory_tier(id_or_path: MemoryTier | str | Path) -> MemoryTier:
     """Load a memory tier by id (``"pcie5-x16"``) or from a TOML file path."""
     if isinstance(id_or_path, MemoryTier):
         return id_or_path
@@ -425,7 +425,7 @@ def model_metadata(model_id: str) -> dict[str, Any]:
     return metadata
 
 
-def load_model(id_or_path: str | Path | Model, weights: Any = None, kv: Any = None, **overrides: Any) -> Model:
+def load_model(id_or_path: Model | str | Path, weights: Any = None, kv: Any = None, **overrides: Any) -> Model:
     """Load a bundled model by id (``"llama-3.1-8b"``), a config.json path or directory (with
     ``*.safetensors`` files beside it, their headers give every weight group's bytes), or a
     ``.gguf`` file (its header only: architecture and every tensor's type and shape).

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._common import MARKERS, color, new_axes, resolve_model
+from .._typing import Broadcastable
+from ._common import MARKERS, ModelLike, WeightsLike, color, new_axes, resolve_model
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from ..formats import NumberFormat
     from ..specs.accelerator import Accelerator
-    from ..specs.model import Model
 
 __all__ = ["frontier_plot"]
 
@@ -25,10 +26,10 @@ _Y_LABELS = {
 }
 
 
-def frontier_plot(model: Model | str, accelerators: Accelerator | str | Sequence[Accelerator | str],
-                  context: float = 4096, *, batch: Any = None, tp: Any = (1, 2, 4, 8), y: str = "throughput",
-                  price_per_hour: float | dict[str, float] | None = None, weights: str | None = None,
-                  kv: str | None = None, ax: Axes | None = None) -> Axes:
+def frontier_plot(model: ModelLike, accelerators: Accelerator | str | Sequence[Accelerator | str],
+                  context: float = 4096, *, batch: Broadcastable | None = None, tp: Sequence[int] | int = (1, 2, 4, 8),
+                  y: str = "throughput", price_per_hour: float | dict[str, float] | None = None,
+                  weights: WeightsLike = None, kv: str | NumberFormat | None = None, ax: Axes | None = None) -> Axes:
     """Tokens/s per user (x) against tokens/s per device, or energy or cost per token (y).
 
     One curve per device (colour) and tensor-parallel degree (marker), over batch; points whose
@@ -45,8 +46,7 @@ def frontier_plot(model: Model | str, accelerators: Accelerator | str | Sequence
     """
     from ..planning.frontier import FRONTIER_Y, frontier
 
-    # resolve_model lives in _common.py (typed separately); cast keeps this call checked either way
-    spec = cast("Callable[..., Model]", resolve_model)(model, weights, kv)
+    spec = resolve_model(model, weights, kv)
     front = frontier(spec, accelerators, context, batch=batch, tp=tp, price_per_hour=price_per_hour)
     envelope = front.envelope(y)  # checks y and the price
     attribute = FRONTIER_Y[y][0]
