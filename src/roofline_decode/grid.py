@@ -11,6 +11,7 @@ import numbers
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import InvalidValueError
 
@@ -81,7 +82,7 @@ def _shown(value: Any) -> Any:
     return value
 
 
-def broadcast_grid(**arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+def broadcast_grid(**arrays: ArrayLike) -> tuple[np.ndarray, ...]:
     """The arrays broadcast against each other; an InvalidValueError naming them and their
     shapes when they do not broadcast (``batch=[1, 2], context=[1, 2, 3]``)."""
     try:

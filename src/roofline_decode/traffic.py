@@ -8,7 +8,7 @@ times them on a device.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ __all__ = ["COMPUTE_GROUPS", "compute_formats"]
 COMPUTE_GROUPS = ("attention", "mlp", "shared_experts", "router", "experts", "lm_head", "attention_scores")
 
 
-def _matrix_parameters_per_token(model: Model) -> dict[str, int]:
+def _matrix_parameters_per_token(model: Model) -> dict[str, float]:
     """Matrix parameters one token multiplies through, per weight group [1] (groups with
     none left out); they add up to :attr:`Model.matmul_parameters_per_token`."""
     g = model.parameter_groups
@@ -77,7 +77,7 @@ class _Traffic:
     group_flops: Mapping[str, np.ndarray]
 
 
-def _layer_terms(model: Model) -> tuple[tuple, float, tuple]:
+def _layer_terms(model: Model) -> tuple[tuple[int, int, float], float, tuple[int, int, int]]:
     """Formula arguments shared by the totals and the breakdown: the attention layer pattern
     (global, sliding, window), KV bytes per token per layer, and the routed-expert counts
     (a dense model passes E = k = 1 with no MoE layers)."""
@@ -163,12 +163,12 @@ def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Rout
                     groups)
 
 
-class _GroupFlops(Mapping):
+class _GroupFlops(Mapping[str, np.ndarray]):
     """FLOPs per compute group, each computed on first use: a model whose groups share one
     peak never needs them (its compute time is FLOPs / peak), and on a large grid each group
     is a full array (the 1M-point grid spent a fifth of its time on them)."""
 
-    def __init__(self, batch: np.ndarray, counts: dict[str, int], scores: np.ndarray, shape: tuple[int, ...]):
+    def __init__(self, batch: np.ndarray, counts: dict[str, float], scores: np.ndarray, shape: tuple[int, ...]):
         self._batch, self._counts, self._shape = batch, counts, shape
         self._done = {"attention_scores": scores}
 
@@ -177,7 +177,7 @@ class _GroupFlops(Mapping):
             self._done[group] = _full(f.matmul_flops(self._batch, self._counts[group]), self._shape)
         return self._done[group]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter([*self._counts, "attention_scores"])
 
     def __len__(self) -> int:
