@@ -128,7 +128,7 @@ def _peaks(model: Model, accelerator: Accelerator, sparse: bool) -> _Peaks:
 
 
 def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth: float,
-                    experts_read: Any = None) -> np.ndarray:
+                    experts_read: np.ndarray | None = None) -> np.ndarray:
     """Smallest (real) batch with T_comp >= T_mem at each context.
 
     Bytes are W + D(B)·(expert bytes) + min(B, V)·(row bytes) + B·(KV bytes per sequence):
@@ -157,7 +157,7 @@ def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth:
 
 
 def _moe_critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth: float,
-                        one: _Traffic | None = None, peak: Any = None) -> np.ndarray:
+                        one: _Traffic | None = None, peak: float | np.ndarray | None = None) -> np.ndarray:
     """Critical batch of an MoE model under uniform routing at each context (a 1-d array).
 
     The margin g(B) = T_comp − T_mem = B·t_seq − (W + b_e·L_moe·P_e·U(B) + min(B, V)·row +
@@ -171,6 +171,7 @@ def _moe_critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwi
     if one is None:
         one = _traffic(model, np.ones_like(context), context)
         peak = _effective_peak(one.flops, peaks.compute_time(one), peaks)
+    assert peak is not None  # passed with ``one``, or computed with it above
     kv_per_sequence = one.kv_read_bytes + one.kv_write_bytes
     row, vocab = model.embedding_row_bytes, model.vocab_size
     fixed = model.streamed_weight_bytes
@@ -288,17 +289,17 @@ class DecodeFloor(ToDataFrame, EnergyAndCost):
         return bool(np.any(~np.isnan(np.asarray(self.peak_flops))))
     notes: tuple[str, ...] = ()
     routing: str = "uniform"
-    experts_read: Any = 0.0
+    experts_read: np.ndarray | float = 0.0
     _routing: Routing = field(default=UNIFORM, repr=False)
-    fits: Any = True
-    max_batch: Any = np.inf
-    kv_bytes_per_sequence: Any = field(default=0.0, repr=False)
+    fits: np.ndarray | bool = True
+    max_batch: np.ndarray | float = np.inf
+    kv_bytes_per_sequence: np.ndarray | float = field(default=0.0, repr=False)
     usable_memory: float = field(default=np.inf, repr=False)
-    beyond_positions: Any = field(default=False, repr=False)
+    beyond_positions: np.ndarray | bool = field(default=False, repr=False)
     assumptions: tuple[str, ...] = field(default=(), repr=False)
     chain_time_s: np.ndarray | float = 0.0
     latency_profile: str | None = None
-    device: Any = field(default=None, repr=False, compare=False)
+    device: Accelerator | None = field(default=None, repr=False, compare=False)
 
     @property
     def bound(self) -> np.ndarray:

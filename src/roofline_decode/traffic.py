@@ -100,11 +100,11 @@ class _MixerTerms:
     """Terms of the chunked, sparse and recurrent layers (DESIGN.md §4b); zero for a model
     with full and sliding attention only."""
 
-    kv_read: Any = 0.0  # chunked and sparse layers' KV plus the indexer keys
-    kv_write: Any = 0.0  # the indexer keys of the new token
-    scores: Any = 0.0  # attention scores of chunked and sparse layers plus the indexer
-    state: Any = 0.0  # recurrent state read (and as much written)
-    state_flops: Any = 0.0
+    kv_read: np.ndarray | float = 0.0  # chunked and sparse layers' KV plus the indexer keys
+    kv_write: np.ndarray | float = 0.0  # the indexer keys of the new token
+    scores: np.ndarray | float = 0.0  # attention scores of chunked and sparse layers plus the indexer
+    state: np.ndarray | float = 0.0  # recurrent state read (and as much written)
+    state_flops: np.ndarray | float = 0.0
 
 
 def _mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> _MixerTerms:

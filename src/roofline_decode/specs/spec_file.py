@@ -214,7 +214,7 @@ class MemoryTierFile(_Strict):
     )
 
 
-_FILE_SCHEMAS: dict[str, type[AcceleratorFile] | type[MemoryTierFile]] = {"accelerator": AcceleratorFile, "memory_tier": MemoryTierFile}
+_FILE_SCHEMAS: dict[str, type[AcceleratorFile | MemoryTierFile]] = {"accelerator": AcceleratorFile, "memory_tier": MemoryTierFile}
 
 
 def json_schema(kind: str = "accelerator") -> dict[str, Any]:
