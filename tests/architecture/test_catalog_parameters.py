@@ -11,7 +11,10 @@ Active-parameter conventions (MoE):
 * ``"no_input_embedding"``: as "all" without the input embedding table, which is a gather and
   not a matrix product.  The gpt-oss model card (Table 1) states this convention; DeepSeek's
   figures fit it and not the other (DeepSeek-V3: 36.63B rounds to the stated 37B, 37.55B with
-  the embedding does not).
+  the embedding does not);
+* ``"no_embeddings"``: without the input embedding and without the lm_head.  GLM counts this
+  way (GLM-4.5-Air 12.18B, stated 12B); so does Qwen3-Next's "3B activated" (3.25B; with the
+  embeddings, Qwen's convention for Qwen3-30B-A3B, it would be 3.87B).
 """
 
 from __future__ import annotations
@@ -51,11 +54,11 @@ PUBLISHED = {
     "qwen3-30b-a3b": (30.5e9, 3.3e9, "all", "https://huggingface.co/Qwen/Qwen3-30B-A3B (model card: 30.5B / 3.3B)"),
     "qwen3-8b": (8.2e9, None, None, "https://huggingface.co/Qwen/Qwen3-8B (model card: 8.2B)"),
     # issue 14: new architectures
-    "qwen3-next-80b-a3b": (80e9, None, None, "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct (model card: 80B / 3B; 79,674,391,296 in the safetensors headers)"),
+    "qwen3-next-80b-a3b": (80e9, 3e9, "no_embeddings", "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct (model card: 80B / 3B; 79,674,391,296 in the safetensors headers)"),
     "mamba-codestral-7b": (7285403648.0, None, None, "https://mistral.ai/news/codestral-mamba (7,285,403,648 parameters)"),
     "llama-4-maverick": (400e9, 17e9, "all", "https://ai.meta.com/blog/llama-4-multimodal-intelligence/ (400B total, 17B active)"),
     "deepseek-v3.2-exp": (671e9, 37e9, "no_input_embedding", "https://github.com/deepseek-ai/DeepSeek-V3.2-Exp (V3.1-Terminus architecture + DSA: 671B / 37B)"),
-    "glm-4.5-air": (106e9, None, None, "https://huggingface.co/zai-org/GLM-4.5-Air (106B total, 12B active)"),
+    "glm-4.5-air": (106e9, 12e9, "no_embeddings", "https://huggingface.co/zai-org/GLM-4.5-Air (106B total, 12B active)"),
     "olmo-2-7b": (7.3e9, None, None, "https://huggingface.co/allenai/OLMo-2-1124-7B (7.3B)"),
     "command-r": (35e9, None, None, "https://huggingface.co/CohereForAI/c4ai-command-r-v01 (35 billion parameters)"),
     "gpt-j-6b": (6053381344.0, None, None, "https://huggingface.co/EleutherAI/gpt-j-6b (n_parameters 6,053,381,344)"),
@@ -69,6 +72,8 @@ PUBLISHED = {
     "gemma-3-27b": (27.016e9, None, None, "https://arxiv.org/abs/2503.19786 (Gemma 3 report Table 1: 1,416M embedding + 25,600M non-embedding)"),
     "gemma-3-12b": (11.771e9, None, None, "https://arxiv.org/abs/2503.19786 (Gemma 3 report Table 1: 1,012M embedding + 10,759M non-embedding)"),
     "deepseek-r1": (671e9, 37e9, "no_input_embedding", "https://huggingface.co/deepseek-ai/DeepSeek-R1 (671B / 37B, DeepSeek-V3 architecture)"),
+    "falcon-180b": (180e9, None, None, "https://arxiv.org/abs/2311.16867 (The Falcon Series of Open Language Models: 180B)"),
+    "command-a": (111e9, None, None, "https://huggingface.co/CohereLabs/c4ai-command-a-03-2025 (model card: 111 billion parameters)"),
     "gemma-3-4b": (3.884e9, None, None, "https://arxiv.org/abs/2503.19786 (Gemma 3 report Table 1: 675M embedding + 3,209M non-embedding; 417M vision encoder not decoded)"),
 }
 
@@ -79,9 +84,13 @@ PUBLISHED = {
 #   qwen3-30b-a3b:    3.353B with the embeddings (3.042B without the input one) -> "3.3B" is 1.6% low.
 #   llama-4-maverick: 17.19B with the embeddings (16.15B without the input one) -> "17B" is 1.1% low;
 #   deepseek-v3.2-exp: 37.48B without the input embedding (V3 + the 0.85B indexer) -> "37B" is 1.3% low.
-# Qwen3-Next-80B-A3B ("3B": 3.87B with the embeddings, 3.56B without the input one) and
-# GLM-4.5-Air ("12B": 12.80B without the input embedding) are tested on their totals only.
-TOTAL_ONLY = {"qwen3-next-80b-a3b", "glm-4.5-air"}
+# Stated with one or two significant digits, further from the count than 1% under every
+# convention: the count without both embedding matrices must round to the stated figure.
+#   qwen3-next-80b-a3b: 3.253B without the embeddings (3.564B without the input one, 3.875B with
+#                       both) -> rounds to "3B" (the "A3B" of the name), 8.4% over it;
+#   glm-4.5-air:        12.18B without the embeddings (12.80B without the input one) -> rounds to
+#                       "12B", 1.5% over it.
+ROUNDED_ACTIVE = {"qwen3-next-80b-a3b": 1e9, "glm-4.5-air": 1e9}
 ACTIVE_STATED_UNIT = {"deepseek-v2-lite": 0.1e9, "deepseek-v3": 1e9, "qwen3-30b-a3b": 0.1e9,
                       "llama-4-maverick": 1e9, "deepseek-v3.2-exp": 1e9, "deepseek-r1": 1e9}
 
@@ -93,6 +102,8 @@ def test_every_bundled_model_is_listed_here():
 def _active(model: rd.Model, convention: str) -> int:
     if convention == "no_input_embedding":
         return model.active_parameter_count - model.vocab_size * model.hidden_size
+    if convention == "no_embeddings":
+        return model.active_parameter_count - 2 * model.vocab_size * model.hidden_size
     return model.active_parameter_count
 
 
@@ -104,13 +115,14 @@ def test_parameter_count_matches_the_publisher(model_id):
     assert meta["params_active"] == active
     model = rd.load_model(model_id)
     assert model.parameter_count == pytest.approx(total, rel=0.01), source
-    assert model.is_moe == (active is not None) or model_id in TOTAL_ONLY
+    assert model.is_moe == (active is not None)
     if active is None:
-        if model_id not in TOTAL_ONLY:
-            assert model.active_parameter_count == model.parameter_count
+        assert model.active_parameter_count == model.parameter_count
         return
     ours = _active(model, convention)
-    if model_id in ACTIVE_STATED_UNIT:
+    if model_id in ROUNDED_ACTIVE:
+        assert round(ours / ROUNDED_ACTIVE[model_id]) * ROUNDED_ACTIVE[model_id] == active, source
+    elif model_id in ACTIVE_STATED_UNIT:
         assert abs(ours - active) < ACTIVE_STATED_UNIT[model_id], source
         assert ours == pytest.approx(active, rel=0.022), source
     else:
