@@ -113,11 +113,13 @@ def _mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> _Mixer
     m_kv, heads, width = model.kv_bytes_per_token_per_layer, model.num_heads, model.score_value_width
     read = write = scores = 0.0
     if model.num_chunked_layers:
+        assert model.attention_chunk_size is not None  # chunked layers need it (Model validates)
         chunk = f.chunked_attended_positions(context, 1, model.attention_chunk_size)  # T mod C
         read = read + f.kv_read_bytes(batch, chunk, m_kv, model.num_chunked_layers)
         scores = scores + f.attention_flops(batch, chunk, heads, width, model.num_chunked_layers)
     if model.num_sparse_layers:
         L_sparse, top_k = model.num_sparse_layers, model.sparse_top_k
+        assert top_k is not None  # sparse layers need it (Model validates)
         m_idx = model.indexer_bytes_per_token_per_layer
         read = read + f.kv_read_bytes(batch, context, m_kv, 0, L_sparse, top_k) + f.indexer_read_bytes(
             batch, context, L_sparse, m_idx)
