@@ -257,7 +257,7 @@ def list_memory_tiers() -> list[str]:
     return sorted(_current_index()["memory_tier"])
 
 
-def load_accelerator(id_or_path: str | Path) -> Accelerator:
+def load_accelerator(id_or_path: Accelerator | str | Path) -> Accelerator:
     """Load an accelerator by catalog id (``"h100-sxm"``) or from a TOML file path.
 
     Examples
@@ -270,7 +270,7 @@ def load_accelerator(id_or_path: str | Path) -> Accelerator:
     return _load("accelerator", id_or_path, "accelerator")
 
 
-def load_memory_tier(id_or_path: str | Path) -> MemoryTier:
+def load_memory_tier(id_or_path: MemoryTier | str | Path) -> MemoryTier:
     """Load a memory tier by id (``"pcie5-x16"``) or from a TOML file path."""
     if isinstance(id_or_path, MemoryTier):
         return id_or_path
@@ -328,7 +328,7 @@ def model_metadata(model_id: str) -> dict[str, Any]:
     return json.loads((_MODEL_DIR / f"{model_id}.json").read_text(encoding="utf-8")).get("_roofline", {})
 
 
-def load_model(id_or_path: str | Path, weights=None, kv=None, **overrides: Any) -> Model:
+def load_model(id_or_path: Model | str | Path, weights=None, kv=None, **overrides: Any) -> Model:
     """Load a bundled model by id (``"llama-3.1-8b"``), a config.json path or directory (with
     ``*.safetensors`` files beside it, their headers give every weight group's bytes), or a
     ``.gguf`` file (its header only: architecture and every tensor's type and shape).

@@ -71,23 +71,12 @@ def headline_peak(accelerator: Accelerator, precisions: Sequence[str] = HEADLINE
     return None
 
 
-def _file_id(spec: Accelerator | MemoryTier) -> str:
-    """The id of a spec read from a file (``load_spec_file`` always sets it: the file stem)."""
-    assert spec.id is not None
-    return spec.id
-
-
-def _file_path(spec: Accelerator | MemoryTier) -> str:
-    """The file a spec was read from (``load_spec_file`` always sets it)."""
-    assert spec.path is not None
-    return spec.path
-
-
 def bundled_specs() -> tuple[list[Accelerator], list[MemoryTier]]:
     """Every bundled spec (user directories and ``ROOFLINE_DECODE_SPEC_PATH`` ignored), by id."""
     specs = [load_spec_file(path) for path in sorted(bundled_spec_directory().rglob("*.toml"))]
-    accelerators = sorted((s for s in specs if isinstance(s, Accelerator)), key=_file_id)
-    tiers = sorted((s for s in specs if isinstance(s, MemoryTier)), key=_file_id)
+    # load_spec_file sets every id (the file stem) and path; "" only satisfies the type
+    accelerators = sorted((s for s in specs if isinstance(s, Accelerator)), key=lambda s: s.id or "")
+    tiers = sorted((s for s in specs if isinstance(s, MemoryTier)), key=lambda s: s.id or "")
     return accelerators, tiers
 
 
@@ -136,7 +125,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
 def _vendor_groups(accelerators: list[Accelerator]) -> list[tuple[str, list[Accelerator]]]:
     groups: dict[str, list[Accelerator]] = {}
     for spec in accelerators:
-        groups.setdefault(Path(_file_path(spec)).parent.name, []).append(spec)
+        groups.setdefault(Path(spec.path or "").parent.name, []).append(spec)  # bundled: path always set
     order = [f for f in VENDOR_FOLDERS if f in groups] + sorted(set(groups) - set(VENDOR_FOLDERS))
     # the folder's shortest vendor name titles it ("Intel" over "Intel (Habana)")
     return [(min((spec.vendor or folder for spec in groups[folder]), key=len), groups[folder]) for folder in order]

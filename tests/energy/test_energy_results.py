@@ -35,11 +35,23 @@ def test_llama_8b_bf16_batch_1_by_hand_on_hbm3e():
     assert r.memory_technology == "HBM3E" and r.board_power_w == 700.0
 
 
-def test_h100_hbm3_floor_is_unavailable_not_invented():
+def test_llama_8b_bf16_batch_1_by_hand_on_hbm3():
+    # the example: Llama-3.1-8B bf16, batch 1, on an H100 SXM x the HBM3 access energy
     r = decode_floor("llama-3.1-8b", "h100-sxm", batch=1, context=4096)
+    bytes_by_hand = 2 * _PARAMS_READ + _KV_READ + _KV_WRITE
+    assert float(r.bytes_total) == bytes_by_hand
+    # HBM3 4.29 pJ/bit (derived: Samsung HBM3E 3.9 pJ/bit x 1.1) -> 0.5336 J per token
+    assert float(r.joules_per_token_floor) == pytest.approx(8 * bytes_by_hand * 4.29e-12, rel=1e-12)
+    assert round(float(r.joules_per_token_floor), 4) == 0.5336
+    assert r.memory_technology == "HBM3"
+    assert float(r.joules_per_token_at_board_power) == pytest.approx(700 * bytes_by_hand / 3.35e12, rel=1e-12)
+
+
+def test_unsourced_memory_floor_is_unavailable_not_invented():
+    r = decode_floor("llama-3.1-8b", "dgx-spark", batch=1, context=4096)
     assert math.isnan(float(r.joules_per_token_floor)) and r.memory_technology is None
-    assert any("unavailable" in n and "HBM3" in n for n in r.energy_notes)
-    assert float(r.joules_per_token_at_board_power) == pytest.approx(700 * float(r.step_time_s))
+    assert any("unavailable" in n and "LPDDR5X" in n for n in r.energy_notes)
+    assert float(r.joules_per_token_at_board_power) == pytest.approx(r.board_power_w * float(r.step_time_s))
 
 
 def test_board_power_is_an_estimate_and_above_the_floor_here():
@@ -112,7 +124,8 @@ def test_cli_floor_energy_json_keeps_the_keys_and_adds(capsys):
     rich = json.loads(capsys.readouterr().out)
     assert list(plain[0])[:len(RECORD_KEYS)] == list(RECORD_KEYS)
     assert all(rich[0][k] == v for k, v in plain[0].items())
-    assert rich[0]["joules_per_token_floor"] is None  # HBM3: unsourced
+    # HBM3 (H100): 4.29 pJ/bit x 15.55 GB; HBM3E (H200) at batch 64
+    assert rich[0]["joules_per_token_floor"] == pytest.approx(8 * 15_546_859_520 * 4.29e-12, rel=1e-9)
     assert rich[-1]["joules_per_token_floor"] == pytest.approx(0.02407202, rel=1e-6)
     assert rich[-1]["usd_per_million_tokens"] > 0 and rich[-1]["price_per_hour"] == 2.5
 

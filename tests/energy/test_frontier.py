@@ -59,9 +59,14 @@ def test_each_curve_trades_user_speed_for_device_throughput(front):
         assert np.all(np.diff([p.tokens_per_s_per_user for p in curve]) <= 0)
 
 
-def test_energy_axis_skips_unsourced_memory(front):
-    assert all(p.accelerator != "h100-sxm" for p in front.envelope("energy"))
-    assert any("h100-sxm" in n and "unavailable" in n for n in front.notes)
+def test_energy_axis_skips_unsourced_memory():
+    # DGX Spark: LPDDR5X, no sourced access energy
+    front = frontier("llama-3.1-8b", ["h200-sxm", "dgx-spark"], 4096, batch=[1, 64], tp=(1,))
+    assert all(p.accelerator != "dgx-spark" for p in front.envelope("energy"))
+    assert any("dgx-spark" in n and "unavailable" in n for n in front.notes)
+    records = front.to_records()
+    assert all(r["joules_per_token_floor"] is None for r in records if r["accelerator"] == "dgx-spark")
+    assert all(r["joules_per_token_floor"] > 0 for r in records if r["accelerator"] == "h200-sxm")
 
 
 @pytest.mark.parametrize("kwargs, field", [
@@ -79,7 +84,7 @@ def test_bad_input_names_the_field(kwargs, field):
 def test_records(front):
     records = front.to_records()
     assert len(records) == len(front.points) and sum(r["on_envelope"] for r in records) == len(front.envelope())
-    assert all(r["joules_per_token_floor"] is None for r in records if r["accelerator"] == "h100-sxm")
+    assert all(r["joules_per_token_floor"] > 0 for r in records if r["accelerator"] == "h100-sxm")  # HBM3
 
 
 def test_frontier_plot_draws_envelope_and_marks(tmp_path):
@@ -90,7 +95,7 @@ def test_frontier_plot_draws_envelope_and_marks(tmp_path):
     assert "Pareto envelope" in labels and "does not fit memory" in labels and "b200 TP8" in labels
     assert save(ax, tmp_path / "f.png").stat().st_size > 0
     with pytest.raises(InvalidValueError, match="energy"):
-        frontier_plot("llama-3.1-8b", ["h100-sxm"], 4096, y="energy")
+        frontier_plot("llama-3.1-8b", ["dgx-spark"], 4096, y="energy")
 
 
 def test_cli_plot_frontier(tmp_path, capsys):
@@ -115,3 +120,10 @@ def test_a_price_per_device():
     ax = frontier_plot("llama-3.1-8b", ["h200-sxm", "b200"], 4096, batch=[1, 64], tp=(1,), y="cost",
                        price_per_hour=prices)
     assert "given price" in ax.get_ylabel()
+
+
+def test_a_device_without_interconnect_gets_single_device_points_only():
+    front = frontier("llama-3.1-8b", ["dgx-spark", "h200-sxm"], 4096, batch=[1, 8], tp=(1, 2, 4))
+    assert {p.num_devices for p in front.points if p.accelerator == "dgx-spark"} == {1}
+    assert {p.num_devices for p in front.points if p.accelerator == "h200-sxm"} == {1, 2, 4}
+    assert any("dgx-spark" in n and "interconnect" in n and "TP 2, 4" in n for n in front.notes)

@@ -33,6 +33,22 @@ def test_samsung_hbm3e_value():
     assert load_memory_energy("hbm3e").access_energy_per_bit == 3.9e-12
 
 
+def test_oconnor_hbm2_value():
+    # O'Connor et al., MICRO 2017: "approximately 3.97 pJ/bit"
+    figure = load_memory_energy("hbm2").figures["access_energy"]
+    assert (figure.value, figure.kind) == (3.97, "datasheet")
+
+
+@pytest.mark.parametrize("technology, by_hand", [
+    ("hbm3", 3.9 * 1.1),   # Samsung HBM3E 3.9 pJ/bit; HBM3E 10% more power-efficient than HBM3
+    ("gddr7", 7.5 / 1.5),  # Micron GDDR6 7.5 pJ/bit; GDDR7 >50% more power-efficient than GDDR6
+])
+def test_derived_values_by_hand(technology, by_hand):
+    figure = load_memory_energy(technology).figures["access_energy"]
+    assert figure.kind == "derived" and figure.derivation
+    assert figure.value == pytest.approx(by_hand, abs=0.005)  # printed to 2 decimals
+
+
 @pytest.mark.parametrize("text, expected", [
     ("HBM3e 12-high", ("hbm3e",)), ("HBM3E", ("hbm3e",)), ("HBM2e", ("hbm2e",)), ("HBM2E", ("hbm2e",)),
     ("GDDR6 (ECC)", ("gddr6",)), ("GDDR6X", ("gddr6x",)), ("GDDR7 (ECC)", ("gddr7",)),
@@ -45,8 +61,8 @@ def test_memory_type_normalisation(text, expected):
 
 
 def test_unsourced_technology_has_no_energy_and_says_why():
-    energy, note = access_energy_of("HBM3")
-    assert energy is None and "unavailable" in note and "HBM3" in note
+    energy, note = access_energy_of("LPDDR5x unified")
+    assert energy is None and "unavailable" in note and "LPDDR5X" in note
     energy, note = access_energy_of(None)
     assert energy is None and "memory_type" in note
 

@@ -58,12 +58,19 @@ def _capacity_map(out: str) -> None:
         assert f"on {gpu}: largest batch {limit:.0f} at 4k" in out
 
 
+def _energy_cost_table(out: str) -> None:
+    # the table of docs/energy.md (checked there by tests/energy/test_energy_cost_table.py)
+    assert "| llama-3.1-8b | h100-sxm | 1 | 1 | 0.5336 | 3.249 | 3.867 |" in out
+    assert "| llama-3.1-70b | h100-sxm | 1 | 2 |" in out  # 70B bf16 does not fit one H100
+
+
 #: What each script must print: the figures it reproduces.
 EXPECTED = {
     "ridge_llama8b_gpus.py": _ridge_llama8b,
     "worked_example_20gb.py": _worked_example,
     "scaling_book_critical_batch.py": _scaling_book,
     "capacity_map_70b.py": _capacity_map,
+    "energy_cost_table.py": _energy_cost_table,
 }
 
 

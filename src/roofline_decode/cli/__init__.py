@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 from ..errors import RooflineError
 
@@ -24,7 +25,7 @@ COMMAND_MODULES = [
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2, no traceback
+    def error(self, message: str) -> NoReturn:  # one line, exit 2, no traceback
         self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 

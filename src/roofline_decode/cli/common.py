@@ -7,9 +7,16 @@ import csv
 import io
 import json
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import InvalidValueError
+
+if TYPE_CHECKING:
+    from ..specs.model import Model
+
+#: What each subcommand module's ``register`` receives (``parser.add_subparsers()``).
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def _scaled_number(text: str) -> float:
@@ -21,7 +28,7 @@ def _scaled_number(text: str) -> float:
 
 def number_list(text: str) -> list[float]:
     """Parse ``"1,8,64"`` (also ``1e3``, ``4k``, ``32K``) into numbers; an argparse type."""
-    values = []
+    values: list[float] = []
     for part in text.split(","):
         try:
             value = _scaled_number(part)
@@ -69,7 +76,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, gpu_required: bool = Tr
     parser.add_argument("--kv", metavar="FMT", help="KV-cache format (bf16, fp8 ...)")
 
 
-def load_model_from_args(args: argparse.Namespace):
+def load_model_from_args(args: argparse.Namespace) -> Model:
     from ..catalog import load_model
 
     return load_model(args.model, weights=args.weights, kv=args.kv)
@@ -108,7 +115,7 @@ def _csv_cell(value: Any) -> Any:
     return value
 
 
-def _number_type(name: str, allowed: str, accept):
+def _number_type(name: str, allowed: str, accept: Callable[[float], bool]) -> Callable[[str], float]:
     def parse(text: str) -> float:
         try:
             value = float(text)
@@ -121,22 +128,22 @@ def _number_type(name: str, allowed: str, accept):
     return parse
 
 
-def positive(name: str):
+def positive(name: str) -> Callable[[str], float]:
     """An argparse type for a finite number > 0 named ``name``."""
     return _number_type(name, "a finite number > 0", lambda value: math.isfinite(value) and value > 0)
 
 
-def non_negative(name: str):
+def non_negative(name: str) -> Callable[[str], float]:
     """An argparse type for a finite number >= 0 named ``name``."""
     return _number_type(name, "a finite number >= 0", lambda value: math.isfinite(value) and value >= 0)
 
 
-def fraction(name: str):
+def fraction(name: str) -> Callable[[str], float]:
     """An argparse type for a number in [0, 1] named ``name``."""
     return _number_type(name, "a number in [0, 1]", lambda value: 0 <= value <= 1)
 
 
-def whole_number(name: str, low: int):
+def whole_number(name: str, low: int) -> Callable[[str], int]:
     """An argparse type for a whole number >= ``low`` named ``name`` (``32K`` allowed)."""
 
     def parse(text: str) -> int:

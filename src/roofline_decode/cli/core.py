@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .common import (add_model_arguments, add_routing_argument, emit_records, load_model_from_args, number_list,
+from .common import (Subparsers, add_model_arguments, add_routing_argument, emit_records, load_model_from_args, number_list,
                          positive)
 from ..errors import InvalidValueError
-from ..specs.accelerator import CATEGORIES
+from ..specs.accelerator import CATEGORIES, Accelerator
 from ..units import GB, TFLOP, format_number
 from ..views_table import format_table
+
+if TYPE_CHECKING:
+    from ..estimate import DecodeFloor
+    from ..specs.accelerator import MemoryTier
+    from ..specs.model import Model
 
 #: The built-in default of ``demo``: a model and a spread of catalog accelerators.
 DEMO_MODEL = "llama-3.1-8b"
@@ -19,7 +25,7 @@ DEMO_BATCH = (1, 8, 64, 256)
 DEMO_CONTEXT = 4096
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
     floor = subparsers.add_parser("floor", help="decode step floors of a model on accelerators")
     add_model_arguments(floor)
     floor.add_argument("--batch", type=number_list, default=[1], help="comma-separated batch sizes (default 1)")
@@ -75,7 +81,7 @@ def run_floor(args: argparse.Namespace) -> int:
     return 0
 
 
-def energy_table(floor, energy: bool, price_per_hour: float | None) -> str:
+def energy_table(floor: DecodeFloor, energy: bool, price_per_hour: float | None) -> str:
     """The energy and cost lines of ``floor --energy/--price-per-hour`` for one floor."""
     records = floor.to_records()
     extras = floor.energy_records(price_per_hour)
@@ -85,10 +91,10 @@ def energy_table(floor, energy: bool, price_per_hour: float | None) -> str:
     if price_per_hour is not None:
         headers += [f"$/M tokens @{price_per_hour:g}/h"]
 
-    def shown(value):
+    def shown(value: float | None) -> str:
         return "n/a" if value is None else format_number(value)
 
-    rows = []
+    rows: list[list[str]] = []
     for record, extra in zip(records, extras):
         row = [format_number(record["batch"]), format_number(record["context"])]
         if energy:
@@ -185,7 +191,7 @@ def _vendor_word(vendor: str | None) -> str:
     return (vendor or "-").split(" (")[0]
 
 
-def _device_memory_line(accelerator) -> str:
+def _device_memory_line(accelerator: Accelerator) -> str:
     """'device memory: ...' with the rule behind it (ECC figure, unified-memory share)."""
     from ..catalog_docs import printed
     from ..planning.capacity import device_memory, gpu_memory_share
@@ -207,7 +213,7 @@ def _device_memory_line(accelerator) -> str:
     return f"device memory: {device_memory(accelerator) / GiB:.4g} GiB" + (f" ({'; '.join(why)})" if why else "")
 
 
-def _show_hardware(spec) -> str:
+def _show_hardware(spec: Accelerator | MemoryTier) -> str:
     from ..catalog_docs import headline_peak, printed
 
     lines = [f"{spec.name}  [{spec.id}]"]
@@ -233,11 +239,11 @@ def _show_hardware(spec) -> str:
                      f" = {link.per_direction_bandwidth / GB:.6g} GB/s per direction")
         if link.note:
             lines.append(f"      note: {link.note}")
-    if hasattr(spec, "memory_capacity"):
+    if isinstance(spec, Accelerator):  # a memory tier has no device memory or peak
         lines.append("  " + _device_memory_line(spec))
-    headline = headline_peak(spec) if hasattr(spec, "peak_flops") else None
-    if headline is not None:
-        lines.append(f"  ridge point (dense {headline[0]}): {spec.ridge_point(headline[0]):.4g} FLOP/B")
+        headline = headline_peak(spec)
+        if headline is not None:
+            lines.append(f"  ridge point (dense {headline[0]}): {spec.ridge_point(headline[0]):.4g} FLOP/B")
     if spec.notes:
         lines.append(f"  notes: {spec.notes}")
     lines.append("  sources:")
@@ -247,7 +253,7 @@ def _show_hardware(spec) -> str:
     return "\n".join(lines)
 
 
-def _experts(model) -> str:
+def _experts(model: Model) -> str:
     if not model.is_moe:
         return "dense"
     shared = model.shared_expert_intermediate_size
@@ -255,7 +261,7 @@ def _experts(model) -> str:
             + (f", shared width {shared}" if shared else ""))
 
 
-def _show_model(model, stated: str | None = None) -> str:
+def _show_model(model: Model, stated: str | None = None) -> str:
     rows = [
         *([("parameters (stated)", stated)] if stated else []),
         ("parameters", f"{model.parameter_count:,}"),

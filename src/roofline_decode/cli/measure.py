@@ -6,14 +6,23 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from .common import add_routing_argument, emit_records, number_list, whole_number, _jsonable
+from .common import Subparsers, add_routing_argument, emit_records, number_list, whole_number, _jsonable
 from ..errors import InvalidValueError
 from ..views_table import format_table
 
+if TYPE_CHECKING:
+    from ..measure.calibrate import CalibratedPrediction
+    from ..measure.compare import Comparison
+    from ..measure.rows import MeasurementRow
+    from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
 
-def register(subparsers) -> None:
+
+def register(subparsers: Subparsers) -> None:
     compare = subparsers.add_parser("compare", help="measured decode timings next to their floors")
     _common(compare)
     compare.add_argument("--tolerance", type=float, default=0.0,
@@ -64,14 +73,15 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", metavar="PNG", help="also write a plot of measured vs floor (vs calibrated)")
 
 
-def _read(args: argparse.Namespace):
+def _read(args: argparse.Namespace) -> list[MeasurementRow]:
     from ..measure.engines import engine_layout, load_engine_results
     from ..measure.published import load_published, published_layout
     from ..measure.rows import load_measurements
 
     defaults = {"weight_format": args.weights, "kv_format": args.kv, "num_devices": args.tp,
                 "pipeline_parallel": args.pp}
-    rows, args.skipped = [], []  # the skipped rows are summarised in one line once the command succeeds
+    rows: list[MeasurementRow] = []
+    args.skipped = []  # the skipped rows are summarised in one line once the command succeeds
     for path in args.files:
         if published_layout(path):  # these state their own device counts
             found = load_published(path)
@@ -88,15 +98,16 @@ def _read(args: argparse.Namespace):
     return rows
 
 
-def _device_id(device) -> str | None:
+def _device_id(device: Accelerator | str | None) -> str | None:
     return device if isinstance(device, str) or device is None else (device.id or device.name)
 
 
-def _model_id(model) -> str | None:
+def _model_id(model: Model | str | None) -> str | None:
     return model if isinstance(model, str) or model is None else model.name
 
 
-def _select(rows, args: argparse.Namespace):
+def _select(rows: list[MeasurementRow], args: argparse.Namespace
+            ) -> tuple[list[MeasurementRow], Accelerator | str | None, str | None]:
     """Rows measured on --gpu / with --model when some rows match; otherwise the options
     override every row.  Returns (rows, device to use or None, model to use or None)."""
     device, model = args.gpu, args.model
@@ -139,17 +150,20 @@ def _plot_path(text: str | None) -> Path | None:
     return path
 
 
-def _plot(path: Path, comparison, predictions=None) -> None:
+def _plot(path: Path, comparison: Comparison, predictions: Sequence[CalibratedPrediction] | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     from ..measure.plot import plot_measurements
 
     ax = plot_measurements(comparison, predictions)
-    ax.figure.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(ax.figure)
+    figure = ax.figure
+    assert isinstance(figure, Figure)  # plot_measurements drew on a new figure of its own
+    figure.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(figure)
     print(f"plot written to {path}", file=sys.stderr)
 
 
@@ -294,9 +308,9 @@ def run_predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def _table(records: list[dict]) -> str:
+def _table(records: list[dict[str, Any]]) -> str:
     headers = ["#", "row", "fit", "measured ms", "floor ms", "calibrated ms", "band ms", "error"]
-    lines = []
+    lines: list[list[str]] = []
     for r in records:
         band = ("-" if r["lower_s"] != r["lower_s"]
                 else f"{r['lower_s'] * 1e3:.4g}..{r['upper_s'] * 1e3:.4g}")

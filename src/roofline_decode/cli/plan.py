@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .common import (
-    add_model_arguments, add_routing_argument, emit_records, fraction, load_model_from_args, non_negative, positive, whole_number,
+    Subparsers, add_model_arguments, add_routing_argument, emit_records, fraction, load_model_from_args, non_negative, positive, whole_number,
 )
 
 EXAMPLE = (
@@ -14,7 +14,7 @@ EXAMPLE = (
 )
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "plan", help="does it fit, is it fast enough, how many devices: verdicts per accelerator",
         description="Capacity (fits?) and bandwidth (meets the per-token target?) verdicts, and the smallest "

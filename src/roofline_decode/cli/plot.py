@@ -7,8 +7,9 @@ the extension of ``-o`` picks PNG, SVG or PDF.  Needs the ``plot`` extra (matplo
 from __future__ import annotations
 
 import argparse
+from typing import TypeVar
 
-from .common import add_model_arguments, load_model_from_args, number_list, positive
+from .common import Subparsers, add_model_arguments, load_model_from_args, number_list, positive
 from ..errors import InvalidValueError
 
 #: Plot kinds, in the order of ``--help``.
@@ -25,7 +26,7 @@ SLO_KINDS = ("batch", "context", "map")
 LATENCY_KINDS = ("ridge", "batch")
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
     plot = subparsers.add_parser(
         "plot", help="draw a decode plot (ridge, batch, context, breakdown, map) to PNG, SVG or PDF",
         description="Draw a decode plot to a file; the extension of -o picks PNG, SVG or PDF.",
@@ -61,7 +62,10 @@ def register(subparsers) -> None:
     plot.set_defaults(handler=run_plot)
 
 
-def _one(values, default, flag: str = "--context"):
+_Default = TypeVar("_Default", float, None)
+
+
+def _one(values: list[float] | None, default: _Default, flag: str = "--context") -> float | _Default:
     if values is None:
         return default
     if len(values) != 1:

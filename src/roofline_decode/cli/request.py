@@ -11,13 +11,21 @@ in the context).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .common import add_model_arguments, emit_records, load_model_from_args, number_list
+from .common import Subparsers, add_model_arguments, emit_records, load_model_from_args, number_list
 from ..errors import InvalidValueError
 from ..units import format_number
 from ..views_table import format_table
+
+if TYPE_CHECKING:
+    from .._typing import ArrayOrExpr
+    from ..estimate_request import RequestFloor
+    from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
 
 #: speculative keys added to each record
 SPECULATIVE_KEYS = ("speculative_draft", "speculative_k", "speculative_acceptance", "speculative_speedup",
@@ -25,7 +33,7 @@ SPECULATIVE_KEYS = ("speculative_draft", "speculative_k", "speculative_acceptanc
                     "speculative_best_k", "speculative_max_useful_batch")
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
     request = subparsers.add_parser(
         "request", help="time to first token, time per output token and end-to-end floors of a request",
         description="Floors of a static batch of requests: the prefill yields the first token, then output - 1 "
@@ -52,7 +60,7 @@ def register(subparsers) -> None:
     request.set_defaults(handler=run_request)
 
 
-def _one(name: str, values) -> float:
+def _one(name: str, values: list[float]) -> float:
     if len(values) != 1:
         raise InvalidValueError(name, ",".join(f"{v:g}" for v in values), "one value")
     return values[0]
@@ -71,7 +79,8 @@ def run_request(args: argparse.Namespace) -> int:
     prompt = np.asarray(args.prompt, dtype=float)[None, :, None]
     output = np.asarray(args.output, dtype=float)[None, None, :]
     chunk = None if args.chunk is None else _one("--chunk", args.chunk)
-    blocks, records = [], []
+    blocks: list[str] = []
+    records: list[dict[str, Any]] = []
     for gpu in args.gpu:
         device = load_accelerator(gpu)
         r = request_floor(model, device, prompt, output, batch, chunk=chunk, cached=_one("--cached", args.cached),
@@ -86,7 +95,9 @@ def run_request(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_speculative(args, model, device, r, rows, mean_decode_context) -> None:
+def _add_speculative(args: argparse.Namespace, model: Model, device: Accelerator, r: RequestFloor,
+                     rows: list[dict[str, Any]],
+                     mean_decode_context: Callable[[np.ndarray, np.ndarray], ArrayOrExpr]) -> None:
     from ..estimate_speculative import speculative_floor
 
     k = 4 if args.k is None else args.k
@@ -111,7 +122,7 @@ def _add_speculative(args, model, device, r, rows, mean_decode_context) -> None:
         row["speculative_latency_s"] = float(ttft[i] + steps[i] * flat["speculative_tpot_s"][i])
 
 
-def _speculative_table(rows) -> str:
+def _speculative_table(rows: list[dict[str, Any]]) -> str:
     first = rows[0]
     header = (f"\nwith speculative decoding ({first['speculative_draft']}, k = {first['speculative_k']}, "
               f"acceptance {first['speculative_acceptance']:g}; at each request's mean decode context)")

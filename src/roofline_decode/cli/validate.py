@@ -7,16 +7,23 @@ import os
 import sys
 from pathlib import Path
 
-from .common import number_list, positive
+from typing import TYPE_CHECKING
+
+from .common import Subparsers, number_list, positive
 from ..errors import InvalidValueError, MissingExtraError
 from ..views_table import format_table
+
+if TYPE_CHECKING:
+    from ..kernel.probe import BandwidthReport
+    from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
 
 #: Default grids: (batch, context) for a full run and for ``--quick``.
 DEFAULT_GRID = ((1, 4, 16, 64), (256, 2048))
 QUICK_GRID = ((1, 8), (128, 1024))
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "validate", help="time a numpy decode step on this CPU against its floor (probes the bandwidth)",
         description=(
@@ -44,7 +51,7 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=run_validate)
 
 
-def _host(args: argparse.Namespace):
+def _host(args: argparse.Namespace) -> tuple[BandwidthReport, Accelerator, str]:
     from ..kernel.probe import BandwidthReport, host_accelerator, last_level_cache_bytes, measure_bandwidth
 
     if (args.bandwidth is None) != (args.fp32_peak is None):
@@ -63,7 +70,7 @@ def _host(args: argparse.Namespace):
     return report, host_accelerator(report), described
 
 
-def _check_memory(model, batches: list[int], contexts: list[int]) -> None:
+def _check_memory(model: Model, batches: list[int], contexts: list[int]) -> None:
     kv = max(batches) * (max(contexts) + 1) * model.num_layers * 2 * model.num_kv_heads * model.head_dim * 4
     weights = 4 * (model.parameter_count + (model.vocab_size * model.hidden_size if model.tie_word_embeddings else 0))
     try:

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._typing import ArrayOrExpr, Operand
 
-def is_symbolic(*values) -> bool:
+
+def is_symbolic(*values: object) -> bool:
     """True if any value is a sympy expression (detected without importing sympy)."""
     return any(hasattr(v, "free_symbols") for v in values)
 
 
-def maximum(a, b):
+def maximum(a: Operand, b: Operand) -> ArrayOrExpr:
     """Element-wise maximum: ``numpy.maximum`` or ``sympy.Max``."""
     if is_symbolic(a, b):
         import sympy
@@ -24,7 +26,7 @@ def maximum(a, b):
     return np.maximum(a, b)
 
 
-def minimum(a, b):
+def minimum(a: Operand, b: Operand) -> ArrayOrExpr:
     """Element-wise minimum: ``numpy.minimum`` or ``sympy.Min``."""
     if is_symbolic(a, b):
         import sympy
@@ -33,7 +35,7 @@ def minimum(a, b):
     return np.minimum(a, b)
 
 
-def ratio_or_infinite(numerator, denominator):
+def ratio_or_infinite(numerator: Operand, denominator: Operand) -> ArrayOrExpr:
     """``numerator / denominator`` where ``denominator > 0``, else +infinity.
 
     Symbolic arguments give a ``sympy.Piecewise``.
@@ -48,7 +50,7 @@ def ratio_or_infinite(numerator, denominator):
         return np.where(denominator > 0, numerator / denominator, np.inf)
 
 
-def floor(x):
+def floor(x: Operand) -> ArrayOrExpr:
     """Largest integer <= x: ``numpy.floor`` or ``sympy.floor``."""
     if is_symbolic(x):
         import sympy
@@ -57,7 +59,7 @@ def floor(x):
     return np.floor(x)
 
 
-def ceiling(x):
+def ceiling(x: Operand) -> ArrayOrExpr:
     """Smallest integer >= x: ``numpy.ceil`` or ``sympy.ceiling``."""
     if is_symbolic(x):
         import sympy
@@ -66,7 +68,7 @@ def ceiling(x):
     return np.ceil(x)
 
 
-def remainder(a, b):
+def remainder(a: Operand, b: Operand) -> ArrayOrExpr:
     """Element-wise remainder ``a mod b`` (b > 0): ``numpy.mod`` or ``sympy.Mod``."""
     if is_symbolic(a, b):
         import sympy

@@ -7,12 +7,15 @@ down to whole sequences and tokens.
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
 from ._ops import maximum, minimum, ratio_or_infinite
 
 __all__ = ["usable_memory", "batch_capacity", "context_capacity"]
 
 
-def usable_memory(memory_capacity, reserve_bytes=0, reserve_fraction=0):
+def usable_memory(
+    memory_capacity: Operand, reserve_bytes: Operand = 0, reserve_fraction: Operand = 0,
+) -> ArrayOrExpr:
     r"""Bytes a serving process can fill with weights and KV cache.
 
     .. math:: M_{usable} = M\,(1 - f_{reserve}) - R
@@ -54,7 +57,9 @@ def usable_memory(memory_capacity, reserve_bytes=0, reserve_fraction=0):
     return memory_capacity * (1 - reserve_fraction) - reserve_bytes
 
 
-def batch_capacity(usable_bytes, resident_weight_bytes, kv_bytes_per_sequence):
+def batch_capacity(
+    usable_bytes: Operand, resident_weight_bytes: Operand, kv_bytes_per_sequence: Operand,
+) -> ArrayOrExpr:
     r"""Sequences whose KV caches fit beside the weights (real-valued).
 
     .. math:: B_{max} = \frac{M_{usable} - W}{M_{kv}(1, T)}
@@ -91,12 +96,9 @@ def batch_capacity(usable_bytes, resident_weight_bytes, kv_bytes_per_sequence):
 
 
 def context_capacity(
-    free_bytes_per_sequence,
-    kv_bytes_per_token_per_layer,
-    num_global_layers,
-    num_sliding_layers=0,
-    sliding_window=float("inf"),
-):
+    free_bytes_per_sequence: Operand, kv_bytes_per_token_per_layer: Operand, num_global_layers: Operand,
+    num_sliding_layers: Operand = 0, sliding_window: Operand = float("inf"),
+) -> ArrayOrExpr:
     r"""Cached tokens per sequence that fit in a per-sequence byte budget (real-valued).
 
     A budget of P = free / m_kv layer-positions first fills every layer up to the window W,

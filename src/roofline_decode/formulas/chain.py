@@ -14,11 +14,16 @@ so the library's floors leave the chain out unless a latency profile is given
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
+
 __all__ = ["serial_chain_time"]
 
 
-def serial_chain_time(num_layers, operations_per_layer, operation_latency, all_reduces_per_layer=0,
-                      all_reduce_time=0, pipeline_hops=0, hop_time=0, step_latency=0):
+def serial_chain_time(
+    num_layers: Operand, operations_per_layer: Operand, operation_latency: Operand,
+    all_reduces_per_layer: Operand = 0, all_reduce_time: Operand = 0, pipeline_hops: Operand = 0,
+    hop_time: Operand = 0, step_latency: Operand = 0,
+) -> ArrayOrExpr:
     r"""Shortest time the dependent operations of one decode step can take, one after another.
 
     .. math:: T_{chain} = L\,(n_{op}\,t_{op} + n_{AR}\,t_{AR}) + h\,t_{hop} + t_{0}

@@ -6,12 +6,13 @@ residual adds) is not counted: it is O(B·d) per layer against O(B·d²) for the
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
 from .kv_cache import attended_positions
 
 __all__ = ["matmul_flops", "attention_flops"]
 
 
-def matmul_flops(batch, matmul_parameters_per_token):
+def matmul_flops(batch: Operand, matmul_parameters_per_token: Operand) -> ArrayOrExpr:
     r"""FLOPs of the weight matrix products of one decode step.
 
     .. math:: F_{matmul} = 2\,B\,P_{used}
@@ -46,8 +47,9 @@ def matmul_flops(batch, matmul_parameters_per_token):
 
 
 def attention_flops(
-    batch, context, num_heads, score_value_width, num_global_layers, num_sliding_layers=0, sliding_window=float("inf")
-):
+    batch: Operand, context: Operand, num_heads: Operand, score_value_width: Operand,
+    num_global_layers: Operand, num_sliding_layers: Operand = 0, sliding_window: Operand = float("inf"),
+) -> ArrayOrExpr:
     r"""FLOPs of the attention scores and the weighted sum over cached positions.
 
     .. math:: F_{attn} = 2\,B\,H_q\,w\,\left(L_{global}\,T + L_{sliding}\,\min(T, W)\right)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
 from ._ops import minimum
 
 __all__ = [
@@ -14,7 +15,9 @@ __all__ = [
 ]
 
 
-def kv_bytes_per_token_per_layer(num_kv_heads, head_dim, bytes_per_kv):
+def kv_bytes_per_token_per_layer(
+    num_kv_heads: Operand, head_dim: Operand, bytes_per_kv: Operand,
+) -> ArrayOrExpr:
     r"""KV-cache bytes one token occupies in one standard (GQA/MQA/MHA) attention layer.
 
     .. math:: m_{kv} = 2\,H_{kv}\,d_h\,b_{kv}
@@ -47,7 +50,9 @@ def kv_bytes_per_token_per_layer(num_kv_heads, head_dim, bytes_per_kv):
     return 2 * num_kv_heads * head_dim * bytes_per_kv
 
 
-def mla_kv_bytes_per_token_per_layer(kv_lora_rank, qk_rope_head_dim, bytes_per_kv):
+def mla_kv_bytes_per_token_per_layer(
+    kv_lora_rank: Operand, qk_rope_head_dim: Operand, bytes_per_kv: Operand,
+) -> ArrayOrExpr:
     r"""KV-cache bytes one token occupies in one multi-head latent attention layer.
 
     .. math:: m_{kv}^{MLA} = (r_{kv} + d_{rope})\,b_{kv}
@@ -82,7 +87,10 @@ def mla_kv_bytes_per_token_per_layer(kv_lora_rank, qk_rope_head_dim, bytes_per_k
     return (kv_lora_rank + qk_rope_head_dim) * bytes_per_kv
 
 
-def attended_positions(context, num_global_layers, num_sliding_layers=0, sliding_window=float("inf")):
+def attended_positions(
+    context: Operand, num_global_layers: Operand, num_sliding_layers: Operand = 0,
+    sliding_window: Operand = float("inf"),
+) -> ArrayOrExpr:
     r"""Cached positions attended to, summed over layers.
 
     .. math:: N_{pos} = L_{global}\,T + L_{sliding}\,\min(T, W)
@@ -119,8 +127,9 @@ def attended_positions(context, num_global_layers, num_sliding_layers=0, sliding
 
 
 def kv_cache_bytes(
-    batch, context, kv_bytes_per_token_per_layer, num_global_layers, num_sliding_layers=0, sliding_window=float("inf")
-):
+    batch: Operand, context: Operand, kv_bytes_per_token_per_layer: Operand, num_global_layers: Operand,
+    num_sliding_layers: Operand = 0, sliding_window: Operand = float("inf"),
+) -> ArrayOrExpr:
     r"""Bytes of KV cache resident for a batch at a context, summed over layers.
 
     .. math:: M_{kv} = B\,m_{kv}\,\left(L_{global}\,T + L_{sliding}\,\min(T, W)\right)
@@ -159,8 +168,9 @@ def kv_cache_bytes(
 
 
 def kv_read_bytes(
-    batch, context, kv_bytes_per_token_per_layer, num_global_layers, num_sliding_layers=0, sliding_window=float("inf")
-):
+    batch: Operand, context: Operand, kv_bytes_per_token_per_layer: Operand, num_global_layers: Operand,
+    num_sliding_layers: Operand = 0, sliding_window: Operand = float("inf"),
+) -> ArrayOrExpr:
     r"""KV-cache bytes one decode step reads: the whole resident cache of every sequence.
 
     .. math:: KV_{read} = B\,m_{kv}\,\left(L_{global}\,T + L_{sliding}\,\min(T, W)\right)
@@ -191,7 +201,7 @@ def kv_read_bytes(
     return kv_cache_bytes(batch, context, kv_bytes_per_token_per_layer, num_global_layers, num_sliding_layers, sliding_window)
 
 
-def kv_write_bytes(batch, kv_bytes_per_token_per_layer, num_layers):
+def kv_write_bytes(batch: Operand, kv_bytes_per_token_per_layer: Operand, num_layers: Operand) -> ArrayOrExpr:
     r"""KV-cache bytes one decode step writes: one new token per sequence in every layer.
 
     .. math:: KV_{write} = B\,m_{kv}\,L

@@ -8,6 +8,7 @@ from stage to stage.
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
 from ._ops import maximum, minimum
 
 __all__ = [
@@ -20,7 +21,9 @@ __all__ = [
 ]
 
 
-def ring_all_reduce_time(message_bytes, num_devices, link_bandwidth, collective_latency=0):
+def ring_all_reduce_time(
+    message_bytes: Operand, num_devices: Operand, link_bandwidth: Operand, collective_latency: Operand = 0,
+) -> ArrayOrExpr:
     r"""Time of one ring all-reduce of a message over n devices.
 
     .. math:: T_{AR} = \alpha\,\min(n - 1, 1) + \frac{2\,(n-1)}{n}\,\frac{S}{BW_{link}}
@@ -69,7 +72,9 @@ def ring_all_reduce_time(message_bytes, num_devices, link_bandwidth, collective_
     )
 
 
-def ring_all_gather_time(message_bytes, num_devices, link_bandwidth, collective_latency=0):
+def ring_all_gather_time(
+    message_bytes: Operand, num_devices: Operand, link_bandwidth: Operand, collective_latency: Operand = 0,
+) -> ArrayOrExpr:
     r"""Time of one ring all-gather that leaves every device with a message of S bytes.
 
     .. math:: T_{AG} = \alpha\,\min(n - 1, 1) + \frac{n-1}{n}\,\frac{S}{BW_{link}}
@@ -113,15 +118,10 @@ def ring_all_gather_time(message_bytes, num_devices, link_bandwidth, collective_
 
 
 def tensor_parallel_communication_time(
-    batch,
-    hidden_size,
-    bytes_per_activation,
-    num_layers,
-    num_devices,
-    link_bandwidth,
-    collective_latency=0,
-    all_reduces_per_layer=2,
-):
+    batch: Operand, hidden_size: Operand, bytes_per_activation: Operand, num_layers: Operand,
+    num_devices: Operand, link_bandwidth: Operand, collective_latency: Operand = 0,
+    all_reduces_per_layer: Operand = 2,
+) -> ArrayOrExpr:
     r"""Communication time of one tensor-parallel decode step.
 
     .. math:: T_{comm} = k\,L\left(\alpha\,\min(n-1, 1) + \frac{2\,(n-1)}{n}\,\frac{B\,d\,b_{act}}{BW_{link}}\right)
@@ -170,7 +170,7 @@ def tensor_parallel_communication_time(
     )
 
 
-def kv_head_share(num_kv_heads, num_devices):
+def kv_head_share(num_kv_heads: Operand, num_devices: Operand) -> ArrayOrExpr:
     r"""Fraction of the KV cache (and of the k/v projections) one tensor-parallel device holds.
 
     .. math:: s_{kv} = \max\left(\frac{1}{n}, \frac{1}{H_{kv}}\right)
@@ -208,7 +208,7 @@ def kv_head_share(num_kv_heads, num_devices):
     return maximum(1 / num_devices, 1 / num_kv_heads)
 
 
-def sharded_bytes(split_bytes, replicated_bytes, num_devices):
+def sharded_bytes(split_bytes: Operand, replicated_bytes: Operand, num_devices: Operand) -> ArrayOrExpr:
     r"""Bytes one device holds (or reads) when part of them is split n ways.
 
     .. math:: b_{device} = \frac{b_{split}}{n} + b_{replicated}
@@ -241,7 +241,9 @@ def sharded_bytes(split_bytes, replicated_bytes, num_devices):
     return split_bytes / num_devices + replicated_bytes
 
 
-def pipeline_step_time(stage_time, num_stages, microbatches=1, hop_time=0):
+def pipeline_step_time(
+    stage_time: Operand, num_stages: Operand, microbatches: Operand = 1, hop_time: Operand = 0,
+) -> ArrayOrExpr:
     r"""Time between two tokens of one sequence under pipeline parallelism.
 
     The batch is cut into m micro-batches that circulate through p stages; a micro-batch

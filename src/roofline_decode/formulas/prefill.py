@@ -19,6 +19,7 @@ Every function is pure arithmetic on numpy arrays or sympy symbols.
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
 from ._ops import ceiling, floor, maximum, minimum
 from .weights import expected_experts_touched
 
@@ -32,13 +33,16 @@ __all__ = [
 ]
 
 
-def _cumulative_positions(last, sliding_window):
+def _cumulative_positions(last: Operand, sliding_window: Operand) -> ArrayOrExpr:
     """Σ_{n=1}^{m} min(n, W) for m = ``last`` >= -1: m·u − u(u − 1)/2 with u = min(m, W)."""
     u = minimum(last, sliding_window)
     return last * u - u * (u - 1) / 2
 
 
-def prefill_attended_positions(prompt, cached, num_global_layers, num_sliding_layers=0, sliding_window=float("inf")):
+def prefill_attended_positions(
+    prompt: Operand, cached: Operand, num_global_layers: Operand, num_sliding_layers: Operand = 0,
+    sliding_window: Operand = float("inf"),
+) -> ArrayOrExpr:
     r"""Positions the P prompt tokens attend to (causal), summed over tokens and layers.
 
     .. math::
@@ -91,9 +95,9 @@ def prefill_attended_positions(prompt, cached, num_global_layers, num_sliding_la
 
 
 def prefill_attention_flops(
-    batch, prompt, cached, num_heads, score_value_width, num_global_layers, num_sliding_layers=0,
-    sliding_window=float("inf"),
-):
+    batch: Operand, prompt: Operand, cached: Operand, num_heads: Operand, score_value_width: Operand,
+    num_global_layers: Operand, num_sliding_layers: Operand = 0, sliding_window: Operand = float("inf"),
+) -> ArrayOrExpr:
     r"""FLOPs of causal attention (scores and weighted sums) over a prompt.
 
     .. math:: F_{attn}^{prefill} = 2\,B\,H_q\,w\,N_{pos}^{prefill}
@@ -134,7 +138,9 @@ def prefill_attention_flops(
     )
 
 
-def prefill_matmul_flops(batch, prompt, matmul_parameters_per_token, lm_head_parameters):
+def prefill_matmul_flops(
+    batch: Operand, prompt: Operand, matmul_parameters_per_token: Operand, lm_head_parameters: Operand,
+) -> ArrayOrExpr:
     r"""FLOPs of the weight matrix products of a prefill.
 
     .. math:: F_{matmul}^{prefill} = 2\,B\,\left(P\,(P_{used} - P_{lm}) + P_{lm}\right)
@@ -171,10 +177,12 @@ def prefill_matmul_flops(batch, prompt, matmul_parameters_per_token, lm_head_par
 
 
 def prefill_weight_bytes(
-    batch, prompt, chunk, streamed_parameters, lm_head_parameters, embedding_row_parameters, vocab_size,
-    bytes_per_weight, num_moe_layers=0, num_experts=1, num_experts_per_token=1, expert_parameters=0,
-    bytes_per_expert_weight=None,
-):
+    batch: Operand, prompt: Operand, chunk: Operand, streamed_parameters: Operand,
+    lm_head_parameters: Operand, embedding_row_parameters: Operand, vocab_size: Operand,
+    bytes_per_weight: Operand, num_moe_layers: Operand = 0, num_experts: Operand = 1,
+    num_experts_per_token: Operand = 1, expert_parameters: Operand = 0,
+    bytes_per_expert_weight: Operand | None = None,
+) -> ArrayOrExpr:
     r"""Weight bytes a chunked prefill reads: the weights once per chunk, the lm_head once.
 
     .. math::
@@ -243,9 +251,9 @@ num_experts_per_token, expert_parameters, bytes_per_expert_weight
 
 
 def prefill_kv_read_bytes(
-    batch, prompt, chunk, cached, kv_bytes_per_token_per_layer, num_global_layers, num_sliding_layers=0,
-    sliding_window=float("inf"),
-):
+    batch: Operand, prompt: Operand, chunk: Operand, cached: Operand, kv_bytes_per_token_per_layer: Operand,
+    num_global_layers: Operand, num_sliding_layers: Operand = 0, sliding_window: Operand = float("inf"),
+) -> ArrayOrExpr:
     r"""KV-cache bytes a chunked prefill reads: each chunk reads once the KV before it.
 
     .. math::
@@ -299,7 +307,9 @@ def prefill_kv_read_bytes(
     return batch * kv_bytes_per_token_per_layer * (num_global_layers * global_tokens + num_sliding_layers * sliding_tokens)
 
 
-def mla_prefill_score_value_width(kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim):
+def mla_prefill_score_value_width(
+    kv_lora_rank: Operand, qk_nope_head_dim: Operand, qk_rope_head_dim: Operand, v_head_dim: Operand,
+) -> ArrayOrExpr:
     r"""Multiply-adds per head per attended position of MLA in prefill: the cheaper of two forms.
 
     .. math:: w^{MLA}_{prefill} = \min\left(2 r_{kv} + d_{rope},\; d_{nope} + d_{rope} + d_v\right)

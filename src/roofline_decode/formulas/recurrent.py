@@ -7,6 +7,8 @@ state bytes per step = 2 × (state elements) × (bytes per state element) per la
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
+
 __all__ = [
     "mamba_matrix_parameters",
     "mamba_state_elements",
@@ -19,7 +21,9 @@ __all__ = [
 ]
 
 
-def mamba_matrix_parameters(hidden_size, ssm_inner_size, ssm_state_size, ssm_dt_rank):
+def mamba_matrix_parameters(
+    hidden_size: Operand, ssm_inner_size: Operand, ssm_state_size: Operand, ssm_dt_rank: Operand,
+) -> ArrayOrExpr:
     r"""Matrix parameters of one Mamba (v1) mixer: in_proj, x_proj, dt_proj and out_proj.
 
     .. math:: P_{mamba} = d\,2 d_{in} + d_{in}\,(r_{dt} + 2N) + r_{dt}\,d_{in} + d_{in}\,d
@@ -56,7 +60,9 @@ def mamba_matrix_parameters(hidden_size, ssm_inner_size, ssm_state_size, ssm_dt_
             + ssm_dt_rank * ssm_inner_size + ssm_inner_size * hidden_size)
 
 
-def mamba_state_elements(ssm_inner_size, ssm_state_size, conv_kernel):
+def mamba_state_elements(
+    ssm_inner_size: Operand, ssm_state_size: Operand, conv_kernel: Operand,
+) -> ArrayOrExpr:
     r"""State elements one Mamba (v1) layer keeps per sequence.
 
     .. math:: S_{mamba} = d_{in}\,N + d_{in}\,(K - 1)
@@ -87,7 +93,10 @@ def mamba_state_elements(ssm_inner_size, ssm_state_size, conv_kernel):
     return ssm_inner_size * ssm_state_size + ssm_inner_size * (conv_kernel - 1)
 
 
-def mamba2_matrix_parameters(hidden_size, ssm_inner_size, ssm_groups, ssm_state_size, ssm_heads):
+def mamba2_matrix_parameters(
+    hidden_size: Operand, ssm_inner_size: Operand, ssm_groups: Operand, ssm_state_size: Operand,
+    ssm_heads: Operand,
+) -> ArrayOrExpr:
     r"""Matrix parameters of one Mamba-2 mixer: the input and output projections.
 
     .. math:: P_{mamba2} = d\,(2 d_{in} + 2 g N + H_{ssm}) + d_{in}\,d
@@ -128,7 +137,9 @@ def mamba2_matrix_parameters(hidden_size, ssm_inner_size, ssm_groups, ssm_state_
     return hidden_size * (2 * ssm_inner_size + 2 * ssm_groups * ssm_state_size + ssm_heads) + ssm_inner_size * hidden_size
 
 
-def mamba2_state_elements(ssm_inner_size, ssm_groups, ssm_state_size, conv_kernel):
+def mamba2_state_elements(
+    ssm_inner_size: Operand, ssm_groups: Operand, ssm_state_size: Operand, conv_kernel: Operand,
+) -> ArrayOrExpr:
     r"""State elements one Mamba-2 layer keeps per sequence: the SSM state and the convolution window.
 
     .. math:: S_{mamba2} = d_{in}\,N + (d_{in} + 2 g N)\,(K - 1)
@@ -162,8 +173,10 @@ def mamba2_state_elements(ssm_inner_size, ssm_groups, ssm_state_size, conv_kerne
     return ssm_inner_size * ssm_state_size + (ssm_inner_size + 2 * ssm_groups * ssm_state_size) * (conv_kernel - 1)
 
 
-def gated_deltanet_matrix_parameters(hidden_size, linear_key_heads, linear_key_head_dim, linear_value_heads,
-                                     linear_value_head_dim):
+def gated_deltanet_matrix_parameters(
+    hidden_size: Operand, linear_key_heads: Operand, linear_key_head_dim: Operand,
+    linear_value_heads: Operand, linear_value_head_dim: Operand,
+) -> ArrayOrExpr:
     r"""Matrix parameters of one Gated DeltaNet layer (Qwen3-Next linear attention).
 
     .. math:: P_{GDN} = d\,(2 H_k d_k + 2 H_v d_v) + d\,2 H_v + H_v d_v\,d
@@ -201,8 +214,10 @@ def gated_deltanet_matrix_parameters(hidden_size, linear_key_heads, linear_key_h
             + hidden_size * 2 * linear_value_heads + linear_value_heads * linear_value_head_dim * hidden_size)
 
 
-def gated_deltanet_state_elements(linear_key_heads, linear_key_head_dim, linear_value_heads, linear_value_head_dim,
-                                  conv_kernel):
+def gated_deltanet_state_elements(
+    linear_key_heads: Operand, linear_key_head_dim: Operand, linear_value_heads: Operand,
+    linear_value_head_dim: Operand, conv_kernel: Operand,
+) -> ArrayOrExpr:
     r"""State elements one Gated DeltaNet layer keeps per sequence.
 
     .. math:: S_{GDN} = H_v\,d_k\,d_v + (2 H_k d_k + H_v d_v)\,(K - 1)
@@ -237,7 +252,10 @@ def gated_deltanet_state_elements(linear_key_heads, linear_key_head_dim, linear_
             + (2 * linear_key_heads * linear_key_head_dim + linear_value_heads * linear_value_head_dim) * (conv_kernel - 1))
 
 
-def recurrent_state_bytes(batch, num_recurrent_layers, recurrent_state_elements, bytes_per_state):
+def recurrent_state_bytes(
+    batch: Operand, num_recurrent_layers: Operand, recurrent_state_elements: Operand,
+    bytes_per_state: Operand,
+) -> ArrayOrExpr:
     r"""Recurrent-state bytes one decode step reads (and, equally, writes back).
 
     .. math:: Q_{state} = B\,L_{rec}\,S\,b_{state}
@@ -277,7 +295,9 @@ def recurrent_state_bytes(batch, num_recurrent_layers, recurrent_state_elements,
     return batch * num_recurrent_layers * recurrent_state_elements * bytes_per_state
 
 
-def recurrent_update_flops(batch, num_recurrent_layers, recurrent_flops_per_token):
+def recurrent_update_flops(
+    batch: Operand, num_recurrent_layers: Operand, recurrent_flops_per_token: Operand,
+) -> ArrayOrExpr:
     r"""FLOPs of the recurrent state updates of one decode step (beyond the projections).
 
     .. math:: F_{state} = B\,L_{rec}\,f_{rec}

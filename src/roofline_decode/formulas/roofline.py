@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
 from ._ops import maximum, ratio_or_infinite
 
 __all__ = [
@@ -15,7 +16,7 @@ __all__ = [
 ]
 
 
-def memory_time(bytes_moved, memory_bandwidth):
+def memory_time(bytes_moved: Operand, memory_bandwidth: Operand) -> ArrayOrExpr:
     r"""Time to move bytes through memory at full bandwidth.
 
     .. math:: T_{mem} = \frac{\text{bytes}}{BW}
@@ -47,7 +48,7 @@ def memory_time(bytes_moved, memory_bandwidth):
     return bytes_moved / memory_bandwidth
 
 
-def compute_time(flops, peak_flops):
+def compute_time(flops: Operand, peak_flops: Operand) -> ArrayOrExpr:
     r"""Time to execute FLOPs at the dense peak.
 
     .. math:: T_{comp} = \frac{F_{step}}{F_{peak}}
@@ -78,7 +79,7 @@ def compute_time(flops, peak_flops):
     return flops / peak_flops
 
 
-def step_time(memory_time, compute_time):
+def step_time(memory_time: Operand, compute_time: Operand) -> ArrayOrExpr:
     r"""The decode step floor with perfect overlap of memory and compute.
 
     .. math:: T_{step} = \max(T_{mem}, T_{comp})
@@ -105,7 +106,7 @@ def step_time(memory_time, compute_time):
     return maximum(memory_time, compute_time)
 
 
-def arithmetic_intensity(flops, bytes_moved):
+def arithmetic_intensity(flops: Operand, bytes_moved: Operand) -> ArrayOrExpr:
     r"""FLOPs per byte moved.
 
     .. math:: I = \frac{F_{step}}{\text{bytes}}
@@ -136,7 +137,7 @@ def arithmetic_intensity(flops, bytes_moved):
     return flops / bytes_moved
 
 
-def ridge_point(peak_flops, memory_bandwidth):
+def ridge_point(peak_flops: Operand, memory_bandwidth: Operand) -> ArrayOrExpr:
     r"""Arithmetic intensity at which a device turns from memory- to compute-bound.
 
     .. math:: I^{*} = \frac{F_{peak}}{BW}
@@ -167,7 +168,7 @@ def ridge_point(peak_flops, memory_bandwidth):
     return peak_flops / memory_bandwidth
 
 
-def tokens_per_second(batch, step_time):
+def tokens_per_second(batch: Operand, step_time: Operand) -> ArrayOrExpr:
     r"""Generated tokens per second, aggregated over the batch.
 
     .. math:: \text{tok/s} = \frac{B}{T_{step}}
@@ -198,7 +199,10 @@ def tokens_per_second(batch, step_time):
     return batch / step_time
 
 
-def critical_batch(fixed_bytes, bytes_per_sequence, flops_per_sequence, peak_flops, memory_bandwidth):
+def critical_batch(
+    fixed_bytes: Operand, bytes_per_sequence: Operand, flops_per_sequence: Operand, peak_flops: Operand,
+    memory_bandwidth: Operand,
+) -> ArrayOrExpr:
     r"""Batch at which compute time equals memory time (bytes linear in B).
 
     With bytes = W + B·m and FLOPs = B·f, T_comp ≥ T_mem once

@@ -6,10 +6,12 @@ steady state obeys Little's law: concurrency = arrival rate × time in the syste
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
+
 __all__ = ["requests_per_second", "littles_law_concurrency", "request_rate_at_concurrency"]
 
 
-def requests_per_second(tokens_per_second, output_length):
+def requests_per_second(tokens_per_second: Operand, output_length: Operand) -> ArrayOrExpr:
     r"""Requests completed per second for a generated-token rate and an output length.
 
     .. math:: \lambda = \frac{\text{tok/s}}{N_{out}}
@@ -41,7 +43,7 @@ def requests_per_second(tokens_per_second, output_length):
     return tokens_per_second / output_length
 
 
-def littles_law_concurrency(arrival_rate, output_length, step_time):
+def littles_law_concurrency(arrival_rate: Operand, output_length: Operand, step_time: Operand) -> ArrayOrExpr:
     r"""Requests decoding at once in the steady state of continuous batching.
 
     .. math:: B = \lambda\,N_{out}\,T_{step}(B)
@@ -75,7 +77,9 @@ def littles_law_concurrency(arrival_rate, output_length, step_time):
     return arrival_rate * output_length * step_time
 
 
-def request_rate_at_concurrency(concurrency, output_length, step_time):
+def request_rate_at_concurrency(
+    concurrency: Operand, output_length: Operand, step_time: Operand,
+) -> ArrayOrExpr:
     r"""Arrival rate that keeps a given concurrency in steady state (Little's law solved for λ).
 
     .. math:: \lambda = \frac{B}{N_{out}\,T_{step}(B)}

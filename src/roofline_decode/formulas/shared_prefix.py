@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
 from ._ops import maximum, minimum
 
 __all__ = ["shared_prefix_positions", "shared_prefix_saved_bytes"]
 
 
-def shared_prefix_positions(context, shared_prefix, num_global_layers, num_sliding_layers=0,
-                            sliding_window=float("inf")):
+def shared_prefix_positions(
+    context: Operand, shared_prefix: Operand, num_global_layers: Operand, num_sliding_layers: Operand = 0,
+    sliding_window: Operand = float("inf"),
+) -> ArrayOrExpr:
     r"""Positions of a shared prefix a sequence holds (and attends to), summed over layers.
 
     .. math::
@@ -48,8 +51,10 @@ def shared_prefix_positions(context, shared_prefix, num_global_layers, num_slidi
     return num_global_layers * held + num_sliding_layers * maximum(0, held - maximum(0, context - sliding_window))
 
 
-def shared_prefix_saved_bytes(batch, context, shared_prefix, kv_bytes_per_token_per_layer, num_global_layers,
-                              num_sliding_layers=0, sliding_window=float("inf")):
+def shared_prefix_saved_bytes(
+    batch: Operand, context: Operand, shared_prefix: Operand, kv_bytes_per_token_per_layer: Operand,
+    num_global_layers: Operand, num_sliding_layers: Operand = 0, sliding_window: Operand = float("inf"),
+) -> ArrayOrExpr:
     r"""KV bytes saved by holding (or reading) a shared prefix once instead of B times.
 
     .. math:: \Delta KV = (B - 1)\,m_{kv}\,N_{pos}^{shared}

@@ -3,12 +3,15 @@ positions a decode step attends to (DESIGN.md §4b "Sparse and chunked attention
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
 from ._ops import remainder
 
 __all__ = ["chunked_attended_positions", "indexer_read_bytes", "indexer_flops"]
 
 
-def chunked_attended_positions(context, num_chunked_layers, attention_chunk_size):
+def chunked_attended_positions(
+    context: Operand, num_chunked_layers: Operand, attention_chunk_size: Operand,
+) -> ArrayOrExpr:
     r"""Cached positions the chunked-attention layers attend to, summed over those layers.
 
     .. math:: N_{chunk} = L_{chunk}\,(T \bmod C)
@@ -49,7 +52,9 @@ def chunked_attended_positions(context, num_chunked_layers, attention_chunk_size
     return num_chunked_layers * remainder(context, attention_chunk_size)
 
 
-def indexer_read_bytes(batch, context, num_sparse_layers, indexer_bytes_per_token):
+def indexer_read_bytes(
+    batch: Operand, context: Operand, num_sparse_layers: Operand, indexer_bytes_per_token: Operand,
+) -> ArrayOrExpr:
     r"""Bytes the lightning indexer of DeepSeek sparse attention reads per decode step.
 
     .. math:: Q_{idx} = B\,L_{sparse}\,T\,m_{idx}
@@ -89,7 +94,10 @@ def indexer_read_bytes(batch, context, num_sparse_layers, indexer_bytes_per_toke
     return batch * num_sparse_layers * context * indexer_bytes_per_token
 
 
-def indexer_flops(batch, context, num_sparse_layers, indexer_heads, indexer_head_dim):
+def indexer_flops(
+    batch: Operand, context: Operand, num_sparse_layers: Operand, indexer_heads: Operand,
+    indexer_head_dim: Operand,
+) -> ArrayOrExpr:
     r"""FLOPs of the lightning indexer's scores over the cache per decode step.
 
     .. math:: F_{idx} = 2\,B\,L_{sparse}\,H_{idx}\,d_{idx}\,T

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._typing import ArrayOrExpr, Operand
 from ._ops import is_symbolic
 
 __all__ = ["expected_tokens_per_round", "speculative_time_per_token", "speculative_speedup"]
 
 
-def expected_tokens_per_round(acceptance, draft_tokens):
+def expected_tokens_per_round(acceptance: Operand, draft_tokens: Operand) -> ArrayOrExpr:
     r"""Expected tokens one speculative round yields per sequence.
 
     .. math:: E = \frac{1 - a^{k + 1}}{1 - a} = \sum_{i=0}^{k} a^{i}
@@ -55,7 +56,9 @@ def expected_tokens_per_round(acceptance, draft_tokens):
     return np.where(acceptance == 1, draft_tokens + 1.0, ratio)
 
 
-def speculative_time_per_token(draft_step_time, verify_step_time, draft_tokens, acceptance):
+def speculative_time_per_token(
+    draft_step_time: Operand, verify_step_time: Operand, draft_tokens: Operand, acceptance: Operand,
+) -> ArrayOrExpr:
     r"""Time per generated token of speculative decoding (per sequence).
 
     .. math:: t_{token} = \frac{k\,t_{draft} + t_{verify}}{E(a, k)}
@@ -90,7 +93,10 @@ def speculative_time_per_token(draft_step_time, verify_step_time, draft_tokens, 
     return (draft_tokens * draft_step_time + verify_step_time) / expected_tokens_per_round(acceptance, draft_tokens)
 
 
-def speculative_speedup(step_time, draft_step_time, verify_step_time, draft_tokens, acceptance):
+def speculative_speedup(
+    step_time: Operand, draft_step_time: Operand, verify_step_time: Operand, draft_tokens: Operand,
+    acceptance: Operand,
+) -> ArrayOrExpr:
     r"""Speedup of speculative decoding over plain decoding at the same batch and context.
 
     .. math:: S = \frac{T_{step}\,E(a, k)}{k\,t_{draft} + t_{verify}}

@@ -7,12 +7,15 @@ tokens) and/or of the weights.  Every decode step still reads all of them, so th
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
 from ._ops import maximum, ratio_or_infinite
 
 __all__ = ["tiered_memory_time", "overlapped_tiered_memory_time", "required_tier_bandwidth"]
 
 
-def tiered_memory_time(fast_bytes, fast_bandwidth, tier_bytes, tier_bandwidth):
+def tiered_memory_time(
+    fast_bytes: Operand, fast_bandwidth: Operand, tier_bytes: Operand, tier_bandwidth: Operand,
+) -> ArrayOrExpr:
     r"""Memory time of a step whose bytes come from two tiers, one after the other.
 
     .. math:: T_{mem} = \frac{b_{fast}}{BW_{fast}} + \frac{b_{tier}}{BW_{tier}}
@@ -50,7 +53,9 @@ def tiered_memory_time(fast_bytes, fast_bandwidth, tier_bytes, tier_bandwidth):
     return fast_bytes / fast_bandwidth + tier_bytes / tier_bandwidth
 
 
-def overlapped_tiered_memory_time(fast_bytes, fast_bandwidth, tier_bytes, tier_bandwidth):
+def overlapped_tiered_memory_time(
+    fast_bytes: Operand, fast_bandwidth: Operand, tier_bytes: Operand, tier_bandwidth: Operand,
+) -> ArrayOrExpr:
     r"""Memory time of a two-tier step when both tiers stream at once (perfect prefetch).
 
     .. math:: T_{mem} = \max\left(\frac{b_{fast}}{BW_{fast}}, \frac{b_{tier}}{BW_{tier}}\right)
@@ -80,7 +85,10 @@ def overlapped_tiered_memory_time(fast_bytes, fast_bandwidth, tier_bytes, tier_b
     return maximum(fast_bytes / fast_bandwidth, tier_bytes / tier_bandwidth)
 
 
-def required_tier_bandwidth(tier_bytes, target_step_time, fast_bytes=0, fast_bandwidth=float("inf"), overlapped=False):
+def required_tier_bandwidth(
+    tier_bytes: Operand, target_step_time: Operand, fast_bytes: Operand = 0,
+    fast_bandwidth: Operand = float("inf"), overlapped: Operand = False,
+) -> ArrayOrExpr:
     r"""Tier read bandwidth needed for a step to finish within a target time.
 
     Serial (default) and overlapped:

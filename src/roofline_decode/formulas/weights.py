@@ -6,6 +6,7 @@ Only matrices count as *matmul* parameters (they drive FLOPs); biases and norm w
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
 from ._ops import minimum
 
 __all__ = [
@@ -18,7 +19,9 @@ __all__ = [
 ]
 
 
-def attention_matrix_parameters(hidden_size, num_heads, num_kv_heads, head_dim):
+def attention_matrix_parameters(
+    hidden_size: Operand, num_heads: Operand, num_kv_heads: Operand, head_dim: Operand,
+) -> ArrayOrExpr:
     r"""Matrix parameters of one grouped-query attention layer (q, k, v and o projections).
 
     .. math:: P_{attn} = d\,H_q d_h + 2\,d\,H_{kv} d_h + H_q d_h\,d
@@ -59,8 +62,9 @@ def attention_matrix_parameters(hidden_size, num_heads, num_kv_heads, head_dim):
 
 
 def mla_matrix_parameters(
-    hidden_size, num_heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
-):
+    hidden_size: Operand, num_heads: Operand, q_lora_rank: Operand, kv_lora_rank: Operand,
+    qk_nope_head_dim: Operand, qk_rope_head_dim: Operand, v_head_dim: Operand,
+) -> ArrayOrExpr:
     r"""Matrix parameters of one multi-head latent attention (MLA) layer.
 
     .. math::
@@ -114,7 +118,9 @@ def mla_matrix_parameters(
     return query + key_value + output
 
 
-def mlp_matrix_parameters(hidden_size, intermediate_size, gated=True):
+def mlp_matrix_parameters(
+    hidden_size: Operand, intermediate_size: Operand, gated: Operand = True,
+) -> ArrayOrExpr:
     r"""Matrix parameters of one feed-forward block (or one expert).
 
     .. math:: P_{mlp} = (2 + g)\,d\,d_{ff}, \qquad g = 1 \text{ (gated: SwiGLU, GeGLU)}, 0 \text{ (plain)}
@@ -147,7 +153,9 @@ def mlp_matrix_parameters(hidden_size, intermediate_size, gated=True):
     return (2 + 1 * gated) * hidden_size * intermediate_size
 
 
-def expected_experts_touched(num_experts, num_experts_per_token, batch):
+def expected_experts_touched(
+    num_experts: Operand, num_experts_per_token: Operand, batch: Operand,
+) -> ArrayOrExpr:
     r"""Expected number of distinct routed experts a batch touches in one MoE layer.
 
     .. math:: U(B) = E \left(1 - \left(1 - \frac{k}{E}\right)^{B}\right)
@@ -194,7 +202,9 @@ def expected_experts_touched(num_experts, num_experts_per_token, batch):
     return num_experts * (1 - (1 - num_experts_per_token / num_experts) ** batch)
 
 
-def distinct_experts_read(num_experts_per_token, batch, effective_experts):
+def distinct_experts_read(
+    num_experts_per_token: Operand, batch: Operand, effective_experts: Operand,
+) -> ArrayOrExpr:
     r"""Distinct routed experts one MoE layer reads when the batch's routing spreads over
     ``effective_experts`` equally likely experts.
 
@@ -246,18 +256,11 @@ def distinct_experts_read(num_experts_per_token, batch, effective_experts):
 
 
 def weight_bytes_read(
-    batch,
-    streamed_parameters,
-    embedding_row_parameters,
-    vocab_size,
-    bytes_per_weight,
-    num_moe_layers=0,
-    num_experts=1,
-    num_experts_per_token=1,
-    expert_parameters=0,
-    bytes_per_expert_weight=None,
-    experts_read=None,
-):
+    batch: Operand, streamed_parameters: Operand, embedding_row_parameters: Operand, vocab_size: Operand,
+    bytes_per_weight: Operand, num_moe_layers: Operand = 0, num_experts: Operand = 1,
+    num_experts_per_token: Operand = 1, expert_parameters: Operand = 0,
+    bytes_per_expert_weight: Operand | None = None, experts_read: Operand | None = None,
+) -> ArrayOrExpr:
     r"""Weight bytes one decode step reads from memory.
 
     .. math::
@@ -321,6 +324,7 @@ def weight_bytes_read(
     if bytes_per_expert_weight is None:
         bytes_per_expert_weight = bytes_per_weight
     gathered = minimum(batch, vocab_size) * embedding_row_parameters
+    experts: Operand
     if isinstance(num_moe_layers, int) and num_moe_layers == 0:
         experts = 0  # dense model: skip the (vanishing) expert term
     else:

@@ -20,8 +20,8 @@ def nnls(matrix: np.ndarray, target: np.ndarray, max_iterations: int | None = No
     >>> [round(v, 6) + 0.0 for v in nnls(a, np.array([2.0, -1.0, 1.0]))]
     [1.5, 0.0]
     """
-    a = np.asarray(matrix, dtype=float)
-    b = np.asarray(target, dtype=float)
+    a = np.asarray(matrix, dtype=np.float64)
+    b = np.asarray(target, dtype=np.float64)
     m, n = a.shape
     x = np.zeros(n)
     passive = np.zeros(n, dtype=bool)
@@ -61,7 +61,8 @@ def nnls(matrix: np.ndarray, target: np.ndarray, max_iterations: int | None = No
 def weighted_nnls(design: np.ndarray, target: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """min Σ w_i (y_i - X_i β)² with β >= 0; columns scaled to unit maximum for conditioning."""
     root = np.sqrt(weights)
-    scale = np.max(np.abs(design), axis=0)
+    scale: np.ndarray = np.max(np.abs(design), axis=0)
     scale[scale == 0] = 1.0
     solution = nnls(design / scale * root[:, None], target * root)
-    return solution / scale
+    unscaled: np.ndarray = solution / scale
+    return unscaled

@@ -78,7 +78,8 @@ def student_t_quantile(probability: float, dof: float) -> float:
     return 0.5 * (low + high)
 
 
-def weighted_least_squares(design: np.ndarray, target: np.ndarray, weights: np.ndarray):
+def weighted_least_squares(design: np.ndarray, target: np.ndarray,
+                           weights: np.ndarray) -> tuple[np.ndarray, int, np.ndarray | None]:
     """Solve min Σ w_i (y_i − X_i β)² with column scaling for conditioning.
 
     Returns ``(beta, rank, unscaled_covariance)`` where ``unscaled_covariance`` is

@@ -36,6 +36,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, field_validator
 
+from .._typing import Broadcastable
 from ..errors import InvalidValueError, is_real
 from ..specs._base import Spec
 from ..specs.accelerator import Accelerator
@@ -110,7 +111,8 @@ class CalibratedPrediction:
     @property
     def tokens_per_s(self) -> np.ndarray:
         """Aggregate generated tokens per second at the calibrated step time [1/s]."""
-        return self.batch / self.step_time_s
+        rate: np.ndarray = self.batch / self.step_time_s
+        return rate
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,8 @@ class Calibration:
 
     @property
     def relative_residuals(self) -> np.ndarray:
-        return self.residuals_s / self.measured_s
+        relative: np.ndarray = self.residuals_s / self.measured_s
+        return relative
 
     @property
     def parameters(self) -> dict[str, Parameter]:
@@ -253,8 +256,9 @@ class Calibration:
             out[key] = Parameter(label, value, std if self.dof > 0 else float("nan"), unit, status)
         return out
 
-    def predict(self, model: Model | str, batch: Any = 1, context: Any = 0, *, tensor_parallel: int = 1,
-                pipeline_parallel: int = 1, routing: Any = "uniform") -> CalibratedPrediction:
+    def predict(self, model: Model | str, batch: Broadcastable = 1, context: Broadcastable = 0, *,
+                tensor_parallel: int = 1, pipeline_parallel: int = 1,
+                routing: Routing = "uniform") -> CalibratedPrediction:
         """Calibrated step time and its band for ``model`` (broadcasting like ``decode_floor``).
 
         Examples

@@ -33,10 +33,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 import numpy as np
 
+from .._typing import Broadcastable
 from ._nnls import weighted_nnls
+
+if TYPE_CHECKING:
+    from ..routing import Routing
+    from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
 
 __all__ = ["MODELS", "PARAMETERS", "Terms", "ModelFit", "fit_model", "floor_terms", "leave_one_out"]
 
@@ -64,7 +71,7 @@ class Terms:
     batch: np.ndarray
     strict_floor_s: np.ndarray
 
-    def take(self, index) -> Terms:
+    def take(self, index: np.ndarray) -> Terms:
         return Terms(*(np.asarray(getattr(self, f))[index] for f in
                        ("weights_s", "kv_s", "compute_s", "batch", "strict_floor_s")))
 
@@ -72,7 +79,8 @@ class Terms:
         return int(np.size(self.weights_s))
 
 
-def floor_terms(model, device, batch, context, devices: int = 1, routing="uniform") -> Terms:
+def floor_terms(model: Model, device: Accelerator | str, batch: Broadcastable, context: Broadcastable,
+                devices: int = 1, routing: Routing | str | float = "uniform") -> Terms:
     """Weight, KV and compute times [s] on ``devices`` devices (aggregate bandwidth and peak),
     and the strict floor [s] (MoE ``routing="identical"``), broadcast over batch and context."""
     from ..estimate import decode_floor
@@ -145,7 +153,8 @@ def _identifiable(design: np.ndarray, weights: np.ndarray, tolerance: float = 1e
     if scaled.shape[1] == 0:
         return []
     # |R_jj| of a QR factorisation is column j's distance from the span of the columns before it
-    r = np.linalg.qr(scaled / np.where(norms > 0, norms, 1.0), mode="r")
+    # mode="r" returns R alone (numpy's stubs type every mode as the QRResult tuple)
+    r = cast(np.ndarray, np.linalg.qr(scaled / np.where(norms > 0, norms, 1.0), mode="r"))
     diagonal = np.zeros(scaled.shape[1])
     diagonal[: min(r.shape)] = np.abs(np.diag(r))
     return [j for j in range(scaled.shape[1]) if norms[j] > 0 and diagonal[j] >= tolerance]
@@ -174,7 +183,12 @@ class ModelFit:
         return base + design @ beta, design, compute
 
 
-def _solve(names, terms, y, weights, compute, host, fit_compute, use_compute):
+#: (parameter names, their values, the full vector, identifiable columns, compute-side rows, host-side rows)
+_Solution: TypeAlias = tuple[tuple[str, ...], np.ndarray, np.ndarray, list[int], np.ndarray, np.ndarray]
+
+
+def _solve(names: tuple[str, ...], terms: Terms, y: np.ndarray, weights: np.ndarray, compute: np.ndarray,
+           host: np.ndarray, fit_compute: bool | None, use_compute: bool) -> _Solution:
     """Iterate the side assignment from a start; returns (names, beta, full, kept, compute, host)."""
     for _ in range(50):
         names_now = names + (("u_c",) if use_compute else ())
@@ -216,13 +230,13 @@ def fit_model(name: str, terms: Terms, y: np.ndarray, weights: np.ndarray, fit_c
         best = _solve(names, terms, y, weights, compute, none, fit_compute, use_compute)
     if "t_h" in names and start is None:
         device_names = tuple(n for n in names if n != "t_h")
-        start = _solve(device_names, terms, y, weights, compute, none, fit_compute, use_compute)
-        order = np.argsort(_device_time(terms, start[2]))
+        device_fit = _solve(device_names, terms, y, weights, compute, none, fit_compute, use_compute)
+        order = np.argsort(_device_time(terms, device_fit[2]))
         best_sse = math.inf
         for k in sorted({max(1, min(len(y) - 1, round(f * len(y)))) for f in (0.125, 0.25, 0.5, 0.75)}):
             host = np.zeros(len(y), dtype=bool)
             host[order[:k]] = True
-            trial = _solve(names, terms, y, weights, start[4], host, fit_compute, use_compute)
+            trial = _solve(names, terms, y, weights, device_fit[4], host, fit_compute, use_compute)
             design, base = columns(terms, trial[0], trial[4], trial[5])
             sse = float(np.sum(weights * (y - base - design @ trial[1]) ** 2))
             if sse < best_sse - 1e-15:
@@ -245,8 +259,9 @@ def fit_model(name: str, terms: Terms, y: np.ndarray, weights: np.ndarray, fit_c
 
 def _device_time(terms: Terms, full: np.ndarray) -> np.ndarray:
     t0, u_w, u_kv, q, u_c, _ = full
-    return t0 + q * terms.batch + np.maximum((1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s,
-                                             (1 + u_c) * terms.compute_s)
+    time: np.ndarray = t0 + q * terms.batch + np.maximum((1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s,
+                                                         (1 + u_c) * terms.compute_s)
+    return time
 
 
 def leave_one_out(name: str, terms: Terms, y: np.ndarray, weights: np.ndarray, fit_compute: bool | None,
@@ -282,7 +297,8 @@ def extrapolation_fold(name: str, terms: Terms, y: np.ndarray, weights: np.ndarr
     start = None if full_fit is None else (full_fit.compute[~held], full_fit.host[~held])
     fit = fit_model(name, terms.take(~held), y[~held], weights[~held], fit_compute, start)
     predicted, _, _ = fit.predict(terms.take(held))
-    return predicted - y[held], held
+    errors: np.ndarray = predicted - y[held]
+    return errors, held
 
 
 def score(errors: np.ndarray, y: np.ndarray, weighting: str) -> float:

@@ -13,7 +13,7 @@ possible, with correlated or skewed routing (same prompts in every sequence, a p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from ..units import GB, format_number
 from ..views_table import format_table
 from ..planning.capacity import device_memory
 from .rows import MeasurementRow
+
+if TYPE_CHECKING:
+    from ..routing import Routing
 
 __all__ = ["IMPOSSIBLE", "FASTER_THAN_UNIFORM", "EXCEEDS_MEMORY", "RowComparison", "Comparison", "compare", "resolve_model", "resolve_accelerator"]
 
@@ -81,7 +84,7 @@ class RowComparison:
         }
 
 
-class Comparison(ToDataFrame, list):
+class Comparison(ToDataFrame, list[RowComparison]):
     """The :class:`RowComparison` of each row, in input order."""
 
     @property
@@ -99,7 +102,7 @@ class Comparison(ToDataFrame, list):
 
     def __str__(self) -> str:
         headers = ["row", "device", "B", "T", "measured ms", "floor ms", "eff.", "GB/s", "MBU", "bound", "flags"]
-        lines = []
+        lines: list[list[str]] = []
         for c in self:
             lines.append([
                 c.row.describe(), c.accelerator, f"{c.row.batch:g}", f"{c.row.context:g}",
@@ -131,7 +134,21 @@ def resolve_accelerator(accelerator: Accelerator | str | None, field_name: str =
     return load_accelerator(accelerator)
 
 
-def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator, routing: Any = "uniform") -> dict[str, float]:
+class _FloorTerms(TypedDict):
+    """A row's floor on its devices: times [s], bytes [B], FLOPs, bandwidth [B/s], peak [FLOP/s]
+    and the routing label of the reported floor."""
+
+    memory: float
+    compute: float
+    bytes: float
+    flops: float
+    bandwidth: float
+    peak: float
+    routing: str
+
+
+def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator,
+                 routing: Routing | str | float = "uniform") -> _FloorTerms:
     from ..estimate import decode_floor
 
     floor = decode_floor(model, device, batch=row.batch, context=row.context, routing=routing)
@@ -153,13 +170,13 @@ def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator, routing
     }
 
 
-def _step(terms: dict[str, float]) -> float:
+def _step(terms: _FloorTerms) -> float:
     return max(terms["memory"], terms["compute"])
 
 
 def compare(rows: list[MeasurementRow], model: Model | str | None = None,
             accelerator: Accelerator | str | None = None, *, tolerance: float = 0.0,
-            routing: Any = "uniform") -> Comparison:
+            routing: Routing | str | float = "uniform") -> Comparison:
     """Each measured row next to its floor.
 
     Parameters
@@ -215,7 +232,7 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
         t = _floor_terms(row, spec, device, routing)
         floor = max(t["memory"], t["compute"])
         measured = row.step_time
-        flags = []
+        flags: list[str] = []
         strict = uniform = floor
         if spec.is_moe:
             label = t["routing"]

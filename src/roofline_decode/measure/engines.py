@@ -47,6 +47,7 @@ import csv
 import io
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,7 @@ def _text(path: Path) -> str:
         raise MeasurementFileError(str(path), None, "(file)", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
 
 
-def _json_records(text: str) -> list[dict] | None:
+def _json_records(text: str) -> list[dict[str, Any]] | None:
     """A JSON array/object, or JSON lines, as a list of dicts; None if it is not JSON."""
     stripped = text.strip()
     if not stripped or stripped[0] not in "[{":
@@ -98,7 +99,7 @@ def _json_records(text: str) -> list[dict] | None:
     return data if data and all(isinstance(d, dict) for d in data) else None
 
 
-def _markdown_records(text: str) -> list[dict] | None:
+def _markdown_records(text: str) -> list[dict[str, Any]] | None:
     """Rows of the first pipe table in ``text`` (header, separator, rows) as dicts."""
     lines = [line.strip() for line in text.splitlines()]
     for i, line in enumerate(lines[:-1]):
@@ -114,7 +115,7 @@ def _markdown_records(text: str) -> list[dict] | None:
     return None
 
 
-def _csv_records(text: str) -> list[dict] | None:
+def _csv_records(text: str) -> list[dict[str, Any]] | None:
     try:
         rows = list(csv.DictReader(io.StringIO(text)))
     except csv.Error:
@@ -141,7 +142,7 @@ def _ggml_format(text: str) -> tuple[str | None, str]:
     return name, note
 
 
-def _bench_test(rec: dict) -> tuple[int, int, int] | str:
+def _bench_test(rec: dict[str, Any]) -> tuple[int, int, int] | str:
     """(n_prompt, n_gen, n_depth) of a llama-bench record (JSON/CSV fields or the md 'test')."""
     if "n_gen" in rec:
         return int(float(rec["n_prompt"])), int(float(rec["n_gen"])), int(float(rec.get("n_depth") or 0))
@@ -156,7 +157,7 @@ def _bench_test(rec: dict) -> tuple[int, int, int] | str:
     return int(match[4]), int(match[5]), int(match[6] or 0)
 
 
-def _llama_bench(rec: dict) -> dict[str, Any] | str:
+def _llama_bench(rec: dict[str, Any]) -> dict[str, Any] | str:
     test = _bench_test(rec)
     if isinstance(test, str):
         return test
@@ -205,12 +206,12 @@ def _llama_bench(rec: dict) -> dict[str, Any] | str:
 
 
 # ---------------------------------------------------------------- llama-batched-bench
-def _batched_bench(rec: dict, tg_separate: bool) -> dict[str, Any] | str:
+def _batched_bench(rec: dict[str, Any], tg_separate: bool) -> dict[str, Any] | str:
     pp, tg, b = (int(float(rec[k])) for k in ("pp", "tg", "pl"))
     t_tg = float(rec["t_tg"])
     if tg == 0:
         return "TG = 0: no decode steps"
-    row = {"context": pp + (tg - 1) / 2, "label": f"batched-bench PP={pp} TG={tg} B={b}",
+    row: dict[str, Any] = {"context": pp + (tg - 1) / 2, "label": f"batched-bench PP={pp} TG={tg} B={b}",
            "notes": "llama-batched-bench: random token per sequence (uniform routing)"}
     if tg_separate:
         row.update(batch=1, step_time_s=t_tg / (b * tg), notes=row["notes"] + "; is_tg_separate: sequences one after another")
@@ -225,7 +226,7 @@ _BATCHED_MD = {"PP": "pp", "TG": "tg", "B": "pl", "N_KV": "n_kv", "T_TG s": "t_t
 
 
 # ---------------------------------------------------------------- serving benchmarks
-def _serving(rec: dict) -> dict[str, Any] | str:
+def _serving(rec: dict[str, Any]) -> dict[str, Any] | str:
     completed = float(rec.get("completed") or 0)
     tpot = rec.get("mean_tpot_ms")
     if not completed or tpot in (None, 0):
@@ -237,7 +238,8 @@ def _serving(rec: dict) -> dict[str, Any] | str:
     elif rec.get("concurrency"):
         batch, how = float(rec["concurrency"]), "measured mean concurrency"
     elif rec.get("request_throughput") and rec.get("mean_e2el_ms", rec.get("mean_e2e_latency_ms")):
-        e2e = float(rec.get("mean_e2el_ms", rec.get("mean_e2e_latency_ms")))
+        latency: Any = rec.get("mean_e2el_ms", rec.get("mean_e2e_latency_ms"))  # one of them is set (checked above)
+        e2e = float(latency)
         batch, how = float(rec["request_throughput"]) * e2e / 1e3, "Little's law (throughput x latency)"
     else:
         return "no max_concurrency, concurrency or latency to tell the batch"
@@ -259,7 +261,7 @@ def _serving(rec: dict) -> dict[str, Any] | str:
     return row
 
 
-def _one_batch(rec: dict) -> dict[str, Any] | str:
+def _one_batch(rec: dict[str, Any]) -> dict[str, Any] | str:
     if rec.get("median_decode_latency") is None:
         return "no decode steps (output_len <= 1)"
     il, ol, b = (float(rec[k]) for k in ("input_len", "output_len", "batch_size"))
@@ -269,7 +271,7 @@ def _one_batch(rec: dict) -> dict[str, Any] | str:
 
 
 # ---------------------------------------------------------------- dispatch
-def _classify(text: str) -> tuple[str, list[dict], dict[str, Any]] | None:
+def _classify(text: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]] | None:
     records = _json_records(text)
     if records:
         keys = set(records[0])
@@ -290,9 +292,9 @@ def _classify(text: str) -> tuple[str, list[dict], dict[str, Any]] | None:
         if {"PP", "TG", "B", "T_TG s"} <= keys:
             separate = re.search(r"is_tg_separate\s*=\s*(\d)", text)
             shared = re.search(r"is_pp_shared\s*=\s*(\d)", text)
-            rows = [{_BATCHED_MD.get(k, k): v for k, v in r.items()} | {"is_pp_shared": shared[1] if shared else 0}
-                    for r in md]
-            return "llama-batched-bench", rows, {"tg_separate": bool(separate and separate[1] == "1")}
+            batched = [{_BATCHED_MD.get(k, k): v for k, v in r.items()} | {"is_pp_shared": shared[1] if shared else 0}
+                       for r in md]
+            return "llama-batched-bench", batched, {"tg_separate": bool(separate and separate[1] == "1")}
         return None
     rows = _csv_records(text)
     if rows and {"avg_ts", "n_gen", "model_type"} <= set(rows[0]):
@@ -341,8 +343,10 @@ def load_engine_results(path: str | Path, **defaults: Any) -> PublishedRows:
     if found is None:
         raise MeasurementFileError(str(path), None, "(layout)", "not a known engine output: " + ", ".join(ENGINE_LAYOUTS))
     layout, records, options = found
-    reader = {"llama-bench": _llama_bench, "serving-benchmark": _serving, "sglang-bench-one-batch": _one_batch,
-              "llama-batched-bench": lambda r: _batched_bench(r, options.get("tg_separate", False))}[layout]
+    readers: dict[str, Callable[[dict[str, Any]], dict[str, Any] | str]] = {
+        "llama-bench": _llama_bench, "serving-benchmark": _serving, "sglang-bench-one-batch": _one_batch,
+        "llama-batched-bench": lambda r: _batched_bench(r, options.get("tg_separate", False))}
+    reader = readers[layout]
     out = PublishedRows()
     base = {k: v for k, v in defaults.items() if v is not None}
     for number, rec in enumerate(records, start=1):

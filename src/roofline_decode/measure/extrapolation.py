@@ -24,13 +24,14 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..specs.accelerator import Accelerator
 from .calibrate import Measurement, calibrate
 from .published import load_published
 from .rows import MeasurementRow
@@ -113,9 +114,9 @@ class SplitResult:
 
 
 def _measurement(row: MeasurementRow) -> Measurement:
-    from ..catalog import load_model
+    from .compare import resolve_model
 
-    model = load_model(row.model, weights=row.weight_format, kv=row.kv_format)
+    model = resolve_model(row.model, row.weight_format, row.kv_format)
     return Measurement(model=model, batch=row.batch, context=row.context, step_time_s=row.step_time,
                        tensor_parallel=row.num_devices)
 
@@ -132,8 +133,8 @@ def data_sets(folder: str | Path | None = None) -> dict[str, DataSet]:
     gpt_fast = load_published(folder / "gpt_fast.csv").rows
     exllama = load_published(folder / "exllama.csv").rows
 
-    def device(row):
-        return getattr(row.accelerator, "id", row.accelerator)
+    def device(row: MeasurementRow) -> str | None:
+        return row.accelerator.id if isinstance(row.accelerator, Accelerator) else row.accelerator
 
     out = {
         "knlp B200 Qwen2.5-7B (HF eager)": [r for r in knlp if device(r) == "b200" and r.label.startswith("b200_exp")],
@@ -152,7 +153,8 @@ def data_sets(folder: str | Path | None = None) -> dict[str, DataSet]:
 
 def _unique(rows: list[MeasurementRow]) -> list[MeasurementRow]:
     """Drop exact repeats (a table printed twice in one source), keep the first."""
-    seen, out = set(), []
+    seen: set[tuple[object, ...]] = set()
+    out: list[MeasurementRow] = []
     for r in rows:
         key = (r.model, str(r.weight_format), str(r.kv_format), r.batch, r.context, r.num_devices, r.step_time, r.label)
         if key not in seen:
@@ -161,7 +163,8 @@ def _unique(rows: list[MeasurementRow]) -> list[MeasurementRow]:
     return out
 
 
-def _split(axis, ds, description, fit_mask, held_mask) -> Split | None:
+def _split(axis: str, ds: DataSet, description: str, fit_mask: Sequence[bool] | np.ndarray,
+           held_mask: Sequence[bool] | np.ndarray) -> Split | None:
     fit = tuple(m for m, keep in zip(ds.measurements, fit_mask) if keep)
     held = tuple(m for m, keep in zip(ds.measurements, held_mask) if keep)
     if len(fit) < 2 or not held:

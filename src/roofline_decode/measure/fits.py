@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import formulas as f
 from ..errors import InvalidValueError
@@ -132,7 +133,7 @@ class SaturationFit:
         return self.onset_batch is not None
 
 
-def saturation_onset(batch, tokens_per_s, fraction: float = 0.1) -> SaturationFit:
+def saturation_onset(batch: ArrayLike, tokens_per_s: ArrayLike, fraction: float = 0.1) -> SaturationFit:
     """The first batch B_i whose step to the next measured batch gains less than ``fraction`` per doubling.
 
     Between consecutive batches B_i < B_j the gain per doubling is
@@ -170,7 +171,7 @@ def saturation_onset(batch, tokens_per_s, fraction: float = 0.1) -> SaturationFi
                          gains_per_doubling=tuple(float(g) for g in gains))
 
 
-def sustained_bandwidth(bytes_moved, step_time_s) -> tuple[float, float]:
+def sustained_bandwidth(bytes_moved: ArrayLike, step_time_s: ArrayLike) -> tuple[float, float]:
     """(BW_s [B/s], t0 [s]) from an ordinary least-squares line step_time = t0 + bytes / BW_s.
 
     Examples

@@ -12,12 +12,11 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from .compare import EXCEEDS_MEMORY, IMPOSSIBLE, RowComparison, compare
-from .extrapolation import measured_dir, protocol_splits, run_protocol
+from .extrapolation import SplitResult, measured_dir, protocol_splits, run_protocol
 from .published import load_published
 
 __all__ = ["render_page", "plot_page", "write_docs", "efficiency_rows", "PAGE", "PLOT"]
@@ -40,7 +39,8 @@ def efficiency_rows(folder: str | Path | None = None) -> tuple[list[RowCompariso
     """(comparisons of every resident full decode step at or above its floor, the rows left out:
     faster than the strict floor, weights beyond the device, or offloaded by the source's note)."""
     folder = Path(folder) if folder is not None else measured_dir()
-    kept, left = [], []
+    kept: list[RowComparison] = []
+    left: list[RowComparison] = []
     for name in _FILES:
         for c in compare(load_published(folder / name).rows):
             out = IMPOSSIBLE in c.flags or EXCEEDS_MEMORY in c.flags or "offload" in c.row.notes.lower()
@@ -52,8 +52,8 @@ def _bucket(value: float, edges: list[tuple[float, float, str]]) -> str:
     return next(name for low, high, name in edges if low <= value <= high)
 
 
-_BATCH = [(1, 1, "1"), (2, 8, "2-8"), (9, 64, "16-64"), (65, 1e9, "96-128")]
-_CONTEXT = [(0, 999, "< 1K"), (1000, 4096, "1K-4K"), (4097, 32768, "8K-32K"), (32769, 1e9, "64K-384K")]
+_BATCH: list[tuple[float, float, str]] = [(1, 1, "1"), (2, 8, "2-8"), (9, 64, "16-64"), (65, 1e9, "96-128")]
+_CONTEXT: list[tuple[float, float, str]] = [(0, 999, "< 1K"), (1000, 4096, "1K-4K"), (4097, 32768, "8K-32K"), (32769, 1e9, "64K-384K")]
 
 
 def _group_table(rows: list[RowComparison], key: Callable[[RowComparison], str], title: str,
@@ -70,7 +70,7 @@ def _group_table(rows: list[RowComparison], key: Callable[[RowComparison], str],
     return lines
 
 
-def _protocol_table(results) -> list[str]:
+def _protocol_table(results: list[SplitResult]) -> list[str]:
     lines = ["| split | data set | fit rows | held-out rows | median | p90 | max | 90 % band covers | models chosen |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
@@ -95,7 +95,7 @@ def _one_prompt_length(folder: str | Path | None = None) -> str:
             f"its {len(held)} rows at T = 1984 (31x) with median {np.median(e):.2%} and max {e.max():.2%}.")
 
 
-def render_page(folder: str | Path | None = None, results: list[Any] | None = None) -> str:
+def render_page(folder: str | Path | None = None, results: list[SplitResult] | None = None) -> str:
     """The markdown of ``docs/how_close_is_the_floor.md``."""
     kept, left = efficiency_rows(folder)
     results = results if results is not None else run_protocol(protocol_splits(folder))
@@ -173,7 +173,7 @@ def render_page(folder: str | Path | None = None, results: list[Any] | None = No
     return "\n".join(lines)
 
 
-def plot_page(path: str | Path, folder: str | Path | None = None, results: list[Any] | None = None) -> Path:
+def plot_page(path: str | Path, folder: str | Path | None = None, results: list[SplitResult] | None = None) -> Path:
     """Draw the page's figure: efficiency by batch per engine, and held-out predictions vs measured."""
     import matplotlib
 
@@ -201,7 +201,7 @@ def plot_page(path: str | Path, folder: str | Path | None = None, results: list[
     from .calibrate import calibrate
 
     colours = {"batch": "tab:blue", "context": "tab:orange", "format": "tab:green"}
-    done = set()
+    done: set[str] = set()
     for split in splits:
         cal = calibrate(list(split.fit), split.accelerator)
         for m in split.held_out:

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import MissingExtraError
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from .calibrate import CalibratedPrediction
+    from .compare import Comparison, RowComparison
+
 __all__ = ["plot_measurements"]
 
 
-def plot_measurements(comparison, calibrated: Any = None, ax=None):
+def plot_measurements(comparison: Comparison, calibrated: Sequence[CalibratedPrediction] | None = None,
+                      ax: Axes | None = None) -> Axes:
     """Measured step time, floor and (optionally) calibrated time with its band, per row.
 
     Parameters
@@ -71,13 +79,13 @@ def plot_measurements(comparison, calibrated: Any = None, ax=None):
     return ax
 
 
-def _names(values) -> str:
+def _names(values: Iterable[object]) -> str:
     """One name, or "3 models" style counts when the rows differ."""
     unique = list(dict.fromkeys(str(v) for v in values))
     return unique[0] if len(unique) == 1 else ", ".join(unique) if len(unique) <= 3 else f"{len(unique)} kinds"
 
 
-def _row_label(comparison) -> str:
+def _row_label(comparison: RowComparison) -> str:
     """The row's own label, else the resolved model (never "?"), weight format, B and T."""
     row = comparison.row
     if row.label:
@@ -85,11 +93,11 @@ def _row_label(comparison) -> str:
     return f"{comparison.model} {comparison.weight_format} B={row.batch:g} T={row.context:g}"
 
 
-def _ms(value, _=None) -> str:
+def _ms(value: float, _: object = None) -> str:
     return f"{value:g}" if value > 0 else ""
 
 
-def _ms_minor(value, _=None) -> str:
+def _ms_minor(value: float, _: object = None) -> str:
     """Label only the 2x and 5x minor ticks (when no decade tick is in view, these carry the axis)."""
     if value <= 0:
         return ""

@@ -34,6 +34,7 @@ from ..errors import RooflineError
 from ..estimate_request import mean_decode_context
 from ..formats import NumberFormat, group_quantized
 from ..specs.accelerator import Accelerator, Figure, Source
+from ..specs.model import Model
 from .rows import MeasurementFileError, MeasurementRow, read_csv_records
 
 __all__ = ["PublishedRows", "load_published", "gptq_format", "exl2_format", "mi250x_gcd", "rtx_3090_ti",
@@ -105,7 +106,7 @@ def rtx_3090_ti() -> Accelerator:
     )
 
 
-def kv_read_layer_model(kv_bits: float = 16.0):
+def kv_read_layer_model(kv_bits: float = 16.0) -> Model:
     """One attention layer with 8 KV heads of 128 (4096 B per token at 16 bits), as in knlp's
     attention microbenchmarks; for ``scope="kv_read"`` rows."""
     from ..catalog import load_model
@@ -126,6 +127,15 @@ class PublishedRows:
 def _number(text: str) -> float | None:
     match = re.match(r"\s*([0-9][0-9,]*\.?[0-9]*)", text or "")
     return float(match[1].replace(",", "")) if match else None
+
+
+def _scaled(text: str, factor: float) -> float:
+    """The number in ``text`` times ``factor``; a TypeError (a record the reader cannot read) when
+    there is none, as multiplying the missing number would raise."""
+    number = _number(text)
+    if number is None:
+        raise TypeError(f"no number in {text!r}")
+    return number * factor
 
 
 def _check_model(model_id: str) -> str | None:
@@ -201,9 +211,10 @@ def _knlp_micro(rec: dict[str, str]) -> dict[str, Any] | str:
         return f"unknown kv_config {rec['kv_config']!r}"
     return {"model": kv_read_layer_model(bits[rec["kv_config"]]), "hardware": rec["hardware"], "scope": "kv_read",
             "batch": _number(rec["batch_size"]), "context": _number(rec["context_len"]),
-            "step_time_s": _number(rec["mean_ms"]) * 1e-3, "step_time_std_s": _number(rec["std_ms"]) * 1e-3,
+            "step_time_s": _scaled(rec["mean_ms"], 1e-3), "step_time_std_s": _scaled(rec["std_ms"], 1e-3),
             "tokens_per_s": _number(rec["tokens_per_s_as_published"]),
-            "kv_bytes": _number(rec["kv_bytes_MB_as_published"]) * 1e6, "bandwidth": _number(rec["bw_GBs_as_published"]) * 1e9,
+            "kv_bytes": _scaled(rec["kv_bytes_MB_as_published"], 1e6),
+            "bandwidth": _scaled(rec["bw_GBs_as_published"], 1e9),
             "label": f"{rec['dataset']} {rec['kv_config']}"}
 
 

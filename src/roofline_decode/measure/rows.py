@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -128,19 +129,25 @@ class MeasurementRow(Spec):
     @property
     def step_time(self) -> float:
         """Mean step time [s]: as measured, else batch / tokens_per_s."""
-        return self.step_time_s if self.step_time_s is not None else self.batch / self.tokens_per_s
+        if self.step_time_s is not None:
+            return self.step_time_s
+        assert self.tokens_per_s is not None  # the validator requires one of the two
+        return self.batch / self.tokens_per_s
 
     @property
     def aggregate_tokens_per_s(self) -> float:
         """Generated tokens per second over the batch [1/s]."""
-        return self.tokens_per_s if self.tokens_per_s is not None else self.batch / self.step_time_s
+        if self.tokens_per_s is not None:
+            return self.tokens_per_s
+        assert self.step_time_s is not None  # the validator requires one of the two
+        return self.batch / self.step_time_s
 
     def describe(self) -> str:
         """A short label: the given one, else model, formats, B and T."""
         if self.label:
             return self.label
         name = getattr(self.model, "name", self.model) or "?"
-        weights = getattr(self.weight_format, "name", self.weight_format)
+        weights = self.weight_format.name if isinstance(self.weight_format, NumberFormat) else self.weight_format
         return f"{name}{' ' + weights if weights else ''} B={self.batch:g} T={self.context:g}"
 
 
@@ -210,10 +217,10 @@ def _resolve_columns(names: list[str], source: str) -> dict[str, tuple[str, floa
             raise MeasurementFileError(source, None, hits[1][0], f"duplicates {hits[0][0]!r} (both give {field})")
         if hits:
             found[field] = hits[0]
-    for field, aliases in _TEXT.items():
-        hits = [lowered[a] for a in aliases if a in lowered]
-        if hits:
-            found[field] = (hits[0], 1.0)
+    for field, names_of_field in _TEXT.items():
+        given = [lowered[a] for a in names_of_field if a in lowered]
+        if given:
+            found[field] = (given[0], 1.0)
     for field in ("batch", "context"):
         if field not in found:
             raise MeasurementFileError(
@@ -228,7 +235,7 @@ def _resolve_columns(names: list[str], source: str) -> dict[str, tuple[str, floa
     return found
 
 
-def rows_from_records(records: list[dict[str, Any]], source: str = "<records>", **defaults: Any) -> list[MeasurementRow]:
+def rows_from_records(records: Sequence[Mapping[Any, Any]], source: str = "<records>", **defaults: Any) -> list[MeasurementRow]:
     """Build rows from dicts (CSV rows, JSON objects); ``defaults`` fill fields the records lack.
 
     Raises

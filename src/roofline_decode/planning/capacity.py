@@ -36,14 +36,20 @@ KV cache of every sequence at the planned context (sliding-window layers hold mi
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .. import formulas as f
-from ..estimate import MAX_GRID_VALUE, checked_array
+from .._typing import Broadcastable, FloatArray
+from ..grid import MAX_GRID_VALUE, checked_array
 from ..units import GiB, MiB, TiB
 from ._checks import fraction, non_negative
+
+if TYPE_CHECKING:
+    from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
 
 __all__ = [
     "DEFAULT_RESERVE",
@@ -78,19 +84,19 @@ APPLE_GPU_SHARE_LARGE = 3 / 4
 APPLE_SMALL_MEMORY = 32 * GiB
 
 
-def _load(model, accelerator):
+def _load(model: Model | str, accelerator: Accelerator | str) -> tuple[Model, Accelerator]:
     from ..catalog import load_accelerator, load_model
 
     return load_model(model), load_accelerator(accelerator)
 
 
-def _load_model(model):
+def _load_model(model: Model | str) -> Model:
     from ..catalog import load_model
 
     return load_model(model)
 
 
-def capacity_bytes(accelerator, binary_units: bool = True) -> float:
+def capacity_bytes(accelerator: Accelerator | str, binary_units: bool = True) -> float:
     """Physical memory of an accelerator [B] under the usable-memory rule (step 1).
 
     Examples
@@ -105,12 +111,12 @@ def capacity_bytes(accelerator, binary_units: bool = True) -> float:
     # the printed figure is read only while it still describes the field (a copy made with
     # .replace(memory_capacity=...) drops it; one built by hand with figures may not)
     current = figure is not None and math.isclose(figure.si_value, accelerator.memory_capacity, rel_tol=1e-9)
-    if binary_units and current and figure.unit in _BINARY:
+    if binary_units and current and figure is not None and figure.unit in _BINARY:
         return float(figure.value * _BINARY[figure.unit])
     return float(accelerator.memory_capacity)
 
 
-def gpu_memory_share(accelerator) -> float:
+def gpu_memory_share(accelerator: Accelerator | str) -> float:
     """Fraction of the capacity the accelerator may use [1], by the rule of its kind (step 2).
 
     The accelerator's own ``gpu_memory_share`` if set; on Apple silicon (unified memory, vendor
@@ -135,7 +141,7 @@ def gpu_memory_share(accelerator) -> float:
     return 1.0
 
 
-def device_memory(accelerator, binary_units: bool = True) -> float:
+def device_memory(accelerator: Accelerator | str, binary_units: bool = True) -> float:
     """Memory the accelerator itself can fill [B], before the runtime reserve (steps 1-2).
 
     The capacity (step 1) cut to the runtime's exposed total where a source gives one (ECC on
@@ -161,7 +167,7 @@ def device_memory(accelerator, binary_units: bool = True) -> float:
     return float(physical * gpu_memory_share(accelerator))
 
 
-def usable_memory(accelerator, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
+def usable_memory(accelerator: Accelerator | str, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
                   binary_units: bool = True) -> float:
     """Bytes one device can fill with weights and KV cache [B] (the usable-memory rule).
 
@@ -194,7 +200,7 @@ def usable_memory(accelerator, reserve: float = DEFAULT_RESERVE, reserve_fractio
     return max(float(f.usable_memory(device_memory(accelerator, binary_units), reserve, reserve_fraction)), 0.0)
 
 
-def kv_bytes_per_sequence(model, context: Any) -> np.ndarray:
+def kv_bytes_per_sequence(model: Model | str, context: Broadcastable) -> FloatArray:
     """Resident KV cache of one sequence holding ``context`` tokens [B] (broadcasts).
 
     Examples
@@ -208,18 +214,19 @@ def kv_bytes_per_sequence(model, context: Any) -> np.ndarray:
     growing, windowed, window, fixed = model.cache_residency  # sparse, chunked, recurrent layers
     return np.asarray(f.kv_cache_bytes(
         1, context, model.kv_bytes_per_token_per_layer, growing, windowed, window,
-    ), dtype=float) + fixed
+    ), dtype=np.float64) + fixed
 
 
-def resident_bytes(model, batch: Any, context: Any) -> np.ndarray:
+def resident_bytes(model: Model | str, batch: Broadcastable, context: Broadcastable) -> FloatArray:
     """Weights plus the KV cache of ``batch`` sequences at ``context`` tokens [B] (one device)."""
     model = _load_model(model)
     batch = checked_array("batch", batch, 0, inclusive=True)  # 0 sequences: the weights alone
     return model.weight_bytes + batch * kv_bytes_per_sequence(model, context)
 
 
-def max_batch(model, accelerator, context: Any, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
-              binary_units: bool = True) -> np.ndarray:
+def max_batch(model: Model | str, accelerator: Accelerator | str, context: Broadcastable,
+              reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
+              binary_units: bool = True) -> NDArray[np.int64]:
     """Largest number of sequences whose KV caches fit beside the weights on one device.
 
     ``weights + B·kv(T) <= usable < weights + (B+1)·kv(T)``: the batch fills capacity to within
@@ -245,7 +252,7 @@ def max_batch(model, accelerator, context: Any, reserve: float = DEFAULT_RESERVE
     context = checked_array("context", context, 1, inclusive=True)
     usable = usable_memory(accelerator, reserve, reserve_fraction, binary_units)
     per_sequence = kv_bytes_per_sequence(model, context)
-    real = f.batch_capacity(usable, model.weight_bytes, per_sequence)
+    real: FloatArray = f.batch_capacity(usable, model.weight_bytes, per_sequence)
     batch = np.floor(np.maximum(real, 0))
     # guard the floor against rounding at an exact boundary: B must fit, B + 1 must not
     batch = np.where(model.weight_bytes + batch * per_sequence > usable, np.maximum(batch - 1, 0), batch)
@@ -253,8 +260,9 @@ def max_batch(model, accelerator, context: Any, reserve: float = DEFAULT_RESERVE
     return np.minimum(batch, MAX_GRID_VALUE).astype(np.int64)  # capped at the largest batch accepted
 
 
-def max_context(model, accelerator, batch: Any = 1, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
-                binary_units: bool = True) -> np.ndarray:
+def max_context(model: Model | str, accelerator: Accelerator | str, batch: Broadcastable = 1,
+                reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
+                binary_units: bool = True) -> NDArray[np.int64] | FloatArray:
     """Longest context (tokens per sequence) that ``batch`` sequences can all hold on one device.
 
     Sliding-window layers stop growing at the window W, so the answer comes from the exact
@@ -283,7 +291,7 @@ def max_context(model, accelerator, batch: Any = 1, reserve: float = DEFAULT_RES
         return tokens
     real = f.context_capacity(np.maximum(free, 0), m_kv, growing, windowed, window)
     # capped at the largest context accepted (2**53, see estimate.checked_array)
-    tokens = np.minimum(np.floor(np.asarray(real, dtype=float)), MAX_GRID_VALUE)
+    tokens = np.minimum(np.floor(np.asarray(real, dtype=np.float64)), MAX_GRID_VALUE)
     # guard the floor against rounding at an exact boundary: T must fit, T + 1 must not
     tokens = np.where(resident_bytes(model, batch, tokens) > usable, np.maximum(tokens - 1, 0), tokens)
     up = np.minimum(tokens + 1, MAX_GRID_VALUE)

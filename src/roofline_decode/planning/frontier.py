@@ -22,12 +22,18 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InvalidValueError
+
+if TYPE_CHECKING:
+    from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
 
 __all__ = ["frontier", "Frontier", "FrontierPoint", "FRONTIER_Y"]
 
@@ -68,7 +74,7 @@ class Frontier:
     model: str
     context: float
     points: tuple[FrontierPoint, ...]
-    price_per_hour: float | dict | None = None
+    price_per_hour: float | dict[str, float | None] | None = None
     notes: tuple[str, ...] = ()
 
     def envelope(self, y: str = "throughput") -> list[FrontierPoint]:
@@ -111,8 +117,9 @@ def _y(y: str) -> tuple[str, bool]:
     return FRONTIER_Y[y]
 
 
-def frontier(model, accelerators, context: float, *, batch: Any = None, tp: Any = (1, 2, 4, 8),
-             price_per_hour: float | None = None, routing: Any = "uniform") -> Frontier:
+def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequence[Accelerator | str],
+             context: float, *, batch: Any = None, tp: Any = (1, 2, 4, 8),
+             price_per_hour: float | dict[str, float] | None = None, routing: Any = "uniform") -> Frontier:
     """Tokens/s per device against tokens/s per user, for each device, TP degree and batch.
 
     Parameters
@@ -137,15 +144,20 @@ def frontier(model, accelerators, context: float, *, batch: Any = None, tp: Any 
     -------
     Frontier
         Every point (``fits`` marks those whose weights and KV cache fit each device's usable
-        memory) and :meth:`Frontier.envelope`.
+        memory) and :meth:`Frontier.envelope`.  A device with no interconnect figure gets only
+        its single-device points (a note says so): tensor parallelism needs a link bandwidth.
     """
     from ..catalog import load_accelerator, load_model
     from ..energy import checked_price
+    from ..specs.accelerator import Accelerator as AcceleratorSpec
     from .capacity import usable_memory
     from .parallel import tensor_parallel_floor
 
-    model = load_model(model)
-    devices = [load_accelerator(a) for a in (accelerators if isinstance(accelerators, (list, tuple)) else [accelerators])]
+    from ..specs.model import Model as ModelSpec
+
+    spec = model if isinstance(model, ModelSpec) else load_model(model)
+    listed: list[Any] = list(accelerators) if isinstance(accelerators, (list, tuple)) else [accelerators]
+    devices = [a if isinstance(a, AcceleratorSpec) else load_accelerator(a) for a in listed]
     if not devices:
         raise InvalidValueError("accelerators", accelerators, "at least one accelerator")
     context_value = np.asarray(context, dtype=float)
@@ -157,6 +169,7 @@ def frontier(model, accelerators, context: float, *, batch: Any = None, tp: Any 
     degrees = [tp] if np.ndim(tp) == 0 else list(tp)
     if not degrees or any(isinstance(n, bool) or not float(n).is_integer() or n < 1 for n in degrees):
         raise InvalidValueError("tp", tp, "whole numbers >= 1 (tensor-parallel degrees)")
+    prices: dict[str, float | None]
     if isinstance(price_per_hour, dict):
         missing = [d.id or d.name for d in devices if (d.id or d.name) not in price_per_hour]
         if missing:
@@ -170,8 +183,12 @@ def frontier(model, accelerators, context: float, *, batch: Any = None, tp: Any 
     for device in devices:
         room = usable_memory(device)
         price = prices[device.id or device.name]
-        for n in (int(d) for d in degrees):
-            floor = tensor_parallel_floor(model, device, batch=batches, context=float(context_value), num_devices=n,
+        skipped = [int(d) for d in degrees if int(d) > 1 and device.interconnect is None]
+        if skipped:
+            notes.append(f"{device.id or device.name}: no interconnect figure, so no tensor-parallel points "
+                         f"(TP {', '.join(map(str, skipped))} left out)")
+        for n in (int(d) for d in degrees if int(d) not in skipped):
+            floor = tensor_parallel_floor(spec, device, batch=batches, context=float(context_value), num_devices=n,
                                           routing=routing)
             step = np.broadcast_to(floor.step_time_s, batches.shape)
             fits = np.broadcast_to(floor.resident_bytes_per_device <= room, batches.shape)
@@ -186,12 +203,12 @@ def frontier(model, accelerators, context: float, *, batch: Any = None, tp: Any 
                     fits=bool(fits[i]), joules_per_token_floor=float(floor_energy[i]),
                     joules_per_token_at_board_power=float(board_energy[i]), usd_per_million_tokens=float(cost[i])))
         notes.extend(n for n in _device_notes(device) if n not in notes)
-    return Frontier(model=model.name, context=float(context_value), points=tuple(points),
+    return Frontier(model=spec.name, context=float(context_value), points=tuple(points),
                     price_per_hour=prices if isinstance(price_per_hour, dict) else next(iter(prices.values())),
                     notes=tuple(notes))
 
 
-def _device_notes(device) -> list[str]:
+def _device_notes(device: Accelerator) -> list[str]:
     from ..specs.memory_energy import access_energy_of
 
     energy, note = access_energy_of(device.memory_type)

@@ -35,7 +35,7 @@ runtime may overlap or fuse collectives), so the tensor-parallel default is 0.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,9 +43,16 @@ from ..energy import EnergyAndCost
 from ..specs.latency import load_latency_profile
 
 from .. import formulas as f
+from .._typing import ArrayOrExpr, Broadcastable, FloatArray
 from ..errors import InvalidValueError
 from ._checks import non_negative, positive, whole_number
 from .capacity import kv_bytes_per_sequence
+
+if TYPE_CHECKING:
+    from ..routing import Routing
+    from ..specs.accelerator import Accelerator
+    from ..specs.latency import LatencyProfile
+    from ..specs.model import Model
 
 __all__ = [
     "DEFAULT_COLLECTIVE_LATENCY",
@@ -71,11 +78,11 @@ class DeviceTraffic:
     kv_write_bytes: np.ndarray
     flops: np.ndarray
     kv_share: float
-    group_flops: dict = field(default_factory=dict)  # per FLOP group (estimate.COMPUTE_GROUPS), one device
+    group_flops: dict[str, np.ndarray] = field(default_factory=dict)  # per FLOP group (estimate.COMPUTE_GROUPS), one device
     replicated_parameters: int = 0  # MLA latent projections held whole by every device
 
 
-def latent_projection_parameters(model) -> int:
+def latent_projection_parameters(model: Model) -> int:
     """Parameters every tensor-parallel device holds whole [1]: the MLA latent down-projections
     q_a (d × r_q, when the query is compressed) and kv_a (d × (r_kv + d_rope)) of every layer.
 
@@ -94,23 +101,24 @@ def latent_projection_parameters(model) -> int:
     return model.num_layers * model.hidden_size * (model.q_lora_rank + model.kv_lora_rank + model.qk_rope_head_dim)
 
 
-def _latency(collective_latency: Any) -> float:
+def _latency(collective_latency: float) -> float:
     return non_negative("collective_latency", collective_latency, "a finite time >= 0 in seconds")
 
 
-def _grid(batch: Any, context: Any) -> tuple[np.ndarray, np.ndarray]:
-    from ..estimate import broadcast_grid, checked_array
+def _grid(batch: Broadcastable, context: Broadcastable) -> tuple[np.ndarray, np.ndarray]:
+    from ..grid import broadcast_grid, checked_array
 
     b = checked_array("batch", batch, 1.0, inclusive=True)
     t = checked_array("context", context, 0.0, inclusive=True)
-    return broadcast_grid(batch=b, context=t)  # type: ignore[return-value]
+    b, t = broadcast_grid(batch=b, context=t)  # two names in, two arrays out
+    return b, t
 
 
-def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: int = 1,
-                   routing: Any = "uniform") -> DeviceTraffic:
+def device_traffic(model: Model, batch: np.ndarray, context: np.ndarray, num_devices: int = 1,
+                   routing: Routing | str | float = "uniform") -> DeviceTraffic:
     """Per-device resident bytes, bytes moved and FLOPs under n-way tensor parallelism
     (routed experts read under ``routing``, :mod:`roofline_decode.routing`)."""
-    from ..estimate import _traffic
+    from ..traffic import _traffic
     from ..routing import resolve_routing
 
     n = num_devices
@@ -123,7 +131,7 @@ def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: i
     b_attention = model.group_format("attention").bytes_per_element
     kv_proj = 0.0 if model.is_mla else b_attention * model.num_layers * 2 * model.hidden_size * model.num_kv_heads * model.head_dim
 
-    def split(total_bytes):
+    def split(total_bytes: float | np.ndarray) -> ArrayOrExpr:
         return f.sharded_bytes(total_bytes - replicated - kv_proj, replicated + kv_proj * share, n)
 
     kv_resident = batch * kv_bytes_per_sequence(model, context)
@@ -141,7 +149,7 @@ def device_traffic(model, batch: np.ndarray, context: np.ndarray, num_devices: i
     )
 
 
-def link_bandwidth_of(accelerator, link_bandwidth: float | None, num_devices: int) -> tuple[float, list[str]]:
+def link_bandwidth_of(accelerator: Accelerator, link_bandwidth: float | None, num_devices: int) -> tuple[float, list[str]]:
     """Per-direction link bandwidth [B/s] for n devices, and notes on what it means."""
     notes: list[str] = []
     if num_devices == 1:
@@ -188,9 +196,9 @@ class ParallelFloor(EnergyAndCost):
     link_bandwidth: float
     collective_latency: float
     notes: tuple[str, ...] = field(default=())
-    chain_time_s: np.ndarray = 0.0
+    chain_time_s: np.ndarray | float = 0.0
     latency_profile: str | None = None
-    device: Any = field(default=None, repr=False, compare=False)
+    device: Accelerator | None = field(default=None, repr=False, compare=False)
 
     @property
     def _energy_bytes(self) -> np.ndarray:
@@ -206,10 +214,11 @@ class ParallelFloor(EnergyAndCost):
         return self.weight_bytes_per_device + self.kv_bytes_per_device
 
 
-def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, num_devices: int = 1, *,
+def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, batch: Broadcastable = 1,
+                          context: Broadcastable = 0, num_devices: int = 1, *,
                           collective_latency: float = 0.0, link_bandwidth: float | None = None,
-                          overlap_communication: bool = True, routing: Any = "uniform",
-                          latency: Any = None) -> ParallelFloor:
+                          overlap_communication: bool = True, routing: Routing | str | float = "uniform",
+                          latency: LatencyProfile | str | None = None) -> ParallelFloor:
     """Decode step floor of ``model`` split over ``num_devices`` devices by tensor parallelism.
 
     The defaults give the **strict floor**: collectives cost their link time only (no fixed
@@ -271,12 +280,14 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
     collective_latency = _latency(collective_latency)
     batch, context = _grid(batch, context)
     link, notes = link_bandwidth_of(accelerator, link_bandwidth, n)
-    from ..estimate import _peaks, _traffic, _Traffic
+    from ..estimate import _peaks
     from ..routing import resolve_routing
+    from ..traffic import _traffic, _Traffic
 
     routing = resolve_routing(routing, model, batch)
-    if routing.note(model):
-        notes.append(routing.note(model))
+    routing_note = routing.note(model)
+    if routing_note:
+        notes.append(routing_note)
     traffic = device_traffic(model, batch, context, n, routing)
     read = traffic.weight_read_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(read, accelerator.memory_bandwidth)
@@ -327,7 +338,8 @@ def tensor_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, 
     )
 
 
-def _tensor_parallel_chain(model, batch: np.ndarray, n: int, link: float, profile) -> np.ndarray:
+def _tensor_parallel_chain(model: Model, batch: np.ndarray, n: int, link: float,
+                           profile: LatencyProfile) -> FloatArray | float:
     """Serial chain of one tensor-parallel step [s]: every layer's dependent operations and its two
     all-reduces in series, then the embedding all-reduce and the logits all-gather (each at the
     profile's collective latency plus its link time), plus the per-step cost."""
@@ -339,11 +351,14 @@ def _tensor_parallel_chain(model, batch: np.ndarray, n: int, link: float, profil
                    + f.ring_all_gather_time(batch * model.vocab_size * b_act, n, link, alpha))
     else:
         per_layer_collective = outside = 0.0
-    return f.serial_chain_time(model.num_layers, profile.operations_per_layer, profile.operation_latency,
-                               2 if n > 1 else 0, per_layer_collective, step_latency=profile.step_latency + outside)
+    chain: FloatArray | float = f.serial_chain_time(
+        model.num_layers, profile.operations_per_layer, profile.operation_latency, 2 if n > 1 else 0,
+        per_layer_collective, step_latency=profile.step_latency + outside)
+    return chain
 
 
-def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0, num_stages: int = 1,
+def pipeline_parallel_floor(model: Model | str, accelerator: Accelerator | str, batch: Broadcastable = 1,
+                            context: Broadcastable = 0, num_stages: int = 1,
                             microbatches: int = 1, *, collective_latency: float = DEFAULT_COLLECTIVE_LATENCY,
                             link_bandwidth: float | None = None) -> ParallelFloor:
     """Decode floor with the layers split into ``num_stages`` pipeline stages.
@@ -368,7 +383,8 @@ def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0
     (44.7, 70.6)
     """
     from ..catalog import load_accelerator, load_model
-    from ..estimate import _peaks, _traffic
+    from ..estimate import _peaks
+    from ..traffic import _traffic
 
     model, accelerator = load_model(model), load_accelerator(accelerator)
     p = whole_number("num_stages", num_stages)
@@ -385,7 +401,7 @@ def pipeline_parallel_floor(model, accelerator, batch: Any = 1, context: Any = 0
     compute = _peaks(model, accelerator, False).compute_time(traffic, p)
     stage = np.maximum(memory, compute)
     hop = (collective_latency + micro * model.hidden_size * model.activation_format.bytes_per_element / link) if p > 1 else 0.0
-    step = np.asarray(f.pipeline_step_time(stage, p, m, hop), dtype=float)
+    step = np.asarray(f.pipeline_step_time(stage, p, m, hop), dtype=np.float64)
     kv_resident = batch * kv_bytes_per_sequence(model, context) / p
     return ParallelFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, strategy="pipeline", num_devices=p,

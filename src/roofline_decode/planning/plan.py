@@ -15,7 +15,7 @@ verdict                 fits    meets the target   meaning
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,11 @@ from ._checks import check_slo_ms, renamed, whole_number
 from .capacity import DEFAULT_RESERVE, usable_memory
 from .parallel import DEFAULT_COLLECTIVE_LATENCY
 from .tiers import OffloadFloor, offload_floor
+
+if TYPE_CHECKING:
+    from ..routing import Routing
+    from ..specs.accelerator import Accelerator, MemoryTier
+    from ..specs.model import Model
 
 __all__ = ["PlanRow", "PlanResult", "plan", "VERDICTS"]
 
@@ -79,7 +84,7 @@ class PlanRow:
         return record
 
 
-class PlanResult(ToDataFrame, list):
+class PlanResult(ToDataFrame, list[PlanRow]):
     """A list of :class:`PlanRow`, one per accelerator, printed as a verdict table."""
 
     HEADERS = ["accelerator", "devices", "fits", "GB/device", "usable GB", "max batch", "step ms", "tok/s",
@@ -89,7 +94,7 @@ class PlanResult(ToDataFrame, list):
         return [row.to_record() for row in self]
 
     def rows(self) -> list[list[str]]:
-        out = []
+        out: list[list[str]] = []
         for r in self:
             out.append([
                 r.accelerator, str(r.devices), "yes" if r.fits else "no",
@@ -121,10 +126,10 @@ def _bound(floor: OffloadFloor) -> str:
         "memory": float(floor.device_time_s), "tier": float(floor.tier_time_s),
         "compute": float(floor.compute_time_s), "communication": float(floor.communication_time_s),
     }
-    return max(terms, key=terms.get)
+    return max(terms, key=terms.__getitem__)
 
 
-def _max_batch(model, floor: OffloadFloor, usable: float, context: float, kv_fraction: float,
+def _max_batch(model: Model, floor: OffloadFloor, usable: float, context: float, kv_fraction: float,
                weight_fraction: float) -> int | None:
     from .parallel import device_traffic
 
@@ -137,12 +142,14 @@ def _max_batch(model, floor: OffloadFloor, usable: float, context: float, kv_fra
     return batch - 1 if batch and weights + batch * per_sequence > usable else batch
 
 
-def plan(model, accelerators, batch: int, context: int, slo_ms: float | None = None, *,
+def plan(model: Model | str, accelerators: Accelerator | str | list[Accelerator | str] | tuple[Accelerator | str, ...],
+         batch: int, context: int, slo_ms: float | None = None, *,
          tp: int = 1, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0, binary_units: bool = True,
-         offload_kv: float = 0.0, offload_weights: float = 0.0, tier=None, tier_links: int = 1,
+         offload_kv: float = 0.0, offload_weights: float = 0.0, tier: MemoryTier | str | None = None,
+         tier_links: int = 1,
          overlapped_tier: bool = False, max_devices: int = 8,
          collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
-         overlap_communication: bool = False, routing: Any = "uniform", prompt: int | None = None,
+         overlap_communication: bool = False, routing: Routing | str | float = "uniform", prompt: int | None = None,
          output: int | None = None, slo_ms_per_token: float | None = None) -> PlanResult:
     """Capacity and bandwidth verdicts of ``model`` at ``batch`` × ``context`` on each accelerator.
 
@@ -194,7 +201,7 @@ def plan(model, accelerators, batch: int, context: int, slo_ms: float | None = N
     from ..catalog import load_accelerator, load_model
 
     model = load_model(model)
-    devices = [accelerators] if not isinstance(accelerators, (list, tuple)) else list(accelerators)
+    devices: list[Accelerator | str] = [accelerators] if not isinstance(accelerators, (list, tuple)) else list(accelerators)
     if not devices:
         raise InvalidValueError("accelerators", accelerators, "at least one accelerator")
     batch = whole_number("batch", batch, 1)
@@ -204,11 +211,11 @@ def plan(model, accelerators, batch: int, context: int, slo_ms: float | None = N
     if (prompt is None) != (output is None):
         raise InvalidValueError("prompt/output", prompt if output is None else output,
                                 "both a prompt and an output length, or neither")
-    options = dict(kv_fraction=offload_kv, weight_fraction=offload_weights, links=tier_links,
+    options: dict[str, Any] = dict(kv_fraction=offload_kv, weight_fraction=offload_weights, links=tier_links,
                    overlapped=overlapped_tier, collective_latency=collective_latency,
                    link_bandwidth=link_bandwidth, overlap_communication=overlap_communication, routing=routing)
 
-    def evaluate(device, n):
+    def evaluate(device: Accelerator, n: int) -> tuple[OffloadFloor, float, bool, bool | None]:
         floor = offload_floor(model, device, tier, batch, context, num_devices=n, **options)
         usable = usable_memory(device, reserve, reserve_fraction, binary_units)
         fits = bool(float(floor.device_resident_bytes) <= usable)
@@ -235,7 +242,7 @@ def plan(model, accelerators, batch: int, context: int, slo_ms: float | None = N
                 break
         if model.num_heads % tp:
             notes.append(f"tp={tp} does not divide {model.num_heads} query heads: shards are uneven")
-        if prompt is not None:
+        if prompt is not None and output is not None:  # both or neither (checked above)
             notes.append(_request_note(model, device, batch, prompt, output))
         step = float(floor.step_time_s)
         result.append(PlanRow(
@@ -251,7 +258,7 @@ def plan(model, accelerators, batch: int, context: int, slo_ms: float | None = N
     return result
 
 
-def _request_note(model, device, batch: int, prompt: int, output: int) -> str:
+def _request_note(model: Model, device: Accelerator, batch: int, prompt: int, output: int) -> str:
     """TTFT, TPOT and latency of a static batch of requests on one device (request convention)."""
     from ..estimate_request import request_floor
 

@@ -24,6 +24,7 @@ Prefill is not counted (decode-only servers, or prefill on other devices).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +34,10 @@ from ..estimate_request import decode_steps, mean_decode_context
 from ._checks import check_slo_ms, renamed, whole_number
 from .capacity import DEFAULT_RESERVE, usable_memory
 from .parallel import DEFAULT_COLLECTIVE_LATENCY, device_traffic, tensor_parallel_floor
+
+if TYPE_CHECKING:
+    from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
 
 __all__ = ["ServingRate", "serving_rate"]
 
@@ -72,7 +77,7 @@ class ServingRate:
         )
 
 
-def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0, slo_ms: float | None = None,
+def serving_rate(model: Model | str, accelerator: Accelerator | str, output_length: int, prompt_length: int = 0, slo_ms: float | None = None,
                  *, num_devices: int = 1, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
                  collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
                  max_concurrency: int | None = None, slo_ms_per_token: float | None = None) -> ServingRate:
@@ -135,7 +140,7 @@ def serving_rate(model, accelerator, output_length: int, prompt_length: int = 0,
                                   collective_latency=collective_latency, link_bandwidth=link_bandwidth,
                                   overlap_communication=False)  # collectives on the critical path, as planned
     step = np.asarray(floor.step_time_s, dtype=float)
-    rates = np.asarray(f.request_rate_at_concurrency(concurrency, steps_per_request, step), dtype=float)
+    rates = np.asarray(f.request_rate_at_concurrency(concurrency, steps_per_request, step), dtype=np.float64)
     ok = np.ones_like(step, dtype=bool) if slo_ms is None else step <= slo_ms / 1e3
     if not ok.any():
         return ServingRate(model.name, name, num_devices, int(output_length), mean_context, 0, float(step[0]), 0.0, 0.0,

@@ -23,15 +23,21 @@ with ``min`` yourself).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import formulas as f
+from .._typing import Broadcastable, FloatArray
 from ..errors import InvalidValueError
 from ..units import GB, format_bytes, format_seconds
 from ._checks import check_slo_ms, fraction, positive, renamed, whole_number
 from .parallel import DEFAULT_COLLECTIVE_LATENCY, tensor_parallel_floor
+
+if TYPE_CHECKING:
+    from ..routing import Routing
+    from ..specs.accelerator import Accelerator, MemoryTier
+    from ..specs.model import Model
 
 __all__ = ["OffloadFloor", "TierAnswer", "offload_floor", "required_tier_bandwidth", "can_tier_feed"]
 
@@ -69,19 +75,21 @@ class OffloadFloor:
         """Step time relative to keeping every byte in device memory [1].
 
         >= 1 for the serial floor; the overlapped floor can dip just below 1 (see the module docstring)."""
-        return self.step_time_s / self.hbm_only_step_time_s
+        ratio: np.ndarray = self.step_time_s / self.hbm_only_step_time_s
+        return ratio
 
 
-def _tier(tier):
+def _tier(tier: MemoryTier | str | None) -> MemoryTier | None:
     from ..catalog import load_memory_tier
 
     return None if tier is None else load_memory_tier(tier)
 
 
-def offload_floor(model, accelerator, tier, batch: Any = 1, context: Any = 0, *, kv_fraction: float = 0.0,
+def offload_floor(model: Model | str, accelerator: Accelerator | str, tier: MemoryTier | str | None,
+                  batch: Broadcastable = 1, context: Broadcastable = 0, *, kv_fraction: float = 0.0,
                   weight_fraction: float = 0.0, num_devices: int = 1, links: int = 1, overlapped: bool = False,
                   collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
-                  overlap_communication: bool = False, routing: Any = "uniform") -> OffloadFloor:
+                  overlap_communication: bool = False, routing: Routing | str | float = "uniform") -> OffloadFloor:
     """Decode floor with ``kv_fraction`` of the KV cache and ``weight_fraction`` of the weights in ``tier``.
 
     Examples
@@ -133,10 +141,11 @@ def offload_floor(model, accelerator, tier, batch: Any = 1, context: Any = 0, *,
     )
 
 
-def required_tier_bandwidth(model, accelerator, batch: Any = 1, context: Any = 0, *, slo_ms: float | None = None,
+def required_tier_bandwidth(model: Model | str, accelerator: Accelerator | str, batch: Broadcastable = 1,
+                            context: Broadcastable = 0, *, slo_ms: float | None = None,
                             kv_fraction: float = 0.0, weight_fraction: float = 0.0, num_devices: int = 1,
                             overlapped: bool = False, slo_ms_per_token: float | None = None,
-                            **parallel: Any) -> np.ndarray:
+                            **parallel: Any) -> FloatArray:
     """Tier read bandwidth [B/s] per device for the step to take at most ``slo_ms``.
 
     A target aggregate rate R tokens/s is the same as ``slo_ms = 1000·B / R``.
@@ -168,7 +177,7 @@ def required_tier_bandwidth(model, accelerator, batch: Any = 1, context: Any = 0
     if overlapped:
         fits = (target > 0) & (device_bytes / bandwidth <= target)
         required = np.where(fits, required, np.inf)
-    return np.asarray(required, dtype=float)
+    return np.asarray(required, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -187,7 +196,7 @@ class TierAnswer:
         return self.message
 
 
-def can_tier_feed(model, accelerator, tier, batch: int = 1, context: int = 0, *, kv_fraction: float = 0.0,
+def can_tier_feed(model: Model | str, accelerator: Accelerator | str, tier: MemoryTier | str, batch: int = 1, context: int = 0, *, kv_fraction: float = 0.0,
                   weight_fraction: float = 0.0, slo_ms: float | None = None, slo_ms_per_token: float | None = None,
                   **options: Any) -> TierAnswer:
     """Whether ``tier`` can feed decode with the offloaded bytes, in one sentence.

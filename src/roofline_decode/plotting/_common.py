@@ -6,13 +6,34 @@ Nothing here computes physics; :func:`resident_bytes` only adds up terms that
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
+from .._typing import Broadcastable
 from ..errors import InvalidValueError, MissingExtraError
 from ..units import TB, TFLOP, GiB
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
+
+    from ..estimate import DecodeFloor
+    from ..formats import NumberFormat
+    from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
+
+#: A model as the plots take it: a Model, a catalog id or a config path.
+ModelLike: TypeAlias = "Model | str | Path"
+#: An accelerator as the plots take it: an Accelerator, a catalog id or a spec path.
+AcceleratorLike: TypeAlias = "Accelerator | str | Path"
+#: Weight formats: one for every group, or one per weight group (see ``load_model``).
+WeightsLike: TypeAlias = "str | NumberFormat | Mapping[str, str | NumberFormat] | None"
 
 #: Okabe & Ito (2008) colorblind-safe palette, ordered for lines on white (yellow last).
 #: https://jfly.uni-koeln.de/color/
@@ -38,7 +59,7 @@ SAVE_FORMATS = (".png", ".svg", ".pdf")
 MAX_DPI = 1200
 
 
-def pyplot():
+def pyplot() -> ModuleType:
     """Import ``matplotlib.pyplot`` on first use (never at ``import roofline_decode`` time).
 
     Raises
@@ -53,39 +74,39 @@ def pyplot():
     return plt
 
 
-def new_axes(ax, figsize: tuple[float, float] = (8.0, 5.5)):
+def new_axes(ax: Axes | None, figsize: tuple[float, float] = (8.0, 5.5)) -> Axes:
     """``ax`` itself, or the Axes of a new figure of ``figsize`` inches."""
     if ax is not None:
         return ax
-    _, ax = pyplot().subplots(figsize=figsize, layout="constrained")
-    return ax
+    created: Axes
+    _, created = pyplot().subplots(figsize=figsize, layout="constrained")
+    return created
 
 
 def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
-def resolve_model(model, weights=None, kv=None):
+def resolve_model(model: ModelLike, weights: WeightsLike = None, kv: str | NumberFormat | None = None) -> Model:
     """A :class:`~roofline_decode.Model` from an id, a config path or a Model (formats applied)."""
     from ..catalog import load_model
 
     return load_model(model, weights=weights, kv=kv)
 
 
-def resolve_accelerators(accelerators) -> list:
+def resolve_accelerators(accelerators: AcceleratorLike | Sequence[AcceleratorLike]) -> list[Accelerator]:
     """A list of :class:`~roofline_decode.Accelerator` from one id/object or a sequence of them."""
     from ..catalog import load_accelerator
     from ..specs.accelerator import Accelerator
 
-    if isinstance(accelerators, (str, Path, Accelerator)):
-        accelerators = [accelerators]
-    resolved = [load_accelerator(a) for a in accelerators]
+    several = [accelerators] if isinstance(accelerators, (str, Path, Accelerator)) else accelerators
+    resolved = [load_accelerator(a) for a in several]
     if not resolved:
         raise InvalidValueError("accelerators", [], "at least one accelerator id or Accelerator")
     return resolved
 
 
-def axis_values(name: str, values: Any, default, several: bool = False) -> np.ndarray:
+def axis_values(name: str, values: Broadcastable | None, default: Broadcastable, several: bool = False) -> np.ndarray:
     """A sorted 1-D array of distinct grid values (``default`` when ``values`` is None).
 
     With ``several``, at least two distinct values are needed (the plot draws a line or a map
@@ -98,11 +119,11 @@ def axis_values(name: str, values: Any, default, several: bool = False) -> np.nd
     return array
 
 
-def _floats(name: str, values: Any) -> np.ndarray:
+def _floats(name: str, values: Broadcastable) -> np.ndarray:
     """``values`` as an at-least-1-D float array under the rule of
     :func:`~roofline_decode.estimate.checked_array` (batch >= 1, context and prompt >= 0,
     acceptance in [0, 1]; real numbers only); :class:`InvalidValueError` otherwise."""
-    from ..estimate import checked_array
+    from ..grid import checked_array
 
     array = np.atleast_1d(checked_array(name, values, 1.0 if name == "batch" else 0.0, inclusive=True))
     if name == "acceptance" and np.any(array > 1):
@@ -110,7 +131,7 @@ def _floats(name: str, values: Any) -> np.ndarray:
     return array
 
 
-def longest_context(model) -> float:
+def longest_context(model: Model) -> float:
     """The default context range's end [tokens]: the model's maximum position, at most 128k."""
     return float(min(model.max_position_embeddings or 131072, 131072))
 
@@ -120,7 +141,7 @@ def geometric_batches(largest: float, points: int = 48) -> np.ndarray:
     return np.unique(np.round(np.geomspace(1.0, max(float(largest), 2.0), points)))
 
 
-def precision_label(*floors) -> str:
+def precision_label(*floors: DecodeFloor) -> str:
     """``"bf16 weights, fp8 KV, bf16 compute"`` for one or more DecodeFloors of one model.
 
     The compute precision is named when every accelerator with a published peak computes in
@@ -134,13 +155,13 @@ def precision_label(*floors) -> str:
     return f"{label}, compute precision per accelerator in the legend" if compute else label
 
 
-def title(model, floor, accelerator=None) -> str:
+def title(model: Model, floor: DecodeFloor, accelerator: Accelerator | None = None) -> str:
     """Plot title naming the model, its precision and (optionally) the accelerator."""
     where = f" on {accelerator.name}" if accelerator is not None else ""
     return f"{model.name}{where}\n{precision_label(floor)}"
 
 
-def hardware_label(accelerator, floor) -> str:
+def hardware_label(accelerator: Accelerator, floor: DecodeFloor) -> str:
     """``"NVIDIA H100 SXM5 80GB: 3.35 TB/s, 989.5 TFLOP/s bf16"`` (one unit for every device)."""
     bandwidth = f"{accelerator.memory_bandwidth / TB:.3g} TB/s"
     if not floor.compute_bounded:
@@ -163,7 +184,7 @@ def context_label(context: float) -> str:
     return f"{context:g}"
 
 
-def usable_memory(accelerator) -> float:
+def usable_memory(accelerator: Accelerator | str) -> float:
     """Bytes the plots let weights and KV cache fill [B].
 
     :func:`roofline_decode.planning.usable_memory` with its defaults: the printed GB read as
@@ -174,12 +195,12 @@ def usable_memory(accelerator) -> float:
     return float(capacity.usable_memory(accelerator))
 
 
-def memory_label(accelerator) -> str:
+def memory_label(accelerator: Accelerator | str) -> str:
     """``"78 GiB usable"``: :func:`usable_memory` in GiB."""
     return f"{usable_memory(accelerator) / GiB:.4g} GiB usable"
 
 
-def resident_bytes(model, floor) -> np.ndarray:
+def resident_bytes(model: Model, floor: DecodeFloor) -> np.ndarray:
     """Memory a decode floor's grid needs resident on one accelerator [B] (broadcast over the grid).
 
     :func:`roofline_decode.planning.resident_bytes` at the floor's ``batch`` and ``context``:
@@ -190,15 +211,15 @@ def resident_bytes(model, floor) -> np.ndarray:
     """
     from ..planning import capacity
 
-    return np.asarray(capacity.resident_bytes(model, floor.batch, floor.context), dtype=float)
+    return np.asarray(capacity.resident_bytes(model, floor.batch, floor.context), dtype=np.float64)
 
 
-def fits(model, floor, accelerator) -> np.ndarray:
+def fits(model: Model, floor: DecodeFloor, accelerator: Accelerator | str) -> np.ndarray:
     """Boolean array: does :func:`resident_bytes` fit :func:`usable_memory`?"""
     return resident_bytes(model, floor) <= usable_memory(accelerator)
 
 
-def max_batch(model, accelerator, context: float) -> float:
+def max_batch(model: ModelLike, accelerator: AcceleratorLike, context: float) -> float:
     """Largest whole batch whose weights and KV cache fit one accelerator at ``context`` (0 if none).
 
     :func:`roofline_decode.planning.max_batch` with its defaults; a context below one token
@@ -210,11 +231,10 @@ def max_batch(model, accelerator, context: float) -> float:
     tokens = single_value("context", context)
     if tokens < 0:
         raise InvalidValueError("context", context, "a finite number of tokens >= 0")
-    model, accelerator = resolve_model(model), load_accelerator(accelerator)
-    return float(np.asarray(capacity.max_batch(model, accelerator, max(tokens, 1.0))))
+    return float(np.asarray(capacity.max_batch(resolve_model(model), load_accelerator(accelerator), max(tokens, 1.0))))
 
 
-def save(ax_or_figure, path: str | Path, dpi: float = 150) -> Path:
+def save(ax_or_figure: Axes | Figure, path: str | Path, dpi: float = 150) -> Path:
     """Save the figure of an Axes (or a Figure) to ``path``; the extension picks PNG, SVG or PDF.
 
     Creates missing parent folders and returns the path written.
@@ -253,7 +273,7 @@ def check_output_path(path: str | Path) -> Path:
     return path
 
 
-def single_accelerator(accelerator):
+def single_accelerator(accelerator: AcceleratorLike | Sequence[AcceleratorLike]) -> Accelerator:
     """Exactly one :class:`~roofline_decode.Accelerator` (an id, a spec path or an object)."""
     devices = resolve_accelerators(accelerator)
     if len(devices) != 1:
@@ -262,7 +282,7 @@ def single_accelerator(accelerator):
     return devices[0]
 
 
-def single_value(name: str, value: Any) -> float:
+def single_value(name: str, value: Broadcastable) -> float:
     """A scalar from a number or a one-element array (the axis a plot holds fixed)."""
     array = _floats(name, value).ravel()
     if array.size != 1 or not np.isfinite(array[0]):
@@ -270,26 +290,26 @@ def single_value(name: str, value: Any) -> float:
     return float(array[0])
 
 
-def tokens_formatter():
+def tokens_formatter() -> FuncFormatter:
     """A tick formatter writing token counts as 512, 4k, 128k."""
     from matplotlib.ticker import FuncFormatter
 
     return FuncFormatter(lambda value, _: context_label(value) if value >= 0 else "")
 
 
-def count_formatter(minor: bool = False):
+def count_formatter(minor: bool = False) -> FuncFormatter:
     """A tick formatter for counts on log axes: 1, 10, 100, 1k, 10k, 1M (see :func:`plain_formatter`)."""
     return plain_formatter(minor=minor, counts=True)
 
 
-def batch_axis(ax) -> None:
+def batch_axis(ax: Axes) -> None:
     """Batch on the x axis of ``ax``: log base 2, ticks written 1, 4, 16, labelled with its unit."""
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(plain_formatter())
     ax.set_xlabel(BATCH_AXIS_LABEL)
 
 
-def token_axis(axis, largest: float, log: bool = False) -> None:
+def token_axis(axis: Axis, largest: float, log: bool = False) -> None:
     """Ticks at powers of two (linear: multiples of one) labelled 512, 4k, 128k on a token axis."""
     from matplotlib.ticker import LogLocator, MultipleLocator, NullFormatter
 
@@ -302,7 +322,7 @@ def token_axis(axis, largest: float, log: bool = False) -> None:
     axis.set_major_formatter(tokens_formatter())
 
 
-def plain_formatter(minor: bool = False, counts: bool = False):
+def plain_formatter(minor: bool = False, counts: bool = False) -> FuncFormatter:
     """A tick formatter writing 0.1, 1, 10, 1024 instead of powers of ten.
 
     With ``minor``, only the 2x and 5x minor ticks of a log axis are labelled (less clutter);
@@ -310,7 +330,7 @@ def plain_formatter(minor: bool = False, counts: bool = False):
     """
     from matplotlib.ticker import FuncFormatter
 
-    def fmt(value, _):
+    def fmt(value: float, _: int | None) -> str:
         if minor:
             mantissa = value / 10 ** np.floor(np.log10(value)) if value > 0 else 0
             if not (np.isclose(mantissa, 2) or np.isclose(mantissa, 5)):
@@ -324,7 +344,7 @@ def plain_formatter(minor: bool = False, counts: bool = False):
     return FuncFormatter(fmt)
 
 
-def headless():
+def headless() -> ModuleType:
     """Switch matplotlib to the file-only Agg backend (CLI and scripts); returns ``pyplot``."""
     try:
         import matplotlib
@@ -334,7 +354,7 @@ def headless():
     return pyplot()
 
 
-def check_slo(slo_ms) -> float | None:
+def check_slo(slo_ms: float | None) -> float | None:
     """``slo_ms`` as a float (None stays None); :class:`InvalidValueError` unless it is a finite number > 0."""
     if slo_ms is None:
         return None

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from .._typing import Broadcastable
 from ._common import (
+    ModelLike,
+    WeightsLike,
     axis_values,
     batch_axis,
     check_slo,
@@ -20,9 +26,18 @@ from ._common import (
     single_value,
 )
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
-def batch_plot_devices(model, devices, batch=None, context=4096, *, slo_ms=None, weights=None, kv=None,
-                       sparse=False, latency=None, ax=None):
+    from ..formats import NumberFormat
+    from ..specs.accelerator import Accelerator
+    from ..specs.latency import LatencyProfile
+
+
+def batch_plot_devices(model: ModelLike, devices: Sequence[Accelerator], batch: Broadcastable | None = None,
+                       context: Broadcastable = 4096, *, slo_ms: float | None = None, weights: WeightsLike = None,
+                       kv: str | NumberFormat | None = None, sparse: bool = False,
+                       latency: LatencyProfile | str | None = None, ax: Axes | None = None) -> Axes:
     """Aggregate tokens/s against batch for several accelerators on one Axes (see ``batch_plot``).
 
     Each device is one solid curve up to its capacity limit (the largest batch whose weights and

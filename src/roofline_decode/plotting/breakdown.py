@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from .._typing import Broadcastable
 from ..errors import InvalidValueError
 from ..units import GB
 from ._common import (
     CONTEXT_AXIS_LABEL,
     OKABE_ITO,
+    AcceleratorLike,
+    ModelLike,
+    WeightsLike,
     axis_values,
     batch_axis,
     context_label,
@@ -23,11 +30,16 @@ from ._common import (
     token_axis,
 )
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..formats import NumberFormat
+
 #: Parts of ``DecodeFloor.breakdown()["bytes"]`` that are weight reads.
 WEIGHT_PARTS = ("attention_weights", "mlp_weights", "norms_and_biases", "embedding", "lm_head")
 
 
-def _sweep_axis(batch, context, over):
+def _sweep_axis(batch: Broadcastable | None, context: Broadcastable | None, over: str | None) -> str:
     if over is None:
         many_b = batch is not None and np.size(batch) > 1
         many_t = context is not None and np.size(context) > 1
@@ -39,8 +51,10 @@ def _sweep_axis(batch, context, over):
     return over
 
 
-def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, weights=None, kv=None,
-                   sparse=False, ax=None):
+def breakdown_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[AcceleratorLike],
+                   batch: Broadcastable | None = None, context: Broadcastable | None = None, *,
+                   over: str | None = None, weights: WeightsLike = None, kv: str | NumberFormat | None = None,
+                   sparse: bool = False, ax: Axes | None = None) -> Axes:
     """Bytes moved per step, stacked (weights / KV read / KV write), with the time terms on a twin axis.
 
     The left axis stacks the floor's ``breakdown()["bytes"]`` parts in GB: weight reads (all
@@ -105,7 +119,7 @@ def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, w
 
     ax = new_axes(ax)
     twin = ax.twinx()
-    ax.twin = twin
+    ax.twin = twin  # type: ignore[attr-defined]  # an extra attribute: the twin Axes, documented as ax.twin
     areas = ax.stackplot(xs, *stack, labels=labels, colors=colors, alpha=0.78, lw=0)
     bandwidth = floor.memory_bandwidth
     top_gb = max(float(np.max(floor.bytes_total)), float(np.max(floor.step_time_s)) * bandwidth) / GB * 1.45  # room for the legend
@@ -142,6 +156,6 @@ def breakdown_plot(model, accelerator, batch=None, context=None, *, over=None, w
     # a part thinner than 1% of the axis everywhere cannot be seen: drawn, but not in the legend
     visible = [area for area, part in zip(areas, stack) if float(np.max(part)) >= 0.01 * top_gb]
     handles = visible + lines + handles_extra
-    ax.legend(handles, [h.get_label() for h in handles], loc="upper left", fontsize=8, framealpha=0.92)
+    ax.legend(handles, [str(h.get_label()) for h in handles], loc="upper left", fontsize=8, framealpha=0.92)
     ax.set_title(f"Step breakdown: {title(spec, floor, device)}, {where}", fontsize=11, pad=16 if misses.any() else 6)
     return ax

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from .._typing import Broadcastable
 from ..units import GB
 from ._common import (
     CONTEXT_AXIS_LABEL,
     OKABE_ITO,
+    AcceleratorLike,
+    ModelLike,
+    WeightsLike,
     axis_values,
     batch_axis,
     check_slo,
@@ -21,13 +28,21 @@ from ._common import (
     token_axis,
 )
 
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
+
+    from ..formats import NumberFormat
+
 #: Verdict codes of the map and their legend text.
 VERDICTS = ("fits, memory-bound", "fits, compute-bound", "does not fit in memory")
 VERDICT_COLORS = (OKABE_ITO["sky_blue"], OKABE_ITO["orange"], "#BBBBBB")
 
 
-def capacity_map(model, accelerator, batch=None, context=None, *, slo_ms=None, weights=None, kv=None,
-                 sparse=False, ax=None):
+def capacity_map(model: ModelLike, accelerator: AcceleratorLike | Sequence[AcceleratorLike],
+                 batch: Broadcastable | None = None, context: Broadcastable | None = None, *,
+                 slo_ms: float | None = None, weights: WeightsLike = None, kv: str | NumberFormat | None = None,
+                 sparse: bool = False, ax: Axes | None = None) -> Axes:
     """The batch × context plane shaded by verdict, with a contour at a per-token latency target.
 
     Each cell is one decode floor of the sweep: *does not fit* where the weights plus the KV
@@ -84,7 +99,7 @@ def capacity_map(model, accelerator, batch=None, context=None, *, slo_ms=None, w
     cmap = ListedColormap(VERDICT_COLORS)
     ax.pcolormesh(batches, contexts, verdict.T, cmap=cmap, norm=BoundaryNorm([-0.5, 0.5, 1.5, 2.5], 3),
                   shading="nearest", rasterized=True, gid="verdict")
-    handles = [Patch(facecolor=c, edgecolor="0.5", label=v) for c, v in zip(VERDICT_COLORS, VERDICTS)]
+    handles: list[Artist] = [Patch(facecolor=c, edgecolor="0.5", label=v) for c, v in zip(VERDICT_COLORS, VERDICTS)]
     if slo_ms is not None:
         step_ms = floor.step_time_s.T * 1e3
         if step_ms.min() <= slo_ms <= step_ms.max():

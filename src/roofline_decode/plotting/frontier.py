@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._common import MARKERS, color, new_axes, resolve_model
+from .._typing import Broadcastable
+from ._common import MARKERS, ModelLike, WeightsLike, color, new_axes, resolve_model
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..formats import NumberFormat
+    from ..specs.accelerator import Accelerator
 
 __all__ = ["frontier_plot"]
 
@@ -18,13 +26,16 @@ _Y_LABELS = {
 }
 
 
-def frontier_plot(model, accelerators, context: float = 4096, *, batch: Any = None, tp: Any = (1, 2, 4, 8),
-                  y: str = "throughput", price_per_hour: float | None = None, weights=None, kv=None, ax=None):
+def frontier_plot(model: ModelLike, accelerators: Accelerator | str | Sequence[Accelerator | str],
+                  context: float = 4096, *, batch: Broadcastable | None = None, tp: Sequence[int] | int = (1, 2, 4, 8),
+                  y: str = "throughput", price_per_hour: float | dict[str, float] | None = None,
+                  weights: WeightsLike = None, kv: str | NumberFormat | None = None, ax: Axes | None = None) -> Axes:
     """Tokens/s per user (x) against tokens/s per device, or energy or cost per token (y).
 
     One curve per device (colour) and tensor-parallel degree (marker), over batch; points whose
     weights and KV cache do not fit each device's memory are drawn as grey crosses and left out
-    of the Pareto envelope (thick black line).  ``y``: ``"throughput"`` (default), ``"energy"``
+    of the Pareto envelope (thick black line); a curve with no fitting point gets no legend entry.
+    The legend sits to the right of the axes.  ``y``: ``"throughput"`` (default), ``"energy"``
     (the data-movement floor; devices whose memory has no sourced access energy are left out
     and named in the legend title), ``"energy_at_board_power"`` (an estimate) or ``"cost"``
     (needs ``price_per_hour``).
@@ -35,16 +46,17 @@ def frontier_plot(model, accelerators, context: float = 4096, *, batch: Any = No
     """
     from ..planning.frontier import FRONTIER_Y, frontier
 
-    model = resolve_model(model, weights, kv)
-    front = frontier(model, accelerators, context, batch=batch, tp=tp, price_per_hour=price_per_hour)
-    attribute = FRONTIER_Y[y][0] if y in FRONTIER_Y else None
+    spec = resolve_model(model, weights, kv)
+    front = frontier(spec, accelerators, context, batch=batch, tp=tp, price_per_hour=price_per_hour)
     envelope = front.envelope(y)  # checks y and the price
+    attribute = FRONTIER_Y[y][0]
     if not any(np.isfinite(getattr(p, attribute)) for p in front.points):
         from ..errors import InvalidValueError
 
+        why = [n for n in front.notes if "unavailable" in n] if y == "energy" else []
         raise InvalidValueError("y", y, "a quantity these devices have ("
-                                + ("; ".join(front.notes) or "no board power in their specs") + ")")
-    ax = new_axes(ax, figsize=(9.0, 6.0))
+                                + ("; ".join(why) or "no board power in their specs") + ")")
+    ax = new_axes(ax, figsize=(10.5, 6.0))
     devices = list(dict.fromkeys(p.accelerator for p in front.points))
     degrees = sorted({p.num_devices for p in front.points})
     marked_unfit = False
@@ -58,12 +70,14 @@ def frontier_plot(model, accelerators, context: float = 4096, *, batch: Any = No
             v = np.array([getattr(p, attribute) for p in pts])
             ok = np.array([p.fits for p in pts])
             ax.plot(x, v, color=color(i), lw=1.0, alpha=0.35)
-            ax.plot(x[ok], v[ok], ls="none", marker=MARKERS[j % len(MARKERS)], ms=5, color=color(i),
-                    label=f"{device} TP{n}")
+            if np.any(ok):
+                ax.plot(x[ok], v[ok], ls="none", marker=MARKERS[j % len(MARKERS)], ms=5, color=color(i),
+                        label=f"{device} TP{n}")
             if np.any(~ok):
-                ax.plot(x[~ok], v[~ok], ls="none", marker="x", ms=5, color="0.6",
-                        label=None if marked_unfit else "does not fit memory")
+                ax.plot(x[~ok], v[~ok], ls="none", marker="x", ms=5, color="0.6")
                 marked_unfit = True
+    if marked_unfit:  # one legend entry, after the curves
+        ax.plot([], [], ls="none", marker="x", ms=5, color="0.6", label="does not fit memory")
     if envelope:
         ax.plot([p.tokens_per_s_per_user for p in envelope], [getattr(p, attribute) for p in envelope],
                 color="black", lw=2.2, ls="--", label="Pareto envelope", zorder=5)
@@ -78,7 +92,7 @@ def frontier_plot(model, accelerators, context: float = 4096, *, batch: Any = No
     ax.set_ylabel(label)
     ax.set_title(f"{front.model}: decode frontier at context {front.context:g} (floors; batch along each curve)")
     missing = [n.split(":")[0] for n in front.notes if y == "energy" and "unavailable" in n]
-    ax.legend(fontsize=7, ncol=2, loc="best",
-              title=f"no sourced memory energy: {', '.join(missing)}" if missing else None, title_fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+              title=f"no sourced memory energy:\n{', '.join(missing)}" if missing else None, title_fontsize=7)
     ax.grid(True, which="both", alpha=0.25)
     return ax

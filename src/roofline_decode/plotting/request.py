@@ -6,11 +6,29 @@ Views only: they draw what :func:`~roofline_decode.estimate_prefill.prefill_floo
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._common import axis_values, color, new_axes, resolve_accelerators, resolve_model, single_accelerator
+from .._typing import Broadcastable
+from ._common import (
+    AcceleratorLike,
+    ModelLike,
+    WeightsLike,
+    axis_values,
+    color,
+    new_axes,
+    resolve_accelerators,
+    resolve_model,
+    single_accelerator,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..formats import NumberFormat
+    from ..specs.model import Model
 
 __all__ = ["ttft_plot", "speculative_plot"]
 
@@ -21,8 +39,10 @@ DEFAULT_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 DEFAULT_ACCEPTANCE = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
-def ttft_plot(model, accelerators, prompt: Any = None, batch: float = 1, *, chunk: Any = None, weights=None,
-              kv=None, sparse: bool = False, ax=None):
+def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[AcceleratorLike],
+              prompt: Broadcastable | None = None, batch: float = 1, *, chunk: float | None = None,
+              weights: WeightsLike = None, kv: str | NumberFormat | None = None, sparse: bool = False,
+              ax: Axes | None = None) -> Axes:
     """Time to first token (the prefill floor) against prompt length on one or more devices.
 
     Solid where the prefill is compute-bound, dashed where memory-bound; a dot marks the
@@ -66,8 +86,10 @@ def ttft_plot(model, accelerators, prompt: Any = None, batch: float = 1, *, chun
     return ax
 
 
-def speculative_plot(model, accelerator, *, draft=None, mtp_layers: int | None = None, k: int = 4,
-                     batch: Any = None, acceptance: Any = None, context: float = 2048, sparse: bool = False, ax=None):
+def speculative_plot(model: Model | str, accelerator: AcceleratorLike | Sequence[AcceleratorLike], *,
+                     draft: Model | str | None = None, mtp_layers: int | None = None, k: int = 4,
+                     batch: Broadcastable | None = None, acceptance: Broadcastable | None = None,
+                     context: float = 2048, sparse: bool = False, ax: Axes | None = None) -> Axes:
     """Speedup of speculative decoding over plain decoding against batch, one line per acceptance.
 
     The dotted line at 1 is break-even; the vertical line marks the batch at which plain

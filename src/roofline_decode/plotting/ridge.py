@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from .._typing import Broadcastable
 from ..units import TFLOP
 from ._common import (
     MARKERS,
+    AcceleratorLike,
+    ModelLike,
+    WeightsLike,
     axis_values,
     color,
     context_label,
@@ -17,6 +24,12 @@ from ._common import (
     resolve_accelerators,
     resolve_model,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..formats import NumberFormat
+    from ..specs.latency import LatencyProfile
 
 #: Default batch sweep of :func:`ridge_plot`: powers of two from 1 to 1024.
 RIDGE_BATCHES = tuple(2**k for k in range(11))
@@ -36,8 +49,11 @@ def _batches_to_label(x: np.ndarray, batch: np.ndarray, max_labels: int = 7) -> 
     return chosen
 
 
-def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, kv=None, sparse=False,
-               latency=None, ax=None, label_batches: bool = True):
+def ridge_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[AcceleratorLike],
+               batch: Broadcastable | None = None, context: Broadcastable = 4096, *, weights: WeightsLike = None,
+               kv: str | NumberFormat | None = None, sparse: bool = False,
+               latency: LatencyProfile | str | None = None, ax: Axes | None = None,
+               label_batches: bool = True) -> Axes:
     """Decode operating points of a batch sweep on the roofline of each accelerator (log-log).
 
     For every accelerator the roofline is drawn from the floor's ``memory_bandwidth`` (the
@@ -107,7 +123,7 @@ def ridge_plot(model, accelerators, batch=None, context=4096, *, weights=None, k
 
     xs = np.geomspace(x_low, x_high, 400)
 
-    def other_peaks(index):
+    def other_peaks(index: int) -> list[float]:
         return [float(p) for k, r in enumerate(roofs) if k != index for p in r if np.isfinite(p)]
 
     critical_lines = []

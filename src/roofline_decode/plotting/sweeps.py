@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from .._typing import Broadcastable
 from ..units import GB
 from ._common import (
     CONTEXT_AXIS_LABEL,
     OKABE_ITO,
+    AcceleratorLike,
+    ModelLike,
+    WeightsLike,
     axis_values,
     batch_axis,
     check_slo,
@@ -29,9 +36,18 @@ from ._common import (
     token_axis,
 )
 
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
 
-def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, weights=None, kv=None, sparse=False,
-               latency=None, ax=None):
+    from ..formats import NumberFormat
+    from ..specs.latency import LatencyProfile
+
+
+def batch_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[AcceleratorLike],
+               batch: Broadcastable | None = None, context: Broadcastable = 4096, *, slo_ms: float | None = None,
+               weights: WeightsLike = None, kv: str | NumberFormat | None = None, sparse: bool = False,
+               latency: LatencyProfile | str | None = None, ax: Axes | None = None) -> Axes:
     """Aggregate tokens/s and per-sequence ms/token against batch, at one context.
 
     The aggregate rate (``tokens_per_s``, left axis) rises with batch while the step is
@@ -98,13 +114,13 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
 
     ax = new_axes(ax)
     twin = ax.twinx()
-    ax.twin = twin
+    ax.twin = twin  # type: ignore[attr-defined]  # an extra attribute: the twin Axes, documented as ax.twin
     # the legend and the annotations live on ax: draw it above the twin's lines (ax made transparent)
     ax.set_zorder(twin.get_zorder() + 1)
     ax.patch.set_visible(False)
     rate = ax.plot(batches, floor.tokens_per_s, color=OKABE_ITO["blue"], lw=2.4, label="aggregate tokens/s (left)")
-    latency = twin.plot(batches, floor.step_time_s * 1e3, color=OKABE_ITO["vermillion"], lw=2.0, ls="--",
-                        label="per-sequence ms/token (right)")
+    step_lines = twin.plot(batches, floor.step_time_s * 1e3, color=OKABE_ITO["vermillion"], lw=2.0, ls="--",
+                           label="per-sequence ms/token (right)")
     batch_axis(ax)  # the twin shares it
     ax.set_yscale("log")
     twin.set_yscale("log")
@@ -115,7 +131,7 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
     twin.yaxis.set_minor_formatter(plain_formatter(minor=True))
     twin.yaxis.set_major_formatter(plain_formatter())
 
-    extras = []
+    extras: list[Artist] = []
     legend_title = None
     if np.isfinite(critical) and critical <= b_high:
         span = ax.axvspan(max(critical, b_low), b_high, color=OKABE_ITO["orange"], alpha=0.16, lw=0,
@@ -161,15 +177,15 @@ def batch_plot(model, accelerator, batch=None, context=4096, *, slo_ms=None, wei
     ax.set_ylabel("aggregate decode rate [tokens/s]", color=OKABE_ITO["blue"])
     twin.set_ylabel("per-sequence latency [ms/token]", color=OKABE_ITO["vermillion"])
     ax.grid(True, which="major", color="0.88", lw=0.7)
-    handles = rate + latency + extras
+    handles = rate + step_lines + extras
     # below the axes: the legend never covers a curve
-    ax.legend(handles, [h.get_label() for h in handles], loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2,
+    ax.legend(handles, [str(h.get_label()) for h in handles], loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2,
               fontsize=8, title=legend_title, title_fontsize=8, frameon=False)
     ax.set_title(f"Batching: {title(spec, floor, device)}, context {context_label(ctx)} tokens", fontsize=11, pad=16)
     return ax
 
 
-def _span_at_least(axes, factor: float) -> None:
+def _span_at_least(axes: Axes, factor: float) -> None:
     """Widen a log y axis to span at least ``factor`` so small changes do not look steep."""
     low, high = axes.get_ylim()
     if high / low < factor:
@@ -177,8 +193,10 @@ def _span_at_least(axes, factor: float) -> None:
         axes.set_ylim(middle / np.sqrt(factor), middle * np.sqrt(factor))
 
 
-def context_plot(model, accelerator, context=None, batch=(1, 8, 64), *, slo_ms=None, weights=None, kv=None,
-                 sparse=False, ax=None):
+def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[AcceleratorLike],
+                 context: Broadcastable | None = None, batch: Broadcastable = (1, 8, 64), *,
+                 slo_ms: float | None = None, weights: WeightsLike = None, kv: str | NumberFormat | None = None,
+                 sparse: bool = False, ax: Axes | None = None) -> Axes:
     """Step time against context for several batches: KV reads grow linearly with context.
 
     Each batch is one line of ``step_time_s`` [ms]; the intercept at context 0 is the weight
