@@ -49,11 +49,15 @@ EXTRA_RECORD_KEYS = ("fits", "notes", "chain_time_s")
 
 
 
-from .grid import MAX_GRID_VALUE, _shown, broadcast_grid, checked_array  # noqa: F401  (the input rule)
+# ``name as name``: re-exported for the modules that import them from here (mypy --strict)
+from .grid import MAX_GRID_VALUE, _shown, broadcast_grid  # noqa: F401  (the input rule)
+from .grid import checked_array as checked_array
 from .traffic import (  # noqa: F401  (bytes and FLOPs of a step; imported from here by the other floors)
-    COMPUTE_GROUPS, _breakdown, _GroupFlops, _layer_terms, _matrix_parameters_per_token, _mixer_terms, _MixerTerms,
-    _streamed_terms, _traffic, _Traffic, compute_formats,
+    COMPUTE_GROUPS, _breakdown, _GroupFlops, _mixer_terms, _MixerTerms, _traffic, _Traffic, compute_formats,
 )
+from .traffic import _layer_terms as _layer_terms
+from .traffic import _matrix_parameters_per_token as _matrix_parameters_per_token
+from .traffic import _streamed_terms as _streamed_terms
 
 
 @dataclass(frozen=True)
@@ -386,7 +390,7 @@ def decode_floor(
     context: Broadcastable = 0,
     *,
     sparse: bool = False,
-    routing: Broadcastable = "uniform",
+    routing: Broadcastable | Routing = "uniform",
     latency: LatencyProfile | str | None = None,
 ) -> DecodeFloor:
     """The fastest possible decode step of ``model`` on ``accelerator``.

@@ -150,13 +150,13 @@ def ridge_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Accele
                 ax.plot([ridge], [peak / TFLOP], marker="D", ms=8, color=c, mec="black", mew=0.8,
                         ls="none", zorder=6, gid="ridge-point")
         if fl.latency_profile is not None:  # the chain: attained <= FLOPs / T_chain, per step of the sweep
-            ax.plot(intensity[:, 0], fl.flops[:, 0] / fl.chain_time_s[:, 0] / TFLOP, color=c, lw=1.6,
+            ax.plot(intensity[:, 0], fl.flops[:, 0] / np.asarray(fl.chain_time_s)[:, 0] / TFLOP, color=c, lw=1.6,
                     ls=(0, (4, 2, 1, 2)), alpha=0.85, zorder=4, gid="chain-ceiling")
         for j, ctx in enumerate(contexts):
             ax.plot(intensity[:, j], attained[i][:, j] / TFLOP, ls=(0, (1, 1.5)), lw=1.2, color=c,
                     marker=MARKERS[j % len(MARKERS)], ms=5.5, mfc=c if j == 0 else "white", mec=c, mew=1.2,
                     zorder=5, gid="operating-points")
-            misses = ~fl.fits[:, j]
+            misses = ~np.asarray(fl.fits)[:, j]
             if misses.any():  # weights + KV cache exceed the device's usable memory
                 ax.plot(intensity[misses, j], attained[i][misses, j] / TFLOP, ls="none", marker="x", ms=9,
                         mew=1.6, color="0.15", zorder=6, gid="does-not-fit")
