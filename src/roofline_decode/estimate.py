@@ -154,8 +154,10 @@ def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth:
         fixed = fixed + (model.routed_expert_format.bytes_per_element * model.num_moe_layers
                          * np.asarray(experts_read, dtype=float) * model.expert_parameters)
     if not model.is_moe or experts_read is not None:
-        below = np.asarray(f.critical_batch(fixed, kv_per_sequence + row, one.flops, peak, bandwidth), dtype=np.float64)
-        above = np.asarray(f.critical_batch(fixed + vocab * row, kv_per_sequence, one.flops, peak, bandwidth), dtype=np.float64)
+        below = np.asarray(f.critical_batch(fixed, kv_per_sequence + row, one.flops, peak, bandwidth),
+                           dtype=np.float64)
+        above = np.asarray(f.critical_batch(fixed + vocab * row, kv_per_sequence, one.flops, peak, bandwidth),
+                           dtype=np.float64)
         return np.where(below <= vocab, below, above)
     return _moe_critical_batch(model, context, peaks, bandwidth, one, peak)
 
@@ -183,8 +185,10 @@ def _moe_critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwi
     experts, k = model.num_experts, model.num_experts_per_token
     fixed_all = fixed + expert_bytes * experts
     upper = np.minimum(
-        np.asarray(f.critical_batch(fixed_all, kv_per_sequence + row, one.flops, peak, bandwidth), dtype=np.float64),
-        np.asarray(f.critical_batch(fixed_all + vocab * row, kv_per_sequence, one.flops, peak, bandwidth), dtype=np.float64),
+        np.asarray(f.critical_batch(fixed_all, kv_per_sequence + row, one.flops, peak, bandwidth),
+                   dtype=np.float64),
+        np.asarray(f.critical_batch(fixed_all + vocab * row, kv_per_sequence, one.flops, peak, bandwidth),
+                   dtype=np.float64),
     )
     finite = np.isfinite(upper)
     t_sequence = np.broadcast_to(peaks.compute_time(one), upper.shape)  # T_comp = B·t_seq
@@ -491,7 +495,8 @@ def chain_time(model: Model, profile: LatencyProfile | None) -> float:
 
 
 def _timed(model: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray, traffic: _Traffic,
-           sparse: bool, context_input: np.ndarray, routing: Routing = UNIFORM, profile: LatencyProfile | None = None) -> DecodeFloor:
+           sparse: bool, context_input: np.ndarray, routing: Routing = UNIFORM,
+           profile: LatencyProfile | None = None) -> DecodeFloor:
     """Times of a step on one device; ``context_input`` is the context before broadcasting
     against the batch, on which the critical batch (a function of context only, and of the
     measured expert count) is solved."""

@@ -214,7 +214,9 @@ class MemoryTierFile(_Strict):
     )
 
 
-_FILE_SCHEMAS: dict[str, type[AcceleratorFile | MemoryTierFile]] = {"accelerator": AcceleratorFile, "memory_tier": MemoryTierFile}
+_FILE_SCHEMAS: dict[str, type[AcceleratorFile | MemoryTierFile]] = {
+    "accelerator": AcceleratorFile, "memory_tier": MemoryTierFile,
+}
 
 
 def json_schema(kind: str = "accelerator") -> dict[str, Any]:
@@ -246,7 +248,8 @@ def _field_path(field: str) -> str:
     return field.removesuffix(".[key]")
 
 
-def _figure(field: str, entry: _FigureEntry, sources: dict[str, SourceEntry], problems: list[tuple[str, str]]) -> Figure | None:
+def _figure(field: str, entry: _FigureEntry, sources: dict[str, SourceEntry],
+            problems: list[tuple[str, str]]) -> Figure | None:
     """The Figure of a file entry; its problems (undefined source, derivation missing, a value
     that overflows in SI) are appended to ``problems`` and None is returned."""
     unit_table = {
