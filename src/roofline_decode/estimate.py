@@ -20,6 +20,7 @@ from .errors import InvalidValueError
 from .energy import EnergyAndCost
 from .limits import grid_limits, point_notes
 from .peaks import NO_COMPUTE_PEAK, compute_peak
+from .roofline_terms import RooflineTerms
 from .routing import UNIFORM, Routing, resolve_routing
 from .specs.accelerator import Accelerator
 from .specs.latency import LatencyProfile, load_latency_profile
@@ -226,7 +227,7 @@ def _effective_peak(flops: np.ndarray, compute_time: np.ndarray, peaks: _Peaks) 
 
 
 @dataclass(frozen=True)
-class DecodeFloor(ToDataFrame, EnergyAndCost):
+class DecodeFloor(RooflineTerms, ToDataFrame, EnergyAndCost):
     """The decode step floor of a model on an accelerator, broadcast over batch and context.
 
     All quantities in SI units: bytes [B], FLOPs, seconds [s], tokens per second [1/s],
@@ -264,20 +265,10 @@ class DecodeFloor(ToDataFrame, EnergyAndCost):
     positions, after ``assumptions`` (sparse or precision fallback, MoE routing).
     """
 
-    model: str
-    accelerator: str
     weight_format: str
     kv_format: str
-    compute_precision: str
     batch: np.ndarray
     context: np.ndarray
-    weight_bytes: np.ndarray
-    kv_read_bytes: np.ndarray
-    kv_write_bytes: np.ndarray
-    bytes_total: np.ndarray
-    flops: np.ndarray
-    memory_time_s: np.ndarray
-    compute_time_s: np.ndarray
     step_time_s: np.ndarray
     tokens_per_s: np.ndarray
     per_sequence_tokens_per_s: np.ndarray
@@ -314,7 +305,7 @@ class DecodeFloor(ToDataFrame, EnergyAndCost):
         """The constraint that sets the step (array of str): ``"latency"`` where the serial
         chain exceeds both other times, else ``"compute"`` where T_comp >= T_mem, else
         ``"memory"``."""
-        roof = np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
+        roof = super().bound
         chain_binds = self.chain_time_s > np.maximum(self.memory_time_s, self.compute_time_s)
         return np.where(chain_binds, "latency", roof)
 

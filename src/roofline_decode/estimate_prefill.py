@@ -23,6 +23,7 @@ from .grid import broadcast_grid, checked_array
 from .traffic import _layer_terms, _matrix_parameters_per_token, _streamed_terms, _Traffic
 from .specs.accelerator import Accelerator
 from .specs.model import Model
+from .roofline_terms import RooflineTerms
 from .views_grid import GridResult
 
 __all__ = ["PrefillFloor", "MixedStepFloor", "prefill_floor", "mixed_step_floor", "prefill_traffic", "device_timing",
@@ -217,7 +218,7 @@ def _compute_bound_chunk(model: Model, batch: np.ndarray, prompt: np.ndarray, ca
 
 
 @dataclass(frozen=True)
-class PrefillFloor(GridResult, EnergyAndCost):
+class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
     """The prefill floor (time to first token) broadcast over batch, prompt, chunk and cached.
 
     SI units: bytes [B], FLOPs, seconds [s].  ``time_s`` is the floor of the whole prefill
@@ -228,23 +229,13 @@ class PrefillFloor(GridResult, EnergyAndCost):
     prefill is compute-bound (inf where even one chunk stays memory-bound).
     """
 
-    model: str
-    accelerator: str
     weight_format: str
     kv_format: str
-    compute_precision: str
     batch: np.ndarray
     prompt: np.ndarray
     chunk: np.ndarray
     cached: np.ndarray
     num_chunks: np.ndarray
-    weight_bytes: np.ndarray
-    kv_read_bytes: np.ndarray
-    kv_write_bytes: np.ndarray
-    bytes_total: np.ndarray
-    flops: np.ndarray
-    memory_time_s: np.ndarray
-    compute_time_s: np.ndarray
     time_s: np.ndarray
     prompt_tokens_per_s: np.ndarray
     arithmetic_intensity: np.ndarray
@@ -279,11 +270,6 @@ class PrefillFloor(GridResult, EnergyAndCost):
         ("P*", "compute_bound_prompt", 1.0), ("chunk*", "compute_bound_chunk", 1.0),
     )
 
-    @property
-    def bound(self) -> np.ndarray:
-        """``"compute"`` where T_comp >= T_mem, else ``"memory"``."""
-        return np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
-
     def title(self) -> str:
         return (f"prefill of {self.model} on {self.accelerator}: {self.weight_format} weights, {self.kv_format} KV, "
                 f"computing in {self.compute_precision}; {ridge_text(self.ridge_point)}")
@@ -307,6 +293,8 @@ def prefill_floor(
     routing: str = "uniform",
 ) -> PrefillFloor:
     """The fastest possible prefill of a prompt: the floor of the time to first token.
+
+    The prompt's new tokens run in chunks of ``chunk`` per sequence, after the ``cached`` ones.
 
     Parameters
     ----------
@@ -407,23 +395,13 @@ def mixed_traffic(model: Model, decode_batch: np.ndarray, decode_context: np.nda
 
 
 @dataclass(frozen=True)
-class MixedStepFloor(GridResult):
+class MixedStepFloor(RooflineTerms, GridResult):
     """One step of continuous batching: decode tokens beside a prefill chunk (SI units)."""
 
-    model: str
-    accelerator: str
-    compute_precision: str
     decode_batch: np.ndarray
     decode_context: np.ndarray
     prefill_tokens: np.ndarray
     prefill_context: np.ndarray
-    weight_bytes: np.ndarray
-    kv_read_bytes: np.ndarray
-    kv_write_bytes: np.ndarray
-    bytes_total: np.ndarray
-    flops: np.ndarray
-    memory_time_s: np.ndarray
-    compute_time_s: np.ndarray
     step_time_s: np.ndarray
     ridge_point: float | np.ndarray
     memory_bandwidth: float
@@ -442,10 +420,6 @@ class MixedStepFloor(GridResult):
         ("bound", "bound", None),
     )
 
-    @property
-    def bound(self) -> np.ndarray:
-        return np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
-
     def title(self) -> str:
         return (f"mixed step of {self.model} on {self.accelerator} (computing in {self.compute_precision}; "
                 f"{ridge_text(self.ridge_point)})")
@@ -463,6 +437,8 @@ def mixed_step_floor(
     routing: str = "uniform",
 ) -> MixedStepFloor:
     """The floor of one continuous-batching step carrying decode tokens and a prefill chunk.
+
+    ``model``, ``accelerator``, ``sparse`` and ``routing`` are as in :func:`prefill_floor`.
 
     Parameters
     ----------

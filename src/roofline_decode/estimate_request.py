@@ -230,6 +230,8 @@ def request_floor(
 ) -> RequestFloor:
     """The fastest possible request: time to first token, time per output token, end to end.
 
+    One :func:`~roofline_decode.prefill_floor`, then a decode floor for every further output token.
+
     Parameters
     ----------
     model, accelerator : Model/str, Accelerator/str

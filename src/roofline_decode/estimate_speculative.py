@@ -66,6 +66,8 @@ def mtp_draft_model(model: Model, mtp_layers: int) -> Model:
         update["layer_types"] = list(model.layer_types[-int(mtp_layers):])
     if model.is_moe:
         update["first_dense_layers"] = 0
+    if model.mlp_free_layers:  # the draft layers carry the target's feed-forward block
+        update["mlp_free_layers"] = 0
     # a validated copy: model_copy would also copy the target's cached parameter counts
     # (cached_property values in __dict__), giving the draft the target's layers
     return model.replace(**update)
@@ -180,6 +182,8 @@ def speculative_floor(
     routing: str = "uniform",
 ) -> SpeculativeFloor:
     """Floor of speculative decoding and its speedup over plain decoding.
+
+    A round drafts k tokens, then the target verifies them in one step (k + 1 tokens per sequence).
 
     Parameters
     ----------

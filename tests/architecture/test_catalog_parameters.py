@@ -73,6 +73,8 @@ PUBLISHED = {
     "gemma-3-12b": (11.771e9, None, None, "https://arxiv.org/abs/2503.19786 (Gemma 3 report Table 1: 1,012M embedding + 10,759M non-embedding)"),
     "deepseek-r1": (671e9, 37e9, "no_input_embedding", "https://huggingface.co/deepseek-ai/DeepSeek-R1 (671B / 37B, DeepSeek-V3 architecture)"),
     "falcon-180b": (180e9, None, None, "https://arxiv.org/abs/2311.16867 (The Falcon Series of Open Language Models: 180B)"),
+    "granite-4.0-h-small": (32e9, 9e9, "all", "https://huggingface.co/ibm-granite/granite-4.0-h-small (model card: 32B total, 9B active)"),
+    "nemotron-3-nano-30b-a3b": (31.6e9, 3.2e9, "no_input_embedding", "https://huggingface.co/nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 (31.6B total, 3.2B active; 3.6B including embeddings)"),
     "command-a": (111e9, None, None, "https://huggingface.co/CohereLabs/c4ai-command-a-03-2025 (model card: 111 billion parameters)"),
     "gemma-3-4b": (3.884e9, None, None, "https://arxiv.org/abs/2503.19786 (Gemma 3 report Table 1: 675M embedding + 3,209M non-embedding; 417M vision encoder not decoded)"),
 }
@@ -90,7 +92,8 @@ PUBLISHED = {
 #                       both) -> rounds to "3B" (the "A3B" of the name), 8.4% over it;
 #   glm-4.5-air:        12.18B without the embeddings (12.80B without the input one) -> rounds to
 #                       "12B", 1.5% over it.
-ROUNDED_ACTIVE = {"qwen3-next-80b-a3b": 1e9, "glm-4.5-air": 1e9}
+#   granite-4.0-h-small: 8.80B with the (tied) embedding matrix -> rounds to "9B", 2.2% under it.
+ROUNDED_ACTIVE = {"qwen3-next-80b-a3b": 1e9, "glm-4.5-air": 1e9, "granite-4.0-h-small": 1e9}
 ACTIVE_STATED_UNIT = {"deepseek-v2-lite": 0.1e9, "deepseek-v3": 1e9, "qwen3-30b-a3b": 0.1e9,
                       "llama-4-maverick": 1e9, "deepseek-v3.2-exp": 1e9, "deepseek-r1": 1e9}
 
@@ -144,6 +147,13 @@ def test_gemma_7b_embedding_and_non_embedding_split():
     # the checkpoint 256000 rows)
     m = rd.load_model("gemma-7b")
     assert m.parameter_count - m.vocab_size * m.hidden_size == 7_751_248_896
+
+
+def test_nemotron_3_nano_active_with_the_embeddings():
+    # NVIDIA: "3.2B active parameters (3.6B including embeddings)": both conventions within 1%
+    m = rd.load_model("nemotron-3-nano-30b-a3b")
+    assert m.active_parameter_count == pytest.approx(3.6e9, rel=0.01)
+    assert m.active_parameter_count - m.vocab_size * m.hidden_size == pytest.approx(3.2e9, rel=0.01)
 
 
 def test_qwen_non_embedding_counts():

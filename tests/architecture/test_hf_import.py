@@ -29,7 +29,8 @@ def test_the_supported_families():
         "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3", "gpt_oss", "opt", "gpt2",
         # issue 14
         "olmo2", "granite", "cohere", "cohere2", "gptj", "falcon", "glm4_moe", "qwen3_next", "mamba2", "llama4_text",
-        "deepseek_v32", "phi", "starcoder2", "smollm3", "olmo", "jamba"}
+        "deepseek_v32", "phi", "starcoder2", "smollm3", "olmo", "jamba",
+        "granitemoehybrid", "nemotron_h", "falcon_h1"}
 
 
 @pytest.mark.parametrize("model_id", rd.list_models())

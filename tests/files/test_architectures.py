@@ -136,3 +136,67 @@ def test_jamba_hybrid_by_hand():
     state = 28 * (8192 * 16 + 8192 * 3) * 2  # Mamba v1: d_in N + d_in (K - 1) per layer, bf16
     kv = 4 * 8192 * 2 * 8 * 128 * 2
     assert float(r.kv_read_bytes) == state + kv
+
+
+def test_nemotron_h_blocks_by_hand():
+    # Nemotron 3 Nano: 23 Mamba-2, 6 attention and 23 MoE blocks, one RMSNorm each
+    m = rd.load_model("nemotron-3-nano-30b-a3b")
+    assert (m.num_layers, m.num_recurrent_layers, m.num_global_layers, m.num_moe_layers, m.mlp_free_layers) == (
+        29, 23, 6, 23, 6)
+    d, d_in, conv = 2688, 64 * 64, 64 * 64 + 2 * 8 * 128
+    mamba = d * (2 * d_in + 2 * 8 * 128 + 64) + d_in * d + conv * 4 + conv + 3 * 64 + d_in
+    attention = d * 32 * 128 + 2 * d * 2 * 128 + 32 * 128 * d
+    moe = 128 * 2 * d * 1856 + 2 * d * 3712 + d * 128  # squared-ReLU experts: up and down only
+    assert m.parameter_count == 23 * mamba + 6 * attention + 23 * moe + 52 * d + d + 2 * 131072 * d
+    # a decode step reads 6 layers of KV and 23 Mamba-2 states of d_in N + conv_dim (K - 1) elements
+    state = 23 * (d_in * 128 + conv * 3) * 2
+    r = decode_floor(m, "h100-sxm", batch=1, context=[0, 8192])
+    np.testing.assert_array_equal(r.kv_read_bytes, [state, state + 6 * 8192 * 2 * 2 * 128 * 2])
+
+
+def test_granite_hybrid_by_hand():
+    m = rd.load_model("granite-4.0-h-small")
+    assert (m.num_recurrent_layers, m.num_global_layers, m.num_moe_layers) == (36, 4, 40)
+    assert m.shared_expert_intermediate_size == 1536 and m.tie_word_embeddings
+    state = 36 * (8192 * 128 + (8192 + 2 * 128) * 3) * 2
+    r = decode_floor(m, "h100-sxm", batch=2, context=1000)
+    assert float(r.kv_read_bytes) == 2 * (state + 4 * 1000 * 2 * 8 * 128 * 2)
+    dense = Model.from_hf_config({"model_type": "granitemoehybrid", "hidden_size": 64, "num_hidden_layers": 2,
+                                  "num_attention_heads": 4, "intermediate_size": 96, "shared_intermediate_size": 128,
+                                  "num_local_experts": 0, "vocab_size": 100, "layer_types": ["attention"] * 2})
+    assert not dense.is_moe and dense.intermediate_size == 128 and dense.num_recurrent_layers == 0
+
+
+def test_falcon_h1_parallel_mixers_by_hand():
+    # A 24-layer Falcon-H1 config (2048 wide, 8/2 heads of 128, Mamba-2 48 heads of 64, state 256):
+    # attention and Mamba-2 side by side, then a SwiGLU MLP; untied embeddings
+    config = {"model_type": "falcon_h1", "num_hidden_layers": 24, "hidden_size": 2048, "intermediate_size": 4608,
+              "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128, "vocab_size": 65537,
+              "mamba_d_state": 256, "mamba_d_conv": 4, "mamba_n_groups": 1, "mamba_n_heads": 48,
+              "mamba_d_head": 64, "mamba_d_ssm": 3072}
+    m = Model.from_hf_config(config)
+    assert (m.num_global_layers, m.num_recurrent_layers, m.num_dense_mlp_layers) == (24, 24, 24)
+    d, conv = 2048, 3072 + 2 * 256
+    attention = d * 1024 + 2 * d * 256 + 1024 * d
+    mamba = d * (2 * 3072 + 2 * 256 + 48) + 3072 * d + conv * 4 + conv + 3 * 48
+    # two norms per layer plus one counted for the Mamba-2 half (it shares the input norm)
+    assert m.parameter_count == 24 * (attention + mamba + 3 * d * 4608 + 3 * d) + d + 2 * 65537 * d
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"hybrid_override_pattern": "M*-"}, "expected 4 characters of M, \\*, - and E"),
+    ({"hybrid_override_pattern": "M---"}, "3 feed-forward blocks for 1 mixer blocks"),
+])
+def test_nemotron_h_pattern_errors(config, message):
+    base = {"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100, "mamba_num_heads": 8,
+            "mamba_head_dim": 16}
+    with pytest.raises(ConfigError, match=message):
+        Model.from_hf_config({**base, **config})
+
+
+def test_granite_hybrid_needs_layer_types():
+    with pytest.raises(ConfigError, match="layer_types"):
+        Model.from_hf_config({"model_type": "granitemoehybrid", "hidden_size": 64, "num_hidden_layers": 2,
+                              "num_attention_heads": 4, "intermediate_size": 96, "shared_intermediate_size": 128,
+                              "vocab_size": 100})

@@ -46,41 +46,54 @@ class GgmlType:
 
 
 _QK_K = 256
-#: name -> GgmlType.  Layout strings follow the block structs of ggml-common.h.
-GGML_TYPES: dict[str, GgmlType] = {t.name: t for t in (
-    GgmlType("f32", 0, 1, 4, "IEEE binary32"),
-    GgmlType("f16", 1, 1, 2, "IEEE binary16"),
-    GgmlType("q4_0", 2, 32, 18, "fp16 d + 16 B of nibbles"),
-    GgmlType("q4_1", 3, 32, 20, "fp16 d, m + 16 B of nibbles"),
-    GgmlType("q5_0", 6, 32, 22, "fp16 d + 4 B high bits + 16 B of nibbles"),
-    GgmlType("q5_1", 7, 32, 24, "fp16 d, m + 4 B high bits + 16 B of nibbles"),
-    GgmlType("q8_0", 8, 32, 34, "fp16 d + 32 int8"),
-    GgmlType("q8_1", 9, 32, 36, "fp16 d, s + 32 int8 (activations)"),
-    GgmlType("q2_k", 10, _QK_K, 84, "16 B scales/mins + 64 B quants + fp16 d, dmin"),
-    GgmlType("q3_k", 11, _QK_K, 110, "32 B high-bit mask + 64 B quants + 12 B scales + fp16 d"),
-    GgmlType("q4_k", 12, _QK_K, 144, "fp16 d, dmin + 12 B 6-bit scales + 128 B nibbles"),
-    GgmlType("q5_k", 13, _QK_K, 176, "fp16 d, dmin + 12 B scales + 32 B high bits + 128 B nibbles"),
-    GgmlType("q6_k", 14, _QK_K, 210, "128 B low 4 bits + 64 B high 2 bits + 16 B int8 scales + fp16 d"),
-    GgmlType("q8_k", 15, _QK_K, 292, "fp32 d + 256 int8 + 16 int16 sums (activations)"),
-    GgmlType("iq2_xxs", 16, _QK_K, 66, "fp16 d + 32 uint16"),
-    GgmlType("iq2_xs", 17, _QK_K, 74, "fp16 d + 32 uint16 + 8 B scales"),
-    GgmlType("iq3_xxs", 18, _QK_K, 98, "fp16 d + 96 B"),
-    GgmlType("iq1_s", 19, _QK_K, 50, "fp16 d + 32 B + 8 uint16"),
-    GgmlType("iq4_nl", 20, 32, 18, "fp16 d + 16 B of nibbles (non-linear grid)"),
-    GgmlType("iq3_s", 21, _QK_K, 110, "fp16 d + 64 B + 8 B high bits + 32 B signs + 4 B scales"),
-    GgmlType("iq2_s", 22, _QK_K, 82, "fp16 d + 64 B + 8 B high bits + 8 B scales"),
-    GgmlType("iq4_xs", 23, _QK_K, 136, "fp16 d + uint16 high scales + 4 B low scales + 128 B nibbles"),
-    GgmlType("i8", 24, 1, 1, "int8"),
-    GgmlType("i16", 25, 1, 2, "int16"),
-    GgmlType("i32", 26, 1, 4, "int32"),
-    GgmlType("i64", 27, 1, 8, "int64"),
-    GgmlType("f64", 28, 1, 8, "IEEE binary64"),
-    GgmlType("iq1_m", 29, _QK_K, 56, "32 B + 16 B + 8 B scales"),
-    GgmlType("bf16", 30, 1, 2, "bfloat16"),
-    GgmlType("tq1_0", 34, _QK_K, 54, "48 B base-3 + 4 B + fp16 d (ternary)"),
-    GgmlType("tq2_0", 35, _QK_K, 66, "64 B 2-bit + fp16 d (ternary)"),
-    GgmlType("mxfp4", 39, 32, 17, "E8M0 scale + 16 B of E2M1 nibbles"),
-)}
+#: One type a line: name, id in ``enum ggml_type``, elements per block (QK_K: 256), bytes per
+#: block and the block's layout (its struct in ggml-common.h).
+_TABLE = """
+f32        0     1    4  IEEE binary32
+f16        1     1    2  IEEE binary16
+q4_0       2    32   18  fp16 d + 16 B of nibbles
+q4_1       3    32   20  fp16 d, m + 16 B of nibbles
+q5_0       6    32   22  fp16 d + 4 B high bits + 16 B of nibbles
+q5_1       7    32   24  fp16 d, m + 4 B high bits + 16 B of nibbles
+q8_0       8    32   34  fp16 d + 32 int8
+q8_1       9    32   36  fp16 d, s + 32 int8 (activations)
+q2_k      10  QK_K   84  16 B scales/mins + 64 B quants + fp16 d, dmin
+q3_k      11  QK_K  110  32 B high-bit mask + 64 B quants + 12 B scales + fp16 d
+q4_k      12  QK_K  144  fp16 d, dmin + 12 B 6-bit scales + 128 B nibbles
+q5_k      13  QK_K  176  fp16 d, dmin + 12 B scales + 32 B high bits + 128 B nibbles
+q6_k      14  QK_K  210  128 B low 4 bits + 64 B high 2 bits + 16 B int8 scales + fp16 d
+q8_k      15  QK_K  292  fp32 d + 256 int8 + 16 int16 sums (activations)
+iq2_xxs   16  QK_K   66  fp16 d + 32 uint16
+iq2_xs    17  QK_K   74  fp16 d + 32 uint16 + 8 B scales
+iq3_xxs   18  QK_K   98  fp16 d + 96 B
+iq1_s     19  QK_K   50  fp16 d + 32 B + 8 uint16
+iq4_nl    20    32   18  fp16 d + 16 B of nibbles (non-linear grid)
+iq3_s     21  QK_K  110  fp16 d + 64 B + 8 B high bits + 32 B signs + 4 B scales
+iq2_s     22  QK_K   82  fp16 d + 64 B + 8 B high bits + 8 B scales
+iq4_xs    23  QK_K  136  fp16 d + uint16 high scales + 4 B low scales + 128 B nibbles
+i8        24     1    1  int8
+i16       25     1    2  int16
+i32       26     1    4  int32
+i64       27     1    8  int64
+f64       28     1    8  IEEE binary64
+iq1_m     29  QK_K   56  32 B + 16 B + 8 B scales
+bf16      30     1    2  bfloat16
+tq1_0     34  QK_K   54  48 B base-3 + 4 B + fp16 d (ternary)
+tq2_0     35  QK_K   66  64 B 2-bit + fp16 d (ternary)
+mxfp4     39    32   17  E8M0 scale + 16 B of E2M1 nibbles
+"""
+
+
+def _types(table: str) -> dict[str, GgmlType]:
+    types: dict[str, GgmlType] = {}
+    for line in table.strip().splitlines():
+        name, type_id, block, size, layout = line.split(maxsplit=4)
+        types[name] = GgmlType(name, int(type_id), _QK_K if block == "QK_K" else int(block), int(size), layout)
+    return types
+
+
+#: name -> GgmlType, in ``enum ggml_type`` order.
+GGML_TYPES: dict[str, GgmlType] = _types(_TABLE)
 #: enum ggml_type id -> name.
 GGML_TYPE_IDS: dict[int, str] = {t.type_id: t.name for t in GGML_TYPES.values()}
 

@@ -79,7 +79,11 @@ def gguf_tensor_layout(model) -> list[TensorInfo]:
         b = f"blk.{i}."
         norm_names = ["attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm"]
         norm_names += [f"norm_{k}" for k in range(4, model.norms_per_layer)]
-        for name in norm_names[:model.norms_per_layer]:
+        mlp_free = i >= L - model.mlp_free_layers
+        names = norm_names[:model.norms_per_layer]
+        if mlp_free:  # no feed-forward block, no feed-forward norm
+            names = [n for n in names if n != "ffn_norm"] if "ffn_norm" in names else names[:-1]
+        for name in names:
             t += [TensorInfo(f"{b}{name}.{part}", (d,), "norms", i) for part in norm_parts]
         recurrent = model.layer_types is not None and model.layer_types[i] == "recurrent"
         if recurrent:  # Mamba-2 / Gated DeltaNet mixer: its projections and its vectors
@@ -123,7 +127,7 @@ def gguf_tensor_layout(model) -> list[TensorInfo]:
                   TensorInfo(f"{b}attn_k_norm.weight", (dh,), "norms", i)]
         if i < model.num_dense_mlp_layers:
             t += _mlp(model, b, "", model.intermediate_size, "mlp", i)
-        else:
+        elif not mlp_free:
             e = model.num_experts
             t.append(TensorInfo(f"{b}ffn_gate_inp.weight", (d, e), "router", i))
             if model.mlp_bias:

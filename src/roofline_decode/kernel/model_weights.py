@@ -141,6 +141,9 @@ def check_supported(model: Model) -> None:
         )
     if model.head_dim % 2:
         raise InvalidValueError("head_dim", model.head_dim, "an even number (rotary embedding pairs)")
+    if model.mlp_free_layers:
+        raise InvalidValueError("mlp_free_layers", model.mlp_free_layers,
+                                "0: the numpy kernel runs an MLP in every layer")
 
 
 def init_weights(model: Model, seed: int = 0, dtype=np.float32) -> KernelWeights:

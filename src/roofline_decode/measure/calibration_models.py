@@ -41,7 +41,6 @@ from .._typing import Broadcastable
 from ._nnls import weighted_nnls
 
 if TYPE_CHECKING:
-    from ..routing import Routing
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
 
@@ -80,7 +79,7 @@ class Terms:
 
 
 def floor_terms(model: Model, device: Accelerator | str, batch: Broadcastable, context: Broadcastable,
-                devices: int = 1, routing: Routing | str | float = "uniform") -> Terms:
+                devices: int = 1, routing: str | float = "uniform") -> Terms:
     """Weight, KV and compute times [s] on ``devices`` devices (aggregate bandwidth and peak),
     and the strict floor [s] (MoE ``routing="identical"``), broadcast over batch and context."""
     from ..estimate import decode_floor

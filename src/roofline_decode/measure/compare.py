@@ -13,7 +13,7 @@ possible, with correlated or skewed routing (same prompts in every sequence, a p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -26,9 +26,6 @@ from ..units import GB, format_number
 from ..views_table import format_table
 from ..planning.capacity import device_memory
 from .rows import MeasurementRow
-
-if TYPE_CHECKING:
-    from ..routing import Routing
 
 __all__ = ["IMPOSSIBLE", "FASTER_THAN_UNIFORM", "EXCEEDS_MEMORY", "RowComparison", "Comparison", "compare", "resolve_model", "resolve_accelerator"]
 
@@ -147,8 +144,7 @@ class _FloorTerms(TypedDict):
     routing: str
 
 
-def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator,
-                 routing: Routing | str | float = "uniform") -> _FloorTerms:
+def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator, routing: str | float = "uniform") -> _FloorTerms:
     from ..estimate import decode_floor
 
     floor = decode_floor(model, device, batch=row.batch, context=row.context, routing=routing)
@@ -176,7 +172,7 @@ def _step(terms: _FloorTerms) -> float:
 
 def compare(rows: list[MeasurementRow], model: Model | str | None = None,
             accelerator: Accelerator | str | None = None, *, tolerance: float = 0.0,
-            routing: Routing | str | float = "uniform") -> Comparison:
+            routing: str | float = "uniform") -> Comparison:
     """Each measured row next to its floor.
 
     Parameters

@@ -271,31 +271,36 @@ def _one_batch(rec: dict[str, Any]) -> dict[str, Any] | str:
 
 
 # ---------------------------------------------------------------- dispatch
+#: (keys the first record has, layout) per kind of file, tried in order.
+_JSON_LAYOUTS = (
+    ({"avg_ts", "n_gen"}, "llama-bench"),
+    ({"pp", "tg", "pl", "t_tg"}, "llama-batched-bench"),
+    ({"median_decode_latency"}, "sglang-bench-one-batch"),
+    ({"batch_size", "input_len", "prefill_latency"}, "sglang-bench-one-batch"),
+    ({"mean_tpot_ms"}, "serving-benchmark"),
+)
+_MARKDOWN_LAYOUTS = (({"test", "t/s"}, "llama-bench"), ({"PP", "TG", "B", "T_TG s"}, "llama-batched-bench"))
+
+
+def _layout(record: dict[str, Any], layouts: tuple[tuple[set[str], str], ...]) -> str | None:
+    return next((layout for keys, layout in layouts if keys <= set(record)), None)
+
+
 def _classify(text: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]] | None:
     records = _json_records(text)
     if records:
-        keys = set(records[0])
-        if {"avg_ts", "n_gen"} <= keys:
-            return "llama-bench", records, {}
-        if {"pp", "tg", "pl", "t_tg"} <= keys:
-            return "llama-batched-bench", records, {}
-        if "median_decode_latency" in keys or {"batch_size", "input_len", "prefill_latency"} <= keys:
-            return "sglang-bench-one-batch", records, {}
-        if "mean_tpot_ms" in keys:
-            return "serving-benchmark", records, {}
-        return None
+        layout = _layout(records[0], _JSON_LAYOUTS)
+        return None if layout is None else (layout, records, {})
     md = _markdown_records(text)
     if md:
-        keys = set(md[0])
-        if {"test", "t/s"} <= keys:
-            return "llama-bench", md, {}
-        if {"PP", "TG", "B", "T_TG s"} <= keys:
+        layout = _layout(md[0], _MARKDOWN_LAYOUTS)
+        if layout == "llama-batched-bench":
             separate = re.search(r"is_tg_separate\s*=\s*(\d)", text)
             shared = re.search(r"is_pp_shared\s*=\s*(\d)", text)
             batched = [{_BATCHED_MD.get(k, k): v for k, v in r.items()} | {"is_pp_shared": shared[1] if shared else 0}
                        for r in md]
-            return "llama-batched-bench", batched, {"tg_separate": bool(separate and separate[1] == "1")}
-        return None
+            return layout, batched, {"tg_separate": bool(separate and separate[1] == "1")}
+        return None if layout is None else (layout, md, {})
     rows = _csv_records(text)
     if rows and {"avg_ts", "n_gen", "model_type"} <= set(rows[0]):
         return "llama-bench", rows, {}

@@ -67,24 +67,27 @@ class DataSet:
 
 
 @dataclass(frozen=True)
-class Split:
-    """One fit / held-out partition of a data set."""
+class _SplitName:
+    """The axis a split extrapolates along, its data set and its description."""
 
     axis: str
     data_set: str
     description: str
+
+
+@dataclass(frozen=True)
+class Split(_SplitName):
+    """One fit / held-out partition of a data set."""
+
     accelerator: Any
     fit: tuple[Measurement, ...]
     held_out: tuple[Measurement, ...]
 
 
 @dataclass(frozen=True)
-class SplitResult:
+class SplitResult(_SplitName):
     """Held-out errors of one split (several splits of an axis and data set are pooled)."""
 
-    axis: str
-    data_set: str
-    description: str
     errors: np.ndarray
     inside: np.ndarray
     n_fit: int

@@ -26,7 +26,9 @@ __all__ = ["ContextFit", "SaturationFit", "fit_context", "saturation_onset", "su
 
 @dataclass(frozen=True)
 class ContextFit:
-    """Step time = intercept + slope · context at one batch, fitted at ``contexts``."""
+    """Step time = intercept + slope · context at one batch, fitted at ``contexts``.
+
+    ``r_squared`` is the fit's coefficient of determination, ``n`` the number of rows fitted."""
 
     batch: float
     intercept_s: float

@@ -126,21 +126,23 @@ class MeasurementRow(Spec):
                 )
         return self
 
+    def _given_or_batch_over(self, given: float | None, other: float | None) -> float:
+        """``given`` where measured, else batch / ``other``: step time and aggregate rate imply
+        each other, and the validator requires one of the two."""
+        if given is not None:
+            return given
+        assert other is not None
+        return self.batch / other
+
     @property
     def step_time(self) -> float:
         """Mean step time [s]: as measured, else batch / tokens_per_s."""
-        if self.step_time_s is not None:
-            return self.step_time_s
-        assert self.tokens_per_s is not None  # the validator requires one of the two
-        return self.batch / self.tokens_per_s
+        return self._given_or_batch_over(self.step_time_s, self.tokens_per_s)
 
     @property
     def aggregate_tokens_per_s(self) -> float:
-        """Generated tokens per second over the batch [1/s]."""
-        if self.tokens_per_s is not None:
-            return self.tokens_per_s
-        assert self.step_time_s is not None  # the validator requires one of the two
-        return self.batch / self.step_time_s
+        """Generated tokens per second over the batch [1/s]: as measured, else batch / step_time_s."""
+        return self._given_or_batch_over(self.tokens_per_s, self.step_time_s)
 
     def describe(self) -> str:
         """A short label: the given one, else model, formats, B and T."""

@@ -9,21 +9,8 @@ import numpy as np
 
 from .._typing import Broadcastable
 from ._common import (
-    ModelLike,
-    WeightsLike,
-    axis_values,
-    batch_axis,
-    check_slo,
-    color,
-    context_label,
-    count_formatter,
-    geometric_batches,
-    hardware_label,
-    max_batch,
-    new_axes,
-    precision_label,
-    resolve_model,
-    single_value,
+    ModelLike, WeightsLike, axis_values, batch_axis, check_slo, color, context_label, count_formatter,
+    geometric_batches, hardware_label, max_batch, new_axes, precision_label, resolve_model, single_value,
 )
 
 if TYPE_CHECKING:

@@ -11,23 +11,9 @@ from .._typing import Broadcastable
 from ..errors import InvalidValueError
 from ..units import GB
 from ._common import (
-    CONTEXT_AXIS_LABEL,
-    OKABE_ITO,
-    AcceleratorLike,
-    ModelLike,
-    WeightsLike,
-    axis_values,
-    batch_axis,
-    context_label,
-    geometric_batches,
-    longest_context,
-    memory_label,
-    new_axes,
-    resolve_model,
-    single_accelerator,
-    single_value,
-    title,
-    token_axis,
+    CONTEXT_AXIS_LABEL, OKABE_ITO, AcceleratorLike, ModelLike, WeightsLike, axis_values, batch_axis, context_label,
+    geometric_batches, longest_context, memory_label, new_axes, resolve_model, single_accelerator, single_value,
+    title, token_axis,
 )
 
 if TYPE_CHECKING:
@@ -64,21 +50,17 @@ def breakdown_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acc
 
     Parameters
     ----------
-    model : str, Path or Model
-        Catalog id, config.json path or :class:`~roofline_decode.Model`.
-    accelerator : str or Accelerator
-        One accelerator.
+    model, accelerator
+        A model and one accelerator (ids, paths or objects), as in
+        :func:`~roofline_decode.plotting.batch_plot`.
     batch, context : array_like, optional
         The swept axis gets at least two values, the other one a single value.  Defaults: sweep
         batch 1…1024 at context 4096; with ``over="context"``, context 0…128k at batch 1.
     over : {"batch", "context"}, optional
         Which axis to sweep (inferred from which argument has several values).
-    weights, kv : str, optional
-        Weight and KV-cache formats (default: the model's).
-    sparse : bool
-        Use 2:4 sparse peaks.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw; a new figure if omitted.
+    weights, kv, sparse, ax
+        Formats, sparse peaks and the Axes to draw on, as in
+        :func:`~roofline_decode.plotting.batch_plot`.
 
     Returns
     -------

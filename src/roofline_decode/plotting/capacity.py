@@ -10,22 +10,8 @@ import numpy as np
 from .._typing import Broadcastable
 from ..units import GB
 from ._common import (
-    CONTEXT_AXIS_LABEL,
-    OKABE_ITO,
-    AcceleratorLike,
-    ModelLike,
-    WeightsLike,
-    axis_values,
-    batch_axis,
-    check_slo,
-    fits,
-    longest_context,
-    memory_label,
-    new_axes,
-    resolve_model,
-    single_accelerator,
-    title,
-    token_axis,
+    CONTEXT_AXIS_LABEL, OKABE_ITO, AcceleratorLike, ModelLike, WeightsLike, axis_values, batch_axis, check_slo,
+    fits, longest_context, memory_label, new_axes, resolve_model, single_accelerator, title, token_axis,
 )
 
 if TYPE_CHECKING:
@@ -53,26 +39,21 @@ def capacity_map(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
 
     Parameters
     ----------
-    model : str, Path or Model
-        Catalog id, config.json path or :class:`~roofline_decode.Model`.
-    accelerator : str or Accelerator
-        One accelerator.
+    model, accelerator
+        The model and one accelerator, as in :func:`~roofline_decode.plotting.batch_plot`.
     batch : array_like, optional
         Batch sizes [1], at least two (default 1…4096, log-spaced).
     context : array_like, optional
         Contexts T [tokens], at least two (default 256 to the model's maximum position, at most 128k).
     slo_ms : float, optional
         Per-token latency target [ms]; draws its contour when given.
-    weights, kv : str, optional
-        Weight and KV-cache formats (default: the model's).
-    sparse : bool
-        Use 2:4 sparse peaks.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw; a new figure if omitted.
+    weights, kv, sparse, ax
+        As in :func:`~roofline_decode.plotting.batch_plot`.
 
     Returns
     -------
     matplotlib.axes.Axes
+        The map, batch on x and context on y, with the verdict legend.
 
     Examples
     --------

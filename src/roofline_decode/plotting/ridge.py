@@ -156,7 +156,7 @@ def ridge_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Accele
             ax.plot(intensity[:, j], attained[i][:, j] / TFLOP, ls=(0, (1, 1.5)), lw=1.2, color=c,
                     marker=MARKERS[j % len(MARKERS)], ms=5.5, mfc=c if j == 0 else "white", mec=c, mew=1.2,
                     zorder=5, gid="operating-points")
-            misses = ~np.asarray(fl.fits)[:, j]
+            misses = ~np.asarray(fl.fits)[:, j]  # a sweep's grid: an array
             if misses.any():  # weights + KV cache exceed the device's usable memory
                 ax.plot(intensity[misses, j], attained[i][misses, j] / TFLOP, ls="none", marker="x", ms=9,
                         mew=1.6, color="0.15", zorder=6, gid="does-not-fit")

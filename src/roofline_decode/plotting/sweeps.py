@@ -10,29 +10,9 @@ import numpy as np
 from .._typing import Broadcastable
 from ..units import GB
 from ._common import (
-    CONTEXT_AXIS_LABEL,
-    OKABE_ITO,
-    AcceleratorLike,
-    ModelLike,
-    WeightsLike,
-    axis_values,
-    batch_axis,
-    check_slo,
-    color,
-    context_label,
-    count_formatter,
-    fits,
-    geometric_batches,
-    longest_context,
-    max_batch,
-    memory_label,
-    new_axes,
-    plain_formatter,
-    resolve_accelerators,
-    resolve_model,
-    single_accelerator,
-    single_value,
-    title,
+    CONTEXT_AXIS_LABEL, OKABE_ITO, AcceleratorLike, ModelLike, WeightsLike, axis_values, batch_axis, check_slo,
+    color, context_label, count_formatter, fits, geometric_batches, longest_context, max_batch, memory_label,
+    new_axes, plain_formatter, resolve_accelerators, resolve_model, single_accelerator, single_value, title,
     token_axis,
 )
 
@@ -207,11 +187,9 @@ def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
     Parameters
     ----------
     model : str, Path or Model
-        Catalog id, config.json path or :class:`~roofline_decode.Model`.
-    accelerator : str, Accelerator or sequence of them
-        One accelerator; several draw one aggregate tokens/s curve each on one Axes (solid up
-        to the capacity limit, dotted beyond; with ``slo_ms`` a star at the largest batch
-        meeting the target), without the latency axis and the shaded regions.
+        As in :func:`batch_plot`.
+    accelerator : str or Accelerator
+        One accelerator (unlike :func:`batch_plot`, which compares several).
     context : array_like, optional
         Contexts T [tokens], at least two; default 65 points from 0 to the model's maximum
         position (at most 128k).
@@ -219,16 +197,13 @@ def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
         Batches, one line each (default 1, 8, 64).
     slo_ms : float, optional
         Per-token latency target [ms], drawn as a horizontal line.
-    weights, kv : str, optional
-        Weight and KV-cache formats (default: the model's).
-    sparse : bool
-        Use 2:4 sparse peaks.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw; a new figure if omitted.
+    weights, kv, sparse, ax
+        As in :func:`batch_plot`.
 
     Returns
     -------
     matplotlib.axes.Axes
+        One line of step time [ms] per batch, context on x.
 
     Examples
     --------

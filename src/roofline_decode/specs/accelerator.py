@@ -102,6 +102,15 @@ def _plausible(value: _Value, info: ValidationInfo, quantity: str) -> _Value:
 _OPT_OUT = " (pass plausibility_checks=False for hardware really outside this range)"
 
 
+def _plausible_fields(quantity: str, *fields: str) -> classmethod[Any, [Any, ValidationInfo], Any]:
+    """A field validator that passes each of ``fields`` through :func:`_plausible` as a ``quantity``."""
+
+    def check(cls: type, value: Any, info: ValidationInfo) -> Any:
+        return _plausible(value, info, quantity)
+
+    return field_validator(*fields)(classmethod(check))
+
+
 class _Hardware(Spec):
     plausibility_checks: bool = Field(
         default=True, description="check figures against the ranges of real devices (catches unit slips); "
@@ -237,15 +246,8 @@ class Accelerator(_Hardware):
             raise ValueError("; ".join(problems) + _OPT_OUT)
         return peaks
 
-    @field_validator("memory_bandwidth")
-    @classmethod
-    def _plausible_bandwidth(cls, value: float, info: ValidationInfo) -> float:
-        return _plausible(value, info, "bandwidth")
-
-    @field_validator("memory_capacity", "usable_memory_capacity")
-    @classmethod
-    def _plausible_capacity(cls, value: float, info: ValidationInfo) -> float:
-        return _plausible(value, info, "capacity")
+    _plausible_bandwidth = _plausible_fields("bandwidth", "memory_bandwidth")
+    _plausible_capacity = _plausible_fields("capacity", "memory_capacity", "usable_memory_capacity")
 
     @field_validator("interconnect")
     @classmethod
@@ -298,15 +300,8 @@ class MemoryTier(_Hardware):
     direction: Literal["per_direction", "bidirectional", "half_duplex"] = "per_direction"
     capacity: PositiveFloat | None = None
 
-    @field_validator("bandwidth")
-    @classmethod
-    def _plausible_bandwidth(cls, value: float, info: ValidationInfo) -> float:
-        return _plausible(value, info, "bandwidth")
-
-    @field_validator("capacity")
-    @classmethod
-    def _plausible_capacity(cls, value: float | None, info: ValidationInfo) -> float | None:
-        return _plausible(value, info, "capacity")
+    _plausible_bandwidth = _plausible_fields("bandwidth", "bandwidth")
+    _plausible_capacity = _plausible_fields("capacity", "capacity")
 
     @property
     def read_bandwidth(self) -> float:

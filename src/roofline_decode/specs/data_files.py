@@ -20,9 +20,10 @@ from ._base import describe_validation_error
 from .accelerator import Figure, Source
 from .spec_file import SourceEntry, read_toml
 
-__all__ = ["bundled_folder", "list_ids", "bundled_file", "read_figures"]
+__all__ = ["bundled_folder", "list_ids", "bundled_file", "given_or_file", "read_figures"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
+_Spec = TypeVar("_Spec")
 
 
 class _SourcedFile(Protocol):
@@ -57,6 +58,16 @@ def bundled_file(name: str, entry_id: Any, label: str) -> Path:
     if not path.is_file():
         raise UnknownIdError(label, entry_id, list_ids(name))
     return path
+
+
+def given_or_file(value: object, kind: type[_Spec], load_file: Callable[[Path], _Spec]) -> _Spec | None:
+    """``value`` itself when it is a ``kind``; the file ``load_file`` reads when ``value`` is a
+    path or a name ending in ``.toml``; None for anything else (an id of a bundled file)."""
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, Path) or (isinstance(value, str) and value.endswith(".toml")):
+        return load_file(Path(value))
+    return None
 
 
 def read_figures(path: Path, schema: Callable[..., _File],

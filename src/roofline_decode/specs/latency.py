@@ -31,7 +31,7 @@ from pydantic import Field
 
 from ._base import Spec
 from .accelerator import Figure, Source
-from .data_files import bundled_file, bundled_folder, list_ids, read_figures
+from .data_files import bundled_file, bundled_folder, given_or_file, list_ids, read_figures
 from .spec_file import SourceEntry, _FigureEntry, _Strict
 
 __all__ = ["LatencyProfile", "LatencyProfileFile", "load_latency_profile", "list_latency_profiles",
@@ -117,6 +117,8 @@ def list_latency_profiles() -> list[str]:
 def load_latency_profile(id_or_path: LatencyProfile | str | Path) -> LatencyProfile:
     """A :class:`LatencyProfile` by preset id, from a ``.toml`` file, or as given.
 
+    A preset is parsed once per version of its file (a changed file is read again).
+
     Raises
     ------
     UnknownIdError
@@ -124,10 +126,9 @@ def load_latency_profile(id_or_path: LatencyProfile | str | Path) -> LatencyProf
     SpecFileError
         The file is unreadable or malformed; the message names the file and the field.
     """
-    if isinstance(id_or_path, LatencyProfile):
-        return id_or_path
-    if isinstance(id_or_path, Path) or (isinstance(id_or_path, str) and id_or_path.endswith(".toml")):
-        return _load_file(Path(id_or_path))
+    given = given_or_file(id_or_path, LatencyProfile, _load_file)
+    if given is not None:
+        return given
     path = bundled_file("latency_profiles", id_or_path, "latency profile")
     return _preset(path, path.stat().st_mtime_ns)
 

@@ -31,7 +31,7 @@ from pydantic import Field
 
 from ._base import Spec
 from .accelerator import Figure, Source
-from .data_files import bundled_file, bundled_folder, list_ids, read_figures
+from .data_files import bundled_file, bundled_folder, given_or_file, list_ids, read_figures
 from .spec_file import SourceEntry, _FigureEntry, _Strict
 
 __all__ = ["MemoryEnergy", "MemoryEnergyFile", "load_memory_energy", "list_memory_energies",
@@ -90,6 +90,8 @@ def list_memory_energies() -> list[str]:
 def load_memory_energy(id_or_path: MemoryEnergy | str | Path) -> MemoryEnergy:
     """A :class:`MemoryEnergy` by technology id, from a ``.toml`` file, or as given.
 
+    Ids are matched in lower case (``"HBM3e"`` is ``hbm3e``).
+
     Raises
     ------
     UnknownIdError
@@ -97,13 +99,12 @@ def load_memory_energy(id_or_path: MemoryEnergy | str | Path) -> MemoryEnergy:
     SpecFileError
         The file is unreadable or malformed; the message names the file and the field.
     """
-    if isinstance(id_or_path, MemoryEnergy):
-        return id_or_path
-    if isinstance(id_or_path, Path) or (isinstance(id_or_path, str) and id_or_path.endswith(".toml")):
-        return _load_file(Path(id_or_path))
-    if not isinstance(id_or_path, str):
-        bundled_file("memory_energy", id_or_path, "memory technology")  # raises: not an id
-    return _bundled(id_or_path.lower())
+    given = given_or_file(id_or_path, MemoryEnergy, _load_file)
+    if given is not None:
+        return given
+    if isinstance(id_or_path, str):
+        return _bundled(id_or_path.lower())
+    return _load_file(bundled_file("memory_energy", id_or_path, "memory technology"))  # raises: not an id
 
 
 @functools.lru_cache(maxsize=None)

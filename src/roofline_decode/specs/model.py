@@ -3,7 +3,7 @@
 The spec validates and derives; all arithmetic is delegated to :mod:`roofline_decode.formulas`.
 Layers come in two orthogonal kinds: attention (``full`` or ``sliding``, from ``layer_types``)
 and feed-forward (dense for the first ``first_dense_layers`` layers of an MoE model, routed
-experts after).
+experts after, none in the last ``mlp_free_layers``).
 """
 
 from __future__ import annotations
@@ -76,6 +76,10 @@ class Model(Spec):
         Total width of the always-active shared experts of each MoE layer.
     first_dense_layers : int
         Leading layers with a dense MLP of ``intermediate_size`` (DeepSeek first_k_dense_replace).
+    mlp_free_layers : int
+        Trailing layers without a feed-forward block (and without its norm, one of
+        ``norms_per_layer``): Nemotron-H's mixer-only blocks, Falcon-H1's parallel SSM mixers.
+        Which layers lack it changes no count, byte or FLOP.
     kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim : int
         Multi-head latent attention (MLA) when ``kv_lora_rank > 0``.
     weight_format, kv_format, activation_format : str or NumberFormat
@@ -121,6 +125,7 @@ class Model(Spec):
     moe_intermediate_size: NonNegativeInt = 0
     shared_expert_intermediate_size: NonNegativeInt = 0
     first_dense_layers: NonNegativeInt = 0
+    mlp_free_layers: NonNegativeInt = 0
     kv_lora_rank: NonNegativeInt = 0
     q_lora_rank: NonNegativeInt = 0
     qk_rope_head_dim: NonNegativeInt = 0
@@ -208,10 +213,16 @@ class Model(Spec):
                 )
             if self.moe_intermediate_size == 0:
                 problems.append("moe_intermediate_size must be > 0 for an MoE model (num_experts > 0)")
-            if self.first_dense_layers >= self.num_layers:
-                problems.append(f"first_dense_layers={self.first_dense_layers} must be < num_layers={self.num_layers}")
-        elif self.intermediate_size == 0 and self.num_recurrent_layers < self.num_layers:
+            if self.first_dense_layers + self.mlp_free_layers >= self.num_layers:
+                problems.append(f"first_dense_layers + mlp_free_layers = {self.first_dense_layers + self.mlp_free_layers}"
+                                f" must be < num_layers={self.num_layers}")
+        elif self.intermediate_size == 0 and self.num_recurrent_layers < self.num_layers - self.mlp_free_layers:
             problems.append("intermediate_size must be > 0 for a dense model (num_experts = 0)")
+        if self.mlp_free_layers > self.num_layers:
+            problems.append(f"mlp_free_layers={self.mlp_free_layers} must be <= num_layers={self.num_layers}")
+        if self.mlp_free_layers and not self.norms_per_layer:
+            problems.append("mlp_free_layers > 0 needs norms_per_layer >= 1 (a layer without a feed-forward block "
+                            "lacks its norm)")
         if self.first_dense_layers and self.intermediate_size == 0:
             problems.append("first_dense_layers > 0 needs intermediate_size > 0")
         if self.kv_lora_rank and not (self.qk_rope_head_dim and self.qk_nope_head_dim and self.v_head_dim):
@@ -407,11 +418,11 @@ class Model(Spec):
 
     @property
     def num_moe_layers(self) -> int:
-        return self.num_layers - self.first_dense_layers if self.is_moe else 0
+        return self.num_layers - self.first_dense_layers - self.mlp_free_layers if self.is_moe else 0
 
     @property
     def num_dense_mlp_layers(self) -> int:
-        return self.num_layers - self.num_moe_layers
+        return self.num_layers - self.mlp_free_layers - self.num_moe_layers
 
     # -- parameter groups (counts, not bytes) -------------------------------------------------
     @cached_property
@@ -462,7 +473,7 @@ class Model(Spec):
         return {
             "attention_matrix": L_attn * attn_matrix + L_rec * self.recurrent_matrix_parameters
             + L_sparse * indexer_matrix,
-            "layer_vector": L * self.norms_per_layer * norm_width * d + L_attn * attn_vector
+            "layer_vector": (L * self.norms_per_layer - self.mlp_free_layers) * norm_width * d + L_attn * attn_vector
             + L_rec * self.recurrent_vector_parameters + L_sparse * indexer_vector + norm_width * d,  # + final norm
             "dense_mlp_matrix": L_dense * dense_matrix,
             "dense_mlp_bias": L_dense * dense_bias,
@@ -537,6 +548,9 @@ class Model(Spec):
     @property
     def kv_bytes_per_token(self) -> float:
         """KV bytes one token adds over all layers [B].
+
+        Every attention layer holds the token's KV and each sparse layer its indexer key too;
+        recurrent layers hold none (their state does not grow with the context).
 
         Examples
         --------

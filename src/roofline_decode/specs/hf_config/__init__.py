@@ -13,7 +13,8 @@ Qwen ``num_key_value_heads``) the key is required.  MoE dense layers are counted
 stored weight format unless ``weight_format=`` is passed.
 
 Modules: ``reader`` (typed key access, loading the file), ``families`` (the readers and the
-``READERS`` table; extend there to support a new family), ``quantization``
+``READERS`` table; extend there to support a new family), ``families_more`` and
+``families_hybrid`` (later model types; the Mamba-2 hybrids), ``quantization``
 (``quantization_config`` -> weight formats).
 """
 
@@ -24,11 +25,13 @@ from typing import Any
 
 from ...errors import ConfigError
 from .families import READERS
+from .families_hybrid import HYBRID_READERS
 from .families_more import MORE_READERS
 from .quantization import quantization_formats
 from .reader import ConfigReader, read_config
 
 READERS.update(MORE_READERS)
+READERS.update(HYBRID_READERS)
 SUPPORTED_MODEL_TYPES = tuple(READERS)
 #: Multimodal wrappers whose ``text_config`` holds the language model, and the model_type it
 #: is read as when ``text_config`` does not name one.

@@ -163,34 +163,6 @@ def _qwen3_next(r: ConfigReader) -> dict[str, Any]:
     return fields
 
 
-def _mamba2(r: ConfigReader) -> dict[str, Any]:
-    """Mamba-2: every layer a Mamba-2 mixer (no attention, no MLP) after one RMSNorm."""
-    hidden = r.integer("hidden_size", minimum=1)
-    inner = r.integer("expand", default=2, minimum=1) * hidden
-    heads = r.integer("num_heads", minimum=1)
-    head_dim = r.integer("head_dim", default=inner // heads, minimum=1)
-    if heads * head_dim != inner:
-        raise r.error("num_heads", f"num_heads x head_dim = {heads * head_dim} != expand x hidden_size = {inner}")
-    groups, state = r.integer("n_groups", default=1, minimum=1), r.integer("state_size", default=128, minimum=1)
-    kernel = r.integer("conv_kernel", default=4, minimum=1)
-    if r.boolean("use_bias", False):
-        raise r.error("use_bias", "Mamba-2 projection biases are not supported (expected false)")
-    conv_dim = inner + 2 * groups * state
-    layers = r.integer("num_hidden_layers", minimum=1)
-    return {
-        "num_layers": layers, "hidden_size": hidden, "num_heads": 1, "num_kv_heads": 1, "head_dim": 1,
-        "intermediate_size": 0, "vocab_size": r.integer("vocab_size", minimum=1),
-        "tie_word_embeddings": r.boolean("tie_word_embeddings", False), "norms_per_layer": 1,
-        "layer_types": ("recurrent",) * layers,
-        "recurrent_matrix_parameters": int(f.mamba2_matrix_parameters(hidden, inner, groups, state, heads)),
-        # conv1d weight (+ bias), dt_bias, A_log, D, the gated RMSNorm of width d_in
-        "recurrent_vector_parameters": conv_dim * kernel + conv_dim * r.boolean("use_conv_bias", True)
-        + 3 * heads + inner,
-        "recurrent_state_elements": int(f.mamba2_state_elements(inner, groups, state, kernel)),
-        "recurrent_flops_per_token": 6 * inner * state + 2 * conv_dim * kernel,
-    }
-
-
 def _llama4(r: ConfigReader) -> dict[str, Any]:
     """Llama 4 (text): chunked local attention on the rotary layers (``no_rope_layers`` 1, three
     of four; the others attend globally), MoE on every ``interleave_moe_layer_step``-th layer
@@ -321,7 +293,6 @@ MORE_READERS: dict[str, Callable[[ConfigReader], dict[str, Any]]] = {
     "falcon": _falcon,
     "glm4_moe": _glm4_moe,
     "qwen3_next": _qwen3_next,
-    "mamba2": _mamba2,
     "llama4_text": _llama4,
     "deepseek_v32": _deepseek_v32,
     "phi": _phi,

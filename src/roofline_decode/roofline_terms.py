@@ -1,0 +1,44 @@
+"""The bytes, FLOPs and roofline times every step-like floor reports (one set of fields).
+
+:class:`~roofline_decode.estimate.DecodeFloor`,
+:class:`~roofline_decode.estimate_prefill.PrefillFloor` and
+:class:`~roofline_decode.estimate_prefill.MixedStepFloor` each time bytes at the memory
+bandwidth and FLOPs at the compute peaks (DESIGN.md §4); they inherit these fields, and the
+roofline verdict on them, from :class:`RooflineTerms`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["RooflineTerms"]
+
+
+@dataclass(frozen=True)
+class RooflineTerms:
+    """Bytes and FLOPs of a step (or a prefill) and the two times of its roofline.
+
+    ``model`` and ``accelerator`` name the pair, ``compute_precision`` the precision (or each
+    precision with its FLOP groups) the FLOPs were timed at.  SI units, arrays broadcast over
+    the result's grid: ``weight_bytes``, ``kv_read_bytes``, ``kv_write_bytes`` and their sum
+    ``bytes_total`` [B]; ``flops`` [FLOP]; ``memory_time_s`` = bytes / bandwidth and
+    ``compute_time_s`` = FLOPs at the compute peaks [s].
+    """
+
+    model: str
+    accelerator: str
+    compute_precision: str
+    weight_bytes: np.ndarray
+    kv_read_bytes: np.ndarray
+    kv_write_bytes: np.ndarray
+    bytes_total: np.ndarray
+    flops: np.ndarray
+    memory_time_s: np.ndarray
+    compute_time_s: np.ndarray
+
+    @property
+    def bound(self) -> np.ndarray:
+        """``"compute"`` where T_comp >= T_mem, else ``"memory"`` (array of str)."""
+        return np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
