@@ -4,11 +4,17 @@ A notebook loop calls ``decode_floor`` once per configuration with one batch and
 The general path builds 0-d arrays and re-derives every model and device term on each call;
 here the terms that depend only on the model, or on (model, accelerator, sparse, routing,
 latency profile), are computed once (:class:`_Plan`, cached by the identity of the frozen spec
-objects), and the point itself is evaluated with the *same formula functions* on Python floats.
-Additions, products and quotients are IEEE operations whatever the container, and the one
-transcendental (the routed-expert power q**B) goes through the same numpy ufunc, so every field
-equals the general path's bit for bit, with the same types (``tests/estimate/test_fast_path.py``
-compares them on random models, devices and points).
+objects), the terms that depend on the context alone (critical batch, largest batch, KV bytes
+per sequence) once per context (a bounded memo in the plan), and the point itself is evaluated
+with the *same formula functions* on Python floats.  Additions, products and quotients are
+IEEE operations whatever the container, and the one transcendental (the routed-expert power
+q**B) goes through the same numpy ufunc, so every field equals the general path's bit for bit,
+with the same types and flags (``tests/foundation/test_fast_path.py`` compares them on random
+models, devices and points).
+
+The result is assembled without the dataclass ``__init__`` (a frozen dataclass sets each of its
+41 fields through ``object.__setattr__``: a third of a call's time); the fields are the same
+and in the same order, which the tests check.
 
 Only the common case is taken: a real batch and context in range, ``routing`` by name, its
 context within the model's positions, some compute peak known, and full or sliding attention
@@ -19,20 +25,33 @@ and the general path answers, with its notes and its error messages.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import formulas as f
-from .estimate import DecodeFloor
+from .estimate import DecodeFloor, _peaks, chain_time
+from .formulas.flops import matmul_flops
+from .formulas.roofline import compute_time, memory_time, ridge_point
 from .limits import _fit_note
+from .routing import Routing
+from .specs.accelerator import Accelerator
+from .specs.model import Model
+from .traffic import _layer_terms, _matrix_parameters_per_token, _streamed_terms
+
+if TYPE_CHECKING:
+    from .specs.latency import LatencyProfile
 
 __all__ = ["scalar_floor", "clear_plans"]
 
-_PLANS: dict[tuple, "_Plan"] = {}
+_PlanKey = tuple[int, int, bool, str, int]
+_PLANS: dict[_PlanKey, _Plan] = {}
 _MAX_PLANS = 256
+_MAX_CONTEXTS = 4096  # context-only terms remembered per plan
 _SCALARS = (int, float, np.floating, np.integer)
+_FIELDS = tuple(item.name for item in dataclasses.fields(DecodeFloor))
 
 
 def clear_plans() -> None:
@@ -40,38 +59,60 @@ def clear_plans() -> None:
     _PLANS.clear()
 
 
+def _shared(value: Any) -> np.ndarray:
+    """A read-only 0-d array (as ``np.broadcast_to(value, ())`` gives) that results may share:
+    a view of a read-only base, so no holder can make it writeable again."""
+    base = np.array(value)
+    base.flags.writeable = False
+    return base.view()
+
+
+class _AtContext:
+    """The terms of a plan at one context (they do not depend on the batch)."""
+
+    __slots__ = ("per_sequence", "capacity", "critical", "largest")
+
+    def __init__(self, per_sequence: Any, capacity: float, critical: np.ndarray, largest: np.ndarray) -> None:
+        self.per_sequence, self.capacity, self.critical, self.largest = per_sequence, capacity, critical, largest
+
+
 class _Plan:
     """Everything of a floor that does not depend on the batch and the context."""
 
-    def __init__(self, model, accelerator, sparse: bool, routing, profile) -> None:
-        from . import estimate as e
+    def __init__(self, model: Model, accelerator: Accelerator, sparse: bool, routing: Routing,
+                 profile: LatencyProfile | None) -> None:
         from .planning.capacity import usable_memory
 
         self.keep = (model, accelerator, routing, profile)  # the ids in the key stay valid
         self.model, self.routing = model, routing
-        self.peaks = peaks = e._peaks(model, accelerator, sparse)
-        self.has_peak = peaks.bounded
-        self.uniform = peaks.uniform
-        self.single_peak = next(iter(peaks.peaks.values())) if self.uniform and self.has_peak else None
+        self.peaks = peaks = _peaks(model, accelerator, sparse)
+        self.has_peak: bool = peaks.bounded
+        self.uniform: bool = peaks.uniform
+        self.single_peak: float = next(iter(peaks.peaks.values())) if self.uniform and self.has_peak else math.nan
+        self.peak_list = [(g, peak) for g, peak in peaks.peaks.items() if not np.isnan(peak)]
         self.summary = peaks.summary()
-        self.bandwidth = accelerator.memory_bandwidth
-        self.streamed = e._streamed_terms(model)
-        self.b_e = model.routed_expert_format.bytes_per_element
-        self.layers, self.m_kv, self.experts = e._layer_terms(model)
-        self.is_moe = model.is_moe
+        self.bandwidth: float = accelerator.memory_bandwidth
+        self.streamed: tuple[float, float, float] = _streamed_terms(model)
+        self.b_e: float = model.routed_expert_format.bytes_per_element
+        layers, self.m_kv, self.experts = _layer_terms(model)
+        self.layers: tuple[int, int, int] = layers
+        self.is_moe: bool = model.is_moe
         # weight_bytes_read skips the expert term when L_moe is the int 0
         self.dense = isinstance(self.experts[0], int) and self.experts[0] == 0
-        self.row_bytes, self.streamed_bytes = model.embedding_row_bytes, model.streamed_weight_bytes
+        self.row_bytes: float = model.embedding_row_bytes
+        self.streamed_bytes: float = model.streamed_weight_bytes
         self.expert_layer_bytes = self.b_e * model.num_moe_layers
-        self.expert_parameters = model.expert_parameters
-        self.matmul = model.matmul_parameters_per_token
-        self.group_counts = tuple(e._matrix_parameters_per_token(model).items())
-        self.num_heads, self.width = model.num_heads, model.score_value_width
-        self.vocab, self.num_layers = model.vocab_size, model.num_attention_layers  # layers that write KV
+        self.expert_parameters: float = model.expert_parameters
+        self.matmul: float = model.matmul_parameters_per_token
+        self.group_counts = _matrix_parameters_per_token(model)
+        self.num_heads: int = model.num_heads
+        self.width: float = model.score_value_width
+        self.vocab: int = model.vocab_size
+        self.num_layers: int = model.num_attention_layers  # layers that write KV
         # chunked, sparse and recurrent layers (estimate._mixer_terms): the general path answers
         self.mixers = bool(model.num_chunked_layers or model.num_sparse_layers or model.num_recurrent_layers)
-        self.fixed_state = model.cache_residency[3]
-        self.chain = e.chain_time(model, profile)
+        self.fixed_state: float = model.cache_residency[3]
+        self.chain = chain_time(model, profile)
         notes = peaks.notes
         if profile is not None:
             notes = (*notes, f"serial chain from latency profile {profile.label!r} "
@@ -79,21 +120,31 @@ class _Plan:
                              f"{profile.operation_latency * 1e6:.3g} us): "
                              "an estimate for that runtime, not a physical floor")
         self.assumptions = notes + tuple(n for n in (routing.note(model),) if n)
-        self.usable = usable_memory(accelerator)
-        self.weight_bytes = model.weight_bytes
-        self.sized = _Sized(model, self.weight_bytes)
-        self.positions = model.max_position_embeddings
-        self.names = (model.name, accelerator.id or accelerator.name, model.weight_format.name, model.kv_format.name)
+        self.usable: float = usable_memory(accelerator)
+        self.weight_bytes: float = model.weight_bytes
+        self.positions: int | None = model.max_position_embeddings
         self.profile_label = None if profile is None else profile.label
-        self.k, self.num_experts = model.num_experts_per_token, model.num_experts
+        self.k: int = model.num_experts_per_token
+        self.num_experts: int = model.num_experts
+        self.device = accelerator
+        self.at: dict[float, _AtContext] = {}
+        # fields every result of this plan shares: immutable values, and read-only arrays
+        self.chain_array = _shared(self.chain)
+        self.within_positions = _shared(False)
+        self.no_experts = _shared(0.0)
+        self.names = (model.name, accelerator.id or accelerator.name, model.weight_format.name, model.kv_format.name)
+        # the uniform-routing identity k/E of experts_read
+        self.effective_experts: int = self.num_experts if routing.kind == "uniform" else self.k
+        # one peak: the effective peak and the ridge do not depend on the point
+        self.ridge = float(ridge_point(self.single_peak, self.bandwidth)) if self.uniform else math.nan
 
     # --- the general path's terms, on floats -------------------------------------------------
 
-    def experts_read(self, batch: float):
-        """``Routing.experts_read`` at one batch (same ufunc for the power)."""
+    def experts_read(self, batch: float) -> Any:
+        """``Routing.experts_read`` at one batch (same ufunc for the power); None for a dense model."""
         if not self.is_moe:
             return None
-        effective = self.num_experts if self.routing.kind == "uniform" else self.k
+        effective = self.effective_experts
         return effective * (1 - np.power(1 - self.k / effective, batch))
 
     def attended(self, context: float) -> float:
@@ -101,7 +152,7 @@ class _Plan:
         num_global, num_sliding, window = self.layers
         return num_global * context + num_sliding * float(context if context <= window else window)
 
-    def traffic(self, batch: float, context: float, experts_read) -> tuple:
+    def traffic(self, batch: float, context: float, experts_read: Any) -> tuple[Any, float, float, float, float]:
         """``estimate._traffic`` on floats: the formulas' operations in their order
         (``weight_bytes_read``, ``kv_read_bytes``, ``kv_write_bytes``, ``matmul_flops``,
         ``attention_flops``); the fast-path test holds them equal to the formulas."""
@@ -116,27 +167,44 @@ class _Plan:
         flops = 2 * batch * self.matmul + scores
         return weight, kv_read, kv_write, flops, scores
 
-    def compute_time(self, flops: float, groups: dict) -> Any:
-        """``_Peaks.compute_time`` (share 1) on floats."""
+    def compute_time(self, flops: float, batch: float, scores: float) -> Any:
+        """``_Peaks.compute_time`` (share 1) on floats: FLOPs / F for one peak, else the sum
+        over the groups with a peak (each group's FLOPs as ``_GroupFlops`` computes them)."""
         if self.uniform:
-            return f.compute_time(flops, self.single_peak)
-        return 0.0 + sum(f.compute_time(groups[g], peak) for g, peak in self.peaks.peaks.items()
-                         if not np.isnan(peak))
+            return compute_time(flops, self.single_peak)
+        counts = self.group_counts
+        return 0.0 + sum(compute_time(scores if g == "attention_scores" else matmul_flops(batch, counts[g]), peak)
+                         for g, peak in self.peak_list)
 
-    def effective_peak(self, flops: float, compute: float) -> Any:
+    def effective_peak(self, flops: float, compute: Any) -> Any:
         if self.uniform:
             return self.single_peak
         return flops / compute if compute > 0 else math.nan
 
-    def groups(self, batch: float, scores) -> dict:
-        groups = {group: f.matmul_flops(batch, count) for group, count in self.group_counts}
-        groups["attention_scores"] = scores
-        return groups
+    def context_terms(self, context: float) -> _AtContext:
+        """The terms at ``context`` that do not depend on the batch (computed once per context)."""
+        # planning.capacity.kv_bytes_per_sequence: formulas.kv_cache_bytes at B = 1, plus the fixed state
+        per_sequence = np.asarray(float(1 * self.m_kv * self.attended(context)), dtype=float) + self.fixed_state
+        if per_sequence > 0:
+            capacity = (self.usable - self.weight_bytes) / float(per_sequence)
+        else:
+            capacity = np.inf if self.weight_bytes <= self.usable else -np.inf
+        if not self.is_moe:
+            critical = self.critical_batch(context, None)
+        elif self.routing.kind != "uniform":
+            critical = self.critical_batch(context, self.experts_read(1.0))
+        else:
+            critical = self.moe_critical_batch(context)
+        terms = _AtContext(per_sequence, capacity, _shared(critical), _shared(_max_batch(self, context)))
+        if len(self.at) >= _MAX_CONTEXTS:
+            self.at.clear()
+        self.at[context] = terms
+        return terms
 
-    def critical_batch(self, context: float, fixed_experts) -> Any:
+    def critical_batch(self, context: float, fixed_experts: Any) -> float:
         """``estimate._critical_batch`` at one context (closed form), as a float."""
         _, kv_read, kv_write, flops, scores = self.traffic(1.0, context, self.experts_read(1.0))
-        peak = self.effective_peak(flops, self.compute_time(flops, self.groups(1.0, scores)))
+        peak = self.effective_peak(flops, self.compute_time(flops, 1.0, scores))
         kv_per_sequence = kv_read + kv_write
         row, vocab = self.row_bytes, self.vocab
         fixed = self.streamed_bytes
@@ -146,12 +214,11 @@ class _Plan:
         above = _critical(fixed + vocab * row, kv_per_sequence, flops, peak, self.bandwidth)
         return below if below <= vocab else above
 
-
     def moe_critical_batch(self, context: float) -> float:
         """``estimate._moe_critical_batch`` at one context: the same Newton iteration, operation
         for operation on floats (the power through the same ufunc), so the same iterates."""
         _, kv_read, kv_write, flops, scores = self.traffic(1.0, context, self.experts_read(1.0))
-        t_sequence = self.compute_time(flops, self.groups(1.0, scores))
+        t_sequence = self.compute_time(flops, 1.0, scores)
         peak = self.effective_peak(flops, t_sequence)
         kv_per_sequence = kv_read + kv_write
         row, vocab, fixed, bandwidth = self.row_bytes, self.vocab, self.streamed_bytes, self.bandwidth
@@ -180,24 +247,44 @@ class _Plan:
         return float(x)
 
 
-def _critical(fixed, per_sequence_bytes, flops, peak, bandwidth) -> float:
+def _critical(fixed: Any, per_sequence_bytes: Any, flops: Any, peak: Any, bandwidth: float) -> float:
     """``formulas.critical_batch`` on floats: its ratio where the margin is positive, else inf."""
     margin = flops / peak - per_sequence_bytes / bandwidth
     return float(fixed / bandwidth) / float(margin) if margin > 0 else math.inf
 
 
-class _Sized:
-    """The model with its weight bytes computed once (``Model.weight_bytes`` sums every group
-    on each access); other attributes come from the model."""
+class _PointGroups(Mapping[str, np.float64]):
+    """FLOPs per compute group at one point, each computed on first use (as ``_GroupFlops``
+    does on a grid): a model whose groups share one peak never needs them."""
 
-    def __init__(self, model, weight_bytes: float) -> None:
-        self._model, self.weight_bytes = model, weight_bytes
+    __slots__ = ("_batch", "_counts", "_scores", "_done")
 
-    def __getattr__(self, name: str):
-        return getattr(self._model, name)
+    def __init__(self, batch: float, counts: dict[str, int], scores: float) -> None:
+        self._batch, self._counts, self._scores = batch, counts, scores
+        self._done: dict[str, np.float64] | None = None
+
+    def _all(self) -> dict[str, np.float64]:
+        if self._done is None:
+            done = {group: np.float64(matmul_flops(self._batch, count)) for group, count in self._counts.items()}
+            done["attention_scores"] = np.float64(self._scores)
+            self._done = done
+        return self._done
+
+    def __getitem__(self, group: str) -> np.float64:
+        return self._all()[group]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._counts) + 1
+
+    def __repr__(self) -> str:
+        return repr(self._all())
 
 
-def _plan(model, accelerator, sparse: bool, routing, profile) -> _Plan:
+def _plan(model: Model, accelerator: Accelerator, sparse: bool, routing: Routing,
+          profile: LatencyProfile | None) -> _Plan:
     key = (id(model), id(accelerator), bool(sparse), routing.kind, id(profile))
     plan = _PLANS.get(key)
     if plan is None or plan.keep[0] is not model or plan.keep[1] is not accelerator or plan.keep[3] is not profile:
@@ -209,8 +296,10 @@ def _plan(model, accelerator, sparse: bool, routing, profile) -> _Plan:
 
 def _real(value: Any, minimum: float) -> float | None:
     """``value`` as a float if it is a plain real number in [minimum, 2**53], else None."""
-    if not isinstance(value, _SCALARS) or isinstance(value, (bool, np.bool_)):
-        return None
+    kind = type(value)
+    if kind is not int and kind is not float:  # the common cases first
+        if not isinstance(value, _SCALARS) or isinstance(value, (bool, np.bool_)):
+            return None
     try:
         x = float(value)
     except OverflowError:
@@ -218,7 +307,13 @@ def _real(value: Any, minimum: float) -> float | None:
     return x if minimum <= x <= 9007199254740992.0 else None
 
 
-def scalar_floor(model, accelerator, batch: Any, context: Any, sparse: bool, routing, profile):
+def _larger(a: Any, b: Any) -> Any:
+    """``np.maximum`` of two floats: the larger one, NaN if either is NaN."""
+    return a if a >= b or a != a else b
+
+
+def scalar_floor(model: Model, accelerator: Accelerator, batch: Any, context: Any, sparse: bool, routing: Routing,
+                 profile: LatencyProfile | None) -> DecodeFloor | None:
     """The :class:`~roofline_decode.DecodeFloor` of one point, or None where the general path
     must answer (see the module docstring).  ``model`` and ``accelerator`` are loaded specs,
     ``routing`` a resolved named routing, ``profile`` a loaded profile or None."""
@@ -228,57 +323,51 @@ def scalar_floor(model, accelerator, batch: Any, context: Any, sparse: bool, rou
     plan = _plan(model, accelerator, sparse, routing, profile)
     if not plan.has_peak or plan.mixers:
         return None
-    # fit and positions first (grid_limits on floats); beyond the positions the general path words the note
-    # planning.capacity.kv_bytes_per_sequence: formulas.kv_cache_bytes at B = 1, plus the fixed state
-    per_sequence = np.asarray(float(1 * plan.m_kv * plan.attended(t)), dtype=float) + plan.fixed_state
-    if per_sequence > 0:
-        capacity = (plan.usable - plan.weight_bytes) / float(per_sequence)
-    else:
-        capacity = np.inf if plan.weight_bytes <= plan.usable else -np.inf
-    fits = np.float64(b) <= capacity
+    # beyond the positions the general path words the note
     if plan.positions and t >= plan.positions:
         return None
+    at = plan.at.get(t)
+    if at is None:
+        at = plan.context_terms(t)
+    fits = np.True_ if b <= at.capacity else np.False_  # grid_limits: np.float64(b) <= capacity
     notes = plan.assumptions
     if not fits:
-        notes = notes + (_fit_note(plan.sized, plan.names[1], np.array(b), np.array(t), per_sequence,
+        notes = notes + (_fit_note(plan.model, plan.names[1], np.array(b), np.array(t), at.per_sequence,
                                    np.array(fits), plan.usable),)
     experts = plan.experts_read(b)
     weight, kv_read, kv_write, flops, scores = plan.traffic(b, t, experts)
-    groups = plan.groups(b, scores)
     bandwidth = plan.bandwidth
     bytes_total = weight + kv_read + kv_write
-    memory = f.memory_time(bytes_total, bandwidth)
-    compute = plan.compute_time(flops, groups)
-    peak = plan.effective_peak(flops, compute)
-    step = np.maximum(np.maximum(memory, compute), plan.chain)  # formulas.step_time, then the chain
-    if not plan.is_moe:
-        critical = plan.critical_batch(t, None)
-    elif plan.routing.kind != "uniform":
-        critical = plan.critical_batch(t, plan.experts_read(1.0))
+    memory = memory_time(bytes_total, bandwidth)
+    compute = plan.compute_time(flops, b, scores)
+    step = _larger(_larger(memory, compute), plan.chain)  # formulas.step_time, then the chain
+    if plan.uniform:
+        peak, ridge = float(plan.single_peak), plan.ridge
     else:
-        critical = plan.moe_critical_batch(t)
-    largest = _max_batch(plan, t)
-    positions = plan.positions
-    return DecodeFloor(
-        model=plan.names[0], accelerator=plan.names[1], weight_format=plan.names[2], kv_format=plan.names[3],
-        compute_precision=plan.summary, batch=np.array(b), context=np.array(t),
-        weight_bytes=np.float64(weight), kv_read_bytes=np.float64(kv_read), kv_write_bytes=np.float64(kv_write),
-        bytes_total=np.float64(bytes_total), flops=np.float64(flops), memory_time_s=np.float64(memory),
-        compute_time_s=np.float64(compute), step_time_s=step, tokens_per_s=np.float64(b / step),
-        per_sequence_tokens_per_s=np.float64(1.0 / step),
-        arithmetic_intensity=np.float64(flops / bytes_total),
-        ridge_point=float(f.ridge_point(peak, bandwidth)), critical_batch=_frozen(critical),
-        memory_bandwidth=bandwidth, peak_flops=float(peak), spec=model,
-        compute_precisions=dict(plan.peaks.precisions), group_peak_flops=dict(plan.peaks.peaks),
-        group_flops={g: np.float64(v) for g, v in groups.items()},
-        notes=notes, routing=routing.kind,
-        experts_read=_frozen(0.0 if experts is None else experts), _routing=routing,
-        fits=fits, max_batch=_frozen(largest), kv_bytes_per_sequence=per_sequence,
-        usable_memory=plan.usable,
-        beyond_positions=_frozen(t >= positions if positions else False),
-        assumptions=plan.assumptions, chain_time_s=_frozen(plan.chain),
-        latency_profile=plan.profile_label, device=accelerator,
-    )
+        peak = plan.effective_peak(flops, compute)
+        peak, ridge = float(peak), float(ridge_point(peak, bandwidth))
+    names = plan.names
+    result = object.__new__(DecodeFloor)
+    result.__dict__.update({  # every field, in DecodeFloor's order (tests/foundation/test_fast_path.py)
+        "model": names[0], "accelerator": names[1], "weight_format": names[2], "kv_format": names[3],
+        "compute_precision": plan.summary, "batch": np.array(b), "context": np.array(t),
+        "weight_bytes": np.float64(weight), "kv_read_bytes": np.float64(kv_read),
+        "kv_write_bytes": np.float64(kv_write), "bytes_total": np.float64(bytes_total), "flops": np.float64(flops),
+        "memory_time_s": np.float64(memory), "compute_time_s": np.float64(compute), "step_time_s": np.float64(step),
+        "tokens_per_s": np.float64(b / step), "per_sequence_tokens_per_s": np.float64(1.0 / step),
+        "arithmetic_intensity": np.float64(flops / bytes_total),
+        "ridge_point": ridge, "critical_batch": at.critical,
+        "memory_bandwidth": bandwidth, "peak_flops": peak, "spec": model,
+        "compute_precisions": dict(plan.peaks.precisions), "group_peak_flops": dict(plan.peaks.peaks),
+        "group_flops": _PointGroups(b, plan.group_counts, scores),
+        "notes": notes, "routing": routing.kind,
+        "experts_read": plan.no_experts if experts is None else _shared(experts), "_routing": routing,
+        "fits": fits, "max_batch": at.largest, "kv_bytes_per_sequence": at.per_sequence,
+        "usable_memory": plan.usable, "beyond_positions": plan.within_positions,
+        "assumptions": plan.assumptions, "chain_time_s": plan.chain_array,
+        "latency_profile": plan.profile_label, "device": accelerator,
+    })
+    return result
 
 
 def _max_batch(plan: _Plan, context: float) -> float:
@@ -296,10 +385,3 @@ def _max_batch(plan: _Plan, context: float) -> float:
     if weights + (batch + 1) * per_sequence <= usable:
         batch = batch + 1
     return float(min(batch, 9007199254740992.0))
-
-
-def _frozen(value) -> np.ndarray:
-    """A read-only 0-d array, as ``np.broadcast_to(value, ())`` gives."""
-    array = np.array(value)
-    array.flags.writeable = False
-    return array

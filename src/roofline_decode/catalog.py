@@ -75,6 +75,7 @@ def add_spec_directory(path: str | Path) -> None:
     """
     _user_directories.append(_checked_spec_path(_as_path("path", path), "(directory)"))
     _index.cache_clear()
+    _GENERATION[0] += 1
 
 
 def add_spec_file(path: str | Path) -> None:
@@ -94,6 +95,7 @@ def remove_spec_directory(path: str | Path) -> None:
     resolved = _as_path("path", path).resolve()
     _user_directories[:] = [p for p in _user_directories if p != resolved]
     _index.cache_clear()
+    _GENERATION[0] += 1
 
 
 def _as_path(name: str, value: Any) -> Path:
@@ -156,11 +158,11 @@ def _folder_stamp(path: Path) -> int:
                 return max(mtimes)
         except OSError:  # a folder went away: walk again
             pass
-    folders = [str(path)]
+    walked = [str(path)]
     for root, names, _ in os.walk(path):
-        folders.extend(os.path.join(root, name) for name in names)
-    mtimes = tuple(os.stat(folder).st_mtime_ns for folder in folders)
-    _FOLDER_TREES[path] = (tuple(folders), mtimes)
+        walked.extend(os.path.join(root, name) for name in names)
+    mtimes = tuple(os.stat(folder).st_mtime_ns for folder in walked)
+    _FOLDER_TREES[path] = (tuple(walked), mtimes)
     _FOLDER_STAMPS[path] = max(mtimes)
     return max(mtimes)
 
@@ -171,39 +173,65 @@ _FOLDER_TREES: dict[Path, tuple[tuple[str, ...], tuple[int, ...]]] = {}
 _FOLDER_STAMPS: dict[Path, int] = {}
 
 
-@lru_cache(maxsize=4)
-def _index(directories: tuple[Path, ...], stamps: tuple[int, ...] = ()) -> dict[str, dict[str, Path]]:
-    """id -> file for each spec type, later directories overriding earlier ones (``stamps``
-    only keys the cache).
+class _Index:
+    """The spec files of the folders: ``files`` (id -> file, later folders overriding earlier
+    ones) and ``broken`` (id -> its SpecFileError, for an id defined twice in one folder).
 
-    A file that cannot be indexed (malformed TOML, no valid ``type``, an id defined twice in one
-    folder) goes to ``broken`` (id -> its SpecFileError): loading that id raises the error, and
-    every other id, command and listing keeps working.
-    """
-    index: dict[str, dict] = {"accelerator": {}, "memory_tier": {}, "broken": {}}
+    A file's type (accelerator or memory tier) is read only when it is needed: loading one id
+    reads that file alone, a listing (or an unknown id) reads every file once per version
+    (:func:`_file_kind`).  A file that cannot be read (malformed TOML, no valid ``type``) is
+    in no listing; loading its id raises its error, and every other id, command and listing
+    keeps working."""
+
+    def __init__(self, files: dict[str, Path], broken: dict[str, SpecFileError]) -> None:
+        self.files, self.broken = files, broken
+
+    def of_kind(self, kind: str) -> dict[str, Path]:
+        """id -> file of every spec of ``kind`` (reads each file's type)."""
+        return {spec_id: path for spec_id, path in self.files.items() if _kind_of(path) == kind}
+
+
+@lru_cache(maxsize=4)
+def _index(directories: tuple[Path, ...], stamps: tuple[int, ...] = ()) -> _Index:
+    """The :class:`_Index` of ``directories`` (``stamps`` only keys the cache)."""
+    files: dict[str, Path] = {}
+    broken: dict[str, SpecFileError] = {}
     for directory in directories:
         seen: dict[str, Path] = {}
-        files = [directory] if directory.is_file() else sorted(directory.rglob("*.toml"))
-        for path in files:
-            for entries in index.values():
-                entries.pop(path.stem, None)
+        paths = [directory] if directory.is_file() else sorted(directory.rglob("*.toml"))
+        for path in paths:
+            files.pop(path.stem, None)
+            broken.pop(path.stem, None)
             if path.stem in seen:
-                index["broken"][path.stem] = SpecFileError(
-                    path, "(id)", f"id {path.stem!r} is also defined by {seen[path.stem]}")
+                broken[path.stem] = SpecFileError(path, "(id)", f"id {path.stem!r} is also defined by {seen[path.stem]}")
                 continue
             seen[path.stem] = path
-            try:
-                kind = read_toml(path).get("type")
-                if not isinstance(kind, str) or kind not in ("accelerator", "memory_tier"):
-                    raise SpecFileError(path, "type", f"expected 'accelerator' or 'memory_tier', got {kind!r}")
-            except SpecFileError as exc:
-                index["broken"][path.stem] = exc
-                continue
-            index[kind][path.stem] = path
-    return index
+            files[path.stem] = path
+    return _Index(files, broken)
 
 
-def _current_index(full: bool = True) -> dict[str, dict[str, Path]]:
+def _kind_of(path: Path) -> str | SpecFileError:
+    """The ``type`` of a spec file ("accelerator" or "memory_tier"), or the SpecFileError that
+    says why it has none (read once per version of the file)."""
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        stamp = -1  # read_toml words the problem
+    return _file_kind(path, stamp)
+
+
+@lru_cache(maxsize=1024)
+def _file_kind(path: Path, stamp: int) -> str | SpecFileError:
+    try:
+        kind = read_toml(path).get("type")
+        if not isinstance(kind, str) or kind not in ("accelerator", "memory_tier"):
+            raise SpecFileError(path, "type", f"expected 'accelerator' or 'memory_tier', got {kind!r}")
+    except SpecFileError as exc:
+        return exc
+    return kind
+
+
+def _current_index(full: bool = True) -> _Index:
     """The index as the spec folders stand now.  ``full=False`` (a look-up by id) skips the
     stats of the bundled tree's folders and reuses its last stamp: a file added there with a
     new id is seen because a miss looks again with ``full=True``; a changed file is seen by
@@ -214,47 +242,98 @@ def _current_index(full: bool = True) -> dict[str, dict[str, Path]]:
     bundled = directories[0]
     stamps = tuple(_FOLDER_STAMPS[d] if not full and d is bundled and d in _FOLDER_STAMPS else _folder_stamp(d)
                    for d in directories)
-    return _index(directories, stamps)
+    index = _index(directories, stamps)
+    if index is not _LAST_INDEX[0]:  # another index than the last look-up's: forget what ids loaded
+        _LAST_INDEX[0] = index
+        _GENERATION[0] += 1
+    return index
+
+
+_LAST_INDEX: list[_Index | None] = [None]
 
 
 @lru_cache(maxsize=256)
-def _load_cached(path: Path, mtime: float):
+def _load_cached(path: Path, mtime: float) -> Accelerator | MemoryTier:
     return load_spec_file(path)
 
 
-def _load(kind: str, id_or_path: str | Path, label: str):
-    id_or_path = _id_or_path(label, id_or_path)
-    if isinstance(id_or_path, Path) or id_or_path.endswith(".toml"):
-        spec = load_spec_file(id_or_path)
+#: (kind, id) -> (its file, the file's mtime [ns], the spec, the index generation): the last
+#: spec loaded by that id while no environment or user folder was set (:func:`_recent`)
+_RECENT: dict[tuple[str, str], tuple[str, int, Any, int]] = {}
+#: model id -> (its file, the file's mtime [ns], the Model) of the last load by that id
+_RECENT_MODELS: dict[str, tuple[str, int, Model]] = {}
+#: bumped whenever another index is in use or the user folders change: a memo entry of an
+#: earlier generation is not used
+_GENERATION = [0]
+
+
+def _recent(kind: str, spec_id: str) -> Any:
+    """The spec last loaded by ``spec_id`` if nothing it rests on has changed, else None.
+
+    A look-up by id costs one ``stat`` of the spec's own file: a changed file (its mtime) or a
+    removed one loads again; a file added with a new id is not in the memo; a user or
+    environment folder (whose files may override any id) turns the memo off; another index
+    (a listing or a miss found a folder changed) invalidates every entry."""
+    hit = _RECENT.get((kind, spec_id))
+    if hit is None or hit[3] != _GENERATION[0] or _user_directories or os.environ.get(ENV_SPEC_PATH):
+        return None
+    try:
+        if os.stat(hit[0]).st_mtime_ns == hit[1]:
+            return hit[2]
+    except OSError:
+        pass
+    return None
+
+
+def _load_by_id(kind: str, spec_id: str, path: Path) -> Any:
+    """The spec in ``path`` (parsed once per version), recorded as loaded by ``spec_id`` (see
+    :func:`_recent`; the mtime is read before the file, so a change while it is read is seen)."""
+    stat = path.stat()
+    spec = _load_cached(path, stat.st_mtime)
+    if not _user_directories and not os.environ.get(ENV_SPEC_PATH):
+        _RECENT[kind, spec_id] = (str(path), stat.st_mtime_ns, spec, _GENERATION[0])
+    return spec
+
+
+def _load(kind: str, id_or_path: str | Path, label: str) -> Any:
+    if isinstance(id_or_path, str):
+        spec = _recent(kind, id_or_path)
+        if spec is not None:
+            return spec
+    checked = _id_or_path(label, id_or_path)
+    if isinstance(checked, Path) or checked.endswith(".toml"):
+        spec = load_spec_file(checked)
         if not isinstance(spec, Accelerator if kind == "accelerator" else MemoryTier):
             other = "memory_tier" if kind == "accelerator" else "accelerator"
-            raise SpecFileError(id_or_path, "type", f"expected type {kind!r} for a {label}, got {other!r}")
+            raise SpecFileError(checked, "type", f"expected type {kind!r} for a {label}, got {other!r}")
         return spec
-    index = _current_index(full=False)
-    path = index[kind].get(id_or_path)
-    if path is not None and id_or_path not in index["broken"]:
+    path = _current_index(full=False).files.get(checked)
+    if path is not None and _kind_of(path) == kind:
         try:
-            return _load_cached(path, path.stat().st_mtime)
+            return _load_by_id(kind, checked, path)
         except FileNotFoundError:  # removed since it was indexed: look again
             pass
     index = _current_index()
-    files = index[kind]
-    if id_or_path in index["broken"]:
-        raise index["broken"][id_or_path]
-    if id_or_path not in files:
-        raise UnknownIdError(label, str(id_or_path), files)
-    path = files[id_or_path]
-    return _load_cached(path, path.stat().st_mtime)
+    if checked in index.broken:
+        raise index.broken[checked]
+    path = index.files.get(checked)
+    if path is not None:
+        found = _kind_of(path)
+        if isinstance(found, SpecFileError):
+            raise found
+        if found == kind:
+            return _load_by_id(kind, checked, path)
+    raise UnknownIdError(label, checked, index.of_kind(kind))
 
 
 def list_accelerators() -> list[str]:
     """Ids of every known accelerator, sorted."""
-    return sorted(_current_index()["accelerator"])
+    return sorted(_current_index().of_kind("accelerator"))
 
 
 def list_memory_tiers() -> list[str]:
     """Ids of every known memory tier (PCIe, CXL, DDR5 channels), sorted."""
-    return sorted(_current_index()["memory_tier"])
+    return sorted(_current_index().of_kind("memory_tier"))
 
 
 def load_accelerator(id_or_path: Accelerator | str | Path) -> Accelerator:
@@ -267,14 +346,16 @@ def load_accelerator(id_or_path: Accelerator | str | Path) -> Accelerator:
     """
     if isinstance(id_or_path, Accelerator):
         return id_or_path
-    return _load("accelerator", id_or_path, "accelerator")
+    spec: Accelerator = _load("accelerator", id_or_path, "accelerator")
+    return spec
 
 
 def load_memory_tier(id_or_path: MemoryTier | str | Path) -> MemoryTier:
     """Load a memory tier by id (``"pcie5-x16"``) or from a TOML file path."""
     if isinstance(id_or_path, MemoryTier):
         return id_or_path
-    return _load("memory_tier", id_or_path, "memory tier")
+    spec: MemoryTier = _load("memory_tier", id_or_path, "memory tier")
+    return spec
 
 
 def list_models() -> list[str]:
@@ -289,7 +370,7 @@ def _model_ids(stamp: int) -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in _MODEL_DIR.glob("*.json")))
 
 
-def _bundled(model_id: str, overrides: dict) -> Model:
+def _bundled(model_id: str, overrides: dict[str, Any]) -> Model:
     """A bundled model by id: one stat of its file on a hit of the cached id list (a file
     added or removed since is seen: a miss or a failed stat lists the folder again)."""
     ids = _model_ids(_MODEL_DIRECTORY_STAMP[0]) if _MODEL_DIRECTORY_STAMP else ()
@@ -306,7 +387,21 @@ def _bundled(model_id: str, overrides: dict) -> Model:
         stamp = os.stat(file).st_mtime_ns
     if overrides:
         return Model.from_hf_config(_MODEL_DIR / f"{model_id}.json", **overrides)
-    return _bundled_model(model_id, stamp)
+    model = _bundled_model(model_id, stamp)
+    _RECENT_MODELS[model_id] = (file, stamp, model)
+    return model
+
+
+def _recent_model(model_id: str) -> Model | None:
+    """The bundled model last loaded by ``model_id`` if its file has the same mtime, else None
+    (one ``stat``; a removed file, or an id not loaded yet, goes through :func:`_bundled`)."""
+    hit = _RECENT_MODELS.get(model_id)
+    if hit is None:
+        return None
+    try:
+        return hit[2] if os.stat(hit[0]).st_mtime_ns == hit[1] else None
+    except OSError:
+        return None
 
 
 _MODEL_DIRECTORY_STAMP: list[int] = []
@@ -322,13 +417,15 @@ def _bundled_model(model_id: str, stamp: int) -> Model:
 
 def model_metadata(model_id: str) -> dict[str, Any]:
     """The ``_roofline`` block of a bundled config: name, sources, stated parameter counts."""
-    model_id = _id_or_path("model", model_id)
-    if model_id not in list_models():
-        raise UnknownIdError("model", str(model_id), list_models())
-    return json.loads((_MODEL_DIR / f"{model_id}.json").read_text(encoding="utf-8")).get("_roofline", {})
+    checked = _id_or_path("model", model_id)
+    if checked not in list_models():
+        raise UnknownIdError("model", str(checked), list_models())
+    config = json.loads((_MODEL_DIR / f"{checked}.json").read_text(encoding="utf-8"))
+    metadata: dict[str, Any] = config.get("_roofline", {})
+    return metadata
 
 
-def load_model(id_or_path: Model | str | Path, weights=None, kv=None, **overrides: Any) -> Model:
+def load_model(id_or_path: Model | str | Path, weights: Any = None, kv: Any = None, **overrides: Any) -> Model:
     """Load a bundled model by id (``"llama-3.1-8b"``), a config.json path or directory (with
     ``*.safetensors`` files beside it, their headers give every weight group's bytes), or a
     ``.gguf`` file (its header only: architecture and every tensor's type and shape).
@@ -357,7 +454,8 @@ def load_model(id_or_path: Model | str | Path, weights=None, kv=None, **override
         is_dir = not str(id_or_path).endswith(".gguf") and os.path.isdir(id_or_path)
         if isinstance(id_or_path, str) and not is_dir and not id_or_path.endswith((".gguf", ".json")):
             # an id names a bundled file; never a path out of the catalog ("../x")
-            model = _bundled(id_or_path, overrides)
+            recent = _recent_model(id_or_path) if not overrides else None
+            model = recent if recent is not None else _bundled(id_or_path, overrides)
             return model if weights is None and kv is None else model.with_precision(weights=weights, kv=kv)
         path = Path(id_or_path)
         if str(id_or_path).endswith(".gguf"):

@@ -27,12 +27,16 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import formulas as f
+from ._typing import Broadcastable
 from .errors import InvalidValueError
+
+if TYPE_CHECKING:
+    from .specs.memory_energy import MemoryEnergy
 
 __all__ = ["EnergyAndCost", "ENERGY_RECORD_KEYS"]
 
@@ -43,10 +47,10 @@ ENERGY_RECORD_KEYS = ("memory_technology", "access_energy_j_per_bit", "board_pow
                       "joules_per_token_at_board_power")
 
 
-def checked_price(price_per_hour: Any) -> float:
+def checked_price(price_per_hour: object) -> float:
     """A price per device-hour: a finite number > 0, else InvalidValueError naming it."""
     try:
-        price = float(price_per_hour)
+        price = float(price_per_hour)  # type: ignore[arg-type]  # anything: float() is the check
     except (TypeError, ValueError):
         raise InvalidValueError("price_per_hour", price_per_hour, "a number > 0 (price of one device for one hour)") from None
     if not np.isfinite(price) or price <= 0:
@@ -61,6 +65,11 @@ class EnergyAndCost:
     ``_energy_time`` [s], ``_energy_tokens`` (tokens the step produces) and
     ``_energy_devices`` (devices it runs on); the defaults fit :class:`~roofline_decode.DecodeFloor`.
     """
+
+    if TYPE_CHECKING:  # what the default step reads from a host result (DecodeFloor's fields)
+        bytes_total: Broadcastable
+        step_time_s: Broadcastable
+        batch: Broadcastable
 
     # -- what a step is (overridden by the parallel and prefill results) ----------------------
     @property
@@ -79,10 +88,10 @@ class EnergyAndCost:
     def _energy_devices(self) -> int:
         return 1
 
-    def _access(self):
+    def _access(self) -> tuple[MemoryEnergy | None, str | None]:
         from .specs.memory_energy import access_energy_of
 
-        cached = self.__dict__.get("_access_cache")
+        cached: tuple[MemoryEnergy | None, str | None] | None = self.__dict__.get("_access_cache")
         if cached is None:
             device = getattr(self, "device", None)
             if device is None:
@@ -132,12 +141,14 @@ class EnergyAndCost:
     @property
     def energy_floor_j_per_step(self) -> np.ndarray:
         """Data-movement energy floor of one step on all its devices [J] (NaN where unsourced)."""
-        return f.data_movement_energy(self._energy_bytes, self.access_energy_per_bit)
+        energy: np.ndarray = f.data_movement_energy(self._energy_bytes, self.access_energy_per_bit)
+        return energy
 
     @property
     def joules_per_token_floor(self) -> np.ndarray:
         """Data-movement energy floor per generated token [J]."""
-        return f.energy_per_token(self.energy_floor_j_per_step, self._energy_tokens)
+        energy: np.ndarray = f.energy_per_token(self.energy_floor_j_per_step, self._energy_tokens)
+        return energy
 
     @property
     def tokens_per_joule_floor(self) -> np.ndarray:
@@ -147,19 +158,22 @@ class EnergyAndCost:
     @property
     def energy_at_board_power_j_per_step(self) -> np.ndarray:
         """Devices x board power x step time [J]: an estimate, not a floor."""
-        return f.board_energy(self.board_power_w, self._energy_time, self._energy_devices)
+        energy: np.ndarray = f.board_energy(self.board_power_w, self._energy_time, self._energy_devices)
+        return energy
 
     @property
     def joules_per_token_at_board_power(self) -> np.ndarray:
         """Energy per token at full board power [J]: an estimate, not a floor."""
-        return f.energy_per_token(self.energy_at_board_power_j_per_step, self._energy_tokens)
+        energy: np.ndarray = f.energy_per_token(self.energy_at_board_power_j_per_step, self._energy_tokens)
+        return energy
 
     # -- cost ------------------------------------------------------------------------------------
     def cost_per_million_tokens(self, price_per_hour: float) -> np.ndarray:
         """Price of a million tokens [$] at ``price_per_hour`` per device-hour, all devices busy
         at this batch (idle time, and prefill for decode results, excluded)."""
         price = checked_price(price_per_hour)
-        return 1e6 * f.cost_per_token(price, self._energy_time, self._energy_tokens, self._energy_devices)
+        cost: np.ndarray = 1e6 * f.cost_per_token(price, self._energy_time, self._energy_tokens, self._energy_devices)
+        return cost
 
     def energy_records(self, price_per_hour: float | None = None) -> list[dict[str, Any]]:
         """Per grid point (in :meth:`to_records` order) the :data:`ENERGY_RECORD_KEYS` and, with a
@@ -175,7 +189,7 @@ class EnergyAndCost:
         if price_per_hour is not None:
             columns["usd_per_million_tokens"] = self.cost_per_million_tokens(price_per_hour)
         flat = {k: np.broadcast_to(v, shape).ravel() for k, v in columns.items()}
-        fixed = {"memory_technology": self.memory_technology,
+        fixed: dict[str, Any] = {"memory_technology": self.memory_technology,
                  "access_energy_j_per_bit": _plain(self.access_energy_per_bit),
                  "board_power_w": _plain(self.board_power_w)}
         if price_per_hour is not None:
@@ -183,6 +197,6 @@ class EnergyAndCost:
         return [{**fixed, **{k: _plain(v[i]) for k, v in flat.items()}} for i in range(int(np.prod(shape)))]
 
 
-def _plain(value) -> float | None:
-    value = float(value)
-    return None if np.isnan(value) else value
+def _plain(value: float | np.floating[Any]) -> float | None:
+    number = float(value)
+    return None if np.isnan(number) else number

@@ -7,13 +7,15 @@ keeps every intermediate term so a user can see *why* a step takes what it takes
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import catalog as _catalog
 from . import formulas as f
 from ._typing import Broadcastable
 from .errors import InvalidValueError
@@ -23,12 +25,14 @@ from .peaks import NO_COMPUTE_PEAK, compute_peak
 from .roofline_terms import RooflineTerms
 from .routing import UNIFORM, Routing, resolve_routing
 from .specs.accelerator import Accelerator
-from .specs.latency import LatencyProfile, load_latency_profile
 from .specs.model import Model
 from .views_frame import ToDataFrame
 
 if TYPE_CHECKING:
     import xarray as xr
+
+    # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
+    from .specs.latency import LatencyProfile
 
 __all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS", "EXTRA_RECORD_KEYS",
            "NO_COMPUTE_PEAK", "compute_peak", "COMPUTE_GROUPS", "compute_formats"]
@@ -444,13 +448,14 @@ def decode_floor(
     ...  for r in ("identical", 12.0)]
     [4.0, 12.0]
     """
-    from .catalog import load_accelerator, load_model
-
-    model = load_model(model)
-    accelerator = load_accelerator(accelerator)
-    if isinstance(routing, str) and routing in ("uniform", "identical"):  # one point: the fast path
-        profile = None if latency is None else load_latency_profile(latency)
-        floor = _scalar_floor()(model, accelerator, batch, context, sparse, resolve_routing(routing, model), profile)
+    if type(model) is not Model:  # a loaded spec passes as it is (load_model returns it unchanged)
+        model = _catalog.load_model(model)
+    if type(accelerator) is not Accelerator:
+        accelerator = _catalog.load_accelerator(accelerator)
+    if routing.__class__ is str and routing in ("uniform", "identical"):  # one point: the fast path
+        profile = None if latency is None else _profile(latency)
+        floor: DecodeFloor | None = (_FAST or _scalar_floor())[0](model, accelerator, batch, context, sparse,
+                                                                   resolve_routing(routing, model), profile)
         if floor is not None:
             return floor
     batch_array = checked_array("batch", batch, 1.0, inclusive=True)
@@ -461,20 +466,49 @@ def decode_floor(
     context_input = context_array  # the critical batch depends on the context alone
     batch_array, context_array = broadcast_grid(batch=batch_array, context=context_array)
     traffic = _traffic(model, batch_array, context_array, chosen)
-    profile = None if latency is None else load_latency_profile(latency)
+    profile = None if latency is None else _profile(latency)
     return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input, chosen, profile)
 
 
-def _scalar_floor() -> Callable[..., DecodeFloor | None]:
-    """:func:`roofline_decode._fast.scalar_floor` (imported once, on first use)."""
+def _scalar_floor() -> list[Any]:
+    """[:func:`roofline_decode._fast.scalar_floor`] (imported once, on first use: it imports
+    this module)."""
     if not _FAST:
         from ._fast import scalar_floor
 
         _FAST.append(scalar_floor)
-    return _FAST[0]
+    return _FAST
 
 
-_FAST: list[Callable[..., DecodeFloor | None]] = []
+_FAST: list[Any] = []
+
+
+def _profile(latency: LatencyProfile | str) -> LatencyProfile:
+    """:func:`~roofline_decode.specs.latency.load_latency_profile` (imported on first use); a
+    preset id loaded before costs one ``stat`` of its file (a changed file loads again)."""
+    if isinstance(latency, str):
+        hit = _PROFILES.get(latency)
+        if hit is not None:
+            try:
+                if os.stat(hit[0]).st_mtime_ns == hit[1]:
+                    return hit[2]
+            except OSError:
+                pass
+    from .specs.latency import load_latency_profile
+
+    if not isinstance(latency, str) or latency.endswith(".toml"):
+        return load_latency_profile(latency)
+    from .specs.data_files import bundled_file
+
+    path = bundled_file("latency_profiles", latency, "latency profile")  # UnknownIdError for a wrong id
+    stamp = os.stat(path).st_mtime_ns  # before the file is read: a change while it is read is seen
+    profile = load_latency_profile(latency)
+    _PROFILES[latency] = (str(path), stamp, profile)
+    return profile
+
+
+#: preset id -> (its file, the file's mtime [ns], the profile) of the last load by that id
+_PROFILES: dict[str, tuple[str, int, LatencyProfile]] = {}
 
 
 def chain_time(model: Model, profile: LatencyProfile | None) -> float:
@@ -599,7 +633,7 @@ def sweep(models: ModelRef | Sequence[ModelRef], accelerators: AcceleratorRef | 
     context_axis = checked_array("context", context, 0.0, inclusive=True).ravel()[None, :]
     batch_grid, context_grid = np.broadcast_arrays(batch_axis, context_axis)
     devices = [load_accelerator(a) for a in accelerators]
-    profile = None if latency is None else load_latency_profile(latency)
+    profile = None if latency is None else _profile(latency)
     result = SweepResult()
     for model in models:
         model = load_model(model)

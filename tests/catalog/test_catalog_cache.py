@@ -76,3 +76,89 @@ def test_a_folder_named_like_an_id_is_still_read_as_a_path(tmp_path, monkeypatch
     shutil.copy(source, tmp_path / "llama-3.1-8b" / "config.json")
     monkeypatch.chdir(tmp_path)
     assert rd.load_model("llama-3.1-8b").num_layers == rd.Model.from_hf_config(source).num_layers
+
+
+_BUNDLED_MODELS = catalog._MODEL_DIR
+
+
+@pytest.fixture
+def bundled_copy(tmp_path, monkeypatch):
+    """A writable copy of the bundled hardware_specs and model_configs folders in their place."""
+    specs = tmp_path / "hardware_specs"
+    shutil.copytree(catalog.bundled_spec_directory(), specs)
+    models = tmp_path / "model_configs"
+    models.mkdir()
+    shutil.copy(catalog._MODEL_DIR / "llama-3.2-1b.json", models / "llama-3.2-1b.json")
+    monkeypatch.setattr(catalog, "_BUNDLED_FOUND", [specs])
+    monkeypatch.setattr(catalog, "_MODEL_DIR", models)
+    monkeypatch.setattr(catalog, "_MODEL_DIR_NAME", str(models))
+    monkeypatch.setattr(catalog, "_MODEL_DIRECTORY_STAMP", [])
+    monkeypatch.setattr(catalog, "_RECENT", {})
+    monkeypatch.setattr(catalog, "_RECENT_MODELS", {})
+    monkeypatch.delenv(catalog.ENV_SPEC_PATH, raising=False)
+    yield specs, models
+
+
+def _touch_later(path) -> None:
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+
+
+def test_a_spec_loaded_by_id_is_reused_until_its_file_changes(bundled_copy):
+    specs, _ = bundled_copy
+    first = rd.load_accelerator("l4")
+    assert rd.load_accelerator("l4") is first  # one stat, no parse
+    _copy_with_bandwidth(specs / "nvidia" / "l4.toml", "297")
+    _touch_later(specs / "nvidia" / "l4.toml")
+    assert rd.load_accelerator("l4").memory_bandwidth == 297e9
+    (specs / "nvidia" / "l4.toml").unlink()
+    with pytest.raises(UnknownIdError):
+        rd.load_accelerator("l4")
+
+
+def test_a_second_file_for_a_loaded_id_is_reported_after_a_listing(bundled_copy):
+    specs, _ = bundled_copy
+    assert rd.load_accelerator("l4").memory_bandwidth == 300e9
+    _copy_with_bandwidth(specs / "amd" / "l4.toml", "296")  # the same id twice in the bundled tree
+    assert "l4" not in rd.list_accelerators()  # the listing sees the folders changed
+    with pytest.raises(rd.errors.SpecFileError, match="also defined by"):
+        rd.load_accelerator("l4")
+
+
+def test_an_environment_folder_overrides_a_loaded_id_at_once(bundled_copy, tmp_path, monkeypatch):
+    assert rd.load_accelerator("l4").memory_bandwidth == 300e9
+    override = tmp_path / "env"
+    override.mkdir()
+    _copy_with_bandwidth(override / "l4.toml", "295")
+    monkeypatch.setenv(catalog.ENV_SPEC_PATH, str(override))
+    assert rd.load_accelerator("l4").memory_bandwidth == 295e9
+    monkeypatch.delenv(catalog.ENV_SPEC_PATH)
+    assert rd.load_accelerator("l4").memory_bandwidth == 300e9
+
+
+def test_a_file_of_another_type_under_an_id_is_not_that_type(bundled_copy):
+    specs, _ = bundled_copy
+    tier = next(specs.rglob("pcie5-x16.toml"))
+    assert rd.load_memory_tier("pcie5-x16").name
+    with pytest.raises(UnknownIdError):
+        rd.load_accelerator("pcie5-x16")
+    (specs / "nvidia" / "broken.toml").write_text("type = [\n", encoding="utf-8")
+    with pytest.raises(rd.errors.SpecFileError, match="broken.toml"):
+        rd.load_accelerator("broken")
+    assert "broken" not in rd.list_accelerators() and tier.exists()
+
+
+def test_a_model_loaded_by_id_is_reused_until_its_file_changes(bundled_copy):
+    _, models = bundled_copy
+    path, source = models / "llama-3.2-1b.json", _BUNDLED_MODELS / "llama-3.2-1b.json"
+    first = rd.load_model("llama-3.2-1b")
+    assert rd.load_model("llama-3.2-1b") is first
+    path.write_text(path.read_text(encoding="utf-8").replace('"num_hidden_layers": 16', '"num_hidden_layers": 15'),
+                    encoding="utf-8")
+    _touch_later(path)
+    assert rd.load_model("llama-3.2-1b").num_layers == 15
+    path.unlink()
+    with pytest.raises(UnknownIdError):
+        rd.load_model("llama-3.2-1b")
+    shutil.copy(source, models / "added-model.json")  # a new id: the folder is listed again
+    assert rd.load_model("added-model").num_layers == 16

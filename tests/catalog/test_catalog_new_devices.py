@@ -186,6 +186,7 @@ SOURCE_VALUES = {
     'rtx-6000-ada': {
         'memory_capacity': (48, 'GB', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
         'memory_bandwidth': (960, 'GB/s', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
+        'tdp': (300, 'W', 'datasheet', 'https://www.hardwareluxx.de/index.php/news/hardware/grafikkarten/59532-l40-und-rtx-6000-ada-generation-sind-die-ersten-profi-karten-der-neuen-generation.html'),
     },
     'rtx-pro-6000-blackwell': {
         'memory_capacity': (96, 'GB', 'datasheet', 'https://hardware-corner.net/rtx-5090-vs-rtx-pro-6000-spec-comparison-20250321'),
@@ -289,6 +290,7 @@ SOURCE_VALUES = {
     'rx-7800-xt': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.purepc.pl/amd-radeon-rx-7800-xt-powercolor-opublikowal-pelna-specyfikacje-nadchodzacej-karty-graficznej-rdna-3'),
         'memory_bandwidth': (576, 'GB/s', 'datasheet', 'https://www.purepc.pl/amd-radeon-rx-7800-xt-powercolor-opublikowal-pelna-specyfikacje-nadchodzacej-karty-graficznej-rdna-3'),
+        'tdp': (263, 'W', 'datasheet', 'https://www.sportskeeda.com/gaming-tech/news-amd-radeon-rx-7800-xt-specs-prices-performance'),
     },
     'radeon-pro-w6900x': {
         'memory_capacity': (32, 'GB', 'datasheet', 'https://leganerd.com/2021/08/03/apple-e-amd-presentano-le-nuove-schede-video-dei-mac-pro/'),
@@ -307,6 +309,7 @@ SOURCE_VALUES = {
     'ryzen-ai-max-395': {
         'memory_capacity': (128, 'GB', 'datasheet', 'https://modelfit.io/blog/amd-strix-halo-local-ai-128gb/'),
         'memory_bandwidth': (256, 'GB/s', 'derived', 'https://spawningpoint.com/article/amd-strix-halo-review-2026-is-the-ryzen-ai-max-395-the-ai-inference-answer'),
+        'tdp': (55, 'W', 'datasheet', 'https://www.purepc.pl/amd-ryzen-ai-max-395-apu-strix-halo-test-recenzja-opinia'),
     },
     'arc-a770': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
@@ -328,6 +331,7 @@ SOURCE_VALUES = {
     'arc-a380': {
         'memory_capacity': (6, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
         'memory_bandwidth': (186, 'GB/s', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+        'tdp': (75, 'W', 'datasheet', 'https://www.hardwareluxx.de/index.php/news/hardware/grafikkarten/58908-intel-arc-a380-startet-in-china-und-erstes-custom-modell-zeigt-sich.html'),
     },
     'arc-b580': {
         'memory_capacity': (12, 'GB', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-arc-b580-vs-intel-uhd-graphics-730'),

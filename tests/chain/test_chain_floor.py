@@ -156,3 +156,29 @@ def test_tensor_parallel_chain_by_hand():
     # one device: the chain has no collectives
     one = tensor_parallel_floor(model, "h200-sxm", batch=1, context=4096, num_devices=1, latency="cuda-graph-h100")
     assert float(one.chain_time_s) == pytest.approx(80 * 10 * 1.3e-6)
+
+
+def test_a_preset_loaded_by_id_is_reused_until_its_file_changes(tmp_path, monkeypatch):
+    """decode_floor remembers a latency preset by id (one stat per call); an edited file is seen."""
+    import os
+    import shutil
+
+    from roofline_decode import estimate
+    from roofline_decode.errors import UnknownIdError
+    from roofline_decode.specs import data_files
+
+    shutil.copytree(data_files.bundled_folder("latency_profiles"), tmp_path / "latency_profiles")
+    monkeypatch.setattr(data_files, "_PACKAGE_DIR", tmp_path)
+    monkeypatch.setattr(estimate, "_PROFILES", {})
+    first = decode_floor("llama-3.2-1b", "h100-sxm", 1, 1024, latency="cuda-graph-h100")
+    again = decode_floor("llama-3.2-1b", "h100-sxm", 1, 1024, latency="cuda-graph-h100")
+    assert float(again.chain_time_s) == float(first.chain_time_s)
+    path = tmp_path / "latency_profiles" / "cuda-graph-h100.toml"
+    path.write_text(path.read_text(encoding="utf-8").replace("value = 1.3\n", "value = 2.6\n", 1), encoding="utf-8")
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    edited = decode_floor("llama-3.2-1b", "h100-sxm", 1, 1024, latency="cuda-graph-h100")
+    assert float(edited.chain_time_s) > float(first.chain_time_s)
+    path.unlink()
+    with pytest.raises(UnknownIdError):
+        decode_floor("llama-3.2-1b", "h100-sxm", 1, 1024, latency="cuda-graph-h100")

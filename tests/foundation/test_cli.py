@@ -133,3 +133,31 @@ def test_import_does_not_pull_in_sympy_or_matplotlib():
     code = "import sys, roofline_decode; print(any(m in sys.modules for m in ('sympy', 'matplotlib')))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_floor_imports_only_what_a_floor_needs():
+    """``roofline-decode floor`` (and a decode_floor call) import neither the planners, the
+    prefill and request floors, the latency profiles, nor sympy, matplotlib or pandas (issue 18:
+    start-up time)."""
+    code = ("import contextlib, io, sys\n"
+            "from roofline_decode.cli import main\n"
+            "sys.argv = ['roofline-decode', 'floor', '--model', 'llama-3.1-8b', '--gpu', 'h100-sxm']\n"
+            "with contextlib.redirect_stdout(io.StringIO()): main()\n"
+            "import roofline_decode as rd; rd.decode_floor('mixtral-8x7b', 'h100-sxm', 8, 4096)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sympy', 'matplotlib', 'pandas') or m in ("
+            "'roofline_decode.planning.plan', 'roofline_decode.planning.serving', 'roofline_decode.planning.tiers', "
+            "'roofline_decode.planning.frontier', 'roofline_decode.estimate_prefill', 'roofline_decode.estimate_request', "
+            "'roofline_decode.specs.latency')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def test_planning_names_resolve_after_their_submodules_are_imported():
+    code = ("import roofline_decode.planning.plan, roofline_decode.planning.frontier\n"
+            "from roofline_decode import planning\n"
+            "from roofline_decode.planning import plan, frontier, max_batch\n"
+            "print(callable(plan), callable(frontier), callable(planning.plan), planning.tiers.__name__, "
+            "sorted(set(planning.__all__) - set(dir(planning))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.split() == ["True", "True", "True", "roofline_decode.planning.tiers", "[]"], proc.stderr

@@ -11,10 +11,13 @@ sometimes more than it for a moment); the third follows from the step time and a
 
 from __future__ import annotations
 
+from .._typing import ArrayOrExpr, Operand
+
 __all__ = ["data_movement_energy", "board_energy", "energy_per_token", "cost_per_token"]
 
 
-def data_movement_energy(bytes_moved, access_energy_per_bit, flops=0, energy_per_flop=0):
+def data_movement_energy(bytes_moved: Operand, access_energy_per_bit: Operand, flops: Operand = 0,
+                         energy_per_flop: Operand = 0) -> ArrayOrExpr:
     r"""Least energy a step spends moving its bytes (and doing its FLOPs, where sourced).
 
     .. math:: E_{move} = 8\,Q\,e_{bit} + F_{step}\,e_{flop}
@@ -57,7 +60,7 @@ def data_movement_energy(bytes_moved, access_energy_per_bit, flops=0, energy_per
     return 8 * bytes_moved * access_energy_per_bit + flops * energy_per_flop
 
 
-def board_energy(board_power, step_time, num_devices=1):
+def board_energy(board_power: Operand, step_time: Operand, num_devices: Operand = 1) -> ArrayOrExpr:
     r"""Energy of a step at full board power: an estimate, never a floor.
 
     .. math:: E_{board} = n\,P_{board}\,T_{step}
@@ -93,7 +96,7 @@ def board_energy(board_power, step_time, num_devices=1):
     return num_devices * board_power * step_time
 
 
-def energy_per_token(step_energy, batch):
+def energy_per_token(step_energy: Operand, batch: Operand) -> ArrayOrExpr:
     r"""Energy per generated token of a step that produces one token per sequence.
 
     .. math:: e_{tok} = E_{step} / B
@@ -118,7 +121,7 @@ def energy_per_token(step_energy, batch):
     return step_energy / batch
 
 
-def cost_per_token(price_per_hour, step_time, batch, num_devices=1):
+def cost_per_token(price_per_hour: Operand, step_time: Operand, batch: Operand, num_devices: Operand = 1) -> ArrayOrExpr:
     r"""Price of one generated token at a price per device-hour.
 
     .. math:: c_{tok} = \frac{n\,p_{h}\,T_{step}}{3600\,B}
