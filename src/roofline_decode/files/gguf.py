@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..errors import ConfigError
 from .ggml_types import GGML_TYPE_IDS, GGML_TYPES
 from .llama_quant import TensorInfo, group_formats_from_tensors
+
+if TYPE_CHECKING:
+    from ..specs.model import Model
 
 __all__ = ["GgufHeader", "read_gguf_header", "model_from_gguf", "tensor_group"]
 
@@ -35,7 +38,7 @@ _MAX_STRING = 1 << 24
 class GgufHeader:
     """Metadata (key -> value) and tensor infos (name, shape ne0-first, GGML type name)."""
 
-    def __init__(self, path: str, version: int, metadata: dict[str, Any], tensors: list[tuple[str, tuple, str]]):
+    def __init__(self, path: str, version: int, metadata: dict[str, Any], tensors: list[tuple[str, tuple[int, ...], str]]):
         self.path, self.version, self.metadata, self.tensors = path, version, metadata, tensors
 
     @property
@@ -44,7 +47,7 @@ class GgufHeader:
         return sum(GGML_TYPES[kind].tensor_bytes(_product(shape)) for _, shape, kind in self.tensors)
 
 
-def _product(shape) -> int:
+def _product(shape: tuple[int, ...]) -> int:
     n = 1
     for dim in shape:
         n *= int(dim)
@@ -64,7 +67,7 @@ class _Reader:
             raise self.error(where, f"file ends early (wanted {size} bytes, got {len(data)}): not a complete GGUF header")
         return data
 
-    def unpack(self, fmt: str, where: str):
+    def unpack(self, fmt: str, where: str) -> Any:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt), where))[0]
 
     def string(self, where: str) -> str:
@@ -73,7 +76,7 @@ class _Reader:
             raise self.error(where, f"string of {size} bytes is implausible: not a GGUF file or a corrupt one")
         return self.take(size, where).decode("utf-8", errors="replace")
 
-    def value(self, kind: int, where: str):
+    def value(self, kind: int, where: str) -> Any:
         if kind in _SCALARS:
             return self.unpack(_SCALARS[kind], where)
         if kind == _STRING:
@@ -92,15 +95,15 @@ class _Reader:
         raise self.error(where, f"unknown GGUF value type {kind}")
 
 
-class _Skipped(list):
+class _Skipped(list[Any]):
     """A long array (a tokenizer's vocabulary) of which only the length is kept."""
 
     def __init__(self, count: int):
         super().__init__()
-        self.count = count
+        self.length = count
 
     def __len__(self) -> int:
-        return self.count
+        return self.length
 
 
 def read_gguf_header(path: str | Path) -> GgufHeader:
@@ -145,7 +148,7 @@ def read_gguf_header(path: str | Path) -> GgufHeader:
     return GgufHeader(str(path), version, metadata, tensors)
 
 
-def tensor_group(name: str, shape: tuple) -> str:
+def tensor_group(name: str, shape: tuple[int, ...]) -> str:
     """The weight group of a GGUF tensor name (``blk.3.ffn_down_exps.weight`` -> experts)."""
     if name.startswith(("token_embd", "position_embd", "token_types", "per_layer_token_embd")):
         return "embedding"
@@ -245,7 +248,7 @@ def _config(header: GgufHeader) -> dict[str, Any]:
     return config
 
 
-def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any):
+def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any) -> Model:
     """A :class:`Model` from a GGUF file's header: its architecture and, per weight group, the
     exact bytes of the tensors in their GGML types.
 
