@@ -26,6 +26,7 @@ from .ggml_types import GGML_TYPE_IDS, GGML_TYPES
 from .llama_quant import TensorInfo, group_formats_from_tensors
 
 if TYPE_CHECKING:
+    from ..formats import NumberFormat
     from ..specs.model import Model
 
 __all__ = ["GgufHeader", "read_gguf_header", "model_from_gguf", "tensor_group"]
@@ -273,8 +274,10 @@ def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any)
     fields: dict[str, Any] = {"weight_format": groups.get("attention") or groups["embedding"]}
     fields.update(overrides)
     model = Model.from_hf_config(config, name=label, **fields)
-    formats = {g: groups.get(g) for g in ("embedding", "lm_head", "attention", "mlp", "experts", "shared_experts",
-                                          "router", "norms") if groups.get(g) is not None}
+    formats: dict[str, str | NumberFormat] = {
+        g: fmt for g in ("embedding", "lm_head", "attention", "mlp", "experts", "shared_experts", "router", "norms")
+        if (fmt := groups.get(g)) is not None
+    }
     if model.tie_word_embeddings:
         formats.pop("lm_head", None)
     if "weight_format" not in overrides:
