@@ -80,3 +80,36 @@ def test_not_gguf_truncated_and_unknown_architecture(gguf_file, tmp_path):
         rd.load_model(path)
     with pytest.raises(ConfigError, match="cannot read"):
         rd.load_model(tmp_path / "missing.gguf")
+
+
+def _small(model_type: str, **extra: object) -> rd.Model:
+    return rd.Model.from_hf_config({"model_type": model_type, "hidden_size": 256, "num_hidden_layers": 2,
+                                    "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 512,
+                                    "vocab_size": 1000, **extra})
+
+
+@pytest.mark.parametrize("source, arch", [
+    (lambda: rd.load_model("olmo-2-7b"), "olmo2"),
+    (lambda: rd.load_model("granite-3.1-8b"), "granite"),
+    (lambda: rd.load_model("command-r"), "command-r"),
+    (lambda: rd.load_model("command-a"), "cohere2"),
+    (lambda: rd.load_model("falcon-180b"), "falcon"),
+    (lambda: _small("falcon", num_attention_heads=4, multi_query=True), "falcon"),
+    (lambda: _small("olmo"), "olmo"),
+    (lambda: _small("starcoder2"), "starcoder2"),
+    (lambda: _small("smollm3"), "smollm3"),
+    (lambda: _small("phi", num_key_value_heads=4), "phi2"),
+], ids=["olmo2", "granite", "command-r", "cohere2", "falcon-180b", "falcon-7b-like", "olmo", "starcoder2", "smollm3",
+        "phi2"])
+def test_more_gguf_architectures(gguf_file, tmp_path, source, arch):
+    # the architecture and sizes come back from the metadata, the bytes of every tensor from its type
+    model = source()
+    extra = {f"{arch}.attention.sliding_window": model.sliding_window} if model.sliding_window else None
+    path = gguf_file(tmp_path / f"{arch}.gguf", model, "Q8_0", arch=arch, extra=extra)
+    header = read_gguf_header(path)
+    m = rd.load_model(path)
+    assert (m.parameter_count, m.num_layers, m.num_kv_heads, m.tie_word_embeddings) == (
+        model.parameter_count, model.num_layers, model.num_kv_heads, model.tie_word_embeddings)
+    assert (m.num_sliding_layers, m.norms_per_layer, m.mlp_gated) == (
+        model.num_sliding_layers, model.norms_per_layer, model.mlp_gated)
+    assert m.weight_bytes == header.tensor_bytes

@@ -161,10 +161,12 @@ def tensor_group(name: str, shape: tuple[int, ...]) -> str:
         return "experts"
     if "_shexp" in name:
         return "shared_experts"
-    if "norm" in name or len(shape) < 2 or name.startswith("blk.") and ".attn_" in name and name.endswith(".bias"):
+    if "norm" in name:
         return "norms"
-    if ".ffn_" in name:
+    if ".ffn_" in name:  # dense MLP matrices and their biases
         return "mlp"
+    if len(shape) < 2 or name.startswith("blk.") and ".attn_" in name and name.endswith(".bias"):
+        return "norms"
     return "attention"
 
 
@@ -173,6 +175,8 @@ _ARCHITECTURES = {
     "llama": "llama", "mistral": "mistral", "qwen2": "qwen2", "qwen3": "qwen3", "qwen2moe": "qwen2_moe",
     "qwen3moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "gemma3": "gemma3_text", "phi3": "phi3",
     "deepseek2": "deepseek_v3", "gpt-oss": "gpt_oss", "gpt2": "gpt2",
+    "olmo": "olmo", "olmo2": "olmo2", "granite": "granite", "command-r": "cohere", "cohere2": "cohere2",
+    "starcoder2": "starcoder2", "smollm3": "smollm3", "phi2": "phi", "falcon": "falcon",
 }
 
 
@@ -242,6 +246,14 @@ def _config(header: GgufHeader) -> dict[str, Any]:
         config["shared_expert_intermediate_size"] = get("expert_shared_feed_forward_length", 0)
     if arch in ("gemma2", "gemma3"):
         config.setdefault("head_dim", config["hidden_size"] // config["num_attention_heads"])
+    if arch == "falcon":  # one KV head: Falcon-7B's multi-query layers; more: the new decoder (40B, 180B)
+        kv = config["num_key_value_heads"]
+        config.update(multi_query=kv == 1, new_decoder_architecture=kv > 1, num_kv_heads=kv,
+                      ffn_hidden_size=config["intermediate_size"] or None, bias="blk.0.attn_qkv.bias" in shapes)
+    if arch == "starcoder2":
+        config["use_bias"] = "blk.0.attn_q.bias" in shapes
+    if arch == "command-r":
+        config["use_qk_norm"] = "blk.0.attn_q_norm.weight" in shapes
     if arch == "gpt2":
         config.update(n_embd=config["hidden_size"], n_layer=config["num_hidden_layers"],
                       n_head=config["num_attention_heads"], n_inner=config["intermediate_size"],
