@@ -311,8 +311,9 @@ def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any)
     fields.update(overrides)
     model = Model.from_hf_config(config, name=label, **fields)
     formats: dict[str, str | NumberFormat] = {
-        g: groups[g] for g in ("embedding", "lm_head", "attention", "mlp", "experts", "shared_experts", "router",
-                               "norms") if g in groups}
+        g: fmt for g in ("embedding", "lm_head", "attention", "mlp", "experts", "shared_experts", "router", "norms")
+        if (fmt := groups.get(g)) is not None
+    }
     if model.tie_word_embeddings:
         formats.pop("lm_head", None)
     if "weight_format" not in overrides:

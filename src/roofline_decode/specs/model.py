@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from os import PathLike
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, ValidationInfo, field_validator, model_validator
@@ -617,7 +617,7 @@ class Model(Spec):
         return float(sum(n * self.group_format(g).bytes_per_element for g, n in self.group_parameters.items()))
 
     @classmethod
-    def from_hf_config(cls, config: str | PathLike[str] | Mapping[str, Any], name: str | None = None,
+    def from_hf_config(cls, config: str | Path | Mapping[str, Any], name: str | None = None,
                        **overrides: Any) -> Model:
         """Build a Model from a Hugging Face ``config.json`` (path, directory or dict), offline.
 
