@@ -123,11 +123,15 @@ def test_more_gguf_architectures(gguf_file, tmp_path, source, arch):
     ("qwen3-next-80b-a3b", "qwen3next", {"ssm.inner_size": 4096, "ssm.state_size": 128, "ssm.time_step_rank": 32,
                                          "ssm.group_count": 16, "ssm.conv_kernel": 4, "full_attention_interval": 4,
                                          "expert_shared_feed_forward_length": 512}),
+    # Granite 4.0-H: a per-layer head_count_kv marks the Mamba-2 layers (0 KV heads)
+    ("granite-4.0-h-small", "granitehybrid", {"ssm.inner_size": 8192, "ssm.state_size": 128,
+                                              "ssm.time_step_rank": 128, "ssm.group_count": 1, "ssm.conv_kernel": 4,
+                                              "expert_shared_feed_forward_length": 1536}),
 ])
 def test_recurrent_gguf_architectures(gguf_file, tmp_path, model_id, arch, ssm):
     model = rd.load_model(model_id)
     path = gguf_file(tmp_path / f"{arch}.gguf", model, "Q4_K_M", arch=arch,
-                     extra={f"{arch}.{key}": value for key, value in ssm.items()})
+                     extra={f"{arch}.{key}": value for key, value in ssm.items()}, per_layer_kv=arch == "granitehybrid")
     m = rd.load_model(path)
     assert (m.parameter_count, m.active_parameter_count) == (model.parameter_count, model.active_parameter_count)
     assert (m.num_recurrent_layers, m.recurrent_state_elements) == (model.num_recurrent_layers,

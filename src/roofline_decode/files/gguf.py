@@ -178,7 +178,7 @@ _ARCHITECTURES = {
     "deepseek2": "deepseek_v3", "gpt-oss": "gpt_oss", "gpt2": "gpt2",
     "olmo": "olmo", "olmo2": "olmo2", "granite": "granite", "command-r": "cohere", "cohere2": "cohere2",
     "starcoder2": "starcoder2", "smollm3": "smollm3", "phi2": "phi", "falcon": "falcon",
-    "mamba2": "mamba2", "qwen3next": "qwen3_next",
+    "mamba2": "mamba2", "qwen3next": "qwen3_next", "granitehybrid": "granitemoehybrid",
 }
 
 
@@ -256,8 +256,15 @@ def _config(header: GgufHeader) -> dict[str, Any]:
         config["use_bias"] = "blk.0.attn_q.bias" in shapes
     if arch == "command-r":
         config["use_qk_norm"] = "blk.0.attn_q_norm.weight" in shapes
-    if arch in ("mamba2", "qwen3next"):
+    if arch in ("mamba2", "qwen3next", "granitehybrid"):
         config.update(_ssm_config(arch, need, shapes, config["hidden_size"], path))
+    if arch == "granitehybrid":  # a per-layer head_count_kv: 0 marks the Mamba-2 layers
+        kv = meta.get(f"{arch}.attention.head_count_kv")
+        layers = config["num_hidden_layers"]
+        kinds = kv if isinstance(kv, list) and len(kv) == layers else [config["num_key_value_heads"]] * layers
+        config.update(layer_types=["attention" if n else "mamba" for n in kinds], num_local_experts=experts,
+                      intermediate_size=get("expert_feed_forward_length") or config["intermediate_size"],
+                      shared_intermediate_size=get("expert_shared_feed_forward_length") or config["intermediate_size"])
     if arch == "gpt2":
         config.update(n_embd=config["hidden_size"], n_layer=config["num_hidden_layers"],
                       n_head=config["num_attention_heads"], n_inner=config["intermediate_size"],
@@ -279,10 +286,13 @@ def _ssm_config(arch: str, need: Callable[[str], Any], shapes: dict[str, tuple[i
     if inner % hidden or inner % heads:
         raise ConfigError(path, f"{arch}.ssm.inner_size", f"{inner} is not a multiple of embedding_length {hidden} "
                                                         f"and of ssm.time_step_rank {heads}")
+    # a conv1d weight without a bias tensor: no bias (llama.cpp writes both when there is one)
+    bias = "blk.0.ssm_conv1d.weight" not in shapes or "blk.0.ssm_conv1d.bias" in shapes
+    if arch == "granitehybrid":
+        return {"mamba_expand": inner // hidden, "mamba_n_heads": heads, "mamba_d_head": inner // heads,
+                "mamba_n_groups": groups, "mamba_d_state": state, "mamba_d_conv": kernel, "mamba_conv_bias": bias}
     return {"expand": inner // hidden, "num_heads": heads, "head_dim": inner // heads, "n_groups": groups,
-            "state_size": state, "conv_kernel": kernel,
-            # a conv1d weight without a bias tensor: no bias (llama.cpp writes both when there is one)
-            "use_conv_bias": "blk.0.ssm_conv1d.weight" not in shapes or "blk.0.ssm_conv1d.bias" in shapes}
+            "state_size": state, "conv_kernel": kernel, "use_conv_bias": bias}
 
 
 def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any) -> Model:
