@@ -113,3 +113,26 @@ def test_more_gguf_architectures(gguf_file, tmp_path, source, arch):
     assert (m.num_sliding_layers, m.norms_per_layer, m.mlp_gated) == (
         model.num_sliding_layers, model.norms_per_layer, model.mlp_gated)
     assert m.weight_bytes == header.tensor_bytes
+
+
+@pytest.mark.parametrize("model_id, arch, ssm", [
+    # llama.cpp's ssm.* keys: Mamba-2 time_step_rank = heads, group_count = groups
+    ("mamba-codestral-7b", "mamba2", {"ssm.inner_size": 8192, "ssm.state_size": 128, "ssm.time_step_rank": 128,
+                                      "ssm.group_count": 8, "ssm.conv_kernel": 4}),
+    # Gated DeltaNet: group_count = key heads, time_step_rank = value heads, state_size = head width
+    ("qwen3-next-80b-a3b", "qwen3next", {"ssm.inner_size": 4096, "ssm.state_size": 128, "ssm.time_step_rank": 32,
+                                         "ssm.group_count": 16, "ssm.conv_kernel": 4, "full_attention_interval": 4,
+                                         "expert_shared_feed_forward_length": 512}),
+])
+def test_recurrent_gguf_architectures(gguf_file, tmp_path, model_id, arch, ssm):
+    model = rd.load_model(model_id)
+    path = gguf_file(tmp_path / f"{arch}.gguf", model, "Q4_K_M", arch=arch,
+                     extra={f"{arch}.{key}": value for key, value in ssm.items()})
+    m = rd.load_model(path)
+    assert (m.parameter_count, m.active_parameter_count) == (model.parameter_count, model.active_parameter_count)
+    assert (m.num_recurrent_layers, m.recurrent_state_elements) == (model.num_recurrent_layers,
+                                                                    model.recurrent_state_elements)
+    assert m.weight_bytes == read_gguf_header(path).tensor_bytes
+    with pytest.raises(ConfigError, match=f"{arch}.ssm.conv_kernel.*required metadata key is missing"):
+        rd.load_model(gguf_file(tmp_path / "no-conv.gguf", model, "Q4_K_M", arch=arch, extra={
+            f"{arch}.{key}": value for key, value in ssm.items() if key != "ssm.conv_kernel"}))

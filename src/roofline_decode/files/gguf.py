@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..errors import ConfigError
@@ -177,6 +178,7 @@ _ARCHITECTURES = {
     "deepseek2": "deepseek_v3", "gpt-oss": "gpt_oss", "gpt2": "gpt2",
     "olmo": "olmo", "olmo2": "olmo2", "granite": "granite", "command-r": "cohere", "cohere2": "cohere2",
     "starcoder2": "starcoder2", "smollm3": "smollm3", "phi2": "phi", "falcon": "falcon",
+    "mamba2": "mamba2", "qwen3next": "qwen3_next",
 }
 
 
@@ -209,8 +211,8 @@ def _config(header: GgufHeader) -> dict[str, Any]:
         "model_type": _ARCHITECTURES[arch],
         "hidden_size": need("embedding_length"),
         "num_hidden_layers": need("block_count"),
-        "num_attention_heads": need("attention.head_count"),
-        "num_key_value_heads": get("attention.head_count_kv") or need("attention.head_count"),
+        "num_attention_heads": get("attention.head_count") if arch == "mamba2" else need("attention.head_count"),
+        "num_key_value_heads": get("attention.head_count_kv") or get("attention.head_count"),
         "intermediate_size": get("feed_forward_length", 0),
         "vocab_size": vocab,
         "max_position_embeddings": get("context_length"),
@@ -254,11 +256,33 @@ def _config(header: GgufHeader) -> dict[str, Any]:
         config["use_bias"] = "blk.0.attn_q.bias" in shapes
     if arch == "command-r":
         config["use_qk_norm"] = "blk.0.attn_q_norm.weight" in shapes
+    if arch in ("mamba2", "qwen3next"):
+        config.update(_ssm_config(arch, need, shapes, config["hidden_size"], path))
     if arch == "gpt2":
         config.update(n_embd=config["hidden_size"], n_layer=config["num_hidden_layers"],
                       n_head=config["num_attention_heads"], n_inner=config["intermediate_size"],
                       n_positions=shapes.get("position_embd.weight", (0, config["max_position_embeddings"]))[1])
     return config
+
+
+def _ssm_config(arch: str, need: Callable[[str], Any], shapes: dict[str, tuple[int, ...]],
+                hidden: int, path: str) -> dict[str, Any]:
+    """The recurrent-mixer keys from llama.cpp's ``ssm.*`` metadata: Mamba-2 (``time_step_rank``
+    = heads, ``group_count`` = groups, ``inner_size`` = d_in) or Gated DeltaNet (``group_count``
+    = key heads, ``time_step_rank`` = value heads, ``state_size`` = head width)."""
+    inner, state, heads = need("ssm.inner_size"), need("ssm.state_size"), need("ssm.time_step_rank")
+    groups, kernel = need("ssm.group_count"), need("ssm.conv_kernel")
+    if arch == "qwen3next":
+        return {"linear_num_key_heads": groups, "linear_num_value_heads": heads, "linear_key_head_dim": state,
+                "linear_value_head_dim": state, "linear_conv_kernel_dim": kernel,
+                "full_attention_interval": need("full_attention_interval")}
+    if inner % hidden or inner % heads:
+        raise ConfigError(path, f"{arch}.ssm.inner_size", f"{inner} is not a multiple of embedding_length {hidden} "
+                                                        f"and of ssm.time_step_rank {heads}")
+    return {"expand": inner // hidden, "num_heads": heads, "head_dim": inner // heads, "n_groups": groups,
+            "state_size": state, "conv_kernel": kernel,
+            # a conv1d weight without a bias tensor: no bias (llama.cpp writes both when there is one)
+            "use_conv_bias": "blk.0.ssm_conv1d.weight" not in shapes or "blk.0.ssm_conv1d.bias" in shapes}
 
 
 def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any) -> Model:

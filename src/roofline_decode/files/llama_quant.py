@@ -131,7 +131,8 @@ def gguf_tensor_layout(model: Model) -> list[TensorInfo]:
             t += [TensorInfo(f"{b}attn_q_norm.weight", (dh,), "norms", i),
                   TensorInfo(f"{b}attn_k_norm.weight", (dh,), "norms", i)]
         if i < model.num_dense_mlp_layers:
-            t += _mlp(model, b, "", model.intermediate_size, "mlp", i)
+            if model.intermediate_size:  # Mamba-2 layers have none
+                t += _mlp(model, b, "", model.intermediate_size, "mlp", i)
         elif not mlp_free:
             e = model.num_experts
             t.append(TensorInfo(f"{b}ffn_gate_inp.weight", (d, e), "router", i))
@@ -278,6 +279,8 @@ def group_formats_from_tensors(tensors: list[TensorInfo], types: dict[str, str],
         kinds.setdefault(tensor.group, set()).add(kind)
     formats: dict[str, NumberFormat] = {}
     for group, (nbytes, elements) in totals.items():
+        if elements == 0:  # only empty tensors: nothing to weigh
+            continue
         if len(kinds[group]) == 1:
             formats[group] = format_of_type(next(iter(kinds[group])))
             continue

@@ -21,6 +21,7 @@ Modules: ``reader`` (typed key access, loading the file), ``families`` (the read
 from __future__ import annotations
 
 from collections.abc import Mapping
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistr
 __all__ = ["hf_config_fields", "read_config", "SUPPORTED_MODEL_TYPES", "ConfigReader", "READERS"]
 
 
-def hf_config_fields(config: str | Path | Mapping[str, Any], name: str | None = None,
+def hf_config_fields(config: str | PathLike[str] | Mapping[str, Any], name: str | None = None,
                      **overrides: Any) -> tuple[dict[str, Any], str]:
     """The :class:`~roofline_decode.specs.model.Model` fields a Hugging Face config.json
     (path, directory or dict) states, and where it came from.
