@@ -81,7 +81,11 @@ class _Peaks:
             flops = traffic.flops if share == 1 else traffic.flops / share
             return f.compute_time(flops, next(iter(self.peaks.values())))
         zero = np.zeros(np.shape(traffic.flops))
-        return zero + sum(f.compute_time(traffic.group_flops[g] if share == 1 else traffic.group_flops[g] / share, peak)
+        groups = traffic.group_flops
+        # each group's FLOPs as computed (a matrix group on the batch axis alone): the same sums
+        # element by element, broadcast once by the addition of the full-grid terms and ``zero``
+        flops_of = groups.compact if isinstance(groups, _GroupFlops) else groups.__getitem__
+        return zero + sum(f.compute_time(flops_of(g) if share == 1 else flops_of(g) / share, peak)
                           for g, peak in self.peaks.items() if not np.isnan(peak))
 
     def summary(self) -> str:
