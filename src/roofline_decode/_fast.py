@@ -95,7 +95,7 @@ class _Plan:
         self.streamed: tuple[float, float, float] = _streamed_terms(model)
         self.b_e: float = model.routed_expert_format.bytes_per_element
         layers, self.m_kv, self.experts = _layer_terms(model)
-        self.layers: tuple[int, int, int] = layers
+        self.layers: tuple[int, int, float] = layers
         self.is_moe: bool = model.is_moe
         # weight_bytes_read skips the expert term when L_moe is the int 0
         self.dense = isinstance(self.experts[0], int) and self.experts[0] == 0
@@ -263,7 +263,7 @@ class _PointGroups(Mapping[str, np.float64]):
 
     __slots__ = ("_batch", "_counts", "_scores", "_done")
 
-    def __init__(self, batch: float, counts: dict[str, int], scores: float) -> None:
+    def __init__(self, batch: float, counts: dict[str, float], scores: float) -> None:
         self._batch, self._counts, self._scores = batch, counts, scores
         self._done: dict[str, np.float64] | None = None
 

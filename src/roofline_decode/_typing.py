@@ -23,8 +23,11 @@ FloatArray: TypeAlias = NDArray[np.float64]
 #: numpy rules.  Narrower than :data:`Broadcastable`: a formula applies ``+ - * / **`` to its
 #: arguments as given, so a (nested) Python list is not one (``numpy.asarray`` it first)
 Operand: TypeAlias = float | np.number[Any] | NDArray[Any]
+#: a sympy expression or symbol (sympy ships no type information: ``Any`` to mypy; the name
+#: documents the intent)
+SympyExpr: TypeAlias = Any
 #: what a formula returns: a float64 array or numpy scalar for numbers, a sympy expression for
 #: symbols (sympy is untyped, so the union is ``Any`` to mypy; the name documents the intent)
 ArrayOrExpr: TypeAlias = Any
 
-__all__ = ["ArrayOrExpr", "Broadcastable", "FloatArray", "Operand"]
+__all__ = ["ArrayOrExpr", "Broadcastable", "FloatArray", "Operand", "SympyExpr"]

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import catalog as _catalog
 from . import formulas as f
+from ._typing import Broadcastable
 from .errors import InvalidValueError
 from .energy import EnergyAndCost
 from .limits import grid_limits, point_notes
@@ -25,11 +28,18 @@ from .specs.accelerator import Accelerator
 from .specs.model import Model
 from .views_frame import ToDataFrame
 
-if TYPE_CHECKING:  # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
+if TYPE_CHECKING:
+    import xarray as xr
+
+    # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
     from .specs.latency import LatencyProfile
 
 __all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS", "EXTRA_RECORD_KEYS",
            "NO_COMPUTE_PEAK", "compute_peak", "COMPUTE_GROUPS", "compute_formats"]
+
+#: A model or accelerator as the entry points take it: the spec, a catalog id, or a file path.
+ModelRef = Model | str | PathLike[str]
+AcceleratorRef = Accelerator | str | PathLike[str]
 
 #: Keys of :meth:`DecodeFloor.to_records` (and of the CLI's JSON output), all in SI units.
 RECORD_KEYS = (
@@ -44,11 +54,15 @@ EXTRA_RECORD_KEYS = ("fits", "notes", "chain_time_s")
 
 
 
-from .grid import MAX_GRID_VALUE, _shown, broadcast_grid, checked_array  # noqa: F401  (the input rule)
+# ``name as name``: re-exported for the modules that import them from here (mypy --strict)
+from .grid import MAX_GRID_VALUE, _shown, broadcast_grid  # noqa: F401  (the input rule)
+from .grid import checked_array as checked_array
 from .traffic import (  # noqa: F401  (bytes and FLOPs of a step; imported from here by the other floors)
-    COMPUTE_GROUPS, _breakdown, _GroupFlops, _layer_terms, _matrix_parameters_per_token, _mixer_terms, _MixerTerms,
-    _streamed_terms, _traffic, _Traffic, compute_formats,
+    COMPUTE_GROUPS, _breakdown, _GroupFlops, _mixer_terms, _MixerTerms, _traffic, _Traffic, compute_formats,
 )
+from .traffic import _layer_terms as _layer_terms
+from .traffic import _matrix_parameters_per_token as _matrix_parameters_per_token
+from .traffic import _streamed_terms as _streamed_terms
 
 
 @dataclass(frozen=True)
@@ -79,14 +93,16 @@ class _Peaks:
         model had before groups were timed apart).  Groups without a peak add nothing."""
         if self.uniform and self.bounded:
             flops = traffic.flops if share == 1 else traffic.flops / share
-            return f.compute_time(flops, next(iter(self.peaks.values())))
+            time: np.ndarray = f.compute_time(flops, next(iter(self.peaks.values())))
+            return time
         zero = np.zeros(np.shape(traffic.flops))
         groups = traffic.group_flops
         # each group's FLOPs as computed (a matrix group on the batch axis alone): the same sums
         # element by element, broadcast once by the addition of the full-grid terms and ``zero``
         flops_of = groups.compact if isinstance(groups, _GroupFlops) else groups.__getitem__
-        return zero + sum(f.compute_time(flops_of(g) if share == 1 else flops_of(g) / share, peak)
-                          for g, peak in self.peaks.items() if not np.isnan(peak))
+        total: np.ndarray = zero + sum(f.compute_time(flops_of(g) if share == 1 else flops_of(g) / share, peak)
+                                       for g, peak in self.peaks.items() if not np.isnan(peak))
+        return total
 
     def summary(self) -> str:
         """One precision name if all groups share it, else each precision with its groups:
@@ -124,7 +140,7 @@ def _peaks(model: Model, accelerator: Accelerator, sparse: bool) -> _Peaks:
 
 
 def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth: float,
-                    experts_read: Any = None) -> np.ndarray:
+                    experts_read: np.ndarray | None = None) -> np.ndarray:
     """Smallest (real) batch with T_comp >= T_mem at each context.
 
     Bytes are W + D(B)·(expert bytes) + min(B, V)·(row bytes) + B·(KV bytes per sequence):
@@ -141,19 +157,21 @@ def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth:
     kv_per_sequence = one.kv_read_bytes + one.kv_write_bytes
     row = model.embedding_row_bytes
     vocab = model.vocab_size
-    fixed = model.streamed_weight_bytes
+    fixed: float | np.ndarray = model.streamed_weight_bytes
     if model.is_moe and experts_read is not None:
         fixed = fixed + (model.routed_expert_format.bytes_per_element * model.num_moe_layers
                          * np.asarray(experts_read, dtype=float) * model.expert_parameters)
     if not model.is_moe or experts_read is not None:
-        below = np.asarray(f.critical_batch(fixed, kv_per_sequence + row, one.flops, peak, bandwidth), dtype=float)
-        above = np.asarray(f.critical_batch(fixed + vocab * row, kv_per_sequence, one.flops, peak, bandwidth), dtype=float)
+        below = np.asarray(f.critical_batch(fixed, kv_per_sequence + row, one.flops, peak, bandwidth),
+                           dtype=np.float64)
+        above = np.asarray(f.critical_batch(fixed + vocab * row, kv_per_sequence, one.flops, peak, bandwidth),
+                           dtype=np.float64)
         return np.where(below <= vocab, below, above)
     return _moe_critical_batch(model, context, peaks, bandwidth, one, peak)
 
 
 def _moe_critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth: float,
-                        one: _Traffic | None = None, peak: Any = None) -> np.ndarray:
+                        one: _Traffic | None = None, peak: float | np.ndarray | None = None) -> np.ndarray:
     """Critical batch of an MoE model under uniform routing at each context (a 1-d array).
 
     The margin g(B) = T_comp − T_mem = B·t_seq − (W + b_e·L_moe·P_e·U(B) + min(B, V)·row +
@@ -167,6 +185,7 @@ def _moe_critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwi
     if one is None:
         one = _traffic(model, np.ones_like(context), context)
         peak = _effective_peak(one.flops, peaks.compute_time(one), peaks)
+    assert peak is not None  # passed with ``one``, or computed with it above
     kv_per_sequence = one.kv_read_bytes + one.kv_write_bytes
     row, vocab = model.embedding_row_bytes, model.vocab_size
     fixed = model.streamed_weight_bytes
@@ -174,8 +193,10 @@ def _moe_critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwi
     experts, k = model.num_experts, model.num_experts_per_token
     fixed_all = fixed + expert_bytes * experts
     upper = np.minimum(
-        np.asarray(f.critical_batch(fixed_all, kv_per_sequence + row, one.flops, peak, bandwidth), dtype=float),
-        np.asarray(f.critical_batch(fixed_all + vocab * row, kv_per_sequence, one.flops, peak, bandwidth), dtype=float),
+        np.asarray(f.critical_batch(fixed_all, kv_per_sequence + row, one.flops, peak, bandwidth),
+                   dtype=np.float64),
+        np.asarray(f.critical_batch(fixed_all + vocab * row, kv_per_sequence, one.flops, peak, bandwidth),
+                   dtype=np.float64),
     )
     finite = np.isfinite(upper)
     t_sequence = np.broadcast_to(peaks.compute_time(one), upper.shape)  # T_comp = B·t_seq
@@ -201,7 +222,7 @@ def _moe_critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwi
     return np.where(finite, x, np.inf)
 
 
-def _effective_peak(flops: np.ndarray, compute_time: np.ndarray, peaks: _Peaks):
+def _effective_peak(flops: np.ndarray, compute_time: np.ndarray, peaks: _Peaks) -> float | np.ndarray:
     """F_eff = FLOPs / T_comp [FLOP/s]: the single peak when all groups share it (a float),
     NaN when no group has one, else an array."""
     if not peaks.bounded:
@@ -266,7 +287,7 @@ class DecodeFloor(RooflineTerms, ToDataFrame, EnergyAndCost):
     spec: Model = field(repr=False)
     compute_precisions: dict[str, str] = field(default_factory=dict)
     group_peak_flops: dict[str, float] = field(default_factory=dict)
-    group_flops: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    group_flops: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def compute_bounded(self) -> bool:
@@ -274,17 +295,17 @@ class DecodeFloor(RooflineTerms, ToDataFrame, EnergyAndCost):
         return bool(np.any(~np.isnan(np.asarray(self.peak_flops))))
     notes: tuple[str, ...] = ()
     routing: str = "uniform"
-    experts_read: Any = 0.0
+    experts_read: np.ndarray | float = 0.0
     _routing: Routing = field(default=UNIFORM, repr=False)
-    fits: Any = True
-    max_batch: Any = np.inf
-    kv_bytes_per_sequence: Any = field(default=0.0, repr=False)
+    fits: np.ndarray | bool = True
+    max_batch: np.ndarray | float = np.inf
+    kv_bytes_per_sequence: np.ndarray | float = field(default=0.0, repr=False)
     usable_memory: float = field(default=np.inf, repr=False)
-    beyond_positions: Any = field(default=False, repr=False)
+    beyond_positions: np.ndarray | bool = field(default=False, repr=False)
     assumptions: tuple[str, ...] = field(default=(), repr=False)
-    chain_time_s: np.ndarray = 0.0
+    chain_time_s: np.ndarray | float = 0.0
     latency_profile: str | None = None
-    device: Any = field(default=None, repr=False, compare=False)
+    device: Accelerator | None = field(default=None, repr=False, compare=False)
 
     @property
     def bound(self) -> np.ndarray:
@@ -367,11 +388,11 @@ class DecodeFloor(RooflineTerms, ToDataFrame, EnergyAndCost):
 def decode_floor(
     model: Model | str,
     accelerator: Accelerator | str,
-    batch: Any = 1,
-    context: Any = 0,
+    batch: Broadcastable = 1,
+    context: Broadcastable = 0,
     *,
     sparse: bool = False,
-    routing: Any = "uniform",
+    routing: Broadcastable | Routing = "uniform",
     latency: LatencyProfile | str | None = None,
 ) -> DecodeFloor:
     """The fastest possible decode step of ``model`` on ``accelerator``.
@@ -436,20 +457,20 @@ def decode_floor(
         accelerator = _catalog.load_accelerator(accelerator)
     if routing.__class__ is str and routing in ("uniform", "identical"):  # one point: the fast path
         profile = None if latency is None else _profile(latency)
-        floor = (_FAST or _scalar_floor())[0](model, accelerator, batch, context, sparse,
-                                              resolve_routing(routing, model), profile)
+        floor: DecodeFloor | None = (_FAST or _scalar_floor())[0](model, accelerator, batch, context, sparse,
+                                                                   resolve_routing(routing, model), profile)
         if floor is not None:
             return floor
     batch_array = checked_array("batch", batch, 1.0, inclusive=True)
     context_array = checked_array("context", context, 0.0, inclusive=True)
-    routing = resolve_routing(routing, model, batch_array)
-    if routing.measured is not None:  # a count per batch: the grid takes its shape too
-        batch_array = np.broadcast_to(batch_array, np.broadcast_shapes(batch_array.shape, routing.measured.shape))
+    chosen = resolve_routing(routing, model, batch_array)
+    if chosen.measured is not None:  # a count per batch: the grid takes its shape too
+        batch_array = np.broadcast_to(batch_array, np.broadcast_shapes(batch_array.shape, chosen.measured.shape))
     context_input = context_array  # the critical batch depends on the context alone
     batch_array, context_array = broadcast_grid(batch=batch_array, context=context_array)
-    traffic = _traffic(model, batch_array, context_array, routing)
+    traffic = _traffic(model, batch_array, context_array, chosen)
     profile = None if latency is None else _profile(latency)
-    return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input, routing, profile)
+    return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input, chosen, profile)
 
 
 def _scalar_floor() -> list[Any]:
@@ -501,8 +522,9 @@ def chain_time(model: Model, profile: LatencyProfile | None) -> float:
                                      step_latency=profile.step_latency))
 
 
-def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, context_input,
-           routing: Routing = UNIFORM, profile: LatencyProfile | None = None) -> DecodeFloor:
+def _timed(model: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray, traffic: _Traffic,
+           sparse: bool, context_input: np.ndarray, routing: Routing = UNIFORM,
+           profile: LatencyProfile | None = None) -> DecodeFloor:
     """Times of a step on one device; ``context_input`` is the context before broadcasting
     against the batch, on which the critical batch (a function of context only, and of the
     measured expert count) is solved."""
@@ -555,13 +577,14 @@ def _timed(model, accelerator, batch, context, traffic: _Traffic, sparse: bool, 
     )
 
 
-def _scalar_or_array(value):
+def _scalar_or_array(value: float | np.ndarray) -> float | np.ndarray:
     """A float for a single peak (as before groups were timed apart), else the array."""
     return float(value) if np.ndim(value) == 0 else value
 
 
-def _id_list(name: str, value: Any, kinds: tuple) -> list:
-    """One id/spec or a non-empty list, tuple or array of them (each checked when loaded)."""
+def _id_list(name: str, value: Any, kinds: tuple[type, ...]) -> list[Any]:
+    """One id/spec or a non-empty list, tuple or array of them (each checked when loaded, so
+    the items are whatever the caller passed)."""
     from os import PathLike
 
     if isinstance(value, (*kinds, PathLike)):
@@ -571,13 +594,13 @@ def _id_list(name: str, value: Any, kinds: tuple) -> list:
     raise InvalidValueError(name, value, "an id, a spec, or a non-empty list of them")
 
 
-class SweepResult(ToDataFrame, list):
+class SweepResult(ToDataFrame, list[DecodeFloor]):
     """The floors of a sweep: a list of :class:`DecodeFloor`, one per (model, accelerator),
     each over the batch × context grid (axis 0: batch, axis 1: context).  ``to_dataframe()``
     (pandas) and ``to_xarray()`` (dimensions model, accelerator, batch, context) need the
     ``[frames]`` extra."""
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """Every numeric field as an :class:`xarray.Dataset` over (model, accelerator, batch, context)."""
         from .views_frame import sweep_to_xarray
 
@@ -590,8 +613,9 @@ class SweepResult(ToDataFrame, list):
         return "\n\n".join(str(floor) for floor in self)
 
 
-def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: bool = False,
-          routing: Any = "uniform", latency: LatencyProfile | str | None = None) -> SweepResult:
+def sweep(models: ModelRef | Sequence[ModelRef], accelerators: AcceleratorRef | Sequence[AcceleratorRef],
+          batch: Broadcastable = 1, context: Broadcastable = 0, *, sparse: bool = False,
+          routing: Broadcastable = "uniform", latency: LatencyProfile | str | None = None) -> SweepResult:
     """Floors for every model × accelerator over the outer product of ``batch`` and ``context``.
 
     Bytes and FLOPs are computed once per model on the whole grid; only the timing is
@@ -623,7 +647,7 @@ def sweep(models, accelerators, batch: Any = 1, context: Any = 0, *, sparse: boo
     return result
 
 
-def _sweep_routing(routing: Any, model: Model, batch_axis: np.ndarray) -> Routing:
+def _sweep_routing(routing: Broadcastable, model: Model, batch_axis: np.ndarray) -> Routing:
     """The routing of one model of a sweep: a count lies along the batch axis (and is refused
     for a dense model, which has no routed experts to count)."""
     if isinstance(routing, str) or not model.is_moe:

@@ -8,19 +8,19 @@ group at the peak of its own compute precision (DESIGN.md §4b), the group times
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from . import formulas as f
+from ._typing import Broadcastable
 from .energy import EnergyAndCost
 from .errors import InvalidValueError
-from .estimate import (
-    _layer_terms, _matrix_parameters_per_token, _peaks, _streamed_terms, _Traffic, broadcast_grid, checked_array,
-    decode_floor,
-)
+from .estimate import _peaks, _Peaks, decode_floor
 from .formulas import prefill as fp
+from .grid import broadcast_grid, checked_array
+from .traffic import _layer_terms, _matrix_parameters_per_token, _streamed_terms, _Traffic
 from .specs.accelerator import Accelerator
 from .specs.model import Model
 from .roofline_terms import RooflineTerms
@@ -39,14 +39,16 @@ class Traffic:
     kv_read_bytes: np.ndarray
     kv_write_bytes: np.ndarray
     flops: np.ndarray
-    group_flops: dict
+    group_flops: dict[str, np.ndarray]
 
     @property
     def bytes_total(self) -> np.ndarray:
-        return self.weight_bytes + self.kv_read_bytes + self.kv_write_bytes
+        total: np.ndarray = self.weight_bytes + self.kv_read_bytes + self.kv_write_bytes
+        return total
 
 
-def group_flops(model: Model, matmul_tokens, lm_head_tokens, attention) -> dict:
+def group_flops(model: Model, matmul_tokens: np.ndarray | float, lm_head_tokens: np.ndarray | float,
+                attention: np.ndarray) -> dict[str, np.ndarray]:
     """FLOPs per compute group: every matrix group for ``matmul_tokens`` tokens, the lm_head for
     ``lm_head_tokens``, and the attention scores."""
     counts = _matrix_parameters_per_token(model)
@@ -57,7 +59,8 @@ def group_flops(model: Model, matmul_tokens, lm_head_tokens, attention) -> dict:
     return groups
 
 
-def make_traffic(weight, kv_read, kv_write, flops, groups) -> Traffic:
+def make_traffic(weight: np.ndarray, kv_read: np.ndarray, kv_write: np.ndarray, flops: np.ndarray,
+                 groups: dict[str, np.ndarray]) -> Traffic:
     weight, kv_read, kv_write, flops = np.broadcast_arrays(weight, kv_read, kv_write, flops)
     return Traffic(weight, kv_read, kv_write, flops, {g: np.broadcast_to(v, flops.shape) for g, v in groups.items()})
 
@@ -69,10 +72,11 @@ class Timing:
 
     precision: str
     bandwidth: float
-    peaks: Any
+    peaks: _Peaks
 
     def memory_time(self, traffic: Traffic) -> np.ndarray:
-        return f.memory_time(traffic.bytes_total, self.bandwidth)
+        time: np.ndarray = f.memory_time(traffic.bytes_total, self.bandwidth)
+        return time
 
     def compute_time(self, traffic: Traffic) -> np.ndarray:
         if not self.peaks.bounded:  # no published peak: the compute bound is dropped
@@ -92,16 +96,16 @@ def device_timing(model: Model, accelerator: Accelerator, sparse: bool = False) 
     return Timing(peaks.summary(), float(accelerator.memory_bandwidth), peaks)
 
 
-def _ridge(peak: np.ndarray, bandwidth: float):
+def _ridge(peak: np.ndarray, bandwidth: float) -> float | np.ndarray:
     """The ridge point: a float when the effective peak is the same everywhere, else an array."""
-    ridge = np.asarray(peak, dtype=float) / bandwidth
+    ridge = np.asarray(peak, dtype=np.float64) / bandwidth
     finite = ridge[np.isfinite(ridge)]
     if finite.size == 0:
         return float("nan")
     return float(finite.flat[0]) if np.allclose(finite, finite.flat[0], rtol=1e-12) else ridge
 
 
-def ridge_text(ridge) -> str:
+def ridge_text(ridge: float | np.ndarray) -> str:
     if np.ndim(ridge) == 0:
         return "no compute peak published" if np.isnan(ridge) else f"ridge point {float(ridge):.4g} FLOP/B"
     return "ridge point varies with the mix of precisions"
@@ -110,7 +114,7 @@ def ridge_text(ridge) -> str:
 ROUTINGS = ("uniform", "identical")
 
 
-def routed_experts(model: Model, routing: str = "uniform") -> tuple:
+def routed_experts(model: Model, routing: str = "uniform") -> tuple[int, int, int]:
     """(MoE layers, E, k) for the formulas: uniform routing touches U(tokens) experts per MoE
     layer; identical routing (every token picks the same k: the strict floor) passes E = k, so
     U = k for any token count (and 0 for none)."""
@@ -123,8 +127,9 @@ def routed_experts(model: Model, routing: str = "uniform") -> tuple:
 def prefill_score_value_width(model: Model) -> float:
     """w of a prefill (MLA: the cheaper of the decompressed and absorbed forms)."""
     if model.is_mla:
-        return fp.mla_prefill_score_value_width(model.kv_lora_rank, model.qk_nope_head_dim, model.qk_rope_head_dim,
-                                                model.v_head_dim)
+        width: float = fp.mla_prefill_score_value_width(model.kv_lora_rank, model.qk_nope_head_dim,
+                                                        model.qk_rope_head_dim, model.v_head_dim)
+        return width
     return model.score_value_width
 
 
@@ -137,7 +142,8 @@ def _lm_head_weight_terms(model: Model) -> float:
     return lm_head * model.group_format("lm_head").bytes_per_element
 
 
-def prefill_traffic(model: Model, batch, prompt, chunk, cached, routing: str = "uniform") -> Traffic:
+def prefill_traffic(model: Model, batch: np.ndarray | float, prompt: np.ndarray | float, chunk: np.ndarray | float,
+                    cached: np.ndarray | float, routing: str = "uniform") -> Traffic:
     """Bytes and FLOPs of prefilling ``prompt`` tokens per sequence for ``batch`` sequences
     (``cached`` tokens before them)."""
     b_e = model.routed_expert_format.bytes_per_element
@@ -157,12 +163,14 @@ def prefill_traffic(model: Model, batch, prompt, chunk, cached, routing: str = "
     return make_traffic(weight, kv_read, kv_write, flops, group_flops(model, batch * prompt, batch, attention))
 
 
-def _margin(model, batch, prompt, chunk, cached, timing: Timing, routing="uniform") -> np.ndarray:
+def _margin(model: Model, batch: np.ndarray, prompt: np.ndarray | float, chunk: np.ndarray | float,
+            cached: np.ndarray, timing: Timing, routing: str = "uniform") -> np.ndarray:
     t = prefill_traffic(model, batch, prompt, chunk, cached, routing)
-    return timing.compute_time(t) - timing.memory_time(t)
+    margin: np.ndarray = timing.compute_time(t) - timing.memory_time(t)
+    return margin
 
 
-def _smallest_whole(predicate, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+def _smallest_whole(predicate: Callable[[np.ndarray], np.ndarray], low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """Smallest whole x in (low, high] with predicate true, given false at low and true at high."""
     low, high = low.astype(float), high.astype(float)
     for _ in range(64):
@@ -176,7 +184,8 @@ def _smallest_whole(predicate, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     return high
 
 
-def _compute_bound_prompt(model, batch, cached, timing: Timing, routing="uniform") -> np.ndarray:
+def _compute_bound_prompt(model: Model, batch: np.ndarray, cached: np.ndarray, timing: Timing,
+                          routing: str = "uniform") -> np.ndarray:
     """Smallest whole prompt whose unchunked prefill is compute-bound (inf: none up to 2^40)."""
     if not timing.peaks.bounded:
         return np.full(np.shape(batch), np.inf)
@@ -193,7 +202,8 @@ def _compute_bound_prompt(model, batch, cached, timing: Timing, routing="uniform
     return np.where(at_one, 1.0, np.where(found, result, np.inf))
 
 
-def _compute_bound_chunk(model, batch, prompt, cached, timing: Timing, routing="uniform") -> np.ndarray:
+def _compute_bound_chunk(model: Model, batch: np.ndarray, prompt: np.ndarray, cached: np.ndarray, timing: Timing,
+                         routing: str = "uniform") -> np.ndarray:
     """Smallest whole chunk at which the prefill of ``prompt`` is compute-bound (inf: none).
 
     Bisection over 1 … P: bytes fall as chunks grow, up to the ceiling steps of the chunk count."""
@@ -229,13 +239,13 @@ class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
     time_s: np.ndarray
     prompt_tokens_per_s: np.ndarray
     arithmetic_intensity: np.ndarray
-    ridge_point: Any
+    ridge_point: float | np.ndarray
     compute_bound_prompt: np.ndarray
     compute_bound_chunk: np.ndarray
     memory_bandwidth: float
-    peak_flops: Any
+    peak_flops: np.ndarray
     spec: Model = field(repr=False)
-    device: Any = field(default=None, repr=False, compare=False)
+    device: Accelerator | None = field(default=None, repr=False, compare=False)
 
     @property
     def _energy_time(self) -> np.ndarray:
@@ -243,7 +253,8 @@ class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
 
     @property
     def _energy_tokens(self) -> np.ndarray:  # prompt tokens processed (input tokens)
-        return np.asarray(self.prompt_tokens_per_s) * np.asarray(self.time_s)
+        tokens: np.ndarray = np.asarray(self.prompt_tokens_per_s) * np.asarray(self.time_s)
+        return tokens
 
     RECORD_KEYS = (
         "model", "accelerator", "batch", "prompt", "chunk", "cached", "num_chunks", "weight_format", "kv_format",
@@ -264,7 +275,7 @@ class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
                 f"computing in {self.compute_precision}; {ridge_text(self.ridge_point)}")
 
 
-def _model_and_device(model, accelerator) -> tuple[Model, Accelerator]:
+def _model_and_device(model: Model | str, accelerator: Accelerator | str) -> tuple[Model, Accelerator]:
     from .catalog import load_accelerator, load_model
 
     return load_model(model), load_accelerator(accelerator)
@@ -273,11 +284,11 @@ def _model_and_device(model, accelerator) -> tuple[Model, Accelerator]:
 def prefill_floor(
     model: Model | str,
     accelerator: Accelerator | str,
-    prompt: Any,
-    batch: Any = 1,
+    prompt: Broadcastable,
+    batch: Broadcastable = 1,
     *,
-    chunk: Any = None,
-    cached: Any = 0,
+    chunk: Broadcastable | None = None,
+    cached: Broadcastable = 0,
     sparse: bool = False,
     routing: str = "uniform",
 ) -> PrefillFloor:
@@ -356,8 +367,8 @@ def prefill_floor(
     )
 
 
-def mixed_traffic(model: Model, decode_batch, decode_context, prefill_tokens, prefill_context,
-                  routing: str = "uniform") -> Traffic:
+def mixed_traffic(model: Model, decode_batch: np.ndarray, decode_context: np.ndarray, prefill_tokens: np.ndarray,
+                  prefill_context: np.ndarray, routing: str = "uniform") -> Traffic:
     """One continuous-batching step: B decode tokens and a prefill chunk of p tokens of one
     sequence, weights read once for all B + p tokens (experts touched: U(B + p))."""
     b_e = model.routed_expert_format.bytes_per_element
@@ -392,9 +403,9 @@ class MixedStepFloor(RooflineTerms, GridResult):
     prefill_tokens: np.ndarray
     prefill_context: np.ndarray
     step_time_s: np.ndarray
-    ridge_point: Any
+    ridge_point: float | np.ndarray
     memory_bandwidth: float
-    peak_flops: Any
+    peak_flops: np.ndarray
 
     RECORD_KEYS = (
         "model", "accelerator", "decode_batch", "decode_context", "prefill_tokens", "prefill_context",
@@ -417,10 +428,10 @@ class MixedStepFloor(RooflineTerms, GridResult):
 def mixed_step_floor(
     model: Model | str,
     accelerator: Accelerator | str,
-    decode_batch: Any,
-    decode_context: Any,
-    prefill_tokens: Any,
-    prefill_context: Any = 0,
+    decode_batch: Broadcastable,
+    decode_context: Broadcastable,
+    prefill_tokens: Broadcastable,
+    prefill_context: Broadcastable = 0,
     *,
     sparse: bool = False,
     routing: str = "uniform",
@@ -466,7 +477,7 @@ def mixed_step_floor(
     if empty.any():
         raise InvalidValueError("decode_batch + prefill_tokens", 0, "a step with at least one token (> 0)")
     timing = device_timing(model, accelerator, sparse)
-    t = mixed_traffic(model, *grid, routing=routing)
+    t = mixed_traffic(model, grid[0], grid[1], grid[2], grid[3], routing=routing)
     memory, compute = timing.memory_time(t), timing.compute_time(t)
     peak = timing.effective_peak(t, compute)
     return MixedStepFloor(

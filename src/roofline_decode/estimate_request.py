@@ -11,15 +11,18 @@ convention (decode steps O − 1 at mean context P + (O − 2) / 2).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import overload
 
 import numpy as np
 
 from . import formulas as f
+from ._typing import Broadcastable
 from .energy import EnergyAndCost, checked_price
 from .errors import InvalidValueError
-from .estimate import _layer_terms, broadcast_grid, checked_array, decode_floor
-from .estimate_prefill import _model_and_device, device_timing, make_traffic, prefill_traffic, routed_experts
+from .estimate import decode_floor
+from .estimate_prefill import Timing, _model_and_device, device_timing, make_traffic, prefill_traffic, routed_experts
+from .grid import broadcast_grid, checked_array
+from .traffic import _layer_terms
 from .specs.accelerator import Accelerator
 from .specs.model import Model
 from .views_grid import GridResult
@@ -27,7 +30,13 @@ from .views_grid import GridResult
 __all__ = ["RequestFloor", "request_floor", "decode_contexts", "mean_decode_context", "decode_steps"]
 
 
-def decode_steps(output):
+@overload
+def decode_steps(output: float) -> float: ...
+@overload
+def decode_steps(output: np.ndarray) -> np.ndarray: ...
+
+
+def decode_steps(output: float | np.ndarray) -> float | np.ndarray:
     """Decode steps of a request with ``output`` tokens: O − 1 (the prefill yields the first)."""
     return output - 1
 
@@ -41,12 +50,18 @@ def decode_contexts(prompt: int, output: int) -> np.ndarray:
     return np.arange(prompt, prompt + output - 1, dtype=float)
 
 
-def mean_decode_context(prompt, output):
+@overload
+def mean_decode_context(prompt: float, output: float) -> float: ...
+@overload
+def mean_decode_context(prompt: np.ndarray | float, output: np.ndarray | float) -> np.ndarray | float: ...
+
+
+def mean_decode_context(prompt: np.ndarray | float, output: np.ndarray | float) -> np.ndarray | float:
     """Mean context over the decode steps of a request: P + (O − 2) / 2 (for O >= 2)."""
     return prompt + (output - 2) / 2
 
 
-def whole_array(name: str, value: Any, minimum: float) -> np.ndarray:
+def whole_array(name: str, value: Broadcastable, minimum: float) -> np.ndarray:
     """``value`` as an array of whole numbers >= ``minimum``; InvalidValueError otherwise."""
     array = checked_array(name, value, minimum, inclusive=True)
     fractional = array != np.floor(array)
@@ -98,12 +113,13 @@ class RequestFloor(GridResult, EnergyAndCost):
     decode_compute_bound_steps: np.ndarray
     fits: np.ndarray
     max_batch: np.ndarray
-    device: Any = field(default=None, repr=False, compare=False)
+    device: Accelerator | None = field(default=None, repr=False, compare=False)
 
     # energy and cost (roofline_decode.energy): the whole batch of requests, per output token
     @property
     def _energy_bytes(self) -> np.ndarray:
-        return np.asarray(self.prefill_bytes) + np.asarray(self.decode_bytes)
+        total: np.ndarray = np.asarray(self.prefill_bytes) + np.asarray(self.decode_bytes)
+        return total
 
     @property
     def _energy_time(self) -> np.ndarray:
@@ -111,12 +127,14 @@ class RequestFloor(GridResult, EnergyAndCost):
 
     @property
     def _energy_tokens(self) -> np.ndarray:
-        return np.asarray(self.batch, dtype=float) * np.asarray(self.output, dtype=float)
+        tokens: np.ndarray = np.asarray(self.batch, dtype=float) * np.asarray(self.output, dtype=float)
+        return tokens
 
     def cost_per_request(self, price_per_hour: float) -> np.ndarray:
         """Price of one request [$] at ``price_per_hour`` per device-hour: the device busy for
         the latency of the static batch, shared by its ``batch`` requests."""
-        return f.cost_per_token(checked_price(price_per_hour), self.latency_s, self.batch)
+        cost: np.ndarray = f.cost_per_token(checked_price(price_per_hour), self.latency_s, self.batch)
+        return cost
 
     RECORD_KEYS = (
         "model", "accelerator", "batch", "prompt", "output", "chunk", "cached", "shared_prefix", "cascade",
@@ -145,7 +163,8 @@ class RequestFloor(GridResult, EnergyAndCost):
                 f"prefill yields the first token, then output - 1 decode steps{share}")
 
 
-def _prefill_with_prefix(model: Model, batch, prompt, chunk, cached, shared, timing, routing="uniform"):
+def _prefill_with_prefix(model: Model, batch: float, prompt: float, chunk: float, cached: float, shared: float,
+                         timing: Timing, routing: str = "uniform") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(FLOPs, bytes) of the prefill; a shared prefix beyond the cached tokens is computed once.
 
     With S > C the prefix tokens C…S are prefilled for one sequence and the B suffixes after
@@ -167,8 +186,9 @@ def _prefill_with_prefix(model: Model, batch, prompt, chunk, cached, shared, tim
     return head.flops + tail.flops, weights + kv, timing.compute_time(head) + timing.compute_time(tail)
 
 
-def _one_request(model, accelerator, batch, prompt, output, chunk, cached, shared, cascade, sparse, timing,
-                 routing="uniform"):
+def _one_request(model: Model, accelerator: Accelerator, batch: float, prompt: float, output: float, chunk: float,
+                 cached: float, shared: float, cascade: bool, sparse: bool, timing: Timing,
+                 routing: str = "uniform") -> dict[str, float | str]:
     layers, m_kv, _ = _layer_terms(model)
     flops_p, bytes_p, compute_p = _prefill_with_prefix(model, batch, prompt, chunk, cached, shared, timing, routing)
     memory_p = f.memory_time(bytes_p, timing.bandwidth)
@@ -197,13 +217,13 @@ def _one_request(model, accelerator, batch, prompt, output, chunk, cached, share
 def request_floor(
     model: Model | str,
     accelerator: Accelerator | str,
-    prompt: Any,
-    output: Any,
-    batch: Any = 1,
+    prompt: Broadcastable,
+    output: Broadcastable,
+    batch: Broadcastable = 1,
     *,
-    chunk: Any = None,
-    cached: Any = 0,
-    shared_prefix: Any = 0,
+    chunk: Broadcastable | None = None,
+    cached: Broadcastable = 0,
+    shared_prefix: Broadcastable = 0,
     cascade: bool = False,
     sparse: bool = False,
     routing: str = "uniform",
@@ -273,7 +293,7 @@ def request_floor(
     keys = ("ttft", "flops_p", "bytes_p", "decode", "flops_d", "bytes_d", "first", "last", "steps_compute", "resident",
             "bound_p")
     out = {k: np.empty(batch.shape, dtype=object if k == "bound_p" else float) for k in keys}
-    memo: dict[tuple, dict] = {}
+    memo: dict[tuple[float, ...], dict[str, float | str]] = {}
     for index in np.ndindex(batch.shape):
         b, p, o, c, h, s = (float(a[index]) for a in grid)
         key = (b, p, o, c, h, s)
@@ -305,7 +325,7 @@ def request_floor(
     )
 
 
-def _max_batch(model: Model, end, shared, room) -> np.ndarray:
+def _max_batch(model: Model, end: np.ndarray, shared: np.ndarray, room: np.ndarray | float) -> np.ndarray:
     """Largest whole batch whose KV caches at the last decode step fit ``room`` bytes, a shared
     prefix stored once: B·(M − m·s) + m·s <= room (m·s: the prefix positions held)."""
     layers, m_kv, _ = _layer_terms(model)

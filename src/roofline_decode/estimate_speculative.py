@@ -18,10 +18,15 @@ from typing import Any
 import numpy as np
 
 from . import formulas as f
+from ._typing import Broadcastable
 from .errors import InvalidValueError
-from .estimate import _layer_terms, _streamed_terms, broadcast_grid, checked_array, decode_floor
-from .estimate_prefill import Traffic, _model_and_device, device_timing, group_flops, make_traffic, routed_experts
+from .estimate import decode_floor
+from .estimate_prefill import (
+    Timing, Traffic, _model_and_device, device_timing, group_flops, make_traffic, routed_experts,
+)
 from .formulas import prefill as fp
+from .grid import broadcast_grid, checked_array
+from .traffic import _layer_terms, _streamed_terms
 from .specs.accelerator import Accelerator
 from .specs.model import Model
 from .views_grid import GridResult
@@ -32,7 +37,8 @@ __all__ = ["SpeculativeFloor", "speculative_floor", "verify_traffic", "mtp_draft
 MAX_DRAFT_TOKENS = 16
 
 
-def verify_traffic(model: Model, batch, context, draft_tokens, routing: str = "uniform") -> Traffic:
+def verify_traffic(model: Model, batch: np.ndarray, context: np.ndarray, draft_tokens: np.ndarray,
+                   routing: str = "uniform") -> Traffic:
     """Bytes and FLOPs of the verify step of ``draft_tokens`` + 1 tokens per sequence."""
     b_e = model.routed_expert_format.bytes_per_element
     layers, m_kv, _ = _layer_terms(model)
@@ -119,21 +125,26 @@ class SpeculativeFloor(GridResult):
         return f"speculative decoding of {self.model} with {self.draft} on {self.accelerator}"
 
 
-def _draft_times(draft: Model, accelerator, batch, context, k_max: int, sparse: bool, routing: str) -> np.ndarray:
+def _draft_times(draft: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray, k_max: int,
+                 sparse: bool, routing: str) -> np.ndarray:
     """Cumulative draft time of 1 … k_max draft steps (last axis), steps at contexts T + i."""
     offsets = np.arange(k_max, dtype=float)
     steps = decode_floor(draft, accelerator, batch[..., None], context[..., None] + offsets, sparse=sparse,
                          routing=routing).step_time_s
-    return np.cumsum(steps, axis=-1)
+    cumulative: np.ndarray = np.cumsum(steps, axis=-1)
+    return cumulative
 
 
-def _verify_times(model, batch, context, k, timing, routing) -> tuple[np.ndarray, np.ndarray]:
+def _verify_times(model: Model, batch: np.ndarray, context: np.ndarray, k: np.ndarray, timing: Timing,
+                  routing: str) -> tuple[np.ndarray, np.ndarray]:
     t = verify_traffic(model, batch, context, k, routing)
     memory, compute = timing.memory_time(t), timing.compute_time(t)
     return f.step_time(memory, compute), np.where(compute >= memory, "compute", "memory")
 
 
-def _round_times(model, draft, accelerator, batch, context, k, timing, sparse, routing):
+def _round_times(model: Model, draft: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray,
+                 k: np.ndarray, timing: Timing, sparse: bool,
+                 routing: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(plain step, draft time of k steps, verify step, verify bound) on the grid."""
     plain = decode_floor(model, accelerator, batch, context, sparse=sparse, routing=routing).step_time_s
     k_max = int(np.max(k)) if np.size(k) else 0
@@ -163,10 +174,10 @@ def speculative_floor(
     *,
     draft: Model | str | None = None,
     mtp_layers: int | None = None,
-    k: Any = 4,
-    acceptance: Any = 0.7,
-    batch: Any = 1,
-    context: Any = 0,
+    k: Broadcastable = 4,
+    acceptance: Broadcastable = 0.7,
+    batch: Broadcastable = 1,
+    context: Broadcastable = 0,
     sparse: bool = False,
     routing: str = "uniform",
 ) -> SpeculativeFloor:
@@ -254,15 +265,18 @@ def speculative_floor(
     )
 
 
-def _max_useful_batch(model, draft, accelerator, context, k, acceptance, critical, timing, sparse, routing):
+def _max_useful_batch(model: Model, draft: Model, accelerator: Accelerator, context: np.ndarray, k: np.ndarray,
+                      acceptance: np.ndarray, critical: np.ndarray, timing: Timing, sparse: bool,
+                      routing: str) -> np.ndarray:
     """Largest whole batch with speedup > 1 (0 if none) up to the plain critical batch (beyond
     it speculation cannot pay; 2^20 where that is infinite): the largest power of two that pays,
     then bisection up to the next one that does not.  (With MoE the speedup can rise with the
     batch at first, so it is not assumed monotone over the whole range.)"""
-    def pays(b):
+    def pays(b: np.ndarray) -> np.ndarray:
         plain, drafted, verify, _ = _round_times(model, draft, accelerator, b, context, k, timing, sparse,
                                                  routing)
-        return plain * f.expected_tokens_per_round(acceptance, k) / (drafted + verify) > 1
+        paid: np.ndarray = plain * f.expected_tokens_per_round(acceptance, k) / (drafted + verify) > 1
+        return paid
 
     cap = np.where(np.isfinite(critical), np.maximum(np.ceil(critical), 1.0), 2.0 ** 20)
     low = np.zeros_like(cap)  # largest tried batch that pays (0: none yet)

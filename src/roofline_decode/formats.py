@@ -32,7 +32,7 @@ Examples
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -52,7 +52,12 @@ __all__ = [
 
 ComputePrecision = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4"]
 #: Keys of :attr:`Accelerator.peak_flops`, highest precision first.
-COMPUTE_PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+COMPUTE_PRECISIONS: tuple[ComputePrecision, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+
+
+def _is_compute_precision(name: object) -> TypeGuard[ComputePrecision]:
+    """Whether ``name`` is one of :data:`COMPUTE_PRECISIONS` (a key of the peak tables)."""
+    return name in COMPUTE_PRECISIONS
 
 # Where a device lacks a peak for the format's own precision, kernels run on the next one.
 _FALLBACKS: dict[str, tuple[ComputePrecision, ...]] = {

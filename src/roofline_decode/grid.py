@@ -8,9 +8,9 @@ broadcasts checked axes with an error that names them (docs/inputs.md).
 from __future__ import annotations
 
 import numbers
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import InvalidValueError
 
@@ -21,7 +21,7 @@ __all__ = ["MAX_GRID_VALUE", "checked_array", "broadcast_grid"]
 MAX_GRID_VALUE = float(2**53)
 
 
-def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.ndarray:
+def checked_array(name: str, value: object, minimum: float, inclusive: bool) -> np.ndarray:
     """``value`` as a float array under the one rule for batch and context (and other grids).
 
     The rule, applied by every entry point (``decode_floor``, ``sweep``, planning, plots, CLI):
@@ -74,14 +74,14 @@ def checked_array(name: str, value: Any, minimum: float, inclusive: bool) -> np.
     return array
 
 
-def _shown(value: Any) -> Any:
+def _shown(value: object) -> object:
     """A value for a message: an integer of hundreds of digits by its length."""
     if isinstance(value, int) and abs(value) > 10**30:
         return f"<an integer of {len(str(abs(value)))} digits>"
     return value
 
 
-def broadcast_grid(**arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+def broadcast_grid(**arrays: ArrayLike) -> tuple[np.ndarray, ...]:
     """The arrays broadcast against each other; an InvalidValueError naming them and their
     shapes when they do not broadcast (``batch=[1, 2], context=[1, 2, 3]``)."""
     try:

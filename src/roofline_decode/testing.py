@@ -41,7 +41,8 @@ except ImportError:  # pragma: no cover - exercised where hypothesis is absent
 
 import numpy as np
 
-from .formats import list_formats
+from ._typing import FloatArray
+from .formats import ComputePrecision, NumberFormat, list_formats
 from .specs.accelerator import Accelerator
 from .specs.model import Model
 
@@ -55,7 +56,7 @@ WEIGHT_FORMATS = ("fp32", "bf16", "fp16", "fp8_e4m3", "int8", "int4", "q8_0", "q
 #: Storage formats of the KV cache.
 KV_FORMATS = ("fp32", "bf16", "fp16", "fp8_e4m3", "int8")
 #: Compute precisions :func:`accelerators` gives a peak for.
-PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+PRECISIONS: tuple[ComputePrecision, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
 
 
 def _check_kinds(kinds: Sequence[str]) -> tuple[str, ...]:
@@ -72,7 +73,7 @@ def _check_range(name: str, low: float, high: float, floor: float = 0.0) -> None
 
 
 @st.composite
-def models(draw, kinds: Sequence[str] = KINDS, *, max_layers: int = 40,
+def models(draw: st.DrawFn, kinds: Sequence[str] = KINDS, *, max_layers: int = 40,
            hidden_sizes: Sequence[int] = (256, 512, 768, 1024, 2048, 4096),
            weight_formats: Sequence[str] = WEIGHT_FORMATS, kv_formats: Sequence[str] = KV_FORMATS,
            max_vocab: int = 160_000) -> Model:
@@ -152,8 +153,8 @@ moe_models = models(kinds=("moe", "mla"))
 
 
 @st.composite
-def accelerators(draw, *, bandwidth: tuple[float, float] = (5e10, 2e13), peak: tuple[float, float] = (1e13, 5e15),
-                 capacity: tuple[float, float] = (8e9, 3e11), precisions: Sequence[str] = PRECISIONS,
+def accelerators(draw: st.DrawFn, *, bandwidth: tuple[float, float] = (5e10, 2e13), peak: tuple[float, float] = (1e13, 5e15),
+                 capacity: tuple[float, float] = (8e9, 3e11), precisions: Sequence[ComputePrecision] = PRECISIONS,
                  uniform_peaks: bool = False) -> Accelerator:
     """A random :class:`~roofline_decode.Accelerator` (SI units).
 
@@ -175,6 +176,7 @@ def accelerators(draw, *, bandwidth: tuple[float, float] = (5e10, 2e13), peak: t
     for name, (low, high) in (("bandwidth", bandwidth), ("peak", peak), ("capacity", capacity)):
         _check_range(name, low, high, floor=1.0)
     bw = draw(st.floats(*bandwidth))
+    peaks: dict[ComputePrecision, float]
     if uniform_peaks:
         one = draw(st.floats(*peak))
         peaks = {p: one for p in precisions}
@@ -184,7 +186,7 @@ def accelerators(draw, *, bandwidth: tuple[float, float] = (5e10, 2e13), peak: t
                        peak_flops=peaks, plausibility_checks=False)
 
 
-def number_formats(names: Sequence[str] | None = None):
+def number_formats(names: Sequence[str] | None = None) -> st.SearchStrategy[NumberFormat]:
     """Storage formats (:class:`~roofline_decode.NumberFormat`) by name; default: every format
     in the registry."""
     from .formats import get_format
@@ -196,7 +198,8 @@ def number_formats(names: Sequence[str] | None = None):
 
 
 @st.composite
-def grids(draw, *, max_batch: int = 4096, max_context: int = 262_144, max_points: int = 8):
+def grids(draw: st.DrawFn, *, max_batch: int = 4096, max_context: int = 262_144,
+          max_points: int = 8) -> tuple[FloatArray, FloatArray]:
     """A (batch, context) pair of 1-D float arrays, shaped (n, 1) and (1, m), to broadcast into a
     grid: batches whole numbers in [1, max_batch], contexts in [0, max_context]."""
     if max_batch < 1 or max_context < 0 or max_points < 1:

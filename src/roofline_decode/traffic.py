@@ -8,7 +8,7 @@ times them on a device.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ __all__ = ["COMPUTE_GROUPS", "compute_formats"]
 COMPUTE_GROUPS = ("attention", "mlp", "shared_experts", "router", "experts", "lm_head", "attention_scores")
 
 
-def _matrix_parameters_per_token(model: Model) -> dict[str, int]:
+def _matrix_parameters_per_token(model: Model) -> dict[str, float]:
     """Matrix parameters one token multiplies through, per weight group [1] (groups with
     none left out); they add up to :attr:`Model.matmul_parameters_per_token`."""
     g = model.parameter_groups
@@ -77,7 +77,7 @@ class _Traffic:
     group_flops: Mapping[str, np.ndarray]
 
 
-def _layer_terms(model: Model) -> tuple[tuple, float, tuple]:
+def _layer_terms(model: Model) -> tuple[tuple[int, int, float], float, tuple[int, int, int]]:
     """Formula arguments shared by the totals and the breakdown: the attention layer pattern
     (global, sliding, window), KV bytes per token per layer, and the routed-expert counts
     (a dense model passes E = k = 1 with no MoE layers)."""
@@ -100,11 +100,11 @@ class _MixerTerms:
     """Terms of the chunked, sparse and recurrent layers (DESIGN.md §4b); zero for a model
     with full and sliding attention only."""
 
-    kv_read: Any = 0.0  # chunked and sparse layers' KV plus the indexer keys
-    kv_write: Any = 0.0  # the indexer keys of the new token
-    scores: Any = 0.0  # attention scores of chunked and sparse layers plus the indexer
-    state: Any = 0.0  # recurrent state read (and as much written)
-    state_flops: Any = 0.0
+    kv_read: np.ndarray | float = 0.0  # chunked and sparse layers' KV plus the indexer keys
+    kv_write: np.ndarray | float = 0.0  # the indexer keys of the new token
+    scores: np.ndarray | float = 0.0  # attention scores of chunked and sparse layers plus the indexer
+    state: np.ndarray | float = 0.0  # recurrent state read (and as much written)
+    state_flops: np.ndarray | float = 0.0
 
 
 def _mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> _MixerTerms:
@@ -113,11 +113,13 @@ def _mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> _Mixer
     m_kv, heads, width = model.kv_bytes_per_token_per_layer, model.num_heads, model.score_value_width
     read = write = scores = 0.0
     if model.num_chunked_layers:
+        assert model.attention_chunk_size is not None  # chunked layers need it (Model validates)
         chunk = f.chunked_attended_positions(context, 1, model.attention_chunk_size)  # T mod C
         read = read + f.kv_read_bytes(batch, chunk, m_kv, model.num_chunked_layers)
         scores = scores + f.attention_flops(batch, chunk, heads, width, model.num_chunked_layers)
     if model.num_sparse_layers:
         L_sparse, top_k = model.num_sparse_layers, model.sparse_top_k
+        assert top_k is not None  # sparse layers need it (Model validates)
         m_idx = model.indexer_bytes_per_token_per_layer
         read = read + f.kv_read_bytes(batch, context, m_kv, 0, L_sparse, top_k) + f.indexer_read_bytes(
             batch, context, L_sparse, m_idx)
@@ -163,12 +165,12 @@ def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Rout
                     groups)
 
 
-class _GroupFlops(Mapping):
+class _GroupFlops(Mapping[str, np.ndarray]):
     """FLOPs per compute group, each computed on first use: a model whose groups share one
     peak never needs them (its compute time is FLOPs / peak), and on a large grid each group
     is a full array (the 1M-point grid spent a fifth of its time on them)."""
 
-    def __init__(self, batch: np.ndarray, counts: dict[str, int], scores: np.ndarray, shape: tuple[int, ...]):
+    def __init__(self, batch: np.ndarray, counts: dict[str, float], scores: np.ndarray, shape: tuple[int, ...]):
         self._batch, self._counts, self._shape = batch, counts, shape
         self._done = {"attention_scores": scores}
 
@@ -183,9 +185,10 @@ class _GroupFlops(Mapping):
         the groups' times on them and broadcasts once)."""
         if group == "attention_scores":
             return self._done[group]
-        return f.matmul_flops(self._batch, self._counts[group])
+        flops: np.ndarray = f.matmul_flops(self._batch, self._counts[group])
+        return flops
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter([*self._counts, "attention_scores"])
 
     def __len__(self) -> int:

@@ -49,7 +49,7 @@ def headers(floor: DecodeFloor) -> list[str]:
 def floor_rows(floor: DecodeFloor) -> list[list[str]]:
     """One row of formatted cells per grid point of a :class:`DecodeFloor`."""
     shape = floor.shape
-    columns = [
+    columns: list[np.ndarray | float | bool] = [
         floor.batch, floor.context, floor.weight_bytes / GB, floor.kv_read_bytes / GB,
         floor.bytes_total / GB, floor.flops / 1e9, floor.memory_time_s * 1e3, floor.compute_time_s * 1e3,
         floor.step_time_s * 1e3, floor.tokens_per_s, floor.arithmetic_intensity, floor.bound, floor.critical_batch,

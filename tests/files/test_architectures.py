@@ -168,8 +168,10 @@ def test_granite_hybrid_by_hand():
 
 
 def test_falcon_h1_parallel_mixers_by_hand():
-    # A 24-layer Falcon-H1 config (2048 wide, 8/2 heads of 128, Mamba-2 48 heads of 64, state 256):
-    # attention and Mamba-2 side by side, then a SwiGLU MLP; untied embeddings
+    # Falcon-H1-1.5B's shape (transformers' FalconH1 docs table: 24 layers, 2048 wide, 8/2 heads of
+    # 128, Mamba-2 48 heads of 64, state 256; 4608 MLP and 65,537 vocab from a published config
+    # quoted in a test suite): attention and Mamba-2 side by side, then a SwiGLU MLP; untied.
+    # 1.555B: 3.7% over the "1.5B" of the name, the only figure found, so no Falcon-H1 is bundled
     config = {"model_type": "falcon_h1", "num_hidden_layers": 24, "hidden_size": 2048, "intermediate_size": 4608,
               "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128, "vocab_size": 65537,
               "mamba_d_state": 256, "mamba_d_conv": 4, "mamba_n_groups": 1, "mamba_n_heads": 48,

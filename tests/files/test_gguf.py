@@ -80,3 +80,59 @@ def test_not_gguf_truncated_and_unknown_architecture(gguf_file, tmp_path):
         rd.load_model(path)
     with pytest.raises(ConfigError, match="cannot read"):
         rd.load_model(tmp_path / "missing.gguf")
+
+
+def _small(model_type: str, **extra: object) -> rd.Model:
+    return rd.Model.from_hf_config({"model_type": model_type, "hidden_size": 256, "num_hidden_layers": 2,
+                                    "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 512,
+                                    "vocab_size": 1000, **extra})
+
+
+@pytest.mark.parametrize("source, arch", [
+    (lambda: rd.load_model("olmo-2-7b"), "olmo2"),
+    (lambda: rd.load_model("granite-3.1-8b"), "granite"),
+    (lambda: rd.load_model("command-r"), "command-r"),
+    (lambda: rd.load_model("command-a"), "cohere2"),
+    (lambda: rd.load_model("falcon-180b"), "falcon"),
+    (lambda: _small("falcon", num_attention_heads=4, multi_query=True), "falcon"),
+    (lambda: _small("olmo"), "olmo"),
+    (lambda: _small("starcoder2"), "starcoder2"),
+    (lambda: _small("smollm3"), "smollm3"),
+    (lambda: _small("phi", num_key_value_heads=4), "phi2"),
+], ids=["olmo2", "granite", "command-r", "cohere2", "falcon-180b", "falcon-7b-like", "olmo", "starcoder2", "smollm3",
+        "phi2"])
+def test_more_gguf_architectures(gguf_file, tmp_path, source, arch):
+    # the architecture and sizes come back from the metadata, the bytes of every tensor from its type
+    model = source()
+    extra = {f"{arch}.attention.sliding_window": model.sliding_window} if model.sliding_window else None
+    path = gguf_file(tmp_path / f"{arch}.gguf", model, "Q8_0", arch=arch, extra=extra)
+    header = read_gguf_header(path)
+    m = rd.load_model(path)
+    assert (m.parameter_count, m.num_layers, m.num_kv_heads, m.tie_word_embeddings) == (
+        model.parameter_count, model.num_layers, model.num_kv_heads, model.tie_word_embeddings)
+    assert (m.num_sliding_layers, m.norms_per_layer, m.mlp_gated) == (
+        model.num_sliding_layers, model.norms_per_layer, model.mlp_gated)
+    assert m.weight_bytes == header.tensor_bytes
+
+
+@pytest.mark.parametrize("model_id, arch, ssm", [
+    # llama.cpp's ssm.* keys: Mamba-2 time_step_rank = heads, group_count = groups
+    ("mamba-codestral-7b", "mamba2", {"ssm.inner_size": 8192, "ssm.state_size": 128, "ssm.time_step_rank": 128,
+                                      "ssm.group_count": 8, "ssm.conv_kernel": 4}),
+    # Gated DeltaNet: group_count = key heads, time_step_rank = value heads, state_size = head width
+    ("qwen3-next-80b-a3b", "qwen3next", {"ssm.inner_size": 4096, "ssm.state_size": 128, "ssm.time_step_rank": 32,
+                                         "ssm.group_count": 16, "ssm.conv_kernel": 4, "full_attention_interval": 4,
+                                         "expert_shared_feed_forward_length": 512}),
+])
+def test_recurrent_gguf_architectures(gguf_file, tmp_path, model_id, arch, ssm):
+    model = rd.load_model(model_id)
+    path = gguf_file(tmp_path / f"{arch}.gguf", model, "Q4_K_M", arch=arch,
+                     extra={f"{arch}.{key}": value for key, value in ssm.items()})
+    m = rd.load_model(path)
+    assert (m.parameter_count, m.active_parameter_count) == (model.parameter_count, model.active_parameter_count)
+    assert (m.num_recurrent_layers, m.recurrent_state_elements) == (model.num_recurrent_layers,
+                                                                    model.recurrent_state_elements)
+    assert m.weight_bytes == read_gguf_header(path).tensor_bytes
+    with pytest.raises(ConfigError, match=f"{arch}.ssm.conv_kernel.*required metadata key is missing"):
+        rd.load_model(gguf_file(tmp_path / "no-conv.gguf", model, "Q4_K_M", arch=arch, extra={
+            f"{arch}.{key}": value for key, value in ssm.items() if key != "ssm.conv_kernel"}))

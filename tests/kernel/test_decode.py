@@ -68,7 +68,10 @@ def test_attention_mask_window():
     assert not attention_mask(3, None)[0, 1]
 
 
-@pytest.mark.parametrize("model_id, field", [("deepseek-v2-lite", "kv_lora_rank"), ("gpt2", "position_embedding_rows")])
+@pytest.mark.parametrize("model_id, field", [
+    ("deepseek-v2-lite", "kv_lora_rank"), ("gpt2", "position_embedding_rows"),
+    ("llama-4-maverick", r"layer_types=\['chunked'\]"), ("qwen3-next-80b-a3b", r"layer_types=\['recurrent'\]"),
+])
 def test_unsupported_architectures_are_refused_by_name(model_id, field):
     with pytest.raises(InvalidValueError, match=field):
         init_weights(load_model(model_id))
@@ -106,3 +109,13 @@ def test_bad_kernel_arguments():
         DecodeKernel(_gqa_sliding_gated(), 1, max_context=4, seed=-1)
     with pytest.raises(InvalidValueError, match="context"):
         DecodeKernel(_gqa_sliding_gated(), 1, max_context=4).fill_cache(5)
+
+
+def test_a_chunked_layer_is_refused_not_run_as_a_sliding_one():
+    # before: with sliding_window set the chunked layer ran as a ring of W slots (wrong counts),
+    # without it the kernel failed with a TypeError
+    tiny = dict(name="tiny", num_layers=2, hidden_size=16, num_heads=4, num_kv_heads=2, head_dim=4,
+                intermediate_size=32, vocab_size=50, layer_types=("full", "chunked"), attention_chunk_size=4)
+    for extra in ({}, {"sliding_window": 3}):
+        with pytest.raises(InvalidValueError, match="layer_types"):
+            DecodeKernel(Model(**tiny, **extra), batch=1, max_context=8)

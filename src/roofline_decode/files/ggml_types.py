@@ -18,6 +18,10 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..formats import NumberFormat
 
 __all__ = ["GgmlType", "GGML_TYPES", "GGML_TYPE_IDS", "ggml_formats"]
 
@@ -101,7 +105,7 @@ _PLAIN = {"f32": "fp32", "f16": "fp16", "bf16": "bf16", "f64": None, "i8": None,
 _NOT_STORAGE = ("q8_1", "q8_k")  # activation-side types: never a weight format
 
 
-def ggml_formats() -> dict:
+def ggml_formats() -> dict[str, NumberFormat]:
     """NumberFormats of the quantised GGML weight types (weight-only: multiply in bf16)."""
     from ..formats import NumberFormat
 
@@ -114,7 +118,7 @@ def ggml_formats() -> dict:
     }
 
 
-def format_of_type(name: str):
+def format_of_type(name: str) -> NumberFormat:
     """The NumberFormat of a GGML type name (f32/f16/bf16 map to fp32/fp16/bf16)."""
     from ..formats import get_format
 

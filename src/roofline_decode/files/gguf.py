@@ -19,11 +19,16 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import Any, BinaryIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..errors import ConfigError
 from .ggml_types import GGML_TYPE_IDS, GGML_TYPES
 from .llama_quant import TensorInfo, group_formats_from_tensors
+
+if TYPE_CHECKING:
+    from ..formats import NumberFormat
+    from ..specs.model import Model
 
 __all__ = ["GgufHeader", "read_gguf_header", "model_from_gguf", "tensor_group"]
 
@@ -35,7 +40,7 @@ _MAX_STRING = 1 << 24
 class GgufHeader:
     """Metadata (key -> value) and tensor infos (name, shape ne0-first, GGML type name)."""
 
-    def __init__(self, path: str, version: int, metadata: dict[str, Any], tensors: list[tuple[str, tuple, str]]):
+    def __init__(self, path: str, version: int, metadata: dict[str, Any], tensors: list[tuple[str, tuple[int, ...], str]]):
         self.path, self.version, self.metadata, self.tensors = path, version, metadata, tensors
 
     @property
@@ -44,7 +49,7 @@ class GgufHeader:
         return sum(GGML_TYPES[kind].tensor_bytes(_product(shape)) for _, shape, kind in self.tensors)
 
 
-def _product(shape) -> int:
+def _product(shape: tuple[int, ...]) -> int:
     n = 1
     for dim in shape:
         n *= int(dim)
@@ -64,7 +69,7 @@ class _Reader:
             raise self.error(where, f"file ends early (wanted {size} bytes, got {len(data)}): not a complete GGUF header")
         return data
 
-    def unpack(self, fmt: str, where: str):
+    def unpack(self, fmt: str, where: str) -> Any:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt), where))[0]
 
     def string(self, where: str) -> str:
@@ -73,7 +78,7 @@ class _Reader:
             raise self.error(where, f"string of {size} bytes is implausible: not a GGUF file or a corrupt one")
         return self.take(size, where).decode("utf-8", errors="replace")
 
-    def value(self, kind: int, where: str):
+    def value(self, kind: int, where: str) -> Any:
         if kind in _SCALARS:
             return self.unpack(_SCALARS[kind], where)
         if kind == _STRING:
@@ -92,15 +97,15 @@ class _Reader:
         raise self.error(where, f"unknown GGUF value type {kind}")
 
 
-class _Skipped(list):
+class _Skipped(list[Any]):
     """A long array (a tokenizer's vocabulary) of which only the length is kept."""
 
     def __init__(self, count: int):
         super().__init__()
-        self.count = count
+        self.length = count
 
     def __len__(self) -> int:
-        return self.count
+        return self.length
 
 
 def read_gguf_header(path: str | Path) -> GgufHeader:
@@ -145,7 +150,7 @@ def read_gguf_header(path: str | Path) -> GgufHeader:
     return GgufHeader(str(path), version, metadata, tensors)
 
 
-def tensor_group(name: str, shape: tuple) -> str:
+def tensor_group(name: str, shape: tuple[int, ...]) -> str:
     """The weight group of a GGUF tensor name (``blk.3.ffn_down_exps.weight`` -> experts)."""
     if name.startswith(("token_embd", "position_embd", "token_types", "per_layer_token_embd")):
         return "embedding"
@@ -157,10 +162,12 @@ def tensor_group(name: str, shape: tuple) -> str:
         return "experts"
     if "_shexp" in name:
         return "shared_experts"
-    if "norm" in name or len(shape) < 2 or name.startswith("blk.") and ".attn_" in name and name.endswith(".bias"):
+    if "norm" in name:
         return "norms"
-    if ".ffn_" in name:
+    if ".ffn_" in name:  # dense MLP matrices and their biases
         return "mlp"
+    if len(shape) < 2 or name.startswith("blk.") and ".attn_" in name and name.endswith(".bias"):
+        return "norms"
     return "attention"
 
 
@@ -169,6 +176,9 @@ _ARCHITECTURES = {
     "llama": "llama", "mistral": "mistral", "qwen2": "qwen2", "qwen3": "qwen3", "qwen2moe": "qwen2_moe",
     "qwen3moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "gemma3": "gemma3_text", "phi3": "phi3",
     "deepseek2": "deepseek_v3", "gpt-oss": "gpt_oss", "gpt2": "gpt2",
+    "olmo": "olmo", "olmo2": "olmo2", "granite": "granite", "command-r": "cohere", "cohere2": "cohere2",
+    "starcoder2": "starcoder2", "smollm3": "smollm3", "phi2": "phi", "falcon": "falcon",
+    "mamba2": "mamba2", "qwen3next": "qwen3_next",
 }
 
 
@@ -201,8 +211,8 @@ def _config(header: GgufHeader) -> dict[str, Any]:
         "model_type": _ARCHITECTURES[arch],
         "hidden_size": need("embedding_length"),
         "num_hidden_layers": need("block_count"),
-        "num_attention_heads": need("attention.head_count"),
-        "num_key_value_heads": get("attention.head_count_kv") or need("attention.head_count"),
+        "num_attention_heads": get("attention.head_count") if arch == "mamba2" else need("attention.head_count"),
+        "num_key_value_heads": get("attention.head_count_kv") or get("attention.head_count"),
         "intermediate_size": get("feed_forward_length", 0),
         "vocab_size": vocab,
         "max_position_embeddings": get("context_length"),
@@ -238,6 +248,16 @@ def _config(header: GgufHeader) -> dict[str, Any]:
         config["shared_expert_intermediate_size"] = get("expert_shared_feed_forward_length", 0)
     if arch in ("gemma2", "gemma3"):
         config.setdefault("head_dim", config["hidden_size"] // config["num_attention_heads"])
+    if arch == "falcon":  # one KV head: Falcon-7B's multi-query layers; more: the new decoder (40B, 180B)
+        kv = config["num_key_value_heads"]
+        config.update(multi_query=kv == 1, new_decoder_architecture=kv > 1, num_kv_heads=kv,
+                      ffn_hidden_size=config["intermediate_size"] or None, bias="blk.0.attn_qkv.bias" in shapes)
+    if arch == "starcoder2":
+        config["use_bias"] = "blk.0.attn_q.bias" in shapes
+    if arch == "command-r":
+        config["use_qk_norm"] = "blk.0.attn_q_norm.weight" in shapes
+    if arch in ("mamba2", "qwen3next"):
+        config.update(_ssm_config(arch, need, shapes, config["hidden_size"], path))
     if arch == "gpt2":
         config.update(n_embd=config["hidden_size"], n_layer=config["num_hidden_layers"],
                       n_head=config["num_attention_heads"], n_inner=config["intermediate_size"],
@@ -245,7 +265,27 @@ def _config(header: GgufHeader) -> dict[str, Any]:
     return config
 
 
-def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any):
+def _ssm_config(arch: str, need: Callable[[str], Any], shapes: dict[str, tuple[int, ...]],
+                hidden: int, path: str) -> dict[str, Any]:
+    """The recurrent-mixer keys from llama.cpp's ``ssm.*`` metadata: Mamba-2 (``time_step_rank``
+    = heads, ``group_count`` = groups, ``inner_size`` = d_in) or Gated DeltaNet (``group_count``
+    = key heads, ``time_step_rank`` = value heads, ``state_size`` = head width)."""
+    inner, state, heads = need("ssm.inner_size"), need("ssm.state_size"), need("ssm.time_step_rank")
+    groups, kernel = need("ssm.group_count"), need("ssm.conv_kernel")
+    if arch == "qwen3next":
+        return {"linear_num_key_heads": groups, "linear_num_value_heads": heads, "linear_key_head_dim": state,
+                "linear_value_head_dim": state, "linear_conv_kernel_dim": kernel,
+                "full_attention_interval": need("full_attention_interval")}
+    if inner % hidden or inner % heads:
+        raise ConfigError(path, f"{arch}.ssm.inner_size", f"{inner} is not a multiple of embedding_length {hidden} "
+                                                        f"and of ssm.time_step_rank {heads}")
+    return {"expand": inner // hidden, "num_heads": heads, "head_dim": inner // heads, "n_groups": groups,
+            "state_size": state, "conv_kernel": kernel,
+            # a conv1d weight without a bias tensor: no bias (llama.cpp writes both when there is one)
+            "use_conv_bias": "blk.0.ssm_conv1d.weight" not in shapes or "blk.0.ssm_conv1d.bias" in shapes}
+
+
+def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any) -> Model:
     """A :class:`Model` from a GGUF file's header: its architecture and, per weight group, the
     exact bytes of the tensors in their GGML types.
 
@@ -270,8 +310,10 @@ def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any)
     fields: dict[str, Any] = {"weight_format": groups.get("attention") or groups["embedding"]}
     fields.update(overrides)
     model = Model.from_hf_config(config, name=label, **fields)
-    formats = {g: groups.get(g) for g in ("embedding", "lm_head", "attention", "mlp", "experts", "shared_experts",
-                                          "router", "norms") if groups.get(g) is not None}
+    formats: dict[str, str | NumberFormat] = {
+        g: fmt for g in ("embedding", "lm_head", "attention", "mlp", "experts", "shared_experts", "router", "norms")
+        if (fmt := groups.get(g)) is not None
+    }
     if model.tie_word_embeddings:
         formats.pop("lm_head", None)
     if "weight_format" not in overrides:

@@ -25,9 +25,14 @@ Importance-matrix variants and the i-quant presets are not modelled.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValueError
 from .ggml_types import GGML_TYPES
+
+if TYPE_CHECKING:
+    from ..formats import NumberFormat
+    from ..specs.model import Model
 
 __all__ = ["TensorInfo", "gguf_tensor_layout", "MIXTURES", "mixture_tensor_types", "mixture_formats",
            "group_formats_from_tensors", "is_mixture"]
@@ -58,13 +63,13 @@ MIXTURES: dict[str, str] = {
 }
 
 
-def is_mixture(name) -> bool:
+def is_mixture(name: Any) -> bool:
     """True for a llama.cpp preset, named as llama-quantize's file types in upper case
     (``"Q4_K_M"``, ``"Q6_K"``, ``"Q4_0"``); lower-case names are single formats (``"q6_k"``)."""
     return isinstance(name, str) and name.strip() in MIXTURES
 
 
-def gguf_tensor_layout(model) -> list[TensorInfo]:
+def gguf_tensor_layout(model: Model) -> list[TensorInfo]:
     """The tensors llama.cpp's converter writes for ``model`` (names as in GGUF).
 
     Their element counts per weight group equal :attr:`Model.group_parameters`.
@@ -126,7 +131,8 @@ def gguf_tensor_layout(model) -> list[TensorInfo]:
             t += [TensorInfo(f"{b}attn_q_norm.weight", (dh,), "norms", i),
                   TensorInfo(f"{b}attn_k_norm.weight", (dh,), "norms", i)]
         if i < model.num_dense_mlp_layers:
-            t += _mlp(model, b, "", model.intermediate_size, "mlp", i)
+            if model.intermediate_size:  # Mamba-2 layers have none
+                t += _mlp(model, b, "", model.intermediate_size, "mlp", i)
         elif not mlp_free:
             e = model.num_experts
             t.append(TensorInfo(f"{b}ffn_gate_inp.weight", (d, e), "router", i))
@@ -141,9 +147,9 @@ def gguf_tensor_layout(model) -> list[TensorInfo]:
     return t
 
 
-def _mlp(model, prefix: str, suffix: str, width: int, group: str, layer: int, experts: int = 0) -> list[TensorInfo]:
+def _mlp(model: Model, prefix: str, suffix: str, width: int, group: str, layer: int, experts: int = 0) -> list[TensorInfo]:
     d, stack = model.hidden_size, ((experts,) if experts else ())
-    names = (("gate", (d, width)), ("up", (d, width)), ("down", (width, d)))
+    names: tuple[tuple[str, tuple[int, int]], ...] = (("gate", (d, width)), ("up", (d, width)), ("down", (width, d)))
     if not model.mlp_gated:
         names = names[1:]
     out = [TensorInfo(f"{prefix}ffn_{n}{suffix}.weight", shape + stack, group, layer) for n, shape in names]
@@ -160,7 +166,7 @@ _FALLBACK = {"q4_k": "q5_0", "q5_k": "q5_1", "q6_k": "q8_0", "q2_k": "q4_0", "q3
              "iq4_xs": "iq4_nl", "tq1_0": "q4_0", "tq2_0": "q4_0"}
 
 
-def mixture_tensor_types(preset: str, model, layout: list[TensorInfo] | None = None) -> dict[str, str]:
+def mixture_tensor_types(preset: str, model: Model, layout: list[TensorInfo] | None = None) -> dict[str, str]:
     """GGML type of every tensor of ``model`` quantised with a llama.cpp preset.
 
     Examples
@@ -257,7 +263,7 @@ def _category(name: str) -> str:
     return "other"
 
 
-def group_formats_from_tensors(tensors: list[TensorInfo], types: dict[str, str], label: str) -> dict:
+def group_formats_from_tensors(tensors: list[TensorInfo], types: dict[str, str], label: str) -> dict[str, NumberFormat]:
     """Effective NumberFormat of each weight group: its tensors' bytes over their elements."""
     from ..formats import NumberFormat
     from .ggml_types import format_of_type
@@ -271,8 +277,10 @@ def group_formats_from_tensors(tensors: list[TensorInfo], types: dict[str, str],
         total[0] += nbytes
         total[1] += tensor.elements
         kinds.setdefault(tensor.group, set()).add(kind)
-    formats = {}
+    formats: dict[str, NumberFormat] = {}
     for group, (nbytes, elements) in totals.items():
+        if elements == 0:  # only empty tensors: nothing to weigh
+            continue
         if len(kinds[group]) == 1:
             formats[group] = format_of_type(next(iter(kinds[group])))
             continue
@@ -284,7 +292,7 @@ def group_formats_from_tensors(tensors: list[TensorInfo], types: dict[str, str],
     return formats
 
 
-def mixture_formats(preset: str, model) -> dict:
+def mixture_formats(preset: str, model: Model) -> dict[str, NumberFormat]:
     """Weight-group formats of ``model`` under a llama.cpp preset (``weights="Q4_K_M"``).
 
     Examples

@@ -20,9 +20,13 @@ import json
 import re
 import struct
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..formats import ComputePrecision
+    from ..specs.model import Model
 
 __all__ = ["read_safetensors_header", "checkpoint_tensors", "hf_tensor_group", "model_from_folder",
            "has_safetensors"]
@@ -123,7 +127,7 @@ def hf_tensor_group(name: str) -> str:
     return "mlp"
 
 
-def model_from_folder(folder: str | Path, name: str | None = None, **overrides: Any):
+def model_from_folder(folder: str | Path, name: str | None = None, **overrides: Any) -> Model:
     """A Model from a checkpoint folder: config.json for the architecture, the safetensors
     headers for the bytes of every weight group."""
     from ..formats import NumberFormat, get_format
@@ -157,7 +161,7 @@ def model_from_folder(folder: str | Path, name: str | None = None, **overrides: 
             formats[group] = get_format(_PLAIN[next(iter(kinds))])
             continue
         wide = sorted(kinds, key=lambda k: -DTYPE_BYTES[k])
-        compute = "fp8" if any(k.startswith("F8") for k in kinds) else "bf16"
+        compute: ComputePrecision = "fp8" if any(k.startswith("F8") for k in kinds) else "bf16"
         formats[group] = NumberFormat(
             name=f"{folder.name}:{group}", bits_per_element=8 * nbytes / params, compute_precision=compute,
             description=f"{group} tensors of {folder.name} in {', '.join(wide)}: {nbytes} B for {params} parameters",

@@ -87,7 +87,7 @@ def overlapped_tiered_memory_time(
 
 def required_tier_bandwidth(
     tier_bytes: Operand, target_step_time: Operand, fast_bytes: Operand = 0,
-    fast_bandwidth: Operand = float("inf"), overlapped: Operand = False,
+    fast_bandwidth: Operand = float("inf"), overlapped: bool = False,
 ) -> ArrayOrExpr:
     r"""Tier read bandwidth needed for a step to finish within a target time.
 

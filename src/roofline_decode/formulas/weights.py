@@ -62,7 +62,7 @@ def attention_matrix_parameters(
 
 
 def mla_matrix_parameters(
-    hidden_size: Operand, num_heads: Operand, q_lora_rank: Operand, kv_lora_rank: Operand,
+    hidden_size: Operand, num_heads: Operand, q_lora_rank: float, kv_lora_rank: Operand,
     qk_nope_head_dim: Operand, qk_rope_head_dim: Operand, v_head_dim: Operand,
 ) -> ArrayOrExpr:
     r"""Matrix parameters of one multi-head latent attention (MLA) layer.
@@ -80,8 +80,9 @@ def mla_matrix_parameters(
         Model width d [1].
     num_heads : array_like
         Attention heads H [1].
-    q_lora_rank : array_like
-        Query compression rank r_q [1]; 0 for an uncompressed query projection.
+    q_lora_rank : float
+        Query compression rank r_q [1]; 0 for an uncompressed query projection (a Python-level
+        branch: one value per call, it does not broadcast).
     kv_lora_rank : array_like
         Key/value latent rank r_kv [1].
     qk_nope_head_dim, qk_rope_head_dim : array_like

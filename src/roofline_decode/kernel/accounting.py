@@ -11,12 +11,16 @@ expert term for the actual one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import formulas as f
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
+
+if TYPE_CHECKING:  # imported when called: estimate imports much of the package
+    from ..estimate import DecodeFloor
 
 __all__ = ["expected_counts"]
 
@@ -75,7 +79,7 @@ def expected_counts(model: Model, batch: int, context: int,
     }
 
 
-def _floor(model: Model, batch, context):
+def _floor(model: Model, batch: int, context: int) -> DecodeFloor:
     from ..estimate import decode_floor
 
     return decode_floor(model, _ANY_DEVICE, batch=np.asarray(batch), context=np.asarray(context))

@@ -16,11 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from numpy.typing import ArrayLike
+
 from ..errors import InvalidValueError
+from ..formats import get_format
 from ..specs.accelerator import Accelerator
 from ..specs.latency import LatencyProfile
 from ..specs.model import Model
-from .decode import DecodeKernel
+from .decode import DecodeKernel, StepCounts
 
 __all__ = ["OperationLatency", "ChainPoint", "measure_operation_latency", "host_latency_profile",
            "chain_model", "run_chain_validation", "DEFAULT_HIDDEN_SIZES"]
@@ -57,12 +60,13 @@ def chain_model(hidden_size: int, num_layers: int = 4) -> Model:
         raise InvalidValueError("hidden_size", hidden_size, "a multiple of 8, >= 8")
     heads = int(hidden_size) // 8
     kv_heads = heads // 4 if heads % 4 == 0 else heads
+    fp32 = get_format("fp32")  # what Model makes of the name "fp32"
     return Model(name=f"chain-d{int(hidden_size)}", num_layers=num_layers, hidden_size=int(hidden_size),
                  num_heads=heads, num_kv_heads=kv_heads, head_dim=8, intermediate_size=int(2.75 * hidden_size),
-                 vocab_size=8 * int(hidden_size), weight_format="fp32", kv_format="fp32", activation_format="fp32")
+                 vocab_size=8 * int(hidden_size), weight_format=fp32, kv_format=fp32, activation_format=fp32)
 
 
-def _fastest_step(kernel: DecodeKernel, position: int, repeats: int, warmup: int = 3):
+def _fastest_step(kernel: DecodeKernel, position: int, repeats: int, warmup: int = 3) -> tuple[float, StepCounts]:
     tokens = np.zeros(kernel.batch, dtype=np.int64)
     for _ in range(warmup):
         _, counts = kernel.step(tokens, position)
@@ -74,7 +78,7 @@ def _fastest_step(kernel: DecodeKernel, position: int, repeats: int, warmup: int
     return best, counts
 
 
-def _check_repeats(repeats) -> int:
+def _check_repeats(repeats: int) -> int:
     if isinstance(repeats, bool) or int(repeats) != repeats or repeats < 1:
         raise InvalidValueError("repeats", repeats, "an integer >= 1")
     return int(repeats)
@@ -136,7 +140,7 @@ class ChainPoint:
         return self.measured_s / self.floor_s
 
 
-def run_chain_validation(accelerator: Accelerator, profile: LatencyProfile, hidden_sizes=DEFAULT_HIDDEN_SIZES, *,
+def run_chain_validation(accelerator: Accelerator, profile: LatencyProfile, hidden_sizes: ArrayLike = DEFAULT_HIDDEN_SIZES, *,
                          num_layers: int = 4, context: int = 16, repeats: int = 20) -> list[ChainPoint]:
     """Time batch-1 steps of :func:`chain_model` at each hidden size against all three floors.
 

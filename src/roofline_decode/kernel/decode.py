@@ -22,8 +22,9 @@ Mixtral recipe (softmax over the k largest router logits); shared experts are ad
 unweighted.
 
 What the kernel does not cover (refused by name or not modelled): multi-head latent attention
-(``kv_lora_rank``), learned position tables (``position_embedding_rows``), norm layouts other
-than 2 or 4 norms per layer, odd head widths; every array is float32, so the tallies are fp32
+(``kv_lora_rank``), learned position tables (``position_embedding_rows``), chunked, sparse and
+recurrent layers (``layer_types``), norm layouts other than 2 or 4 norms per layer, odd head
+widths; every array is float32, so the tallies are fp32
 bytes: storage formats (bf16, fp8, block-quantised q4_0 ...) and their compute precisions are
 not exercised, only the element counts they multiply.  Elementwise work (norms, softmax, RoPE,
 activations) is done but not tallied, as in the library's convention.
@@ -34,10 +35,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InvalidValueError
 from ..specs.model import Model
-from .model_weights import KernelWeights, Linear, MLPWeights, Norm, check_supported, init_weights
+from .model_weights import KernelWeights, LayerWeights, Linear, MLPWeights, Norm, _present, check_supported, init_weights
 
 __all__ = ["StepCounts", "DecodeKernel", "OPERATIONS", "rope", "EPS", "ROPE_THETA", "MATMUL_STRATEGIES", "TILED_GEMV_MAX_BATCH", "tiled_gemv"]
 
@@ -111,7 +113,7 @@ class StepCounts:
         return self.weight_bytes + self.kv_read_bytes + self.kv_write_bytes
 
 
-def rope(x: np.ndarray, position, theta: float = ROPE_THETA) -> np.ndarray:
+def rope(x: np.ndarray, position: ArrayLike, theta: float = ROPE_THETA) -> np.ndarray:
     """Rotate the last axis of ``x`` (even width) by ``position`` (half-split layout).
 
     ``position`` broadcasts against ``x[..., 0]`` (an int for a decode step, an array of
@@ -122,7 +124,8 @@ def rope(x: np.ndarray, position, theta: float = ROPE_THETA) -> np.ndarray:
     angle = np.asarray(position, dtype=np.float64)[..., None] * inv_freq
     cos, sin = np.cos(angle).astype(x.dtype), np.sin(angle).astype(x.dtype)
     x1, x2 = x[..., :half], x[..., half:]
-    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+    rotated: np.ndarray = np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+    return rotated
 
 
 def tiled_gemv(x: np.ndarray, weight: np.ndarray, tile_bytes: int = TILE_BYTES) -> np.ndarray:
@@ -149,17 +152,22 @@ def apply_norm(x: np.ndarray, norm: Norm) -> np.ndarray:
     """RMSNorm (no bias) or LayerNorm over the last axis."""
     if norm.bias is None:
         scale = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS)
-        return x * scale * norm.weight
+        rms: np.ndarray = x * scale * norm.weight
+        return rms
     centred = x - x.mean(axis=-1, keepdims=True)
     scale = 1.0 / np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + EPS)
-    return centred * scale * norm.weight + norm.bias
+    layer: np.ndarray = centred * scale * norm.weight + norm.bias
+    return layer
 
 
 def activation(x: np.ndarray, gated: bool) -> np.ndarray:
     """SiLU for gated MLPs (SwiGLU), tanh-GELU for plain ones."""
+    out: np.ndarray
     if gated:
-        return x / (1.0 + np.exp(-x))
-    return 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+        out = x / (1.0 + np.exp(-x))
+    else:
+        out = 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+    return out
 
 
 class DecodeKernel:
@@ -201,7 +209,7 @@ class DecodeKernel:
     """
 
     def __init__(self, model: Model, batch: int, max_context: int, seed: int = 0,
-                 weights: KernelWeights | None = None, matmul: str = "auto", tile_bytes: int = TILE_BYTES):
+                 weights: KernelWeights | None = None, matmul: str = "auto", tile_bytes: int = TILE_BYTES) -> None:
         check_supported(model)
         if matmul not in MATMUL_STRATEGIES:
             raise InvalidValueError("matmul", matmul, f"one of {', '.join(MATMUL_STRATEGIES)}")
@@ -216,7 +224,9 @@ class DecodeKernel:
         self.weights = weights if weights is not None else init_weights(model, seed)
         self.batch, self.max_context = int(batch), int(max_context)
         # a global layer caches every position 0..max_context; a sliding one a ring of W slots
-        slots = [self.max_context + 1 if layer.kind == "full" else min(model.sliding_window, self.max_context + 1)
+        # (W: the Model refuses sliding layers without one; unread when every layer is global)
+        self._window = model.sliding_window or 0
+        slots = [self.max_context + 1 if layer.kind == "full" else min(self._window, self.max_context + 1)
                  for layer in self.weights.layers]
         self.k_cache = [np.empty((self.batch, model.num_kv_heads, n, model.head_dim), np.float32) for n in slots]
         self.v_cache = [np.empty((self.batch, model.num_kv_heads, n, model.head_dim), np.float32) for n in slots]
@@ -270,11 +280,14 @@ class DecodeKernel:
     def _product(self, x: np.ndarray, weight: np.ndarray) -> np.ndarray:
         batch = x.shape[0]
         tiled = self.matmul == "tiled-gemv" or (self.matmul == "auto" and 2 <= batch <= TILED_GEMV_MAX_BATCH)
+        product: np.ndarray
         if batch == 1:  # a 1-D operand: BLAS's matrix-vector kernel, measured faster than GEMM with one row
-            return (x[0] @ weight)[None]
-        if not tiled or not weight.flags.c_contiguous:  # a tied lm_head is a transposed view
-            return x @ weight
-        return tiled_gemv(x, weight, self.tile_bytes)
+            product = (x[0] @ weight)[None]
+        elif not tiled or not weight.flags.c_contiguous:  # a tied lm_head is a transposed view
+            product = x @ weight
+        else:
+            product = tiled_gemv(x, weight, self.tile_bytes)
+        return product
 
     def _norm(self, x: np.ndarray, norm: Norm) -> np.ndarray:
         self._counts.operations += 1
@@ -287,9 +300,9 @@ class DecodeKernel:
         hidden = activation(self._linear(x, mlp.gate), True) * up if mlp.gate is not None else activation(up, False)
         return self._linear(hidden, mlp.down)
 
-    def _moe(self, x: np.ndarray, layer) -> np.ndarray:
+    def _moe(self, x: np.ndarray, layer: LayerWeights, router: Linear) -> np.ndarray:
         m, c = self.model, self._counts
-        router_logits = self._linear(x, layer.router)
+        router_logits = self._linear(x, router)
         c.operations += 2  # top-k with gates, and the combine of the expert outputs
         top = np.argsort(-router_logits, axis=-1, kind="stable")[:, : m.num_experts_per_token]
         chosen = np.take_along_axis(router_logits, top, axis=-1)
@@ -314,12 +327,13 @@ class DecodeKernel:
         q = self._linear(h, layer.q).reshape(B, H_kv, group, d_h)
         k = self._linear(h, layer.k).reshape(B, H_kv, d_h)
         v = self._linear(h, layer.v).reshape(B, H_kv, d_h)
-        if layer.q_norm is not None:
-            q, k = self._norm(q, layer.q_norm), self._norm(k, layer.k_norm)
+        if layer.q_norm is not None:  # per-head q and k norms come together
+            k_norm = _present(layer.k_norm, "k_norm", "a k norm with the q norm")
+            q, k = self._norm(q, layer.q_norm), self._norm(k, k_norm)
         q, k = rope(q, position), rope(k, position)
         c.operations += 3  # rotary q, rotary k, attention over the cache (the cache write below)
 
-        cached = position if layer.kind == "full" else min(position, m.sliding_window)
+        cached = position if layer.kind == "full" else min(position, self._window)
         slots = self._slots(index, position - cached, cached)
         if len(slots) == 1:  # a view: the bytes read are the slice's
             keys, values = self.k_cache[index][:, :, slots[0]], self.v_cache[index][:, :, slots[0]]
@@ -346,7 +360,7 @@ class DecodeKernel:
         return self._linear(out.reshape(B, m.num_heads * d_h), layer.o)
 
     # -- the step ----------------------------------------------------------------------------------
-    def step(self, tokens, position: int | None = None) -> tuple[np.ndarray, StepCounts]:
+    def step(self, tokens: ArrayLike, position: int | None = None) -> tuple[np.ndarray, StepCounts]:
         """Decode one token for each sequence.
 
         Parameters
@@ -366,21 +380,21 @@ class DecodeKernel:
         counts : StepCounts
         """
         m, w = self.model, self.weights
-        tokens = np.asarray(tokens)
-        if tokens.shape != (self.batch,) or not np.issubdtype(tokens.dtype, np.integer):
-            raise InvalidValueError("tokens", tokens.tolist(), f"{self.batch} integer token ids (one per sequence)")
-        if tokens.min() < 0 or tokens.max() >= m.vocab_size:
-            raise InvalidValueError("tokens", tokens.tolist(), f"ids in [0, vocab_size={m.vocab_size})")
+        ids = np.asarray(tokens)
+        if ids.shape != (self.batch,) or not np.issubdtype(ids.dtype, np.integer):
+            raise InvalidValueError("tokens", ids.tolist(), f"{self.batch} integer token ids (one per sequence)")
+        if ids.min() < 0 or ids.max() >= m.vocab_size:
+            raise InvalidValueError("tokens", ids.tolist(), f"ids in [0, vocab_size={m.vocab_size})")
         position = self.length if position is None else position
         if int(position) != position or not 0 <= position <= self.max_context:
             raise InvalidValueError("position", position, f"an integer in [0, max_context={self.max_context}]")
         position = int(position)
         self._counts = c = StepCounts()
 
-        rows = np.unique(tokens)
+        rows = np.unique(ids)
         c.embedding_rows = int(rows.size)
         c.weight_bytes += rows.size * w.embedding.shape[1] * w.embedding.itemsize
-        x = w.embedding[tokens]
+        x = w.embedding[ids]
         c.operations += 1
         post_norms = m.norms_per_layer == 4
         for index, layer in enumerate(w.layers):
@@ -390,7 +404,10 @@ class DecodeKernel:
             x = x + attn
             c.operations += 1
             h = self._norm(x, layer.norms[2 if post_norms else 1])
-            ff = self._moe(h, layer) if layer.router is not None else self._mlp(h, layer.mlp)
+            if layer.router is not None:
+                ff = self._moe(h, layer, layer.router)
+            else:
+                ff = self._mlp(h, _present(layer.mlp, "mlp", "an MLP in a layer without a router"))
             if post_norms:
                 ff = self._norm(ff, layer.norms[3])
             x = x + ff
@@ -399,7 +416,9 @@ class DecodeKernel:
         self.length = position + 1
         return logits, c
 
-    def greedy(self, tokens, position: int | None = None) -> np.ndarray:
+    def greedy(self, tokens: ArrayLike, position: int | None = None) -> np.ndarray:
         """The next token of each sequence (argmax of the step's logits)."""
         logits, _ = self.step(tokens, position)
-        return logits.argmax(axis=-1)
+        next_tokens: np.ndarray = logits.argmax(axis=-1)
+        return next_tokens
+

@@ -9,20 +9,25 @@ the transposed view of the embedding table.
 The kernel covers standard (GQA/MQA/MHA) attention with RoPE, RMSNorm or LayerNorm, gated or
 plain MLPs, biases, per-head q/k norms, sliding-window layers and routed experts (with shared
 experts and leading dense layers).  It refuses, with an error naming the field, what it does
-not implement: multi-head latent attention, learned position tables, and norm layouts other
-than 2 (pre-attention, pre-MLP) or 4 (Gemma 2: plus post-attention, post-MLP) per layer.
+not implement: multi-head latent attention, learned position tables, chunked, sparse and
+recurrent layers, and norm layouts other than 2 (pre-attention, pre-MLP) or 4 (Gemma 2: plus
+post-attention, post-MLP) per layer.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..errors import InvalidValueError
 from ..specs.model import Model
 
 __all__ = ["Norm", "Linear", "MLPWeights", "LayerWeights", "KernelWeights", "init_weights", "check_supported"]
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -78,16 +83,16 @@ class KernelWeights:
     final_norm: Norm
     lm_head: np.ndarray
 
-    def astype(self, dtype) -> KernelWeights:
+    def astype(self, dtype: DTypeLike) -> KernelWeights:
         """A copy in another dtype (the reference casts to float64); ties are kept."""
 
-        def cast(obj):
+        def cast(obj: _T) -> _T:  # the same structure, every array in ``dtype``
             if obj is None:
-                return None
+                return obj
             if isinstance(obj, np.ndarray):
-                return obj.astype(dtype)
+                return obj.astype(dtype)  # type: ignore[return-value]  # an ndarray again
             if isinstance(obj, list):
-                return [cast(o) for o in obj]
+                return [cast(o) for o in obj]  # type: ignore[return-value]  # a list again
             if isinstance(obj, (Norm, Linear, MLPWeights, LayerWeights)):
                 return type(obj)(**{k: cast(v) if k != "kind" else v for k, v in vars(obj).items()})
             return obj
@@ -110,7 +115,7 @@ class KernelWeights:
         return sum(seen.values())
 
 
-def _arrays(obj) -> list[np.ndarray]:
+def _arrays(obj: object) -> list[np.ndarray]:
     if obj is None:
         return []
     if isinstance(obj, np.ndarray):
@@ -120,6 +125,13 @@ def _arrays(obj) -> list[np.ndarray]:
     if isinstance(obj, (Norm, Linear, MLPWeights, LayerWeights, KernelWeights)):
         return [a for k, v in vars(obj).items() if k != "model" for a in _arrays(v)]
     return []
+
+
+def _present(value: _T | None, name: str, allowed: str) -> _T:
+    """``value``, which :func:`init_weights` sets where the kernel and the reference read it."""
+    if value is None:  # pragma: no cover - unreachable for weights made by init_weights
+        raise InvalidValueError(name, None, allowed)
+    return value
 
 
 def check_supported(model: Model) -> None:
@@ -141,12 +153,18 @@ def check_supported(model: Model) -> None:
         )
     if model.head_dim % 2:
         raise InvalidValueError("head_dim", model.head_dim, "an even number (rotary embedding pairs)")
+    mixers = sorted(set(model.layer_types or ()) - {"full", "sliding"})
+    if mixers:  # a chunked layer is not a sliding one: refused rather than run with the wrong cache
+        raise InvalidValueError(
+            "layer_types", mixers,
+            "'full' and 'sliding' layers only: the numpy kernel implements no chunked, sparse or recurrent mixer",
+        )
     if model.mlp_free_layers:
         raise InvalidValueError("mlp_free_layers", model.mlp_free_layers,
                                 "0: the numpy kernel runs an MLP in every layer")
 
 
-def init_weights(model: Model, seed: int = 0, dtype=np.float32) -> KernelWeights:
+def init_weights(model: Model, seed: int = 0, dtype: DTypeLike = np.float32) -> KernelWeights:
     """Random weights for ``model``, reproducible from ``seed``.
 
     Matrices are drawn with standard deviation ``1/sqrt(in)`` so activations stay of order
@@ -182,7 +200,8 @@ def init_weights(model: Model, seed: int = 0, dtype=np.float32) -> KernelWeights
     layer_norm = model.norm_type == "layer"
 
     def matrix(n_in: int, n_out: int) -> np.ndarray:
-        return (rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(dtype)
+        values: np.ndarray = (rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(dtype)
+        return values
 
     def vector(n: int) -> np.ndarray:
         return (0.1 * rng.standard_normal(n)).astype(dtype)

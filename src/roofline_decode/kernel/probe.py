@@ -25,22 +25,24 @@ import datetime
 import os
 import platform
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import numpy as np
 
 from ..errors import InvalidValueError
 from ..specs.accelerator import Accelerator, Figure, Source
 
-__all__ = ["BandwidthReport", "measure_bandwidth", "measure_gemm_flops", "host_accelerator", "last_level_cache_bytes"]
+__all__ = ["BandwidthReport", "ProbeOptions", "measure_bandwidth", "measure_gemm_flops", "host_accelerator", "last_level_cache_bytes"]
 
 _MIB = 2**20
 
 
 def last_level_cache_bytes(default: int = 32 * _MIB, *, root: str | Path = "/sys/devices/system/cpu",
-                           cpus=None) -> int:
+                           cpus: Iterable[int] | None = None) -> int:
     """Total size of the last-level cache [B] that the CPUs this process may use share.
 
     The highest cache level found under ``root`` (``cpuN/cache/index*``) for each CPU in
@@ -69,7 +71,7 @@ def last_level_cache_bytes(default: int = 32 * _MIB, *, root: str | Path = "/sys
     return sum(size for (level, _, _), size in instances.items() if level == top)
 
 
-def _pass_times(func, repeats: int) -> np.ndarray:
+def _pass_times(func: Callable[[], object], repeats: int) -> np.ndarray:
     func()  # warm-up: page faults, thread start-up
     times = []
     for _ in range(repeats):
@@ -79,7 +81,7 @@ def _pass_times(func, repeats: int) -> np.ndarray:
     return np.asarray(times)
 
 
-def _median_time(func, repeats: int) -> float:
+def _median_time(func: Callable[[], object], repeats: int) -> float:
     return float(np.median(_pass_times(func, repeats)))
 
 
@@ -120,6 +122,15 @@ def measure_gemm_flops(size: int = 2048, repeats: int = 5) -> float:
     b = rng.random((size, size), dtype=np.float32)
     out = np.empty_like(a)
     return 2.0 * size**3 / _median_time(lambda: np.matmul(a, b, out=out), repeats)
+
+
+class ProbeOptions(TypedDict, total=False):
+    """Keyword arguments of :func:`measure_bandwidth` that :func:`host_accelerator` passes on."""
+
+    array_bytes: int | None
+    repeats: int
+    threads: int | None
+    gemm_size: int
 
 
 def measure_bandwidth(array_bytes: int | None = None, repeats: int = 7, threads: int | None = None,
@@ -201,7 +212,7 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine() or "CPU"
 
 
-def host_accelerator(report: BandwidthReport | None = None, **probe_options) -> Accelerator:
+def host_accelerator(report: BandwidthReport | None = None, **probe_options: Unpack[ProbeOptions]) -> Accelerator:
     """The host CPU as an :class:`~roofline_decode.Accelerator`, from measured figures.
 
     ``memory_bandwidth`` is the probe's read bandwidth, ``peak_flops["fp32"]`` the measured

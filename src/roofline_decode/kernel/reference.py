@@ -10,9 +10,10 @@ attention matrix per head, one token at a time through the experts.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .decode import activation, apply_norm, rope
-from .model_weights import KernelWeights, MLPWeights
+from .model_weights import KernelWeights, LayerWeights, Linear, MLPWeights, _present
 
 __all__ = ["reference_logits", "attention_mask"]
 
@@ -39,16 +40,17 @@ def attention_mask(length: int, sliding_window: int | None) -> np.ndarray:
 
 
 def _mlp(x: np.ndarray, mlp: MLPWeights) -> np.ndarray:
-    def linear(v, layer):
-        return v @ layer.weight + (layer.bias if layer.bias is not None else 0.0)
+    def linear(v: np.ndarray, layer: Linear) -> np.ndarray:
+        y: np.ndarray = v @ layer.weight + (layer.bias if layer.bias is not None else 0.0)
+        return y
 
     up = linear(x, mlp.up)
     hidden = activation(linear(x, mlp.gate), True) * up if mlp.gate is not None else activation(up, False)
     return linear(hidden, mlp.down)
 
 
-def _moe(x: np.ndarray, layer, experts_per_token: int) -> np.ndarray:
-    router = x @ layer.router.weight + (layer.router.bias if layer.router.bias is not None else 0.0)
+def _moe(x: np.ndarray, layer: LayerWeights, gates: Linear, experts_per_token: int) -> np.ndarray:
+    router = x @ gates.weight + (gates.bias if gates.bias is not None else 0.0)
     out = np.zeros_like(x)
     for t in range(x.shape[0]):  # token by token, each through its own k experts
         top = np.argsort(-router[t], kind="stable")[:experts_per_token]
@@ -69,13 +71,14 @@ def _sequence_logits(weights: KernelWeights, tokens: np.ndarray) -> np.ndarray:
     for layer in weights.layers:
         h = apply_norm(x, layer.norms[0])
 
-        def project(linear, heads):
+        def project(linear: Linear, heads: int) -> np.ndarray:
             y = h @ linear.weight + (linear.bias if linear.bias is not None else 0.0)
-            return y.reshape(n, heads, d_h).transpose(1, 0, 2)  # (heads, n, d_h)
+            by_head: np.ndarray = y.reshape(n, heads, d_h).transpose(1, 0, 2)  # (heads, n, d_h)
+            return by_head
 
         q, k, v = project(layer.q, H_q), project(layer.k, H_kv), project(layer.v, H_kv)
         if layer.q_norm is not None:
-            q, k = apply_norm(q, layer.q_norm), apply_norm(k, layer.k_norm)
+            q, k = apply_norm(q, layer.q_norm), apply_norm(k, _present(layer.k_norm, "k_norm", "a k norm with the q norm"))
         q, k = rope(q, positions), rope(k, positions)
         mask = attention_mask(n, m.sliding_window if layer.kind == "sliding" else None)
         heads = []
@@ -93,14 +96,18 @@ def _sequence_logits(weights: KernelWeights, tokens: np.ndarray) -> np.ndarray:
             attn = apply_norm(attn, layer.norms[1])
         x = x + attn
         h = apply_norm(x, layer.norms[2 if post else 1])
-        ff = _moe(h, layer, m.num_experts_per_token) if layer.router is not None else _mlp(h, layer.mlp)
+        if layer.router is not None:
+            ff = _moe(h, layer, layer.router, m.num_experts_per_token)
+        else:
+            ff = _mlp(h, _present(layer.mlp, "mlp", "an MLP in a layer without a router"))
         if post:
             ff = apply_norm(ff, layer.norms[3])
         x = x + ff
-    return apply_norm(x[-1:], weights.final_norm)[0] @ weights.lm_head
+    logits: np.ndarray = apply_norm(x[-1:], weights.final_norm)[0] @ weights.lm_head
+    return logits
 
 
-def reference_logits(weights: KernelWeights, tokens) -> np.ndarray:
+def reference_logits(weights: KernelWeights, tokens: ArrayLike) -> np.ndarray:
     """Logits of the last position of each sequence, recomputed from scratch in float64.
 
     Parameters

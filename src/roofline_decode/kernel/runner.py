@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import TextIO
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InvalidValueError, MissingExtraError
+from ..formats import get_format
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from .decode import DecodeKernel
@@ -72,13 +74,14 @@ def validation_model(quick: bool = False) -> Model:
     >>> round(m.streamed_parameters * 4 / 1e9, 2), round(validation_model(quick=True).streamed_parameters * 4 / 1e9, 2)
     (0.98, 0.2)
     """
+    fp32 = get_format("fp32")  # what Model makes of the name "fp32"
     if quick:
         return Model(name="validation-quick", num_layers=3, hidden_size=1024, num_heads=8, num_kv_heads=2,
-                     head_dim=128, intermediate_size=2816, vocab_size=16000, weight_format="fp32", kv_format="fp32",
-                     activation_format="fp32")
+                     head_dim=128, intermediate_size=2816, vocab_size=16000, weight_format=fp32, kv_format=fp32,
+                     activation_format=fp32)
     return Model(name="validation-1gb", num_layers=4, hidden_size=2048, num_heads=16, num_kv_heads=4,
-                 head_dim=128, intermediate_size=5632, vocab_size=32000, weight_format="fp32", kv_format="fp32",
-                 activation_format="fp32")
+                 head_dim=128, intermediate_size=5632, vocab_size=32000, weight_format=fp32, kv_format=fp32,
+                 activation_format=fp32)
 
 
 def _progress(stream: TextIO | None, done: int, total: int, label: str) -> None:
@@ -92,7 +95,7 @@ def _progress(stream: TextIO | None, done: int, total: int, label: str) -> None:
     stream.flush()
 
 
-def _whole_numbers(name: str, values, least: int) -> list[int]:
+def _whole_numbers(name: str, values: ArrayLike, least: int) -> list[int]:
     out = []
     for value in np.atleast_1d(values).tolist():
         if not float(value).is_integer() or value < least:
@@ -103,7 +106,7 @@ def _whole_numbers(name: str, values, least: int) -> list[int]:
     return out
 
 
-def check_arguments(batch, context, warmup: int = 2, repeats: int = 5, seed: int = 0) -> tuple[list[int], list[int]]:
+def check_arguments(batch: ArrayLike, context: ArrayLike, warmup: int = 2, repeats: int = 5, seed: int = 0) -> tuple[list[int], list[int]]:
     """The grid axes of :func:`run_validation` as lists of int, after checking every argument.
 
     Raises :class:`~roofline_decode.errors.InvalidValueError` naming the argument: batches must
@@ -116,7 +119,7 @@ def check_arguments(batch, context, warmup: int = 2, repeats: int = 5, seed: int
     return batches, contexts
 
 
-def run_validation(model: Model, accelerator: Accelerator, batch=(1,), context=(0,), *, warmup: int = 2,
+def run_validation(model: Model, accelerator: Accelerator, batch: ArrayLike = (1,), context: ArrayLike = (0,), *, warmup: int = 2,
                    repeats: int = 5, seed: int = 0, progress: TextIO | bool | None = True,
                    matmul: str = "auto") -> list[Measurement]:
     """Time the kernel at every (batch, context) point and compare with the floor.

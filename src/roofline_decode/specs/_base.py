@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo
 
 from ..errors import InvalidValueError
 
-__all__ = ["Spec", "SpecValidationError", "describe_validation_error"]
+__all__ = ["Spec", "SpecValidationError", "describe_validation_error", "field_name"]
+
+
+def field_name(info: ValidationInfo) -> str:
+    """The name of the field a field validator checks (pydantic always sets it there)."""
+    assert info.field_name is not None
+    return info.field_name
 
 
 def describe_validation_error(exc: ValidationError) -> list[tuple[str, Any, str]]:

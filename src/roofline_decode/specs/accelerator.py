@@ -9,14 +9,14 @@ kind and source (see :mod:`roofline_decode.specs.spec_file`).
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, Literal, Self, TypeVar
 
 from pydantic import Field, PositiveFloat, ValidationInfo, field_validator, model_validator
 
 from .. import formulas as f
 from ..errors import InvalidValueError
-from ..formats import COMPUTE_PRECISIONS, ComputePrecision, NumberFormat, get_format
-from ._base import Spec
+from ..formats import ComputePrecision, NumberFormat, _is_compute_precision, get_format
+from ._base import Spec, field_name
 from .plausibility import order_problems, range_problem
 
 __all__ = ["Accelerator", "MemoryTier", "Figure", "Source", "Interconnect", "CATEGORIES"]
@@ -86,11 +86,14 @@ class Interconnect(Spec):
         return self.bandwidth / 2 if self.direction == "bidirectional" else self.bandwidth
 
 
-def _plausible(value: Any, info: ValidationInfo, quantity: str) -> Any:
+_Value = TypeVar("_Value", float, float | None)
+
+
+def _plausible(value: _Value, info: ValidationInfo, quantity: str) -> _Value:
     """``value`` unless it is outside the plausible range of ``quantity`` while the spec's
     ``plausibility_checks`` are on (see :mod:`roofline_decode.specs.plausibility`)."""
     if value is not None and info.data.get("plausibility_checks", True):
-        problem = range_problem(info.field_name, value, quantity)
+        problem = range_problem(field_name(info), value, quantity)
         if problem:
             raise ValueError(problem + _OPT_OUT)
     return value
@@ -124,14 +127,14 @@ class _Hardware(Spec):
     @classmethod
     def _no_booleans(cls, value: Any, info: ValidationInfo) -> Any:
         """``memory_bandwidth=True`` is a mistake, not 1 B/s (pydantic would read it as 1.0)."""
-        if cls.model_fields[info.field_name].annotation is bool:
+        if cls.model_fields[field_name(info)].annotation is bool:
             return value
         values = value.values() if isinstance(value, dict) else (value,)
         if any(isinstance(v, bool) for v in values):
             raise ValueError("expected a number, got a boolean")
         return value
 
-    def replace(self, **changes: Any):
+    def replace(self, **changes: Any) -> Self:
         """A validated copy with some fields changed; the printed figures of changed fields are
         dropped (they no longer describe the value: planning and ``show`` read the field)."""
         if "figures" not in changes:
@@ -140,7 +143,7 @@ class _Hardware(Spec):
         return super().replace(**changes)
 
     @model_validator(mode="after")
-    def _sources_resolve(self):
+    def _sources_resolve(self) -> Self:
         for key, figure in self.figures.items():
             if figure.source not in self.sources:
                 raise ValueError(f"figure {key!r} cites source {figure.source!r}, which is not in sources")
@@ -208,7 +211,7 @@ class Accelerator(_Hardware):
     usable_memory_capacity: PositiveFloat | None = Field(default=None, allow_inf_nan=False)
     gpu_memory_share: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
 
-    def replace(self, **changes):
+    def replace(self, **changes: Any) -> Self:
         """A validated copy with some fields changed.
 
         Figures describing a changed field are dropped (they would be stale), unless ``figures``
@@ -229,16 +232,16 @@ class Accelerator(_Hardware):
     @field_validator("peak_flops", "sparse_peak_flops")
     @classmethod
     def _finite(cls, peaks: dict[str, float], info: ValidationInfo) -> dict[str, float]:
-        problems = []
+        problems: list[str] = []
         for precision, value in peaks.items():
             if not math.isfinite(value):
                 raise ValueError(f"{precision} peak must be finite, got {value!r}")
             if info.data.get("plausibility_checks", True):
-                problem = range_problem(f"{info.field_name}.{precision}", value, "peak")
+                problem = range_problem(f"{field_name(info)}.{precision}", value, "peak")
                 if problem:
                     problems.append(f"{precision}: {problem}")
         if info.data.get("plausibility_checks", True):
-            problems += order_problems(info.field_name, peaks)
+            problems += order_problems(field_name(info), peaks)
         if problems:
             raise ValueError("; ".join(problems) + _OPT_OUT)
         return peaks
@@ -261,9 +264,10 @@ class Accelerator(_Hardware):
         A format computes on its own precision where the device has it, else on the next of
         its fallbacks (fp8 weights on an A100 run in bf16).
         """
+        candidates: tuple[ComputePrecision, ...]
         if isinstance(precision, NumberFormat):
             candidates = precision.compute_fallbacks
-        elif precision in COMPUTE_PRECISIONS:
+        elif _is_compute_precision(precision):
             candidates = (precision,)
         else:
             candidates = get_format(precision, field="precision").compute_fallbacks

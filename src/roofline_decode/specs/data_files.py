@@ -9,20 +9,31 @@ its figures, so each data kind only declares its schema and its units.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ..errors import SpecFileError, UnknownIdError
 from ._base import describe_validation_error
 from .accelerator import Figure, Source
-from .spec_file import read_toml
+from .spec_file import SourceEntry, read_toml
 
 __all__ = ["bundled_folder", "list_ids", "bundled_file", "given_or_file", "read_figures"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 _Spec = TypeVar("_Spec")
+
+
+class _SourcedFile(Protocol):
+    """What :func:`read_figures` needs of a file schema: its ``[sources.*]`` tables."""
+
+    @property
+    def sources(self) -> Mapping[str, SourceEntry]: ...
+
+
+_File = TypeVar("_File", bound=_SourcedFile)
 
 
 def bundled_folder(name: str) -> Path:
@@ -59,8 +70,8 @@ def given_or_file(value: object, kind: type[_Spec], load_file: Callable[[Path], 
     return None
 
 
-def read_figures(path: Path, schema: type[BaseModel],
-                 to_si: dict[str, Callable[[float, str], float]]) -> tuple[Any, dict[str, Figure], dict[str, Source]]:
+def read_figures(path: Path, schema: Callable[..., _File],
+                 to_si: dict[str, Callable[[float, str], float]]) -> tuple[_File, dict[str, Figure], dict[str, Source]]:
     """Read ``path`` with the pydantic file ``schema``; return (the parsed file, its figures, its
     sources).  ``to_si`` maps each figure field to the conversion of (value, unit as printed) to
     SI; absent optional figures are skipped.

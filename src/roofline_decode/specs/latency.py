@@ -25,7 +25,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import Field
 
@@ -40,6 +40,12 @@ __all__ = ["LatencyProfile", "LatencyProfileFile", "load_latency_profile", "list
 #: Time units a profile file may print, as units per second (divided by: 1.3 us -> 1.3e-06 s exactly).
 TIME_UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9}
 _COUNT_UNITS = {"1": 1.0}
+if TYPE_CHECKING:  # a str to mypy; to pydantic the keys of the tables above (an enum in the schema)
+    TimeUnit: TypeAlias = str
+    CountUnit: TypeAlias = str
+else:
+    TimeUnit = Literal[tuple(TIME_UNITS)]
+    CountUnit = Literal[tuple(_COUNT_UNITS)]
 
 
 class LatencyProfile(Spec):
@@ -75,12 +81,12 @@ class LatencyProfile(Spec):
 
 
 class _TimeFigure(_FigureEntry):
-    unit: Literal[tuple(TIME_UNITS)] = Field(description="The unit as the source prints it.")
+    unit: TimeUnit = Field(description="The unit as the source prints it.")
     value: float = Field(ge=0, allow_inf_nan=False, description="The number as the source prints it.")
 
 
 class _CountFigure(_FigureEntry):
-    unit: Literal[tuple(_COUNT_UNITS)] = Field(description="'1': a plain count.")
+    unit: CountUnit = Field(description="'1': a plain count.")
     value: float = Field(ge=0, allow_inf_nan=False, description="The count.")
 
 

@@ -8,15 +8,17 @@ experts after, none in the last ``mlp_free_layers``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
+from pydantic import Field, NonNegativeInt, PositiveInt, ValidationInfo, field_validator, model_validator
 
 from .. import formulas as f
 from ..errors import ConfigError, InvalidValueError, RooflineError, UnknownFormatError
 from ..formats import NumberFormat, get_format
-from ._base import Spec
+from ._base import Spec, field_name
 from ._limits import MAX_LAYERS, MAX_SIZE
 
 __all__ = ["Model", "LayerType", "WEIGHT_GROUPS"]
@@ -140,10 +142,10 @@ class Model(Spec):
     # -- validation ---------------------------------------------------------------------------
     @field_validator("*", mode="before")
     @classmethod
-    def _plain_integers(cls, value: Any, info) -> Any:
+    def _plain_integers(cls, value: Any, info: ValidationInfo) -> Any:
         """A boolean is not a count (``num_layers=True``), and counts stay below the bounds of
         :data:`MAX_LAYERS` and :data:`MAX_SIZE`, so no product of them overflows a float."""
-        if isinstance(value, bool) and cls.model_fields[info.field_name].annotation is not bool:
+        if isinstance(value, bool) and cls.model_fields[field_name(info)].annotation is not bool:
             raise ValueError("expected a whole number, got a boolean")
         if isinstance(value, int) and not isinstance(value, bool):
             limit = MAX_LAYERS if info.field_name == "num_layers" else MAX_SIZE
@@ -155,12 +157,12 @@ class Model(Spec):
     @field_validator("weight_format", "kv_format", "activation_format", "expert_weight_format", "state_format",
                      mode="before")
     @classmethod
-    def _resolve_format(cls, value: Any, info) -> Any:
+    def _resolve_format(cls, value: Any, info: ValidationInfo) -> Any:
         if value is None or isinstance(value, NumberFormat):
             return value
         if isinstance(value, dict):
             return NumberFormat(**value)
-        return get_format(value, field=info.field_name)
+        return get_format(value, field=field_name(info))
 
     @field_validator("tensor_formats", mode="before")
     @classmethod
@@ -169,7 +171,7 @@ class Model(Spec):
             return {}
         if not isinstance(value, dict):
             raise InvalidValueError("tensor_formats", value, f"a mapping of weight groups ({', '.join(WEIGHT_GROUPS)}) to formats")
-        resolved = {}
+        resolved: dict[str, NumberFormat] = {}
         for group, fmt in value.items():
             if group not in WEIGHT_GROUPS:
                 raise InvalidValueError("tensor_formats", group, f"one of the weight groups {', '.join(WEIGHT_GROUPS)}")
@@ -191,7 +193,7 @@ class Model(Spec):
 
     @model_validator(mode="after")
     def _check_consistency(self) -> Model:
-        problems = []
+        problems: list[str] = []
         if self.num_heads % self.num_kv_heads:
             problems.append(f"num_heads={self.num_heads} must be a multiple of num_kv_heads={self.num_kv_heads}")
         if self.layer_types is not None:
@@ -225,9 +227,9 @@ class Model(Spec):
             problems.append("first_dense_layers > 0 needs intermediate_size > 0")
         if self.kv_lora_rank and not (self.qk_rope_head_dim and self.qk_nope_head_dim and self.v_head_dim):
             problems.append("MLA (kv_lora_rank > 0) needs qk_rope_head_dim, qk_nope_head_dim and v_head_dim > 0")
-        tied = self.tensor_formats.get("embedding"), self.tensor_formats.get("lm_head")
-        if self.tie_word_embeddings and None not in tied and tied[0] != tied[1]:
-            problems.append(f"tensor_formats: embedding ({tied[0].name}) and lm_head ({tied[1].name}) are one tied "
+        embedding, lm_head = self.tensor_formats.get("embedding"), self.tensor_formats.get("lm_head")
+        if self.tie_word_embeddings and embedding is not None and lm_head is not None and embedding != lm_head:
+            problems.append(f"tensor_formats: embedding ({embedding.name}) and lm_head ({lm_head.name}) are one tied "
                             "matrix and must share a format")
         if problems:
             raise ValueError("; ".join(problems))
@@ -237,7 +239,9 @@ class Model(Spec):
         return self
 
     # -- precision ----------------------------------------------------------------------------
-    def with_precision(self, weights=None, kv=None, activations=None, experts=None) -> Model:
+    def with_precision(self, weights: str | NumberFormat | dict[str, str | NumberFormat] | None = None,
+                       kv: str | NumberFormat | None = None, activations: str | NumberFormat | None = None,
+                       experts: str | NumberFormat | None = None) -> Model:
         """A copy served in other formats; ``None`` keeps a format as it is.
 
         ``weights`` as one format (a name or :class:`NumberFormat`) stores *every* weight group
@@ -262,25 +266,26 @@ class Model(Spec):
         elif weights is not None:
             from ..files.llama_quant import MIXTURES, is_mixture, mixture_formats
 
-            if is_mixture(weights):  # a llama.cpp preset: each tensor in the type llama-quantize picks
-                groups = mixture_formats(weights, self)
+            if isinstance(weights, str) and is_mixture(weights):  # a llama.cpp preset: each tensor in the type
+                groups = mixture_formats(weights, self)                 # llama-quantize picks
                 changes.update(weight_format=MIXTURES[weights.strip()], expert_weight_format=groups.pop("experts", None),
                                tensor_formats=groups)
             else:
+                fmt = weights
                 if isinstance(weights, str):
                     try:
-                        weights = get_format(weights, field="weight_format")
+                        fmt = get_format(weights, field="weight_format")
                     except UnknownFormatError:  # the suggestions include llama.cpp's presets
                         from ..formats import list_formats
 
                         raise UnknownFormatError(weights, [*list_formats(), *MIXTURES], field="weight_format") from None
-                changes.update(weight_format=weights, tensor_formats={}, expert_weight_format=None)
+                changes.update(weight_format=fmt, tensor_formats={}, expert_weight_format=None)
         for field, value in (("kv_format", kv), ("activation_format", activations), ("expert_weight_format", experts)):
             if value is not None:
                 changes[field] = value
         return self.replace(**changes)
 
-    def _group_changes(self, weights: dict) -> dict[str, Any]:
+    def _group_changes(self, weights: Mapping[str, str | NumberFormat]) -> dict[str, Any]:
         """Model fields for a ``{"default": ..., "<group>": ...}`` weights dict."""
         unknown = [key for key in weights if key != "default" and key not in WEIGHT_GROUPS]
         if unknown:
@@ -394,6 +399,7 @@ class Model(Spec):
             if windowed:
                 growing += self.num_chunked_layers
             else:
+                assert self.attention_chunk_size is not None  # chunked layers need it (validated)
                 windowed, window = self.num_chunked_layers, float(self.attention_chunk_size)
         return growing, windowed, window, self.recurrent_state_bytes_per_sequence
 
@@ -405,7 +411,10 @@ class Model(Spec):
     @property
     def window(self) -> float:
         """Sliding window [tokens], +inf when no layer slides."""
-        return float(self.sliding_window) if self.num_sliding_layers else float("inf")
+        if not self.num_sliding_layers:
+            return float("inf")
+        assert self.sliding_window is not None  # sliding layers need it (validated)
+        return float(self.sliding_window)
 
     @property
     def num_moe_layers(self) -> int:
@@ -532,9 +541,9 @@ class Model(Spec):
     def kv_bytes_per_token_per_layer(self) -> float:
         """KV bytes of one token in one layer [B] (MLA: one latent plus the rotary key)."""
         b = self.kv_format.bytes_per_element
-        if self.is_mla:
-            return f.mla_kv_bytes_per_token_per_layer(self.kv_lora_rank, self.qk_rope_head_dim, b)
-        return f.kv_bytes_per_token_per_layer(self.num_kv_heads, self.head_dim, b)
+        per_token: float = (f.mla_kv_bytes_per_token_per_layer(self.kv_lora_rank, self.qk_rope_head_dim, b)
+                            if self.is_mla else f.kv_bytes_per_token_per_layer(self.num_kv_heads, self.head_dim, b))
+        return per_token
 
     @property
     def kv_bytes_per_token(self) -> float:
@@ -608,7 +617,8 @@ class Model(Spec):
         return float(sum(n * self.group_format(g).bytes_per_element for g, n in self.group_parameters.items()))
 
     @classmethod
-    def from_hf_config(cls, config, name: str | None = None, **overrides: Any) -> Model:
+    def from_hf_config(cls, config: str | Path | Mapping[str, Any], name: str | None = None,
+                       **overrides: Any) -> Model:
         """Build a Model from a Hugging Face ``config.json`` (path, directory or dict), offline.
 
         The supported ``model_type`` values and the keys read are listed in

@@ -21,9 +21,10 @@ import datetime
 import json
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.config import JsonDict
 
 from .._parse import ParseProblem, parse_toml
 from ..errors import InvalidValueError, RooflineError, SpecFileError
@@ -44,10 +45,22 @@ __all__ = [
 #: File names of the exported JSON schemas (in ``hardware_specs/schema/``), by spec type.
 SCHEMA_FILES = {"accelerator": "accelerator.schema.json", "memory_tier": "memory_tier.schema.json"}
 
-_DERIVED_NEEDS_DERIVATION = {
+_DERIVED_NEEDS_DERIVATION: JsonDict = {
     "if": {"properties": {"kind": {"const": "derived"}}, "required": ["kind"]},
     "then": {"required": ["derivation"]},
 }
+
+
+if TYPE_CHECKING:  # a str to mypy; to pydantic the keys of the unit tables of units.py (an enum in the schema)
+    ByteUnit: TypeAlias = str
+    BandwidthUnit: TypeAlias = str
+    FlopsUnit: TypeAlias = str
+    PowerUnit: TypeAlias = str
+else:
+    ByteUnit = Literal[tuple(BYTE_UNITS)]
+    BandwidthUnit = Literal[tuple(BANDWIDTH_UNITS)]
+    FlopsUnit = Literal[tuple(FLOPS_UNITS)]
+    PowerUnit = Literal[tuple(POWER_UNITS)]
 
 
 class _Strict(BaseModel):
@@ -74,7 +87,7 @@ class _FigureEntry(_Strict):
 class CapacityFigure(_FigureEntry):
     """A memory capacity figure (GB, GiB, ...)."""
 
-    unit: Literal[tuple(BYTE_UNITS)] = Field(description="The unit as the source prints it.")
+    unit: ByteUnit = Field(description="The unit as the source prints it.")
 
 
 class CacheFigure(CapacityFigure):
@@ -86,19 +99,19 @@ class CacheFigure(CapacityFigure):
 class BandwidthFigure(_FigureEntry):
     """A bandwidth figure (GB/s, TB/s, ...); bandwidth is decimal."""
 
-    unit: Literal[tuple(BANDWIDTH_UNITS)] = Field(description="The unit as the source prints it.")
+    unit: BandwidthUnit = Field(description="The unit as the source prints it.")
 
 
 class FlopsFigure(_FigureEntry):
     """A peak compute figure (TFLOP/s; TOP/s for integer formats)."""
 
-    unit: Literal[tuple(FLOPS_UNITS)] = Field(description="The unit as the source prints it.")
+    unit: FlopsUnit = Field(description="The unit as the source prints it.")
 
 
 class PowerFigure(_FigureEntry):
     """A power figure (W)."""
 
-    unit: Literal[tuple(POWER_UNITS)] = Field(description="The unit as the source prints it.")
+    unit: PowerUnit = Field(description="The unit as the source prints it.")
 
 
 class SourceEntry(_Strict):
@@ -201,7 +214,9 @@ class MemoryTierFile(_Strict):
     )
 
 
-_FILE_SCHEMAS: dict[str, type[_Strict]] = {"accelerator": AcceleratorFile, "memory_tier": MemoryTierFile}
+_FILE_SCHEMAS: dict[str, type[AcceleratorFile | MemoryTierFile]] = {
+    "accelerator": AcceleratorFile, "memory_tier": MemoryTierFile,
+}
 
 
 def json_schema(kind: str = "accelerator") -> dict[str, Any]:
@@ -233,7 +248,8 @@ def _field_path(field: str) -> str:
     return field.removesuffix(".[key]")
 
 
-def _figure(field: str, entry: _FigureEntry, sources: dict, problems: list[tuple[str, str]]) -> Figure | None:
+def _figure(field: str, entry: _FigureEntry, sources: dict[str, SourceEntry],
+            problems: list[tuple[str, str]]) -> Figure | None:
     """The Figure of a file entry; its problems (undefined source, derivation missing, a value
     that overflows in SI) are appended to ``problems`` and None is returned."""
     unit_table = {
@@ -296,14 +312,19 @@ def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | Mem
     try:
         spec = schema(**raw)
     except ValidationError as exc:
-        problems = []
+        refused = []
         for field, value, message in describe_validation_error(exc):
             shown = "" if "missing" in message or "unknown field" in message else f" (got {_short(value)})"
-            problems.append((_field_path(field), message + shown))
-        raise _problems_error(path, problems) from None
+            refused.append((_field_path(field), message + shown))
+        raise _problems_error(path, refused) from None
     sources = {key: Source(**s.model_dump()) for key, s in spec.sources.items()}
     figures: dict[str, Figure] = {}
     problems: list[tuple[str, str]] = []
+
+    @overload
+    def take(field: str, entry: _FigureEntry) -> float: ...
+    @overload
+    def take(field: str, entry: _FigureEntry | None) -> float | None: ...
 
     def take(field: str, entry: _FigureEntry | None) -> float | None:
         if entry is None:
@@ -314,16 +335,16 @@ def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | Mem
         figures[field] = figure
         return figure.si_value
 
-    common = dict(id=id or path.stem, name=spec.name, notes=spec.notes, sources=sources, path=str(path),
-                  plausibility_checks=spec.plausibility_checks)
+    common: dict[str, Any] = dict(id=id or path.stem, name=spec.name, notes=spec.notes, sources=sources,
+                                  path=str(path), plausibility_checks=spec.plausibility_checks)
     try:
         if isinstance(spec, MemoryTierFile):
             bandwidth = take("bandwidth", spec.bandwidth)
             capacity = take("capacity", spec.capacity)
-            built = dict(bandwidth=bandwidth, direction=spec.direction, capacity=capacity)
             if problems:
                 raise _problems_error(path, problems)
-            return MemoryTier(**common, **built, figures=figures)
+            return MemoryTier(**common, bandwidth=bandwidth, direction=spec.direction, capacity=capacity,
+                              figures=figures)
         capacity = take("memory_capacity", spec.memory_capacity)
         usable = take("usable_memory", spec.usable_memory)
         bandwidth = take("memory_bandwidth", spec.memory_bandwidth)
@@ -331,7 +352,7 @@ def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | Mem
         sparse = {p: take(f"sparse_peak_flops.{p}", e) for p, e in spec.sparse_peak_flops.items()}
         tdp = take("tdp", spec.tdp)
         take("onchip_cache", spec.onchip_cache)
-        interconnect = None
+        interconnect: Interconnect | None = None
         if spec.interconnect is not None:
             link = spec.interconnect
             interconnect = Interconnect(

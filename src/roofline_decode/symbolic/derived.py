@@ -17,13 +17,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import formulas as f
+from .._typing import FloatArray, SympyExpr
 from ..errors import InvalidValueError, UnknownIdError
 from ..formulas._ops import maximum
 from ._sympy import require_sympy
 from .expressions import SymbolicResult, symbol, symbols_for
+
+if TYPE_CHECKING:  # imported when called (the catalog and estimators are not needed for symbols)
+    from ..estimate import _Peaks
+    from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
 
 __all__ = [
     "ClosedForm", "step_expressions", "model_values", "closed_forms", "closed_form",
@@ -63,7 +72,7 @@ def step_expressions(moe: bool = True, mixers: bool = False) -> dict[str, Symbol
         "expert_matrix_parameters", "expert_peak_flops", "attention_peak_flops",
     ])
     batch, context = s["batch"], s["context"]
-    experts = (
+    experts: tuple[SympyExpr, ...] = (
         (s["num_moe_layers"], s["num_experts"], s["num_experts_per_token"], s["expert_parameters"], s["bytes_per_expert_weight"])
         if moe else (0,)
     )
@@ -121,7 +130,8 @@ def step_expressions(moe: bool = True, mixers: bool = False) -> dict[str, Symbol
     return {name: SymbolicResult(name, symbol(name), expr) for name, expr in terms.items()}
 
 
-def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, float]:
+def model_values(model: Model | str, accelerator: Accelerator | str | None = None,
+                 sparse: bool = False) -> dict[str, float]:
     """Numbers for the glossary names of the composed step, from a Model (and an Accelerator).
 
     The peaks are the ones ``decode_floor`` uses for each FLOP group: ``peak_flops`` for the
@@ -132,11 +142,12 @@ def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, flo
     where others have one: it adds no time).
     """
     from ..catalog import load_accelerator, load_model
-    from ..estimate import _peaks, _streamed_terms
+    from ..estimate import _peaks
+    from ..traffic import _streamed_terms
 
     model = load_model(model)
     streamed, row, bytes_per_weight = _streamed_terms(model)  # per-group formats: bytes with b_w = 1
-    values = {
+    values: dict[str, float] = {
         "streamed_parameters": streamed,
         "embedding_row_parameters": row,
         "vocab_size": model.vocab_size,
@@ -169,16 +180,16 @@ def model_values(model, accelerator=None, sparse: bool = False) -> dict[str, flo
         "recurrent_flops_per_token": model.recurrent_flops_per_token,
     }
     if accelerator is not None:
-        accelerator = load_accelerator(accelerator)
-        values.update(memory_bandwidth=accelerator.memory_bandwidth, memory_capacity=accelerator.memory_capacity,
-                      **_group_peaks(model, _peaks(model, accelerator, sparse)))
+        device = load_accelerator(accelerator)
+        values.update(memory_bandwidth=device.memory_bandwidth, memory_capacity=device.memory_capacity,
+                      **_group_peaks(model, _peaks(model, device, sparse)))
     return values
 
 
-def _group_peaks(model, peaks) -> dict[str, float]:
+def _group_peaks(model: Model, peaks: _Peaks) -> dict[str, float]:
     """peak_flops (weight matrices but the routed experts), expert_peak_flops and
     attention_peak_flops from decode_floor's per-group peaks."""
-    from ..estimate import _matrix_parameters_per_token
+    from ..traffic import _matrix_parameters_per_token
 
     if not peaks.bounded:
         nan = float("nan")
@@ -218,7 +229,8 @@ class ClosedForm:
     def _repr_latex_(self) -> str:
         return (self.short or self.expression)._repr_latex_()
 
-    def evaluate(self, model, accelerator=None, *, sparse: bool = False, **grid: Any):
+    def evaluate(self, model: Model | str, accelerator: Accelerator | str | None = None, *, sparse: bool = False,
+                 **grid: ArrayLike) -> FloatArray:
         """Evaluate for a Model (and an Accelerator) with numpy; ``grid`` gives the rest
         (``batch``, ``context``, ``target_tokens_per_second``, ``memory_capacity``...)."""
         from ..catalog import load_model
@@ -229,16 +241,16 @@ class ClosedForm:
                 "model", model.name, f"a dense model for the {self.key} closed form (MoE weight reads are not "
                 "linear in the batch; use decode_floor(...).critical_batch)",
             )
-        from ..estimate import checked_array
+        from ..grid import checked_array
 
         # the grid follows the rule of decode_floor: batch >= 1, context >= 0, other values > 0
         lows = {"batch": (1.0, True), "context": (0.0, True)}
-        grid = {name: checked_array(name, value, *lows.get(name, (0.0, False))) for name, value in grid.items()}
-        values = {**model_values(model, accelerator, sparse), **grid}
+        checked = {name: checked_array(name, value, *lows.get(name, (0.0, False))) for name, value in grid.items()}
+        values: dict[str, float | np.ndarray] = {**model_values(model, accelerator, sparse), **checked}
         return self.expression.evaluate(values)
 
 
-def per_sequence_terms() -> dict[str, Any]:
+def per_sequence_terms() -> dict[str, SympyExpr]:
     """Q_0, q_seq, f_seq and t_seq of the dense step for B <= V: bytes = Q_0 + B q_seq,
     FLOPs = B f_seq, compute time = B t_seq (each FLOP group at its own peak; t_seq keeps the
     routed-expert group, zero for a dense model with L_moe = 0)."""
@@ -263,7 +275,7 @@ def per_sequence_terms() -> dict[str, Any]:
     }
 
 
-def _expanded(name: str, short_rhs, substitutions: dict[str, Any]) -> SymbolicResult:
+def _expanded(name: str, short_rhs: SympyExpr, substitutions: dict[str, SympyExpr]) -> SymbolicResult:
     return SymbolicResult(name, symbol(name), short_rhs.subs({symbol(k): v for k, v in substitutions.items()}))
 
 
@@ -287,7 +299,7 @@ def critical_batch_form() -> ClosedForm:
                       "batch at which compute time equals memory time (dense, B <= V)", dense_only=True)
 
 
-def _solve_in_context(expr):
+def _solve_in_context(expr: SympyExpr) -> SympyExpr:
     """Root in T of an expression linear in T on each side of the window W (a Piecewise).
 
     Below W every layer adds positions (``Min(T, W) = T``); past W only global layers do, and
@@ -338,7 +350,8 @@ def intensity_limit_form() -> ClosedForm:
                       "arithmetic intensity as the batch grows without bound")
 
 
-def compute_bound_reachable(model, accelerator, context=0, sparse: bool = False):
+def compute_bound_reachable(model: Model | str, accelerator: Accelerator | str, context: ArrayLike = 0,
+                            sparse: bool = False) -> NDArray[np.bool_]:
     """Whether some batch makes the step compute-bound at ``context``: I∞(T) > F_eff(T) / BW,
     that is t_seq(T) > q_seq(T) / BW (each sequence's compute time outlasts its own bytes).
 
@@ -348,9 +361,8 @@ def compute_bound_reachable(model, accelerator, context=0, sparse: bool = False)
     >>> compute_bound_reachable("llama-3.1-8b", "h100-sxm", context=[0, 4096]).tolist()
     [True, False]
     """
-    import numpy as np
-
-    values = {**model_values(model, accelerator, sparse), "context": np.asarray(context, float)}
+    values: dict[str, float | np.ndarray] = {**model_values(model, accelerator, sparse),
+                                             "context": np.asarray(context, float)}
     terms = per_sequence_terms()
     seconds = SymbolicResult("compute_time_per_sequence", symbol("compute_time_per_sequence"),
                              terms["compute_time_per_sequence"]).evaluate(values)

@@ -11,15 +11,21 @@ from __future__ import annotations
 import inspect
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, SupportsFloat
 
 import numpy as np
 
+from .._typing import SympyExpr
 from ..formulas import PUBLIC_FORMULAS
 from ._sympy import require_sympy
-from .derived import closed_form, model_values, per_sequence_terms, step_expressions
+from .derived import ClosedForm, closed_form, model_values, per_sequence_terms, step_expressions
 from .expressions import SymbolicResult, latex_names, symbol, twin
 from .docs_request import section_request
 from .glossary import GLOSSARY
+
+if TYPE_CHECKING:
+    from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
 
 __all__ = ["render_derivation", "render_glossary", "write_docs", "DOC_FILES"]
 
@@ -32,17 +38,19 @@ _DEVICE = "h100-sxm"
 _MODEL = "llama-3.1-8b"
 
 
-def _eq(result: SymbolicResult) -> str:
+def _eq(result: SymbolicResult | ClosedForm) -> str:
+    """A display equation; a closed form shows its short form (as :meth:`ClosedForm.latex`)."""
     return f"$$\n{result.latex()}\n$$\n"
 
 
-def _tex(expr) -> str:
-    return require_sympy().latex(expr, symbol_names=latex_names())
+def _tex(expr: SympyExpr) -> str:
+    text: str = require_sympy().latex(expr, symbol_names=latex_names())
+    return text
 
 
-def _num(x: float, digits: int = 3) -> str:
+def _num(number: SupportsFloat, digits: int = 3) -> str:
     """A number for a table: ``inf`` as 'never', else `digits` significant figures."""
-    x = float(x)
+    x = float(number)
     if np.isinf(x):
         return "never" if x > 0 else "-inf"
     if x == 0:
@@ -123,7 +131,7 @@ def _section_dense_intensity() -> str:
     return "\n".join(out)
 
 
-def _subs(values: dict[str, float]) -> dict:
+def _subs(values: dict[str, float]) -> dict[SympyExpr, float]:
     return {symbol(k): v for k, v in values.items() if k in GLOSSARY}
 
 
@@ -138,7 +146,7 @@ def _section_critical_batch() -> str:
     out = ["## 3. The critical batch B*\n",
            "Setting T_comp = T_mem and solving for B (`sympy.solve`) gives the critical batch, which is the "
            "`critical_batch` formula evaluated on the step's own per-sequence terms:\n",
-           _eq(form.short),
+           _eq(form),
            "\nwith Q_0, q_seq and f_seq from section 2. It is infinite when each sequence's own bytes take "
            "longer to move than its FLOPs take to execute: no batch then reaches the ridge.\n"]
     for context in (0, 4096):
@@ -161,7 +169,7 @@ def _section_long_context() -> str:
     out = ["## 4. At long context the KV term caps the intensity\n",
            "As B grows the weight bytes are shared by more sequences (for an MoE model they are bounded "
            "by all experts), so the intensity rises toward the limit `sympy.limit(I, B, oo)`:\n",
-           _eq(limit.short), _eq(limit.expression)]
+           _eq(limit), _eq(limit.expression)]
     global_only = limit.expression.rhs.subs(symbol("num_sliding_layers"), 0)
     far = sympy.limit(global_only, context, sympy.oo)
     gqa = far.subs({symbol("kv_bytes_per_token_per_layer"): twin("kv_bytes_per_token_per_layer").expression().rhs,
@@ -174,7 +182,7 @@ def _section_long_context() -> str:
 
     example = load_model(_MODEL)
     group_limit = 2 * example.num_heads / (example.num_kv_heads * example.kv_format.bytes_per_element)
-    ridges = []
+    ridges: list[tuple[float, str]] = []
     for device_id in list_accelerators():
         acc = load_accelerator(device_id)
         if "bf16" in acc.peak_flops:
@@ -198,22 +206,22 @@ def _section_long_context() -> str:
         model = load_model(model_id)
         values = limit.evaluate(model, device, context=np.array(contexts))
         t_c = closed_form("compute_bound_context").evaluate(model, device)
-        ridges = _group_ridges(model, device)
-        rows.append([model.name, ridges, *[_num(v, 3) for v in values], _num(t_c, 3)])
+        rows.append([model.name, _group_ridges(model, device), *[_num(v, 3) for v in values], _num(t_c, 3)])
     out.append(f"\nI_∞ [FLOP/B] on the {device.name}, with the ridge F_g / BW of each FLOP group's precision "
                f"(bf16: {device.ridge_point('bf16'):.1f} FLOP/B, fp8: {device.ridge_point('fp8'):.1f}); T_c "
                "solves I_∞(T) = F_eff(T) / BW with those peaks:\n\n")
     out.append(_table(["model", "ridge per group [FLOP/B]", *[f"T = {int(t)}" for t in contexts], "T_c [tokens]"],
                       rows))
     mla = load_model("deepseek-v3")
-    values = model_values(mla, device)
-    attention = 2 * values["num_heads"] * values["score_value_width"] / values["kv_bytes_per_token_per_layer"]
+    mla_values = model_values(mla, device)
+    attention = (2 * mla_values["num_heads"] * mla_values["score_value_width"]
+                 / mla_values["kv_bytes_per_token_per_layer"])
     slow = load_accelerator("a100-80gb-sxm")
     t_c = closed_form("compute_bound_context").evaluate(mla, slow)
     fp8_kv = mla.with_precision(kv="fp8")
     attention_fp8 = 2 * mla.num_heads * mla.score_value_width / fp8_kv.kv_bytes_per_token_per_layer
     t_c_fp8 = closed_form("compute_bound_context").evaluate(fp8_kv, device)
-    out.append(f"\nMulti-head latent attention reads one shared latent for all {values['num_heads']} heads: "
+    out.append(f"\nMulti-head latent attention reads one shared latent for all {mla_values['num_heads']} heads: "
                f"{mla.name} with its {mla.kv_format.name} latent cache brings 2 H_q w / m_kv = {attention:.1f} "
                f"FLOP/B per cached position and attends in {mla.kv_format.compute_precision}: below the "
                f"{device.name} {mla.kv_format.compute_precision} ridge but above the {slow.name} one "
@@ -225,12 +233,12 @@ def _section_long_context() -> str:
     return "\n".join(out)
 
 
-def _group_ridges(model, device) -> str:
+def _group_ridges(model: Model, device: Accelerator) -> str:
     """'bf16 295.4', or per precision its ridge and groups: 'fp8 590.7 (attention, mlp, ...)'."""
     from ..estimate import _peaks
 
     peaks = _peaks(model, device, False)
-    ridges = {}
+    ridges: dict[str, list[str]] = {}
     for group, precision in peaks.precisions.items():
         ridges.setdefault(f"{precision} {peaks.peaks[group] / device.memory_bandwidth:.1f}", []).append(group)
     if len(ridges) == 1:
@@ -238,7 +246,7 @@ def _group_ridges(model, device) -> str:
     return "; ".join(f"{ridge} ({', '.join(groups)})" for ridge, groups in ridges.items())
 
 
-def _tc_short():
+def _tc_short() -> SympyExpr:
     """T_c in the global-attention case, in per-sequence symbols, for display."""
     sympy = require_sympy()
     s = {n: symbol(n) for n in ("memory_bandwidth", "kv_bytes_per_token_per_layer", "num_heads", "score_value_width",
@@ -256,7 +264,7 @@ def _section_crossover() -> str:
     form = closed_form("crossover_context")
     out = ["## 5. When the KV cache outweighs the weights\n",
            "Solving Q_kv^read(B, T) = Q_w(B) for T (piecewise because sliding layers stop at W):\n",
-           _eq(form.short)]
+           _eq(form)]
     batches = [1.0, 8.0, 64.0, 256.0]
     rows = []
     for model_id in _MODELS + ["mixtral-8x7b"]:
@@ -275,7 +283,7 @@ def _section_bandwidth_and_capacity() -> str:
     capacity = closed_form("max_batch")
     out = ["## 6. Bandwidth for a target rate, and the batch that fits\n",
            "Solving B / T_mem = R_target for BW (infinite when compute alone is too slow):\n",
-           _eq(bandwidth.short)]
+           _eq(bandwidth)]
     device = load_accelerator(_DEVICE)
     rows = []
     for model_id, batch, context, target in (("llama-3.1-8b", 1, 4096, 100.0), ("llama-3.1-8b", 64, 4096, 5000.0),
@@ -288,7 +296,7 @@ def _section_bandwidth_and_capacity() -> str:
     out.append(_table(["model", "B", "T", "target tokens/s", "BW needed [TB/s]"], rows))
     out.append("\nThe largest batch whose weights and KV caches fit a capacity C (rounded down; "
                "`roofline_decode.planning` applies the usable-memory rule and a runtime reserve first):\n")
-    out.append(_eq(capacity.short))
+    out.append(_eq(capacity))
     rows = []
     for model_id in ("llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b"):
         model = load_model(model_id)

@@ -11,11 +11,14 @@ loudly (:class:`~roofline_decode.symbolic.glossary.GlossaryError`).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from numpy.typing import ArrayLike
+
+from .._typing import ArrayOrExpr, FloatArray, SympyExpr
 from ..errors import UnknownIdError
 from ._sympy import require_sympy
 from .glossary import GLOSSARY, entry
@@ -24,35 +27,36 @@ __all__ = ["SymbolicResult", "Twin", "symbol", "symbols_for", "latex_names", "tw
 
 
 @lru_cache(maxsize=None)
-def symbol(name: str):
+def symbol(name: str) -> SympyExpr:
     """The sympy Symbol of a glossary name (one object per name, with its assumptions)."""
     sympy = require_sympy()
     e = entry(name)
     return sympy.Symbol(e.symbol, **e.assumptions)
 
 
-def symbols_for(names) -> dict[str, Any]:
+def symbols_for(names: Iterable[str]) -> dict[str, SympyExpr]:
     """``{name: Symbol}`` for several glossary names."""
     return {name: symbol(name) for name in names}
 
 
-def canonical_names() -> dict[Any, str]:
+def canonical_names() -> dict[SympyExpr, str]:
     """``{Symbol: name}``; for aliases (several names, one symbol) the first name in the table."""
-    names: dict[Any, str] = {}
+    names: dict[SympyExpr, str] = {}
     for name in GLOSSARY:
         names.setdefault(symbol(name), name)
     return names
 
 
-def latex_names() -> dict[Any, str]:
+def latex_names() -> dict[SympyExpr, str]:
     """``{Symbol: LaTeX}`` for every glossary entry, for ``sympy.latex(symbol_names=...)``."""
     return {symbol(name): e.latex for name, e in GLOSSARY.items()}
 
 
 @lru_cache(maxsize=512)
-def _compile(rhs, parameters: tuple[str, ...]) -> Callable:
+def _compile(rhs: SympyExpr, parameters: tuple[str, ...]) -> Callable[..., Any]:
     sympy = require_sympy()
-    return sympy.lambdify([symbol(n) for n in parameters], rhs, modules="numpy")
+    compiled: Callable[..., Any] = sympy.lambdify([symbol(n) for n in parameters], rhs, modules="numpy")
+    return compiled
 
 
 @dataclass(frozen=True)
@@ -70,8 +74,8 @@ class SymbolicResult:
     """
 
     name: str
-    lhs: Any
-    rhs: Any
+    lhs: SympyExpr
+    rhs: SympyExpr
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -91,7 +95,7 @@ class SymbolicResult:
     def __str__(self) -> str:
         return f"{self.lhs} = {self.rhs}"
 
-    def lambdify(self, parameters=None) -> Callable:
+    def lambdify(self, parameters: Iterable[str] | None = None) -> Callable[..., FloatArray]:
         """A numpy function of the glossary names (positional, in ``parameters`` order).
 
         Arguments become float arrays, so a zero denominator gives ±inf like the numeric
@@ -100,20 +104,20 @@ class SymbolicResult:
         """
         import numpy as np
 
-        parameters = tuple(parameters) if parameters is not None else self.parameters
-        compiled = _compile(self.rhs, parameters)
+        names = tuple(parameters) if parameters is not None else self.parameters
+        compiled = _compile(self.rhs, names)
 
-        def evaluate(*args):
+        def evaluate(*args: ArrayLike) -> FloatArray:
             arrays = [np.asarray(a, dtype=float) for a in args]
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 result = np.asarray(compiled(*arrays), dtype=float)
             shape = np.broadcast_shapes(result.shape, *(a.shape for a in arrays))
             return result if result.shape == shape else np.array(np.broadcast_to(result, shape))
 
-        evaluate.__doc__ = f"{self.lhs} = {self.rhs}; arguments: {', '.join(parameters)}"
+        evaluate.__doc__ = f"{self.lhs} = {self.rhs}; arguments: {', '.join(names)}"
         return evaluate
 
-    def evaluate(self, values: Mapping[str, Any] | None = None, **kwargs: Any):
+    def evaluate(self, values: Mapping[str, ArrayLike] | None = None, **kwargs: ArrayLike) -> FloatArray:
         """Evaluate numerically with numpy, giving each glossary name a number or an array.
 
         Values the expression does not use are allowed; the result has the broadcast shape
@@ -125,8 +129,8 @@ class SymbolicResult:
         >>> float(symbolic.twin("ridge_point").expression().evaluate(peak_flops=989.5e12, memory_bandwidth=3.35e12))
         295.3731343283582
         """
-        values = {**(values or {}), **kwargs}
-        missing = [n for n in self.parameters if n not in values]
+        given = {**(values or {}), **kwargs}
+        missing = [n for n in self.parameters if n not in given]
         if missing:
             from ..errors import InvalidValueError
 
@@ -137,8 +141,8 @@ class SymbolicResult:
             )
         import numpy as np
 
-        result = self.lambdify()(*(values[n] for n in self.parameters))
-        shape = np.broadcast_shapes(result.shape, *(np.shape(v) for v in values.values()))
+        result = self.lambdify()(*(given[n] for n in self.parameters))
+        shape = np.broadcast_shapes(result.shape, *(np.shape(v) for v in given.values()))
         return result if result.shape == shape else np.array(np.broadcast_to(result, shape))
 
 
@@ -147,7 +151,7 @@ class Twin:
     """The symbolic twin of one public formula: the same function, called on symbols."""
 
     name: str
-    function: Callable
+    function: Callable[..., ArrayOrExpr]
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -159,7 +163,7 @@ class Twin:
         """The parameters that become symbols: all but switches (which keep their default)."""
         return tuple(p for p in self.parameters if not entry(p, where=f"formula {self.name}").is_switch)
 
-    def symbols(self) -> dict[str, Any]:
+    def symbols(self) -> dict[str, SympyExpr]:
         """``{parameter: Symbol}`` from the glossary; :class:`GlossaryError` names a missing one."""
         for name in (self.name, *self.parameters):
             entry(name, where=f"formula {self.name}")
@@ -180,7 +184,7 @@ class Twin:
         arguments = {**self.symbols(), **fixed}
         return SymbolicResult(self.name, symbol(self.name), self.function(**arguments))
 
-    def lambdify(self) -> Callable:
+    def lambdify(self) -> Callable[..., FloatArray]:
         """A numpy function of :attr:`symbolic_parameters`, in signature order."""
         return self.expression().lambdify(self.symbolic_parameters)
 

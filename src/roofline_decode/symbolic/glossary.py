@@ -41,7 +41,7 @@ class GlossaryError(RooflineError, LookupError):
         )
 
     def __str__(self) -> str:  # LookupError would repr() the message
-        return self.args[0]
+        return str(self.args[0])  # the message: a str already
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ Modules: ``reader`` (typed key access, loading the file), ``families`` (the read
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,8 @@ WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistr
 __all__ = ["hf_config_fields", "read_config", "SUPPORTED_MODEL_TYPES", "ConfigReader", "READERS"]
 
 
-def hf_config_fields(config, name: str | None = None, **overrides: Any) -> tuple[dict[str, Any], str]:
+def hf_config_fields(config: str | PathLike[str] | Mapping[str, Any], name: str | None = None,
+                     **overrides: Any) -> tuple[dict[str, Any], str]:
     """The :class:`~roofline_decode.specs.model.Model` fields a Hugging Face config.json
     (path, directory or dict) states, and where it came from.
 
@@ -106,12 +109,12 @@ def hf_config_fields(config, name: str | None = None, **overrides: Any) -> tuple
 
 
 
-def _known(value, table: dict) -> bool:
+def _known(value: Any, table: Mapping[str, Any]) -> bool:
     """``value in table`` for a config value of any JSON type (a list is not hashable)."""
     return isinstance(value, str) and value in table
 
 
-def _language_model(data: dict, source: str) -> dict:
+def _language_model(data: dict[str, Any], source: str) -> dict[str, Any]:
     """The language model's config of a multimodal wrapper (``text_config``), with the
     wrapper's name, architectures, quantization and tying where the text config lacks them."""
     text = data.get("text_config")
@@ -120,7 +123,7 @@ def _language_model(data: dict, source: str) -> dict:
     merged = dict(text)
     wrapper = data.get("model_type")
     if not _known(merged.get("model_type"), READERS):
-        if not _known(wrapper, WRAPPERS):
+        if not isinstance(wrapper, str) or wrapper not in WRAPPERS:
             raise ConfigError(source, "model_type", f"unsupported multimodal wrapper {wrapper!r} with a text_config; "
                                                     f"supported: {', '.join(sorted(WRAPPERS))}")
         merged["model_type"] = WRAPPERS[wrapper]

@@ -54,7 +54,8 @@ def _window(r: ConfigReader, default: int | None) -> int | None:
     """``sliding_window``: the family default when absent, no window when null."""
     if "sliding_window" not in r.config:
         return default
-    return r.integer("sliding_window", default=None, minimum=1)
+    window: int | None = r.integer("sliding_window", default=None, minimum=1)
+    return window
 
 
 def _pattern(num_layers: int, every: int) -> list[str]:
@@ -114,16 +115,24 @@ def _moe(r: ConfigReader, num_layers: int, num_experts: int, per_token: int, exp
 
 
 
+def _llama_shapes(r: ConfigReader, tie: bool, mlp_bias: bool = True) -> dict[str, Any]:
+    """Llama's keys: the core sizes, ``intermediate_size``, ``hidden_act``, ``attention_bias``
+    on q/k/v/o and (``mlp_bias=True``) ``mlp_bias``; the families built on them add their own."""
+    fields = _core(r, tie=tie)
+    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
+    _activation(r, "hidden_act")
+    bias = r.boolean("attention_bias", False)
+    fields.update(qkv_bias=bias, o_bias=bias)
+    if mlp_bias:
+        fields["mlp_bias"] = r.boolean("mlp_bias", False)
+    return fields
+
+
 # -- readers, one per model_type ---------------------------------------------------------------
 
 def _llama(r: ConfigReader) -> dict[str, Any]:
     """Llama: GQA with rotary embeddings, SwiGLU MLP, RMSNorm; optional biases."""
-    fields = _core(r, tie=False)
-    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
-    _activation(r, "hidden_act")
-    bias = r.boolean("attention_bias", False)
-    fields.update(qkv_bias=bias, o_bias=bias, mlp_bias=r.boolean("mlp_bias", False))
-    return fields
+    return _llama_shapes(r, tie=False)
 
 
 def _mistral(r: ConfigReader) -> dict[str, Any]:
@@ -211,11 +220,7 @@ def _gemma3_text(r: ConfigReader) -> dict[str, Any]:
 
 def _phi3(r: ConfigReader) -> dict[str, Any]:
     """Phi-3: fused qkv and gate_up projections (same counts as separate); every layer slides."""
-    fields = _core(r, tie=False)
-    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
-    _activation(r, "hidden_act")
-    bias = r.boolean("attention_bias", False)
-    fields.update(qkv_bias=bias, o_bias=bias)
+    fields = _llama_shapes(r, tie=False, mlp_bias=False)
     fields.update(_attention_layers(r, fields["num_layers"], _window(r, None)))
     return fields
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from ... import formulas as f
-from .families import _REQUIRED, _activation, _core, _moe
-from .reader import ConfigReader
+from .families import _activation, _core, _moe
+from .reader import _REQUIRED, ConfigReader
 
 _MAMBA_KINDS = {"mamba": "recurrent", "attention": "full"}
 

@@ -9,55 +9,40 @@ from collections.abc import Callable
 from typing import Any
 
 from ... import formulas as f
-from .families import _REQUIRED, _activation, _core, _deepseek, _moe
-from .reader import ConfigReader
+from .families import _activation, _attention_layers, _core, _deepseek, _llama_shapes, _moe, _pattern
+from .reader import _REQUIRED, ConfigReader
 
 
 def _olmo2(r: ConfigReader) -> dict[str, Any]:
     """OLMo 2: Llama shapes with norms after attention and MLP (no input norm) and q/k RMSNorms
     over the full projection width (H·d_h and H_kv·d_h)."""
-    fields = _core(r, tie=False)
-    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
-    _activation(r, "hidden_act")
+    fields = _llama_shapes(r, tie=False, mlp_bias=False)
     q_width, k_width = fields["num_heads"] * fields["head_dim"], fields["num_kv_heads"] * fields["head_dim"]
     d = fields["hidden_size"]
     if (q_width + k_width) % d:
         raise r.error("num_key_value_heads", "q/k norm widths must add up to a multiple of hidden_size")
-    bias = r.boolean("attention_bias", False)
-    fields.update(qkv_bias=bias, o_bias=bias, norms_per_layer=2 + (q_width + k_width) // d)
+    fields["norms_per_layer"] = 2 + (q_width + k_width) // d
     return fields
 
 
 def _granite(r: ConfigReader) -> dict[str, Any]:
-    """Granite: Llama shapes with scaling multipliers (no parameters), tied embeddings by default."""
-    fields = _core(r, tie=True)
-    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
-    _activation(r, "hidden_act")
-    bias = r.boolean("attention_bias", False)
-    fields.update(qkv_bias=bias, o_bias=bias, mlp_bias=r.boolean("mlp_bias", False))
-    return fields
+    """Granite: Llama shapes with scaling multipliers (no parameters), tied embeddings by default;
+    also SmolLM3 (Llama shapes, some layers without RoPE: no parameter change)."""
+    return _llama_shapes(r, tie=True)
 
 
 def _cohere(r: ConfigReader, generation: int) -> dict[str, Any]:
     """Cohere (Command R) and Cohere2 (Command R7B / A): attention and MLP in parallel after one
     LayerNorm without bias; tied embeddings.  Cohere2 slides on three of every four layers."""
-    fields = _core(r, tie=True)
-    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
-    _activation(r, "hidden_act")
-    bias = r.boolean("attention_bias", False)
-    fields.update(qkv_bias=bias, o_bias=bias, norms_per_layer=1)
+    fields = _llama_shapes(r, tie=True, mlp_bias=False)
+    fields["norms_per_layer"] = 1
     if r.boolean("use_qk_norm", False):
         raise r.error("use_qk_norm", "per-head q/k LayerNorms of Command R+ are not supported (expected false)")
     if generation == 2:
         layers = fields["num_layers"]
         every = r.integer("sliding_window_pattern", default=4, minimum=1)
         window = r.integer("sliding_window", default=4096, minimum=1)
-        raw = r.config.get("layer_types")
-        kinds = ([{"full_attention": "full", "sliding_attention": "sliding"}.get(k, "?") for k in raw]
-                 if isinstance(raw, list) else ["sliding" if (i + 1) % every else "full" for i in range(layers)])
-        if len(kinds) != layers or "?" in kinds:
-            raise r.error("layer_types", f"expected {layers} of full_attention / sliding_attention, got {raw!r}")
-        fields.update(sliding_window=window, layer_types=tuple(kinds))
+        fields.update(_attention_layers(r, layers, window, _pattern(layers, every)))
     return fields
 
 
@@ -263,23 +248,10 @@ def _starcoder2(r: ConfigReader) -> dict[str, Any]:
     return fields
 
 
-def _smollm3(r: ConfigReader) -> dict[str, Any]:
-    """SmolLM3: Llama shapes (some layers skip RoPE: no parameter change); tied embeddings."""
-    fields = _core(r, tie=True)
-    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
-    _activation(r, "hidden_act")
-    bias = r.boolean("attention_bias", False)
-    fields.update(qkv_bias=bias, o_bias=bias, mlp_bias=r.boolean("mlp_bias", False))
-    return fields
-
-
 def _olmo(r: ConfigReader) -> dict[str, Any]:
     """OLMo (v1): Llama shapes with non-parametric LayerNorms (no norm weights)."""
-    fields = _core(r, tie=False)
-    fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
-    _activation(r, "hidden_act")
-    bias = r.boolean("attention_bias", False)
-    fields.update(qkv_bias=bias, o_bias=bias, norms_per_layer=0)
+    fields = _llama_shapes(r, tie=False, mlp_bias=False)
+    fields["norms_per_layer"] = 0
     return fields
 
 
@@ -297,7 +269,7 @@ MORE_READERS: dict[str, Callable[[ConfigReader], dict[str, Any]]] = {
     "deepseek_v32": _deepseek_v32,
     "phi": _phi,
     "starcoder2": _starcoder2,
-    "smollm3": _smollm3,
+    "smollm3": _granite,
     "olmo": _olmo,
     "jamba": _jamba,
 }

@@ -25,7 +25,7 @@ import fnmatch
 import re
 from typing import Any
 
-from ...formats import NumberFormat, get_format, group_quantized
+from ...formats import ComputePrecision, NumberFormat, get_format, group_quantized
 from .reader import ConfigReader
 
 _QUANT_METHODS = ("awq", "bitsandbytes", "compressed-tensors", "fbgemm_fp8", "fp8", "gptq", "mxfp4")
@@ -81,7 +81,7 @@ def quantization_formats(r: ConfigReader, fields: dict[str, Any], model_type: st
     return {"weight_format": quantized, "tensor_formats": formats}
 
 
-def _fp8(r: ConfigReader, q: dict) -> NumberFormat:
+def _fp8(r: ConfigReader, q: dict[str, Any]) -> NumberFormat:
     kind = str(q.get("fmt") or "e4m3").lower()
     if kind not in ("e4m3", "e5m2"):
         raise r.error("quantization_config.fmt", f"expected 'e4m3' or 'e5m2', got {kind!r}")
@@ -98,7 +98,7 @@ def _fp8(r: ConfigReader, q: dict) -> NumberFormat:
     )
 
 
-def _gptq_awq(r: ConfigReader, q: dict, method: str) -> NumberFormat:
+def _gptq_awq(r: ConfigReader, q: dict[str, Any], method: str) -> NumberFormat:
     bits = q.get("bits", q.get("w_bit"))
     group = q.get("group_size", q.get("q_group_size", 128))
     if isinstance(bits, bool) or not isinstance(bits, int) or bits not in (2, 3, 4, 8):
@@ -112,7 +112,7 @@ def _gptq_awq(r: ConfigReader, q: dict, method: str) -> NumberFormat:
     return group_quantized(bits, group, 16, bits, name=f"{method}-int{bits}-g{group}")
 
 
-def _bitsandbytes(r: ConfigReader, q: dict) -> NumberFormat:
+def _bitsandbytes(r: ConfigReader, q: dict[str, Any]) -> NumberFormat:
     if q.get("load_in_8bit"):
         return get_format("int8")
     if q.get("load_in_4bit"):
@@ -126,7 +126,7 @@ def _bitsandbytes(r: ConfigReader, q: dict) -> NumberFormat:
     raise r.error("quantization_config", "bitsandbytes config sets neither load_in_8bit nor load_in_4bit")
 
 
-def _compressed_tensors(r: ConfigReader, q: dict) -> NumberFormat:
+def _compressed_tensors(r: ConfigReader, q: dict[str, Any]) -> NumberFormat:
     """The weight scheme of ``config_groups`` (one scheme for every group; llm-compressor)."""
     groups = q.get("config_groups")
     key = "quantization_config.config_groups"
@@ -159,7 +159,7 @@ def _compressed_tensors(r: ConfigReader, q: dict) -> NumberFormat:
                                bits_per_element=8 + 16 / (block[0] * block[1]),
                                description="FP8 E4M3 with one 16-bit scale per block (compressed-tensors)")
         return fmt
-    compute = "bf16"
+    compute: ComputePrecision = "bf16"
     if activations is not None and activations.get("num_bits") == 8 and kind == "int" and bits == 8:
         compute = "int8"
     if strategy == "group":
@@ -174,7 +174,7 @@ def _compressed_tensors(r: ConfigReader, q: dict) -> NumberFormat:
                         description=f"compressed-tensors int{bits}, per-{strategy} scales (negligible)")
 
 
-def _not_converted(r: ConfigReader, q: dict, method: str) -> list[str]:
+def _not_converted(r: ConfigReader, q: dict[str, Any], method: str) -> list[str]:
     key = {"compressed-tensors": "ignore", "bitsandbytes": "llm_int8_skip_modules"}.get(method, "modules_to_not_convert")
     value = q.get(key)
     if value is None:

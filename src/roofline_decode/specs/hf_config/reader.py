@@ -71,7 +71,7 @@ class ConfigReader:
         return value
 
 
-def read_config(config: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+def read_config(config: str | PathLike[str] | Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     """Load a config (path to a config.json, or a dict) and say where it came from."""
     if isinstance(config, Mapping):
         return dict(config), "<config dict>"
