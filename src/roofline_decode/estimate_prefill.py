@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import formulas as f
-from ._typing import Broadcastable
+from ._typing import Broadcastable, Operand
 from .energy import EnergyAndCost
 from .errors import InvalidValueError
 from .estimate import _peaks, _Peaks, decode_floor
@@ -47,7 +47,7 @@ class Traffic:
         return total
 
 
-def group_flops(model: Model, matmul_tokens: np.ndarray | float, lm_head_tokens: np.ndarray | float,
+def group_flops(model: Model, matmul_tokens: Operand, lm_head_tokens: Operand,
                 attention: np.ndarray) -> dict[str, np.ndarray]:
     """FLOPs per compute group: every matrix group for ``matmul_tokens`` tokens, the lm_head for
     ``lm_head_tokens``, and the attention scores."""
@@ -142,10 +142,10 @@ def _lm_head_weight_terms(model: Model) -> float:
     return lm_head * model.group_format("lm_head").bytes_per_element
 
 
-def prefill_traffic(model: Model, batch: np.ndarray | float, prompt: np.ndarray | float, chunk: np.ndarray | float,
-                    cached: np.ndarray | float, routing: str = "uniform") -> Traffic:
+def prefill_traffic(model: Model, batch: Operand, prompt: Operand, chunk: Operand, cached: Operand,
+                    routing: str = "uniform") -> Traffic:
     """Bytes and FLOPs of prefilling ``prompt`` tokens per sequence for ``batch`` sequences
-    (``cached`` tokens before them)."""
+    (``cached`` tokens before them); the four broadcast against each other."""
     b_e = model.routed_expert_format.bytes_per_element
     layers, m_kv, _ = _layer_terms(model)
     experts = routed_experts(model, routing)

@@ -16,7 +16,7 @@ from typing import overload
 import numpy as np
 
 from . import formulas as f
-from ._typing import Broadcastable
+from ._typing import Broadcastable, Operand
 from .energy import EnergyAndCost, checked_price
 from .errors import InvalidValueError
 from .estimate import decode_floor
@@ -33,10 +33,10 @@ __all__ = ["RequestFloor", "request_floor", "decode_contexts", "mean_decode_cont
 @overload
 def decode_steps(output: float) -> float: ...
 @overload
-def decode_steps(output: np.ndarray) -> np.ndarray: ...
+def decode_steps(output: Operand) -> Operand: ...
 
 
-def decode_steps(output: float | np.ndarray) -> float | np.ndarray:
+def decode_steps(output: Operand) -> Operand:
     """Decode steps of a request with ``output`` tokens: O − 1 (the prefill yields the first)."""
     return output - 1
 
@@ -53,10 +53,10 @@ def decode_contexts(prompt: int, output: int) -> np.ndarray:
 @overload
 def mean_decode_context(prompt: float, output: float) -> float: ...
 @overload
-def mean_decode_context(prompt: np.ndarray | float, output: np.ndarray | float) -> np.ndarray | float: ...
+def mean_decode_context(prompt: Operand, output: Operand) -> Operand: ...
 
 
-def mean_decode_context(prompt: np.ndarray | float, output: np.ndarray | float) -> np.ndarray | float:
+def mean_decode_context(prompt: Operand, output: Operand) -> Operand:
     """Mean context over the decode steps of a request: P + (O − 2) / 2 (for O >= 2)."""
     return prompt + (output - 2) / 2
 

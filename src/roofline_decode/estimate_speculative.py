@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import formulas as f
-from ._typing import Broadcastable
+from ._typing import Broadcastable, Operand
 from .errors import InvalidValueError
 from .estimate import decode_floor
 from .estimate_prefill import (
@@ -37,9 +37,10 @@ __all__ = ["SpeculativeFloor", "speculative_floor", "verify_traffic", "mtp_draft
 MAX_DRAFT_TOKENS = 16
 
 
-def verify_traffic(model: Model, batch: np.ndarray, context: np.ndarray, draft_tokens: np.ndarray,
+def verify_traffic(model: Model, batch: Operand, context: Operand, draft_tokens: Operand,
                    routing: str = "uniform") -> Traffic:
-    """Bytes and FLOPs of the verify step of ``draft_tokens`` + 1 tokens per sequence."""
+    """Bytes and FLOPs of the verify step of ``draft_tokens`` + 1 tokens per sequence (the
+    three broadcast against each other)."""
     b_e = model.routed_expert_format.bytes_per_element
     layers, m_kv, _ = _layer_terms(model)
     experts = routed_experts(model, routing)
