@@ -122,6 +122,10 @@ class _Plan:
         self.assumptions = notes + tuple(n for n in (routing.note(model),) if n)
         self.usable: float = usable_memory(accelerator)
         self.weight_bytes: float = model.weight_bytes
+        # weights larger than the device: every point's fit note is this one sentence
+        self.weights_note = (_fit_note(model, accelerator.id or accelerator.name, np.array(1.0), np.array(0.0),
+                                       np.array(0.0), np.array(False), self.usable)
+                             if self.weight_bytes > self.usable else None)
         self.positions: int | None = model.max_position_embeddings
         self.profile_label = None if profile is None else profile.label
         self.k: int = model.num_experts_per_token
@@ -332,8 +336,8 @@ def scalar_floor(model: Model, accelerator: Accelerator, batch: Any, context: An
     fits = np.True_ if b <= at.capacity else np.False_  # grid_limits: np.float64(b) <= capacity
     notes = plan.assumptions
     if not fits:
-        notes = notes + (_fit_note(plan.model, plan.names[1], np.array(b), np.array(t), at.per_sequence,
-                                   np.array(fits), plan.usable),)
+        notes = notes + (plan.weights_note or _fit_note(plan.model, plan.names[1], np.array(b), np.array(t),
+                                                        at.per_sequence, np.array(fits), plan.usable),)
     experts = plan.experts_read(b)
     weight, kv_read, kv_write, flops, scores = plan.traffic(b, t, experts)
     bandwidth = plan.bandwidth

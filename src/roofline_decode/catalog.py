@@ -287,9 +287,12 @@ def _recent(kind: str, spec_id: str) -> Any:
 
 def _load_by_id(kind: str, spec_id: str, path: Path) -> Any:
     """The spec in ``path`` (parsed once per version), recorded as loaded by ``spec_id`` (see
-    :func:`_recent`; the mtime is read before the file, so a change while it is read is seen)."""
+    :func:`_recent`; the mtime is read before the file, so a change while it is read is seen);
+    None if the file holds a spec of the other ``kind``."""
     stat = path.stat()
     spec = _load_cached(path, stat.st_mtime)
+    if not isinstance(spec, Accelerator if kind == "accelerator" else MemoryTier):
+        return None
     if not _user_directories and not os.environ.get(ENV_SPEC_PATH):
         _RECENT[kind, spec_id] = (str(path), stat.st_mtime_ns, spec, _GENERATION[0])
     return spec
@@ -308,11 +311,13 @@ def _load(kind: str, id_or_path: str | Path, label: str) -> Any:
             raise SpecFileError(checked, "type", f"expected type {kind!r} for a {label}, got {other!r}")
         return spec
     path = _current_index(full=False).files.get(checked)
-    if path is not None and _kind_of(path) == kind:
-        try:
-            return _load_by_id(kind, checked, path)
+    if path is not None:
+        try:  # the file read once: a malformed one raises its error; one of the other type looks again
+            spec = _load_by_id(kind, checked, path)
         except FileNotFoundError:  # removed since it was indexed: look again
-            pass
+            spec = None
+        if spec is not None:
+            return spec
     index = _current_index()
     if checked in index.broken:
         raise index.broken[checked]
@@ -321,8 +326,9 @@ def _load(kind: str, id_or_path: str | Path, label: str) -> Any:
         found = _kind_of(path)
         if isinstance(found, SpecFileError):
             raise found
-        if found == kind:
-            return _load_by_id(kind, checked, path)
+        spec = _load_by_id(kind, checked, path) if found == kind else None
+        if spec is not None:
+            return spec
     raise UnknownIdError(label, checked, index.of_kind(kind))
 
 

@@ -127,9 +127,14 @@ class EnergyAndCost:
         energy, note = self._access()
         notes = [note] if note else []
         if energy is not None:
+            figure = energy.figures["access_energy"]
             notes.append(f"energy floor: bytes moved x {energy.name} access energy "
-                         f"{energy.access_energy_per_bit * 1e12:g} pJ/bit ({energy.sources[energy.figures['access_energy'].source].title}); "
+                         f"{energy.access_energy_per_bit * 1e12:g} pJ/bit ({energy.sources[figure.source].title}); "
                          "no energy per FLOP is sourced, so arithmetic adds nothing to it")
+            if figure.kind == "derived":
+                # a figure scaled from a vendor's relative claim is an estimate, not a printed bound
+                notes.append(f"the {energy.name} access energy is derived, not printed by its vendor "
+                             f"({figure.derivation}): the energy floor rests on that estimate")
         if np.isnan(self.board_power_w):
             notes.append("energy at board power unavailable: the device spec has no tdp figure")
         else:

@@ -96,9 +96,12 @@ class _Peaks:
             time: np.ndarray = f.compute_time(flops, next(iter(self.peaks.values())))
             return time
         zero = np.zeros(np.shape(traffic.flops))
-        total: np.ndarray = zero + sum(
-            f.compute_time(traffic.group_flops[g] if share == 1 else traffic.group_flops[g] / share, peak)
-            for g, peak in self.peaks.items() if not np.isnan(peak))
+        groups = traffic.group_flops
+        # each group's FLOPs as computed (a matrix group on the batch axis alone): the same sums
+        # element by element, broadcast once by the addition of the full-grid terms and ``zero``
+        flops_of = groups.compact if isinstance(groups, _GroupFlops) else groups.__getitem__
+        total: np.ndarray = zero + sum(f.compute_time(flops_of(g) if share == 1 else flops_of(g) / share, peak)
+                                       for g, peak in self.peaks.items() if not np.isnan(peak))
         return total
 
     def summary(self) -> str:

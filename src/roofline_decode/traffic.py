@@ -179,6 +179,15 @@ class _GroupFlops(Mapping[str, np.ndarray]):
             self._done[group] = _full(f.matmul_flops(self._batch, self._counts[group]), self._shape)
         return self._done[group]
 
+    def compact(self, group: str) -> np.ndarray:
+        """The FLOPs of ``group`` before they are broadcast to the grid: a matrix group's on the
+        batch axis alone (the same numbers, without the copies; ``_Peaks.compute_time`` sums
+        the groups' times on them and broadcasts once)."""
+        if group == "attention_scores":
+            return self._done[group]
+        flops: np.ndarray = f.matmul_flops(self._batch, self._counts[group])
+        return flops
+
     def __iter__(self) -> Iterator[str]:
         return iter([*self._counts, "attention_scores"])
 

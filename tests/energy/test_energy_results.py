@@ -148,3 +148,11 @@ def test_every_path_of_decode_floor_keeps_the_device():
               decode_floor("llama-3.1-8b", "h200-sxm", batch=[1, 2], context=4096),
               *sweep(["llama-3.1-8b"], ["h200-sxm"], batch=[1, 2], context=[4096])):
         assert r.device is not None and r.memory_technology == "HBM3E"
+
+
+def test_a_derived_access_energy_is_named_as_an_estimate_in_the_notes():
+    # HBM3 (H100) is scaled from Samsung's relative claim; HBM3E (H200) is a printed figure
+    derived = decode_floor("llama-3.1-8b", "h100-sxm", batch=1, context=4096).energy_notes
+    printed = decode_floor("llama-3.1-8b", "h200-sxm", batch=1, context=4096).energy_notes
+    assert any("HBM3 access energy is derived" in n and "x 1.1" in n for n in derived)
+    assert not any("is derived" in n for n in printed)

@@ -161,3 +161,25 @@ def test_planning_names_resolve_after_their_submodules_are_imported():
             "sorted(set(planning.__all__) - set(dir(planning))))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.split() == ["True", "True", "True", "roofline_decode.planning.tiers", "[]"], proc.stderr
+
+
+def test_the_command_table_names_what_each_module_registers():
+    """build_parser(argv) registers only the module of the command it is given (start-up time,
+    issue 18): cli.COMMANDS must name every subcommand with the module that registers it."""
+    import argparse
+    import importlib
+
+    from roofline_decode import cli
+
+    registered = {}
+    for name in cli.COMMAND_MODULES:
+        subparsers = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(name).register(subparsers)
+        registered.update(dict.fromkeys(subparsers.choices, name))
+    assert cli.COMMANDS == registered
+    full = cli.build_parser()
+    for command, module in cli.COMMANDS.items():  # one command's parser is the same as in the full parser
+        choices = cli.build_parser([command, "--help"])._subparsers._group_actions[0].choices
+        assert set(choices) == {c for c, m in cli.COMMANDS.items() if m == module}
+        assert choices[command].format_help() == full._subparsers._group_actions[0].choices[command].format_help()
+    assert set(cli.build_parser(["--help"])._subparsers._group_actions[0].choices) == set(cli.COMMANDS)

@@ -29,7 +29,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: subcommand -> the module of :data:`COMMAND_MODULES` that registers it (a test holds them equal)
+COMMANDS = {
+    **dict.fromkeys(["floor", "list", "show", "demo"], "roofline_decode.cli.core"),
+    "plan": "roofline_decode.cli.plan",
+    "request": "roofline_decode.cli.request",
+    "plot": "roofline_decode.cli.plot",
+    **dict.fromkeys(["compare", "calibrate", "predict"], "roofline_decode.cli.measure"),
+    "validate": "roofline_decode.cli.validate",
+}
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand; or, given the ``argv`` it will parse and a known
+    subcommand first in it, of that subcommand's module alone (start-up time: the other
+    modules and their parsers are not built).  Help, errors and unknown commands get every
+    subcommand."""
     from .. import __version__
 
     parser = _Parser(
@@ -38,13 +53,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"roofline_decode {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    first = argv[0] if argv else None
+    for name in [COMMANDS[first]] if first in COMMANDS else COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
