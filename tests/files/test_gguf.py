@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
 import pytest
 
 import roofline_decode as rd
@@ -140,3 +141,23 @@ def test_recurrent_gguf_architectures(gguf_file, tmp_path, model_id, arch, ssm):
     with pytest.raises(ConfigError, match=f"{arch}.ssm.conv_kernel.*required metadata key is missing"):
         rd.load_model(gguf_file(tmp_path / "no-conv.gguf", model, "Q4_K_M", arch=arch, extra={
             f"{arch}.{key}": value for key, value in ssm.items() if key != "ssm.conv_kernel"}))
+
+
+def test_glm4moe_gguf_leaves_the_mtp_layer_out(gguf_file, tmp_path):
+    # llama.cpp's glm4moe block_count counts the NextN (MTP) layer: GLM-4.5-Air files say 47
+    import json
+    from pathlib import Path
+
+    config = json.loads((Path(rd.__file__).parent / "model_configs" / "glm-4.5-air.json").read_text())
+    with_mtp = rd.Model.from_hf_config({**config, "num_hidden_layers": 47})
+    path = gguf_file(tmp_path / "GLM-4.5-Air-Q4_K_M.gguf", with_mtp, "Q4_K_M", arch="glm4moe",
+                     extra={"glm4moe.nextn_predict_layers": 1, "glm4moe.leading_dense_block_count": 1,
+                            "glm4moe.expert_shared_count": 1})
+    m, air = rd.load_model(path), rd.load_model("glm-4.5-air")
+    assert (m.num_layers, m.parameter_count, m.active_parameter_count) == (
+        46, air.parameter_count, air.active_parameter_count)
+    # the MTP layer's tensors are in the file but not in the model's weight bytes
+    header = read_gguf_header(path)
+    mtp = sum(GGML_TYPES[kind].tensor_bytes(int(np.prod(shape))) for name, shape, kind in header.tensors
+              if name.startswith("blk.46."))
+    assert mtp > 0 and m.weight_bytes == pytest.approx(header.tensor_bytes - mtp, rel=1e-12)

@@ -178,7 +178,7 @@ _ARCHITECTURES = {
     "deepseek2": "deepseek_v3", "gpt-oss": "gpt_oss", "gpt2": "gpt2",
     "olmo": "olmo", "olmo2": "olmo2", "granite": "granite", "command-r": "cohere", "cohere2": "cohere2",
     "starcoder2": "starcoder2", "smollm3": "smollm3", "phi2": "phi", "falcon": "falcon",
-    "mamba2": "mamba2", "qwen3next": "qwen3_next", "granitehybrid": "granitemoehybrid",
+    "mamba2": "mamba2", "qwen3next": "qwen3_next", "granitehybrid": "granitemoehybrid", "glm4moe": "glm4_moe",
 }
 
 
@@ -252,6 +252,11 @@ def _config(header: GgufHeader) -> dict[str, Any]:
         kv = config["num_key_value_heads"]
         config.update(multi_query=kv == 1, new_decoder_architecture=kv > 1, num_kv_heads=kv,
                       ffn_hidden_size=config["intermediate_size"] or None, bias="blk.0.attn_qkv.bias" in shapes)
+    if arch == "glm4moe":  # block_count includes the MTP (NextN) layers, which do not decode
+        config.update(num_hidden_layers=config["num_hidden_layers"] - get("nextn_predict_layers", 0),
+                      first_k_dense_replace=get("leading_dense_block_count", 0),
+                      n_shared_experts=get("expert_shared_count", 0),
+                      use_qk_norm="blk.0.attn_q_norm.weight" in shapes)
     if arch == "starcoder2":
         config["use_bias"] = "blk.0.attn_q.bias" in shapes
     if arch == "command-r":
@@ -309,7 +314,14 @@ def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any)
     header = read_gguf_header(path)
     config = _config(header)
     label = name or header.metadata.get("general.name") or Path(path).stem
-    tensors = [TensorInfo(n, shape, tensor_group(n, shape)) for n, shape, _ in header.tensors]
+    # tensors of layers past num_hidden_layers (an MTP module) take no part in decoding
+    layers = config["num_hidden_layers"]
+
+    def decodes(name: str) -> bool:
+        block = name.split(".")[1] if name.startswith("blk.") and name.count(".") > 1 else ""
+        return not (isinstance(layers, int) and block.isdigit() and int(block) >= layers)
+
+    tensors = [TensorInfo(n, shape, tensor_group(n, shape)) for n, shape, _ in header.tensors if decodes(n)]
     types = {n: kind for n, _, kind in header.tensors}
     for tensor in tensors:
         try:
