@@ -46,6 +46,8 @@ def _general(model, accelerator, batch, context, **options):
 def _assert_identical(model, accelerator, batch, context, **options):
     fast = rd.decode_floor(model, accelerator, batch, context, **options)
     general = _general(model, accelerator, batch, context, **options)
+    # the fast path fills the instance dict itself: every field, nothing else
+    assert sorted(vars(fast)) == sorted(vars(general)) == sorted(item.name for item in dataclasses.fields(general))
     for item in dataclasses.fields(general):
         x, y = getattr(fast, item.name), getattr(general, item.name)
         assert _same(x, y), (item.name, x, y)
