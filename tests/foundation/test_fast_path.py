@@ -140,3 +140,11 @@ def test_moe_critical_batch_of_the_fast_path_is_the_general_one(model):
             fast = rd.decode_floor(model, device, 3, context)
             general = _general(model, device, 3, context)
             assert _same(fast.critical_batch, general.critical_batch), (device, context)
+
+
+def test_fast_path_calls_the_dataclass_init_when_it_checks_fields(monkeypatch):
+    from roofline_decode import _fast
+
+    monkeypatch.setattr(_fast, "_CHECKED_INIT", True)
+    _assert_identical("mixtral-8x7b", "h100-sxm", 8, 4096)
+    _assert_identical("llama-3.1-8b", "mi300x", 3, 100)
