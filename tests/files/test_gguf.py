@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
 import pytest
 
 import roofline_decode as rd
@@ -123,11 +124,15 @@ def test_more_gguf_architectures(gguf_file, tmp_path, source, arch):
     ("qwen3-next-80b-a3b", "qwen3next", {"ssm.inner_size": 4096, "ssm.state_size": 128, "ssm.time_step_rank": 32,
                                          "ssm.group_count": 16, "ssm.conv_kernel": 4, "full_attention_interval": 4,
                                          "expert_shared_feed_forward_length": 512}),
+    # Granite 4.0-H: a per-layer head_count_kv marks the Mamba-2 layers (0 KV heads)
+    ("granite-4.0-h-small", "granitehybrid", {"ssm.inner_size": 8192, "ssm.state_size": 128,
+                                              "ssm.time_step_rank": 128, "ssm.group_count": 1, "ssm.conv_kernel": 4,
+                                              "expert_shared_feed_forward_length": 1536}),
 ])
 def test_recurrent_gguf_architectures(gguf_file, tmp_path, model_id, arch, ssm):
     model = rd.load_model(model_id)
     path = gguf_file(tmp_path / f"{arch}.gguf", model, "Q4_K_M", arch=arch,
-                     extra={f"{arch}.{key}": value for key, value in ssm.items()})
+                     extra={f"{arch}.{key}": value for key, value in ssm.items()}, per_layer_kv=arch == "granitehybrid")
     m = rd.load_model(path)
     assert (m.parameter_count, m.active_parameter_count) == (model.parameter_count, model.active_parameter_count)
     assert (m.num_recurrent_layers, m.recurrent_state_elements) == (model.num_recurrent_layers,
@@ -136,3 +141,23 @@ def test_recurrent_gguf_architectures(gguf_file, tmp_path, model_id, arch, ssm):
     with pytest.raises(ConfigError, match=f"{arch}.ssm.conv_kernel.*required metadata key is missing"):
         rd.load_model(gguf_file(tmp_path / "no-conv.gguf", model, "Q4_K_M", arch=arch, extra={
             f"{arch}.{key}": value for key, value in ssm.items() if key != "ssm.conv_kernel"}))
+
+
+def test_glm4moe_gguf_leaves_the_mtp_layer_out(gguf_file, tmp_path):
+    # llama.cpp's glm4moe block_count counts the NextN (MTP) layer: GLM-4.5-Air files say 47
+    import json
+    from pathlib import Path
+
+    config = json.loads((Path(rd.__file__).parent / "model_configs" / "glm-4.5-air.json").read_text())
+    with_mtp = rd.Model.from_hf_config({**config, "num_hidden_layers": 47})
+    path = gguf_file(tmp_path / "GLM-4.5-Air-Q4_K_M.gguf", with_mtp, "Q4_K_M", arch="glm4moe",
+                     extra={"glm4moe.nextn_predict_layers": 1, "glm4moe.leading_dense_block_count": 1,
+                            "glm4moe.expert_shared_count": 1})
+    m, air = rd.load_model(path), rd.load_model("glm-4.5-air")
+    assert (m.num_layers, m.parameter_count, m.active_parameter_count) == (
+        46, air.parameter_count, air.active_parameter_count)
+    # the MTP layer's tensors are in the file but not in the model's weight bytes
+    header = read_gguf_header(path)
+    mtp = sum(GGML_TYPES[kind].tensor_bytes(int(np.prod(shape))) for name, shape, kind in header.tensors
+              if name.startswith("blk.46."))
+    assert mtp > 0 and m.weight_bytes == pytest.approx(header.tensor_bytes - mtp, rel=1e-12)

@@ -2,7 +2,6 @@
 
 import math
 
-import pydantic
 import pytest
 
 import roofline_decode as rd
@@ -36,10 +35,11 @@ def test_with_precision_returns_a_copy():
 def test_specs_are_frozen(spec, field, value):
     obj = spec()
     before = getattr(obj, field)
-    with pytest.raises(pydantic.ValidationError) as info:
+    # our own error (not pydantic's), naming the field and the way to a changed copy
+    with pytest.raises(rd.errors.InvalidValueError, match=rf"\.{field}: specs are immutable; use \.replace\({field}=\.\.\.\)"):
         setattr(obj, field, value)
-    assert [e["type"] for e in info.value.errors()] == ["frozen_instance"]
     assert getattr(obj, field) == before
+    assert getattr(obj.replace(**{field: 2 * before}), field) == 2 * before
 
 
 def _tiny(**changes):

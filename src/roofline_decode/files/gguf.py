@@ -178,7 +178,7 @@ _ARCHITECTURES = {
     "deepseek2": "deepseek_v3", "gpt-oss": "gpt_oss", "gpt2": "gpt2",
     "olmo": "olmo", "olmo2": "olmo2", "granite": "granite", "command-r": "cohere", "cohere2": "cohere2",
     "starcoder2": "starcoder2", "smollm3": "smollm3", "phi2": "phi", "falcon": "falcon",
-    "mamba2": "mamba2", "qwen3next": "qwen3_next",
+    "mamba2": "mamba2", "qwen3next": "qwen3_next", "granitehybrid": "granitemoehybrid", "glm4moe": "glm4_moe",
 }
 
 
@@ -252,12 +252,24 @@ def _config(header: GgufHeader) -> dict[str, Any]:
         kv = config["num_key_value_heads"]
         config.update(multi_query=kv == 1, new_decoder_architecture=kv > 1, num_kv_heads=kv,
                       ffn_hidden_size=config["intermediate_size"] or None, bias="blk.0.attn_qkv.bias" in shapes)
+    if arch == "glm4moe":  # block_count includes the MTP (NextN) layers, which do not decode
+        config.update(num_hidden_layers=config["num_hidden_layers"] - get("nextn_predict_layers", 0),
+                      first_k_dense_replace=get("leading_dense_block_count", 0),
+                      n_shared_experts=get("expert_shared_count", 0),
+                      use_qk_norm="blk.0.attn_q_norm.weight" in shapes)
     if arch == "starcoder2":
         config["use_bias"] = "blk.0.attn_q.bias" in shapes
     if arch == "command-r":
         config["use_qk_norm"] = "blk.0.attn_q_norm.weight" in shapes
-    if arch in ("mamba2", "qwen3next"):
+    if arch in ("mamba2", "qwen3next", "granitehybrid"):
         config.update(_ssm_config(arch, need, shapes, config["hidden_size"], path))
+    if arch == "granitehybrid":  # a per-layer head_count_kv: 0 marks the Mamba-2 layers
+        kv = meta.get(f"{arch}.attention.head_count_kv")
+        layers = config["num_hidden_layers"]
+        kinds = kv if isinstance(kv, list) and len(kv) == layers else [config["num_key_value_heads"]] * layers
+        config.update(layer_types=["attention" if n else "mamba" for n in kinds], num_local_experts=experts,
+                      intermediate_size=get("expert_feed_forward_length") or config["intermediate_size"],
+                      shared_intermediate_size=get("expert_shared_feed_forward_length") or config["intermediate_size"])
     if arch == "gpt2":
         config.update(n_embd=config["hidden_size"], n_layer=config["num_hidden_layers"],
                       n_head=config["num_attention_heads"], n_inner=config["intermediate_size"],
@@ -279,10 +291,13 @@ def _ssm_config(arch: str, need: Callable[[str], Any], shapes: dict[str, tuple[i
     if inner % hidden or inner % heads:
         raise ConfigError(path, f"{arch}.ssm.inner_size", f"{inner} is not a multiple of embedding_length {hidden} "
                                                         f"and of ssm.time_step_rank {heads}")
+    # a conv1d weight without a bias tensor: no bias (llama.cpp writes both when there is one)
+    bias = "blk.0.ssm_conv1d.weight" not in shapes or "blk.0.ssm_conv1d.bias" in shapes
+    if arch == "granitehybrid":
+        return {"mamba_expand": inner // hidden, "mamba_n_heads": heads, "mamba_d_head": inner // heads,
+                "mamba_n_groups": groups, "mamba_d_state": state, "mamba_d_conv": kernel, "mamba_conv_bias": bias}
     return {"expand": inner // hidden, "num_heads": heads, "head_dim": inner // heads, "n_groups": groups,
-            "state_size": state, "conv_kernel": kernel,
-            # a conv1d weight without a bias tensor: no bias (llama.cpp writes both when there is one)
-            "use_conv_bias": "blk.0.ssm_conv1d.weight" not in shapes or "blk.0.ssm_conv1d.bias" in shapes}
+            "state_size": state, "conv_kernel": kernel, "use_conv_bias": bias}
 
 
 def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any) -> Model:
@@ -299,7 +314,14 @@ def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any)
     header = read_gguf_header(path)
     config = _config(header)
     label = name or header.metadata.get("general.name") or Path(path).stem
-    tensors = [TensorInfo(n, shape, tensor_group(n, shape)) for n, shape, _ in header.tensors]
+    # tensors of layers past num_hidden_layers (an MTP module) take no part in decoding
+    layers = config["num_hidden_layers"]
+
+    def decodes(name: str) -> bool:
+        block = name.split(".")[1] if name.startswith("blk.") and name.count(".") > 1 else ""
+        return not (isinstance(layers, int) and block.isdigit() and int(block) >= layers)
+
+    tensors = [TensorInfo(n, shape, tensor_group(n, shape)) for n, shape, _ in header.tensors if decodes(n)]
     types = {n: kind for n, _, kind in header.tensors}
     for tensor in tensors:
         try:

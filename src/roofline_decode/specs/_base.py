@@ -64,6 +64,17 @@ class Spec(BaseModel):
         except ValidationError as exc:
             raise SpecValidationError(type(self).__name__, describe_validation_error(exc)) from None
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # pydantic refuses assignment to a frozen spec with its own ValidationError (or a bare
+        # ValueError for an unknown name); users get ours, which also says what to do instead
+        try:
+            super().__setattr__(name, value)
+        except ValueError:
+            spec = type(self).__name__
+            allowed = (f"specs are immutable; use .replace({name}=...) for a validated copy"
+                       if name in type(self).model_fields else f"{spec} has no field {name!r}")
+            raise SpecValidationError(spec, [(name, value, allowed)]) from None
+
     def replace(self, **changes: Any) -> Self:
         """A validated copy with some fields changed (``model_copy`` would skip validation)."""
         return type(self)(**{**{k: getattr(self, k) for k in type(self).model_fields}, **changes})
