@@ -46,6 +46,8 @@ def _general(model, accelerator, batch, context, **options):
 def _assert_identical(model, accelerator, batch, context, **options):
     fast = rd.decode_floor(model, accelerator, batch, context, **options)
     general = _general(model, accelerator, batch, context, **options)
+    # the fast path fills the instance dict itself: every field, nothing else
+    assert sorted(vars(fast)) == sorted(vars(general)) == sorted(item.name for item in dataclasses.fields(general))
     for item in dataclasses.fields(general):
         x, y = getattr(fast, item.name), getattr(general, item.name)
         assert _same(x, y), (item.name, x, y)
@@ -138,3 +140,11 @@ def test_moe_critical_batch_of_the_fast_path_is_the_general_one(model):
             fast = rd.decode_floor(model, device, 3, context)
             general = _general(model, device, 3, context)
             assert _same(fast.critical_batch, general.critical_batch), (device, context)
+
+
+def test_fast_path_calls_the_dataclass_init_when_it_checks_fields(monkeypatch):
+    from roofline_decode import _fast
+
+    monkeypatch.setattr(_fast, "_CHECKED_INIT", True)
+    _assert_identical("mixtral-8x7b", "h100-sxm", 8, 4096)
+    _assert_identical("llama-3.1-8b", "mi300x", 3, 100)
