@@ -12,7 +12,8 @@ from roofline_decode.files.llama_quant import gguf_tensor_layout, mixture_tensor
 
 
 def write_gguf(path: Path, model, types: dict[str, str] | str, arch: str = "llama", extra: dict | None = None,
-               layout=None, per_layer_kv: bool = False, block_count: int | None = None) -> Path:
+               layout=None, per_layer_kv: bool | list[int] = False, block_count: int | None = None,
+               feed_forward: list[int] | None = None) -> Path:
     """A GGUF header for ``model`` (tensor data left out: the reader never reads it).
 
     ``types``: a llama.cpp preset name or a tensor name -> GGML type dict."""
@@ -25,9 +26,11 @@ def write_gguf(path: Path, model, types: dict[str, str] | str, arch: str = "llam
     w.add_name(model.name)
     w.add_block_count(block_count or model.num_layers)
     w.add_embedding_length(model.hidden_size)
-    w.add_feed_forward_length(model.intermediate_size or model.moe_intermediate_size)
+    w.add_feed_forward_length(feed_forward or model.intermediate_size or model.moe_intermediate_size)
     w.add_head_count(model.num_heads)
-    if per_layer_kv:  # llama.cpp's hybrids: 0 KV heads on the recurrent layers
+    if isinstance(per_layer_kv, list):
+        w.add_head_count_kv(per_layer_kv)
+    elif per_layer_kv:  # llama.cpp's hybrids: 0 KV heads on the recurrent layers
         w.add_head_count_kv([0 if kind == "recurrent" else model.num_kv_heads for kind in model.layer_types or ()])
     else:
         w.add_head_count_kv(model.num_kv_heads)

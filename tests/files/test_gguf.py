@@ -186,3 +186,32 @@ def test_falcon_h1_gguf_blocks_hold_both_mixers(gguf_file, tmp_path):
     m = rd.load_model(path)
     assert (m.num_layers, m.num_recurrent_layers, m.parameter_count) == (48, 24, model.parameter_count)
     assert m.weight_bytes == read_gguf_header(path).tensor_bytes
+
+
+def test_nemotron_h_gguf_blocks_from_the_per_block_arrays(gguf_file, tmp_path):
+    # llama.cpp writes Nemotron-H's 52 blocks with per-block KV heads (attention) and feed-forward
+    # widths; the expert tensors mark the MoE blocks, the remaining blocks are Mamba-2
+    from roofline_decode.files.llama_quant import TensorInfo, gguf_tensor_layout
+
+    model = rd.load_model("nemotron-3-nano-30b-a3b")
+    pattern = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"
+    merged: dict[int, list[TensorInfo]] = {}
+    for t in gguf_tensor_layout(model):
+        merged.setdefault(t.layer, []).append(t)
+    mamba, moe, attention = iter(range(23)), iter(range(23)), iter(range(23, 29))
+    layout = [t for t in merged[-1] if t.name.startswith("token_embd")]
+    for block, kind in enumerate(pattern):  # each block: one norm and one mixer or feed-forward block
+        layer = next({"M": mamba, "E": moe, "*": attention}[kind])
+        keep = {"M": ("attn_norm", "ssm_"), "E": ("ffn_",), "*": ("attn_",)}[kind]
+        layout += [TensorInfo(t.name.replace(f"blk.{layer}.", f"blk.{block}."), t.shape, t.group, block)
+                   for t in merged[layer] if t.name.split(".")[2].startswith(keep)]
+    layout += [t for t in merged[-1] if not t.name.startswith("token_embd")]
+    ssm = {"ssm.inner_size": 4096, "ssm.state_size": 128, "ssm.time_step_rank": 64, "ssm.group_count": 8,
+           "ssm.conv_kernel": 4, "expert_shared_feed_forward_length": 3712}
+    path = gguf_file(tmp_path / "nemotron-3-nano.gguf", model, "Q8_0", arch="nemotron_h_moe", layout=layout,
+                     block_count=52, per_layer_kv=[2 if c == "*" else 0 for c in pattern], feed_forward=[0] * 52,
+                     extra={f"nemotron_h_moe.{key}": value for key, value in ssm.items()})
+    m = rd.load_model(path)
+    assert (m.num_layers, m.num_recurrent_layers, m.num_moe_layers, m.mlp_free_layers) == (29, 23, 23, 6)
+    assert (m.parameter_count, m.active_parameter_count) == (model.parameter_count, model.active_parameter_count)
+    assert m.weight_bytes == pytest.approx(read_gguf_header(path).tensor_bytes, rel=1e-12)

@@ -179,7 +179,7 @@ _ARCHITECTURES = {
     "olmo": "olmo", "olmo2": "olmo2", "granite": "granite", "command-r": "cohere", "cohere2": "cohere2",
     "starcoder2": "starcoder2", "smollm3": "smollm3", "phi2": "phi", "falcon": "falcon",
     "mamba2": "mamba2", "qwen3next": "qwen3_next", "granitehybrid": "granitemoehybrid", "glm4moe": "glm4_moe",
-    "falcon-h1": "falcon_h1",
+    "falcon-h1": "falcon_h1", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h",
 }
 
 
@@ -262,7 +262,9 @@ def _config(header: GgufHeader) -> dict[str, Any]:
         config["use_bias"] = "blk.0.attn_q.bias" in shapes
     if arch == "command-r":
         config["use_qk_norm"] = "blk.0.attn_q_norm.weight" in shapes
-    if arch in ("mamba2", "qwen3next", "granitehybrid", "falcon-h1"):
+    if arch in ("nemotron_h", "nemotron_h_moe"):
+        config.update(_nemotron_pattern(meta, arch, shapes, config["num_hidden_layers"], path))
+    if arch in ("mamba2", "qwen3next", "granitehybrid", "falcon-h1", "nemotron_h", "nemotron_h_moe"):
         config.update(_ssm_config(arch, need, shapes, config["hidden_size"], path))
     if arch == "granitehybrid":  # a per-layer head_count_kv: 0 marks the Mamba-2 layers
         kv = meta.get(f"{arch}.attention.head_count_kv")
@@ -289,11 +291,14 @@ def _ssm_config(arch: str, need: Callable[[str], Any], shapes: dict[str, tuple[i
         return {"linear_num_key_heads": groups, "linear_num_value_heads": heads, "linear_key_head_dim": state,
                 "linear_value_head_dim": state, "linear_conv_kernel_dim": kernel,
                 "full_attention_interval": need("full_attention_interval")}
-    if (inner % hidden and arch != "falcon-h1") or inner % heads:
+    if (inner % hidden and arch in ("mamba2", "granitehybrid")) or inner % heads:
         raise ConfigError(path, f"{arch}.ssm.inner_size", f"{inner} is not a multiple of embedding_length {hidden} "
                                                         f"and of ssm.time_step_rank {heads}")
     # a conv1d weight without a bias tensor: no bias (llama.cpp writes both when there is one)
     bias = "blk.0.ssm_conv1d.weight" not in shapes or "blk.0.ssm_conv1d.bias" in shapes
+    if arch in ("nemotron_h", "nemotron_h_moe"):
+        return {"mamba_num_heads": heads, "mamba_head_dim": inner // heads, "n_groups": groups,
+                "ssm_state_size": state, "conv_kernel": kernel, "use_conv_bias": bias}
     if arch == "falcon-h1":  # attention and Mamba-2 side by side in each block
         return {"mamba_d_ssm": inner, "mamba_n_heads": heads, "mamba_d_head": inner // heads, "mamba_n_groups": groups,
                 "mamba_d_state": state, "mamba_d_conv": kernel, "mamba_conv_bias": bias,
@@ -303,6 +308,24 @@ def _ssm_config(arch: str, need: Callable[[str], Any], shapes: dict[str, tuple[i
                 "mamba_n_groups": groups, "mamba_d_state": state, "mamba_d_conv": kernel, "mamba_conv_bias": bias}
     return {"expand": inner // hidden, "num_heads": heads, "head_dim": inner // heads, "n_groups": groups,
             "state_size": state, "conv_kernel": kernel, "use_conv_bias": bias}
+
+
+def _nemotron_pattern(meta: dict[str, Any], arch: str, shapes: dict[str, tuple[int, ...]], blocks: int,
+                      path: str) -> dict[str, Any]:
+    """Nemotron-H's ``hybrid_override_pattern`` from llama.cpp's per-block arrays: KV heads mark
+    attention (``*``), a feed-forward width an MLP (``-``), expert tensors an MoE (``E``), the
+    rest Mamba-2 (``M``)."""
+    kv, ff = meta.get(f"{arch}.attention.head_count_kv"), meta.get(f"{arch}.feed_forward_length")
+    if not isinstance(kv, list) or len(kv) != blocks:
+        raise ConfigError(path, f"{arch}.attention.head_count_kv", f"expected one entry per block ({blocks}), got {kv!r}")
+    widths = ff if isinstance(ff, list) and len(ff) == blocks else [0] * blocks
+    pattern = "".join("*" if kv[i] else "E" if f"blk.{i}.ffn_up_exps.weight" in shapes else "-" if widths[i] else "M"
+                      for i in range(blocks))
+    dense = [widths[i] for i in range(blocks) if pattern[i] == "-"]
+    out: dict[str, Any] = {"hybrid_override_pattern": pattern, "intermediate_size": max(dense, default=0)}
+    if "E" in pattern:
+        out["moe_shared_expert_intermediate_size"] = meta.get(f"{arch}.expert_shared_feed_forward_length", 0)
+    return out
 
 
 def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any) -> Model:
