@@ -12,7 +12,7 @@ from roofline_decode.files.llama_quant import gguf_tensor_layout, mixture_tensor
 
 
 def write_gguf(path: Path, model, types: dict[str, str] | str, arch: str = "llama", extra: dict | None = None,
-               layout=None, per_layer_kv: bool = False) -> Path:
+               layout=None, per_layer_kv: bool = False, block_count: int | None = None) -> Path:
     """A GGUF header for ``model`` (tensor data left out: the reader never reads it).
 
     ``types``: a llama.cpp preset name or a tensor name -> GGML type dict."""
@@ -23,7 +23,7 @@ def write_gguf(path: Path, model, types: dict[str, str] | str, arch: str = "llam
         types = mixture_tensor_types(types, model, layout)
     w = gguf.GGUFWriter(str(path), arch=arch)
     w.add_name(model.name)
-    w.add_block_count(model.num_layers)
+    w.add_block_count(block_count or model.num_layers)
     w.add_embedding_length(model.hidden_size)
     w.add_feed_forward_length(model.intermediate_size or model.moe_intermediate_size)
     w.add_head_count(model.num_heads)

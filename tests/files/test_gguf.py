@@ -161,3 +161,28 @@ def test_glm4moe_gguf_leaves_the_mtp_layer_out(gguf_file, tmp_path):
     mtp = sum(GGML_TYPES[kind].tensor_bytes(int(np.prod(shape))) for name, shape, kind in header.tensors
               if name.startswith("blk.46."))
     assert mtp > 0 and m.weight_bytes == pytest.approx(header.tensor_bytes - mtp, rel=1e-12)
+
+
+def test_falcon_h1_gguf_blocks_hold_both_mixers(gguf_file, tmp_path):
+    # llama.cpp's falcon-h1: each of block_count blocks holds attention and a Mamba-2 mixer; the
+    # Model counts them as 24 attention layers (with the MLPs) and 24 Mamba-2 layers
+    from roofline_decode.files.llama_quant import TensorInfo, gguf_tensor_layout
+
+    model = rd.Model.from_hf_config({
+        "model_type": "falcon_h1", "num_hidden_layers": 24, "hidden_size": 2048, "intermediate_size": 4608,
+        "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128, "vocab_size": 65537,
+        "mamba_d_state": 256, "mamba_d_conv": 4, "mamba_n_groups": 1, "mamba_n_heads": 48, "mamba_d_head": 64,
+        "mamba_d_ssm": 3072})
+    layout = []
+    for t in gguf_tensor_layout(model):  # the Mamba-2 half of block j is written into blk.j
+        if t.layer >= 24:
+            name = t.name.replace(f"blk.{t.layer}.", f"blk.{t.layer - 24}.").replace("attn_norm", "ssm_in_norm")
+            t = TensorInfo(name, t.shape, t.group, t.layer - 24)
+        layout.append(t)
+    ssm = {"ssm.inner_size": 3072, "ssm.state_size": 256, "ssm.time_step_rank": 48, "ssm.group_count": 1,
+           "ssm.conv_kernel": 4}
+    path = gguf_file(tmp_path / "falcon-h1.gguf", model, "Q8_0", arch="falcon-h1", layout=layout, block_count=24,
+                     extra={f"falcon-h1.{key}": value for key, value in ssm.items()})
+    m = rd.load_model(path)
+    assert (m.num_layers, m.num_recurrent_layers, m.parameter_count) == (48, 24, model.parameter_count)
+    assert m.weight_bytes == read_gguf_header(path).tensor_bytes

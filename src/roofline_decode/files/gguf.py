@@ -179,6 +179,7 @@ _ARCHITECTURES = {
     "olmo": "olmo", "olmo2": "olmo2", "granite": "granite", "command-r": "cohere", "cohere2": "cohere2",
     "starcoder2": "starcoder2", "smollm3": "smollm3", "phi2": "phi", "falcon": "falcon",
     "mamba2": "mamba2", "qwen3next": "qwen3_next", "granitehybrid": "granitemoehybrid", "glm4moe": "glm4_moe",
+    "falcon-h1": "falcon_h1",
 }
 
 
@@ -261,7 +262,7 @@ def _config(header: GgufHeader) -> dict[str, Any]:
         config["use_bias"] = "blk.0.attn_q.bias" in shapes
     if arch == "command-r":
         config["use_qk_norm"] = "blk.0.attn_q_norm.weight" in shapes
-    if arch in ("mamba2", "qwen3next", "granitehybrid"):
+    if arch in ("mamba2", "qwen3next", "granitehybrid", "falcon-h1"):
         config.update(_ssm_config(arch, need, shapes, config["hidden_size"], path))
     if arch == "granitehybrid":  # a per-layer head_count_kv: 0 marks the Mamba-2 layers
         kv = meta.get(f"{arch}.attention.head_count_kv")
@@ -288,11 +289,15 @@ def _ssm_config(arch: str, need: Callable[[str], Any], shapes: dict[str, tuple[i
         return {"linear_num_key_heads": groups, "linear_num_value_heads": heads, "linear_key_head_dim": state,
                 "linear_value_head_dim": state, "linear_conv_kernel_dim": kernel,
                 "full_attention_interval": need("full_attention_interval")}
-    if inner % hidden or inner % heads:
+    if (inner % hidden and arch != "falcon-h1") or inner % heads:
         raise ConfigError(path, f"{arch}.ssm.inner_size", f"{inner} is not a multiple of embedding_length {hidden} "
                                                         f"and of ssm.time_step_rank {heads}")
     # a conv1d weight without a bias tensor: no bias (llama.cpp writes both when there is one)
     bias = "blk.0.ssm_conv1d.weight" not in shapes or "blk.0.ssm_conv1d.bias" in shapes
+    if arch == "falcon-h1":  # attention and Mamba-2 side by side in each block
+        return {"mamba_d_ssm": inner, "mamba_n_heads": heads, "mamba_d_head": inner // heads, "mamba_n_groups": groups,
+                "mamba_d_state": state, "mamba_d_conv": kernel, "mamba_conv_bias": bias,
+                "mamba_rms_norm": "blk.0.ssm_norm.weight" in shapes}
     if arch == "granitehybrid":
         return {"mamba_expand": inner // hidden, "mamba_n_heads": heads, "mamba_d_head": inner // heads,
                 "mamba_n_groups": groups, "mamba_d_state": state, "mamba_d_conv": kernel, "mamba_conv_bias": bias}
