@@ -337,7 +337,8 @@ def scalar_floor(model: Model, accelerator: Accelerator, batch: Any, context: An
     notes = plan.assumptions
     if not fits:
         notes = notes + (plan.weights_note or _fit_note(plan.model, plan.names[1], np.array(b), np.array(t),
-                                                        at.per_sequence, np.array(fits), plan.usable),)
+                                                        at.per_sequence, np.array(fits), plan.usable,
+                                                        plan.weight_bytes),)
     experts = plan.experts_read(b)
     weight, kv_read, kv_write, flops, scores = plan.traffic(b, t, experts)
     bandwidth = plan.bandwidth

@@ -87,14 +87,17 @@ def grid_limits(model: Model, accelerator: Accelerator, batch: np.ndarray, conte
 
 
 def _fit_note(model: Model, name: str, batch: np.ndarray, context: np.ndarray, per_sequence: np.ndarray,
-              fits: np.ndarray, usable: float) -> str:
+              fits: np.ndarray, usable: float, weight_bytes: float | None = None) -> str:
+    """The note of a grid that does not fit everywhere; ``weight_bytes``: the model's, where the
+    caller has it (``Model.weight_bytes`` sums every weight group on each access)."""
+    weights = model.weight_bytes if weight_bytes is None else weight_bytes
     where = f"> {usable / GB:.4g} GB usable on {name} (2 GiB reserve)"
-    if model.weight_bytes > usable:
-        return (f"does not fit: the weights alone ({model.weight_bytes / GB:.4g} GB) {where}; shard them "
+    if weights > usable:
+        return (f"does not fit: the weights alone ({weights / GB:.4g} GB) {where}; shard them "
                 "(planning.plan) or offload")
     if fits.size == 1:
-        resident = model.weight_bytes + float(batch.flat[0]) * float(np.ravel(per_sequence)[0])
-        return (f"does not fit: {resident / GB:.4g} GB resident (weights {model.weight_bytes / GB:.4g} GB + KV "
+        resident = weights + float(batch.flat[0]) * float(np.ravel(per_sequence)[0])
+        return (f"does not fit: {resident / GB:.4g} GB resident (weights {weights / GB:.4g} GB + KV "
                 f"cache of {float(batch.flat[0]):g} sequences at {float(context.flat[0]):g} tokens) {where}")
     misses = fits.size - int(np.count_nonzero(fits))
     return (f"does not fit at {misses} of {fits.size} grid points (weights + KV cache {where}); "
