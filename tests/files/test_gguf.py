@@ -243,3 +243,15 @@ def test_jamba_gguf_periods_from_the_layers(gguf_file, tmp_path):
     assert (m.parameter_count, m.active_parameter_count, m.recurrent_state_elements) == (
         model.parameter_count, model.active_parameter_count, model.recurrent_state_elements)
     assert m.weight_bytes == pytest.approx(read_gguf_header(path).tensor_bytes, rel=1e-12)
+
+
+def test_llama4_gguf(gguf_file, tmp_path):
+    # llama4.feed_forward_length is the dense layers' width, expert_feed_forward_length the experts'
+    # (and the shared expert's); interleave_moe_layer_step and attention.chunk_size as in the config
+    model = rd.load_model("llama-4-maverick")
+    path = gguf_file(tmp_path / "llama4.gguf", model, "Q4_K_M", arch="llama4",
+                     extra={"llama4.interleave_moe_layer_step": 2, "llama4.attention.chunk_size": 8192})
+    m = rd.load_model(path)
+    assert (m.num_moe_layers, m.num_chunked_layers, m.attention_chunk_size) == (24, 36, 8192)
+    assert (m.parameter_count, m.active_parameter_count) == (model.parameter_count, model.active_parameter_count)
+    assert m.weight_bytes == pytest.approx(read_gguf_header(path).tensor_bytes, rel=1e-12)

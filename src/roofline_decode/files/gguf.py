@@ -180,7 +180,7 @@ _ARCHITECTURES = {
     "starcoder2": "starcoder2", "smollm3": "smollm3", "phi2": "phi", "falcon": "falcon",
     "mamba2": "mamba2", "qwen3next": "qwen3_next", "granitehybrid": "granitemoehybrid", "glm4moe": "glm4_moe",
     "falcon-h1": "falcon_h1", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h",
-    "jamba": "jamba",
+    "jamba": "jamba", "llama4": "llama4_text",
 }
 
 
@@ -263,6 +263,10 @@ def _config(header: GgufHeader) -> dict[str, Any]:
         config["use_bias"] = "blk.0.attn_q.bias" in shapes
     if arch == "command-r":
         config["use_qk_norm"] = "blk.0.attn_q_norm.weight" in shapes
+    if arch == "llama4":  # feed_forward_length: the dense layers; expert_feed_forward_length: experts and shared
+        config.update(intermediate_size=need("expert_feed_forward_length"), intermediate_size_mlp=need("feed_forward_length"),
+                      interleave_moe_layer_step=get("interleave_moe_layer_step", 1),
+                      attention_chunk_size=get("attention.chunk_size"))
     if arch == "jamba":
         config.update(_jamba_layers(meta, shapes, config["num_hidden_layers"], need, path))
     if arch in ("nemotron_h", "nemotron_h_moe"):
