@@ -100,8 +100,9 @@ def _small(model_type: str, **extra: object) -> rd.Model:
     (lambda: _small("starcoder2"), "starcoder2"),
     (lambda: _small("smollm3"), "smollm3"),
     (lambda: _small("phi", num_key_value_heads=4), "phi2"),
+    (lambda: rd.load_model("gpt-j-6b"), "gptj"),
 ], ids=["olmo2", "granite", "command-r", "cohere2", "falcon-180b", "falcon-7b-like", "olmo", "starcoder2", "smollm3",
-        "phi2"])
+        "phi2", "gptj"])
 def test_more_gguf_architectures(gguf_file, tmp_path, source, arch):
     # the architecture and sizes come back from the metadata, the bytes of every tensor from its type
     model = source()

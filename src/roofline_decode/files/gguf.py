@@ -180,7 +180,7 @@ _ARCHITECTURES = {
     "starcoder2": "starcoder2", "smollm3": "smollm3", "phi2": "phi", "falcon": "falcon",
     "mamba2": "mamba2", "qwen3next": "qwen3_next", "granitehybrid": "granitemoehybrid", "glm4moe": "glm4_moe",
     "falcon-h1": "falcon_h1", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h",
-    "jamba": "jamba", "llama4": "llama4_text",
+    "jamba": "jamba", "llama4": "llama4_text", "gptj": "gptj",
 }
 
 
@@ -280,6 +280,9 @@ def _config(header: GgufHeader) -> dict[str, Any]:
         config.update(layer_types=["attention" if n else "mamba" for n in kinds], num_local_experts=experts,
                       intermediate_size=get("expert_feed_forward_length") or config["intermediate_size"],
                       shared_intermediate_size=get("expert_shared_feed_forward_length") or config["intermediate_size"])
+    if arch == "gptj":
+        config.update(n_embd=config["hidden_size"], n_layer=config["num_hidden_layers"],
+                      n_head=config["num_attention_heads"], n_inner=config["intermediate_size"] or None)
     if arch == "gpt2":
         config.update(n_embd=config["hidden_size"], n_layer=config["num_hidden_layers"],
                       n_head=config["num_attention_heads"], n_inner=config["intermediate_size"],
