@@ -215,3 +215,43 @@ def test_nemotron_h_gguf_blocks_from_the_per_block_arrays(gguf_file, tmp_path):
     assert (m.num_layers, m.num_recurrent_layers, m.num_moe_layers, m.mlp_free_layers) == (29, 23, 23, 6)
     assert (m.parameter_count, m.active_parameter_count) == (model.parameter_count, model.active_parameter_count)
     assert m.weight_bytes == pytest.approx(read_gguf_header(path).tensor_bytes, rel=1e-12)
+
+
+def test_jamba_gguf_periods_from_the_layers(gguf_file, tmp_path):
+    # llama.cpp's jamba: per-layer KV heads (0 on the Mamba layers) and router tensors on the MoE
+    # layers give back attn_layer_period/offset (8, 4) and expert_layer_period/offset (2, 1)
+    from roofline_decode.files.llama_quant import TensorInfo, gguf_tensor_layout
+
+    model = rd.load_model("jamba-v0.1")
+    merged: dict[int, list[TensorInfo]] = {}
+    for t in gguf_tensor_layout(model):
+        merged.setdefault(t.layer, []).append(t)
+    dense, moe = iter(range(16)), iter(range(16, 32))  # the layout puts the dense MLPs first
+    layout = [t for t in merged[-1] if t.name.startswith("token_embd")]
+    for i in range(32):
+        source = next(moe) if i % 2 == 1 else next(dense)
+        layout += [t for t in merged[i] if not t.name.split(".")[2].startswith("ffn_") or "norm" in t.name]
+        layout += [TensorInfo(t.name.replace(f"blk.{source}.", f"blk.{i}."), t.shape, t.group, i)
+                   for t in merged[source] if t.name.split(".")[2].startswith("ffn_") and "norm" not in t.name]
+    layout += [t for t in merged[-1] if not t.name.startswith("token_embd")]
+    ssm = {"ssm.inner_size": 8192, "ssm.state_size": 16, "ssm.time_step_rank": 256, "ssm.conv_kernel": 4}
+    path = gguf_file(tmp_path / "jamba.gguf", model, "Q8_0", arch="jamba", layout=layout,
+                     per_layer_kv=[8 if i % 8 == 4 else 0 for i in range(32)],
+                     extra={f"jamba.{key}": value for key, value in ssm.items()})
+    m = rd.load_model(path)
+    assert (m.num_global_layers, m.num_recurrent_layers, m.num_moe_layers) == (4, 28, 16)
+    assert (m.parameter_count, m.active_parameter_count, m.recurrent_state_elements) == (
+        model.parameter_count, model.active_parameter_count, model.recurrent_state_elements)
+    assert m.weight_bytes == pytest.approx(read_gguf_header(path).tensor_bytes, rel=1e-12)
+
+
+def test_llama4_gguf(gguf_file, tmp_path):
+    # llama4.feed_forward_length is the dense layers' width, expert_feed_forward_length the experts'
+    # (and the shared expert's); interleave_moe_layer_step and attention.chunk_size as in the config
+    model = rd.load_model("llama-4-maverick")
+    path = gguf_file(tmp_path / "llama4.gguf", model, "Q4_K_M", arch="llama4",
+                     extra={"llama4.interleave_moe_layer_step": 2, "llama4.attention.chunk_size": 8192})
+    m = rd.load_model(path)
+    assert (m.num_moe_layers, m.num_chunked_layers, m.attention_chunk_size) == (24, 36, 8192)
+    assert (m.parameter_count, m.active_parameter_count) == (model.parameter_count, model.active_parameter_count)
+    assert m.weight_bytes == pytest.approx(read_gguf_header(path).tensor_bytes, rel=1e-12)

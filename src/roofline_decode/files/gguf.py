@@ -180,6 +180,7 @@ _ARCHITECTURES = {
     "starcoder2": "starcoder2", "smollm3": "smollm3", "phi2": "phi", "falcon": "falcon",
     "mamba2": "mamba2", "qwen3next": "qwen3_next", "granitehybrid": "granitemoehybrid", "glm4moe": "glm4_moe",
     "falcon-h1": "falcon_h1", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h",
+    "jamba": "jamba", "llama4": "llama4_text",
 }
 
 
@@ -262,6 +263,12 @@ def _config(header: GgufHeader) -> dict[str, Any]:
         config["use_bias"] = "blk.0.attn_q.bias" in shapes
     if arch == "command-r":
         config["use_qk_norm"] = "blk.0.attn_q_norm.weight" in shapes
+    if arch == "llama4":  # feed_forward_length: the dense layers; expert_feed_forward_length: experts and shared
+        config.update(intermediate_size=need("expert_feed_forward_length"), intermediate_size_mlp=need("feed_forward_length"),
+                      interleave_moe_layer_step=get("interleave_moe_layer_step", 1),
+                      attention_chunk_size=get("attention.chunk_size"))
+    if arch == "jamba":
+        config.update(_jamba_layers(meta, shapes, config["num_hidden_layers"], need, path))
     if arch in ("nemotron_h", "nemotron_h_moe"):
         config.update(_nemotron_pattern(meta, arch, shapes, config["num_hidden_layers"], path))
     if arch in ("mamba2", "qwen3next", "granitehybrid", "falcon-h1", "nemotron_h", "nemotron_h_moe"):
@@ -308,6 +315,32 @@ def _ssm_config(arch: str, need: Callable[[str], Any], shapes: dict[str, tuple[i
                 "mamba_n_groups": groups, "mamba_d_state": state, "mamba_d_conv": kernel, "mamba_conv_bias": bias}
     return {"expand": inner // hidden, "num_heads": heads, "head_dim": inner // heads, "n_groups": groups,
             "state_size": state, "conv_kernel": kernel, "use_conv_bias": bias}
+
+
+def _jamba_layers(meta: dict[str, Any], shapes: dict[str, tuple[int, ...]], layers: int,
+                  need: Callable[[str], Any], path: str) -> dict[str, Any]:
+    """Jamba's periods and offsets from llama.cpp's per-layer ``head_count_kv`` (attention where
+    non-zero) and the router tensors (MoE layers), and its Mamba (v1) mixer from ``ssm.*``
+    (``time_step_rank`` = dt rank)."""
+    kv = meta.get("jamba.attention.head_count_kv")
+    if not isinstance(kv, list) or len(kv) != layers:
+        raise ConfigError(path, "jamba.attention.head_count_kv", f"expected one entry per layer ({layers}), got {kv!r}")
+    out: dict[str, Any] = {}
+    for name, where in (("attn", [i for i in range(layers) if kv[i]]),
+                        ("expert", [i for i in range(layers) if f"blk.{i}.ffn_gate_inp.weight" in shapes])):
+        period = where[1] - where[0] if len(where) > 1 else layers
+        if not where or where != list(range(where[0], layers, period)):
+            raise ConfigError(path, "jamba.attention.head_count_kv" if name == "attn" else "blk.*.ffn_gate_inp.weight",
+                              f"{name} layers {where} are not every n-th layer from an offset")
+        out.update({f"{name}_layer_period": period, f"{name}_layer_offset": where[0]})
+    hidden = need("embedding_length")
+    inner = need("ssm.inner_size")
+    if inner % hidden:
+        raise ConfigError(path, "jamba.ssm.inner_size", f"{inner} is not a multiple of embedding_length {hidden}")
+    out.update(mamba_expand=inner // hidden, mamba_d_state=need("ssm.state_size"), mamba_d_conv=need("ssm.conv_kernel"),
+               mamba_dt_rank=need("ssm.time_step_rank"),
+               mamba_conv_bias="blk.0.ssm_conv1d.weight" not in shapes or "blk.0.ssm_conv1d.bias" in shapes)
+    return out
 
 
 def _nemotron_pattern(meta: dict[str, Any], arch: str, shapes: dict[str, tuple[int, ...]], blocks: int,
