@@ -206,7 +206,7 @@ class _Plan:
         return terms
 
     def critical_batch(self, context: float, fixed_experts: Any) -> float:
-        """``estimate._critical_batch`` at one context (closed form), as a float."""
+        """``critical_batch._critical_batch`` at one context (closed form), as a float."""
         _, kv_read, kv_write, flops, scores = self.traffic(1.0, context, self.experts_read(1.0))
         peak = self.effective_peak(flops, self.compute_time(flops, 1.0, scores))
         kv_per_sequence = kv_read + kv_write
@@ -219,7 +219,7 @@ class _Plan:
         return below if below <= vocab else above
 
     def moe_critical_batch(self, context: float) -> float:
-        """``estimate._moe_critical_batch`` at one context: the same Newton iteration, operation
+        """``critical_batch._moe_critical_batch`` at one context: the same Newton iteration, operation
         for operation on floats (the power through the same ufunc), so the same iterates."""
         _, kv_read, kv_write, flops, scores = self.traffic(1.0, context, self.experts_read(1.0))
         t_sequence = self.compute_time(flops, 1.0, scores)

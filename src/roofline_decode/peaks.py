@@ -1,9 +1,22 @@
-"""The compute peak a decode step runs at: precision fallback, sparse fallback, no peak at all."""
+"""The compute peak a decode step runs at: precision fallback, sparse fallback, no peak at all.
+
+:func:`compute_peak` looks up one format's peak on one device; :func:`_peaks` does it for every
+FLOP group of a model (:data:`~roofline_decode.traffic.COMPUTE_GROUPS`) and :class:`_Peaks` times
+a step's FLOPs at those peaks.  Separate from :mod:`roofline_decode.estimate` because every floor
+(decode, prefill, parallel plans, the symbolic view and the scalar fast path) times its FLOPs here.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import formulas as f
 from .formats import NumberFormat
 from .specs.accelerator import Accelerator
+from .specs.model import Model
+from .traffic import _GroupFlops, _Traffic, compute_formats
 
 __all__ = ["NO_COMPUTE_PEAK", "compute_peak"]
 
@@ -49,3 +62,88 @@ def compute_peak(weight_format: NumberFormat, accelerator: Accelerator, sparse: 
     return NO_COMPUTE_PEAK, float("nan"), (
         f"{NO_COMPUTE_PEAK} for {name} ({weight_format.name} {role}): compute time not bounded, "
         "the floor is the memory time",)
+
+
+@dataclass(frozen=True)
+class _Peaks:
+    """Per FLOP group: the precision used and its peak [FLOP/s] on one device (NaN: none
+    published; such a group adds no compute time), and the notes of the lookups."""
+
+    precisions: dict[str, str]
+    peaks: dict[str, float]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def bounded(self) -> bool:
+        """Whether some group has a published peak."""
+        return any(not np.isnan(p) for p in self.peaks.values())
+
+    @property
+    def uniform(self) -> bool:
+        """Every group at the same peak (or none with a peak)."""
+        values = list(self.peaks.values())
+        if all(np.isnan(p) for p in values):
+            return True
+        return not any(np.isnan(p) for p in values) and len(set(values)) == 1
+
+    def compute_time(self, traffic: _Traffic, share: float = 1) -> np.ndarray:
+        """T_comp = Σ_g (FLOPs_g / share) / F_g [s] (``share``: devices splitting the FLOPs);
+        FLOPs / F when every group has the same peak F (bit for bit what a single-precision
+        model had before groups were timed apart).  Groups without a peak add nothing."""
+        if self.uniform and self.bounded:
+            flops = traffic.flops if share == 1 else traffic.flops / share
+            time: np.ndarray = f.compute_time(flops, next(iter(self.peaks.values())))
+            return time
+        zero = np.zeros(np.shape(traffic.flops))
+        groups = traffic.group_flops
+        # each group's FLOPs as computed (a matrix group on the batch axis alone): the same sums
+        # element by element, broadcast once by the addition of the full-grid terms and ``zero``
+        flops_of = groups.compact if isinstance(groups, _GroupFlops) else groups.__getitem__
+        total: np.ndarray = zero + sum(f.compute_time(flops_of(g) if share == 1 else flops_of(g) / share, peak)
+                                       for g, peak in self.peaks.items() if not np.isnan(peak))
+        return total
+
+    def summary(self) -> str:
+        """One precision name if all groups share it, else each precision with its groups:
+        "fp8 (attention projections, mlp, routed experts), bf16 (router, lm_head, attention scores)"."""
+        names = list(dict.fromkeys(self.precisions.values()))
+        if len(names) == 1:
+            return names[0]
+        return ", ".join(f"{name} ({', '.join(_LABELS.get(g, g) for g, p in self.precisions.items() if p == name)})"
+                         for name in names)
+
+
+_LABELS = {"attention": "attention projections", "shared_experts": "shared experts", "experts": "routed experts",
+           "attention_scores": "attention scores"}
+
+
+_ROLES = {"attention_scores": "KV cache", "experts": "routed-expert weights"}
+
+
+def _peaks(model: Model, accelerator: Accelerator, sparse: bool) -> _Peaks:
+    """The peak each FLOP group runs at (:func:`compute_peak` of its format)."""
+    precisions, peaks, notes = {}, {}, {}
+    for group, fmt in compute_formats(model).items():
+        role = _ROLES.get(group, "weights" if model.has_uniform_weights else f"{group} weights")
+        precisions[group], peaks[group], found = compute_peak(fmt, accelerator, sparse, role=role)
+        notes.update(dict.fromkeys(found))
+    missing = [g for g, p in peaks.items() if np.isnan(p)]
+    if missing:  # one note: the first group's (none has a peak), or the groups without one
+        first = next(n for n in notes if n.startswith(NO_COMPUTE_PEAK))
+        notes = {n: None for n in notes if not n.startswith(NO_COMPUTE_PEAK)}
+        if len(missing) == len(peaks):
+            notes[first] = None
+        else:
+            notes[f"{NO_COMPUTE_PEAK} for {', '.join(missing)}: those FLOPs add no compute time"] = None
+    return _Peaks(precisions, peaks, tuple(notes))
+
+
+def _effective_peak(flops: np.ndarray, compute_time: np.ndarray, peaks: _Peaks) -> float | np.ndarray:
+    """F_eff = FLOPs / T_comp [FLOP/s]: the single peak when all groups share it (a float),
+    NaN when no group has one, else an array."""
+    if not peaks.bounded:
+        return float("nan")
+    if peaks.uniform:
+        return next(iter(peaks.peaks.values()))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(compute_time > 0, flops / np.where(compute_time > 0, compute_time, 1.0), np.nan)

@@ -163,13 +163,13 @@ def test_a_preset_loaded_by_id_is_reused_until_its_file_changes(tmp_path, monkey
     import os
     import shutil
 
-    from roofline_decode import estimate
+    from roofline_decode import step_timing
     from roofline_decode.errors import UnknownIdError
     from roofline_decode.specs import data_files
 
     shutil.copytree(data_files.bundled_folder("latency_profiles"), tmp_path / "latency_profiles")
     monkeypatch.setattr(data_files, "_PACKAGE_DIR", tmp_path)
-    monkeypatch.setattr(estimate, "_PROFILES", {})
+    monkeypatch.setattr(step_timing, "_PROFILES", {})
     first = decode_floor("llama-3.2-1b", "h100-sxm", 1, 1024, latency="cuda-graph-h100")
     again = decode_floor("llama-3.2-1b", "h100-sxm", 1, 1024, latency="cuda-graph-h100")
     assert float(again.chain_time_s) == float(first.chain_time_s)

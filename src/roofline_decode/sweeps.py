@@ -1,0 +1,116 @@
+"""``sweep``: decode floors for every model × accelerator over a batch × context grid.
+
+Bytes and FLOPs are computed once per model and timed per device
+(:mod:`roofline_decode.step_timing`); :class:`SweepResult` is the list of floors with its table
+and frame views.  Separate from :mod:`roofline_decode.estimate`, which keeps the one-point entry
+:func:`~roofline_decode.estimate.decode_floor`; both names are imported from there.  (Not named
+``sweep``: a submodule of that name would hide the function ``roofline_decode.sweep``.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from os import PathLike
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._typing import Broadcastable
+from .errors import InvalidValueError
+from .floor_result import DecodeFloor
+from .grid import checked_array
+from .routing import Routing, resolve_routing
+from .specs.accelerator import Accelerator
+from .specs.model import Model
+from .step_timing import _profile, _timed
+from .traffic import _traffic
+from .views_frame import ToDataFrame
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from .specs.latency import LatencyProfile
+
+__all__ = ["SweepResult", "sweep"]
+
+#: A model or accelerator as the entry points take it: the spec, a catalog id, or a file path.
+ModelRef = Model | str | PathLike[str]
+AcceleratorRef = Accelerator | str | PathLike[str]
+
+
+def _id_list(name: str, value: Any, kinds: tuple[type, ...]) -> list[Any]:
+    """One id/spec or a non-empty list, tuple or array of them (each checked when loaded, so
+    the items are whatever the caller passed)."""
+    from os import PathLike
+
+    if isinstance(value, (*kinds, PathLike)):
+        return [value]
+    if isinstance(value, (list, tuple, np.ndarray)) and len(value):
+        return list(value)
+    raise InvalidValueError(name, value, "an id, a spec, or a non-empty list of them")
+
+
+class SweepResult(ToDataFrame, list[DecodeFloor]):
+    """The floors of a sweep: a list of :class:`DecodeFloor`, one per (model, accelerator),
+    each over the batch × context grid (axis 0: batch, axis 1: context).  ``to_dataframe()``
+    (pandas) and ``to_xarray()`` (dimensions model, accelerator, batch, context) need the
+    ``[frames]`` extra."""
+
+    def to_xarray(self) -> xr.Dataset:
+        """Every numeric field as an :class:`xarray.Dataset` over (model, accelerator, batch, context)."""
+        from .views_frame import sweep_to_xarray
+
+        return sweep_to_xarray(self)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [record for floor in self for record in floor.to_records()]
+
+    def __str__(self) -> str:
+        return "\n\n".join(str(floor) for floor in self)
+
+
+def sweep(models: ModelRef | Sequence[ModelRef], accelerators: AcceleratorRef | Sequence[AcceleratorRef],
+          batch: Broadcastable = 1, context: Broadcastable = 0, *, sparse: bool = False,
+          routing: Broadcastable = "uniform", latency: LatencyProfile | str | None = None) -> SweepResult:
+    """Floors for every model × accelerator over the outer product of ``batch`` and ``context``.
+
+    Bytes and FLOPs are computed once per model on the whole grid; only the timing is
+    repeated per accelerator.  ``sparse`` and ``routing`` as in :func:`decode_floor`; a measured
+    expert count is one number or one per batch (along the batch axis), for MoE models only.
+
+    Examples
+    --------
+    >>> result = sweep(["llama-3.1-8b"], ["a100-80gb-sxm", "h100-sxm"], batch=[1, 8, 64], context=[1024, 8192])
+    >>> [r.step_time_s.shape for r in result]
+    [(3, 2), (3, 2)]
+    """
+    from .catalog import load_accelerator, load_model
+
+    models = _id_list("models", models, (str, Model))
+    accelerators = _id_list("accelerators", accelerators, (str, Accelerator))
+    batch_axis = checked_array("batch", batch, 1.0, inclusive=True).ravel()[:, None]
+    context_axis = checked_array("context", context, 0.0, inclusive=True).ravel()[None, :]
+    batch_grid, context_grid = np.broadcast_arrays(batch_axis, context_axis)
+    devices = [load_accelerator(a) for a in accelerators]
+    profile = None if latency is None else _profile(latency)
+    result = SweepResult()
+    for model in models:
+        model = load_model(model)
+        chosen = _sweep_routing(routing, model, batch_axis)
+        traffic = _traffic(model, batch_grid, context_grid, chosen)
+        result.extend(_timed(model, device, batch_grid, context_grid, traffic, sparse, context_axis, chosen, profile)
+                      for device in devices)
+    return result
+
+
+def _sweep_routing(routing: Broadcastable, model: Model, batch_axis: np.ndarray) -> Routing:
+    """The routing of one model of a sweep: a count lies along the batch axis (and is refused
+    for a dense model, which has no routed experts to count)."""
+    if isinstance(routing, str) or not model.is_moe:
+        return resolve_routing(routing, model)
+    counts = np.asarray(routing, dtype=float) if not isinstance(routing, (bool, np.bool_)) else routing
+    if isinstance(counts, np.ndarray) and counts.ndim == 1 and counts.size == batch_axis.size:
+        routing = counts[:, None]
+    elif isinstance(counts, np.ndarray) and counts.size > 1:
+        raise InvalidValueError("routing", routing, f"one count, or one per batch ({batch_axis.size} values)")
+    return resolve_routing(routing, model, batch_axis)
