@@ -93,3 +93,14 @@ def test_a_spec_file_in_the_wrong_unit_names_each_figure(tmp_path):
     assert "memory_capacity:" in str(info.value) and "peak_flops.bf16:" in str(info.value)
     path.write_text(text.replace('vendor = "Test"', 'vendor = "Test"\nplausibility_checks = false'))
     assert load_spec_file(path).memory_capacity == pytest.approx(64)
+
+
+@pytest.mark.parametrize("change, field", [({"memory_bandwidth": 5e-324}, "memory_bandwidth"),
+                                           ({"memory_capacity": 0.5}, "memory_capacity"),
+                                           ({"peak_flops": {"bf16": 1e-300}}, "peak_flops.bf16")])
+def test_figures_below_one_si_unit_are_refused_even_without_plausibility_checks(change, field):
+    # found by the fuzz suite: 5e-324 B/s made every time overflow to inf (with a warning)
+    device = rd.load_accelerator("h100-sxm")
+    with pytest.raises(InvalidValueError, match=rf"{field} must be at least 1 .* even with plausibility_checks=False"):
+        device.replace(plausibility_checks=False, **change)
+    assert device.replace(plausibility_checks=False, **{k: 1.0 if k != "peak_flops" else {"bf16": 1.0} for k in change})

@@ -89,13 +89,31 @@ class Interconnect(Spec):
 _Value = TypeVar("_Value", float, float | None)
 
 
+#: SI unit of each checked quantity, for the messages
+_UNITS = {"bandwidth": "B/s", "capacity": "B", "peak": "FLOP/s"}
+
+
+def _below_one(name: str, value: float, quantity: str) -> str | None:
+    """Why ``value`` is refused even without plausibility checks: no device is below 1 B/s,
+    1 B or 1 FLOP/s, and a step's bytes or FLOPs divided by a smaller figure overflow to an
+    infinite time."""
+    if value < 1:
+        return (f"{name} must be at least 1 {_UNITS[quantity]} even with plausibility_checks=False "
+                "(a smaller figure makes the floor's times overflow)")
+    return None
+
+
 def _plausible(value: _Value, info: ValidationInfo, quantity: str) -> _Value:
     """``value`` unless it is outside the plausible range of ``quantity`` while the spec's
-    ``plausibility_checks`` are on (see :mod:`roofline_decode.specs.plausibility`)."""
-    if value is not None and info.data.get("plausibility_checks", True):
-        problem = range_problem(field_name(info), value, quantity)
-        if problem:
-            raise ValueError(problem + _OPT_OUT)
+    ``plausibility_checks`` are on (see :mod:`roofline_decode.specs.plausibility`), or below 1
+    in SI units when they are off."""
+    if value is not None:
+        if info.data.get("plausibility_checks", True):
+            problem = range_problem(field_name(info), value, quantity)
+            if problem:
+                raise ValueError(problem + _OPT_OUT)
+        elif problem := _below_one(field_name(info), value, quantity):
+            raise ValueError(problem)
     return value
 
 
@@ -240,6 +258,8 @@ class Accelerator(_Hardware):
                 problem = range_problem(f"{field_name(info)}.{precision}", value, "peak")
                 if problem:
                     problems.append(f"{precision}: {problem}")
+            elif below := _below_one(f"{field_name(info)}.{precision}", value, "peak"):
+                raise ValueError(below)
         if info.data.get("plausibility_checks", True):
             problems += order_problems(field_name(info), peaks)
         if problems:
@@ -256,6 +276,8 @@ class Accelerator(_Hardware):
             problem = range_problem("interconnect.bandwidth", link.bandwidth, "bandwidth")
             if problem:
                 raise ValueError(f"bandwidth: {problem}{_OPT_OUT}")
+        elif link is not None and (below := _below_one("interconnect.bandwidth", link.bandwidth, "bandwidth")):
+            raise ValueError(below)
         return link
 
     def peak(self, precision: str | NumberFormat = "bf16", sparse: bool = False) -> tuple[str, float]:
