@@ -99,8 +99,13 @@ def legend(floor: DecodeFloor) -> list[str]:
     if floor.compute_bounded:  # a peak is published: the B* column holds numbers
         text = "B* (critical batch): the smallest batch at which a step is compute-bound (FLOPs / peak >= bytes / bandwidth)"
         if np.isinf(np.asarray(floor.critical_batch)).any():
+            # what each sequence brings: a KV cache, a recurrent state, or both (hybrids)
+            model = floor.spec
+            per_sequence = ("KV reads" if model.num_recurrent_layers == 0
+                            else "recurrent-state reads and writes" if model.num_attention_layers == 0
+                            else "KV and recurrent-state reads")
             text += ("; inf: never compute-bound at that context, memory-bound at any batch "
-                     "(each sequence's KV reads keep the intensity below the ridge)")
+                     f"(each sequence's {per_sequence} keep the intensity below the ridge)")
         lines.append(text)
     return lines + [f"note: {note}" for note in floor.notes]
 
