@@ -109,28 +109,33 @@ class Model(Spec):
     qk_norm: bool = False
     position_embedding_rows: NonNegativeInt = 0
     max_position_embeddings: PositiveInt | None = None
+    # layers other than full attention: sliding, chunked, sparse (with its indexer), recurrent
     sliding_window: PositiveInt | None = None
     layer_types: tuple[LayerType, ...] | None = None
     attention_chunk_size: PositiveInt | None = None
     sparse_top_k: PositiveInt | None = None
     indexer_heads: NonNegativeInt = 0
     indexer_head_dim: NonNegativeInt = 0
+    # recurrent layers (Gated DeltaNet, Mamba): counts per layer, filled by the config readers
     recurrent_matrix_parameters: NonNegativeInt = 0
     recurrent_vector_parameters: NonNegativeInt = 0
     recurrent_state_elements: NonNegativeInt = 0
     recurrent_flops_per_token: NonNegativeInt = 0
-    attention_output_gate: bool = False
+    attention_output_gate: bool = False  # a sigmoid gate on the attention output (Qwen3-Next)
+    # mixture of experts, and layers with a dense MLP or none
     num_experts: NonNegativeInt = 0
     num_experts_per_token: NonNegativeInt = 0
     moe_intermediate_size: NonNegativeInt = 0
     shared_expert_intermediate_size: NonNegativeInt = 0
     first_dense_layers: NonNegativeInt = 0
     mlp_free_layers: NonNegativeInt = 0
+    # multi-head latent attention (DeepSeek-V2/V3)
     kv_lora_rank: NonNegativeInt = 0
     q_lora_rank: NonNegativeInt = 0
     qk_rope_head_dim: NonNegativeInt = 0
     qk_nope_head_dim: NonNegativeInt = 0
     v_head_dim: NonNegativeInt = 0
+    # storage formats
     weight_format: NumberFormat = Field(default="bf16", validate_default=True)
     kv_format: NumberFormat = Field(default="bf16", validate_default=True)
     activation_format: NumberFormat = Field(default="bf16", validate_default=True)
