@@ -11,6 +11,11 @@ the 70B models:
 Both have two parameters; only the second lets the fixed cost grow with depth (32 -> 80
 layers).  The errors printed are (predicted - measured) / measured.
 
+Then the same question through the library: ``calibrate`` on the 32-layer rows with its fixed
+cost per step (``fixed_cost="step"``, issue 16's form) and per layer (the default for rows of one
+depth), predicting the 80-layer rows (the "size" split of the extrapolation protocol; relative
+least squares, physical bounds, model chosen by cross-validation).
+
 Run: ``python benchmarks/chain_cross_size.py``.
 """
 
@@ -21,6 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from roofline_decode import decode_floor, load_model
+from roofline_decode.measure import calibrate
+from roofline_decode.measure.extrapolation import protocol_splits
 from roofline_decode.measure.published import load_published
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "measured" / "gpt_fast.csv"
@@ -68,6 +75,20 @@ def main() -> None:
         for p, e in zip(large, errors):
             print(f"  {p['label']:<28} {100 * e:+6.1f}%")
         print(f"  median |error| {100 * np.median(np.abs(errors)):.1f}%, max {100 * np.max(np.abs(errors)):.1f}%")
+    library()
+
+
+def library() -> None:
+    """calibrate() per step and per layer on the protocol's gpt-fast size split."""
+    split = next(s for s in protocol_splits() if s.axis == "size" and s.data_set.startswith("gpt-fast"))
+    print(f"\ncalibrate() on {len(split.fit)} rows ({split.description}), predicting {len(split.held_out)} rows")
+    for fixed_cost in ("step", "layer"):
+        cal = calibrate(list(split.fit), split.accelerator, fixed_cost=fixed_cost)
+        errors = np.array([float(cal.predict(m.model, batch=m.batch, context=m.context).step_time_s) / m.step_time_s - 1
+                           for m in split.held_out])
+        print(f"  per {fixed_cost:5s} ({cal.model_name}): fixed cost {cal.full[0] * 1e6:.1f} us per {fixed_cost}, "
+              f"eta {cal.bandwidth_efficiency:.3f}; errors " + " ".join(f"{100 * e:+.1f}%" for e in errors)
+              + f"; median {100 * np.median(np.abs(errors)):.1f}%, max {100 * np.max(np.abs(errors)):.1f}%")
 
 
 if __name__ == "__main__":

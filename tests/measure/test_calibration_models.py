@@ -45,7 +45,9 @@ def test_separate_streams_and_a_per_sequence_cost_are_recovered_and_chosen():
     assert cal.kv_efficiency == pytest.approx(0.4, rel=1e-6)
     assert cal.per_sequence_s == pytest.approx(2e-5, rel=1e-6)
     assert cal.step_overhead_s == pytest.approx(3e-4, rel=1e-5)
-    assert "cross-validated" in cal.reason and set(cal.candidates) >= {"bandwidth", "streams+batch"}
+    # the rows mix depths (28 and 32 layers) and were made with a per-step t0: the choice finds it
+    assert cal.fixed_cost == "step" and cal.layers == (28, 32)
+    assert "cross-validated" in cal.reason and set(cal.candidates) >= {"bandwidth/layer", "streams+batch/step"}
 
 
 def test_a_host_bound_floor_is_recovered():
@@ -106,7 +108,8 @@ def test_parameters_stay_physical_on_any_rows(factors, relative):
                         step_time_s=float(decode_floor(m, H100, batch=b, context=t).step_time_s) * f)
             for (m, b, t), f in zip(points, factors)]
     cal = calibrate(rows, H100, weighting="relative" if relative else "absolute")
-    assert cal.step_overhead_s >= 0 and cal.per_sequence_s >= 0
+    # the rows mix depths (28, 32 layers): the fixed cost of a step is t0 (per step) or t_layer x L
+    assert cal.fixed_cost_s(MODELS[0]) >= 0 and cal.fixed_cost_s(MODELS[2]) >= 0 and cal.per_sequence_s >= 0
     assert 0 < cal.bandwidth_efficiency <= 1 and 0 < cal.kv_efficiency <= 1
     assert np.all(cal.predict(MODELS[0], batch=[1, 8], context=[0, 2048]).step_time_s
                   >= decode_floor(MODELS[0], H100, batch=[1, 8], context=[0, 2048]).step_time_s * (1 - 1e-12))

@@ -28,7 +28,7 @@ def test_calibrate_several_engine_files_and_save(capsys, tmp_path):
     assert code == 0 and "calibration written" in err and "llama_bench.json#1: prompt processing" in err
     assert "model " in out and out.count("batched-bench") == 4
     saved = json.loads(fit.read_text())
-    assert saved["format"] == "roofline-decode calibration 1" and saved["accelerator"] == "rtx-4090"
+    assert saved["format"] == "roofline-decode calibration 2" and saved["accelerator"] == "rtx-4090"
 
 
 def test_rows_below_the_strict_floor_are_marked_left_out(capsys):

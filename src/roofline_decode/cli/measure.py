@@ -38,6 +38,9 @@ def register(subparsers: Subparsers) -> None:
     calibrate.add_argument("--fit-rows", metavar="I,J,...",
                            help="1-based rows to fit on (default: all); the others are predicted")
     calibrate.add_argument("--weighting", choices=("relative", "absolute"), default="relative")
+    calibrate.add_argument("--fixed-cost", choices=("auto", "layer", "step"), default="auto",
+                           help="unit of the fixed cost t0: per layer of the model predicted, per step, or auto "
+                                "(per layer when the rows share one depth, else chosen by cross-validation)")
     calibrate.add_argument("--level", type=float, default=0.9, help="coverage of the prediction band (default 0.9)")
     calibrate.add_argument("--format", choices=("table", "json"), default="table")
     calibrate.add_argument("--save", metavar="FIT.json", help="write the calibration for `predict --calibration`")
@@ -234,7 +237,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
     measurements = [Measurement(model=models[i], batch=rows[i].batch, context=rows[i].context,
                                 step_time_s=rows[i].step_time, tensor_parallel=rows[i].num_devices,
                                 pipeline_parallel=rows[i].pipeline_parallel, routing=routing[i]) for i in fit_rows]
-    calibration = calibrate(measurements, device, weighting=args.weighting, level=args.level)
+    calibration = calibrate(measurements, device, weighting=args.weighting, level=args.level,
+                            fixed_cost=args.fixed_cost)
     predictions = [calibration.predict(m, batch=r.batch, context=r.context, tensor_parallel=r.num_devices,
                                        pipeline_parallel=r.pipeline_parallel, routing=g)
                    for m, r, g in zip(models, rows, routing)]
@@ -297,7 +301,8 @@ def run_predict(args: argparse.Namespace) -> int:
         return 0
     print(f"{model.name} ({model.weight_format.name} weights, {model.kv_format.name} KV) on "
           f"{args.tp * args.pp} x {records[0]['accelerator']}: calibration {calibration.model_name}, "
-          f"band {calibration.level:.0%}")
+          f"band {calibration.level:.0%}, fixed cost {calibration.fixed_cost_s(model) * 1e3:.4g} ms per step "
+          f"(per {calibration.fixed_cost}{f', L = {model.num_layers}' if calibration.fixed_cost == 'layer' else ''})")
     headers = ["B", "T", "floor ms", "calibrated ms", "band ms", "tok/s", "bound"]
     lines = []
     for r in records:

@@ -1,13 +1,15 @@
-"""Calibrate the floor against measurements: efficiencies, a per-step and a per-sequence cost.
+"""Calibrate the floor against measurements: efficiencies, a fixed (per-layer or per-step) and a
+per-sequence cost.
 
 The models fitted (:mod:`~roofline_decode.measure.calibration_models`) are nested forms of
 
-.. math:: T = t_0 + q\\,B + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{K}{\\eta_{kv} BW},\\;
+.. math:: T = t_0\\,n + q\\,B + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{K}{\\eta_{kv} BW},\\;
           \\frac{F}{\\eta_c P}\\right)
 
 with the weight bytes W, KV bytes K and FLOPs F of :func:`~roofline_decode.decode_floor`
-(DESIGN.md §4) on TP x PP devices: ``t0 >= 0`` the fixed cost of a step (launches,
-synchronisation, host work), ``q >= 0`` a cost per sequence (sampling, per-sequence kernels,
+(DESIGN.md §4) on TP x PP devices: ``t0 >= 0`` the fixed cost (launches, synchronisation, host
+work) per unit n, which is one per layer of the model (n = L, the default) or one per step
+(n = 1; see :attr:`Calibration.fixed_cost`), ``q >= 0`` a cost per sequence (sampling, per-sequence kernels,
 work the floor does not count), ``η_w, η_kv`` the efficiencies of the weight and KV streams and
 ``η_c`` the compute efficiency (fitted only where rows are compute-bound), all in (0, 1].  The
 fit is bounded least squares (exact NNLS, numpy only), so the parameters stay physical; the
@@ -15,6 +17,11 @@ model is the candidate with the smallest leave-one-out error (ties within 1 % go
 one), so two rows fit the two-parameter model and a batch x context grid earns more.  Rows
 faster than their strict floor (the floor with MoE ``routing="identical"``) cannot be fitted by
 any admissible model: they are left out and listed in :attr:`Calibration.excluded`.
+
+Per layer or per step: rows of one depth fit both alike (t0 = L · t_layer); the units differ
+only for another depth, where the truth lies between the two predictions.  There per layer is
+used, on the protocol's size splits (docs/how_close_is_the_floor.md); rows that mix depths
+choose by cross-validation.  The host time t_h takes the same unit as t0.
 
 Uncertainty band: the least-squares *prediction interval* for a new measurement,
 ``ŷ ± t_{ν,(1+level)/2} · sqrt(x0ᵀ Cov x0 + s² / w0)`` over the free parameters (those not at
@@ -42,11 +49,13 @@ from ..specs._base import Spec
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from . import calibration_models as cm
+from .calibration_models import FixedCost
 from ._stats import student_t_quantile
 
 __all__ = ["Measurement", "Calibration", "CalibratedPrediction", "Parameter", "calibrate"]
 
 Weighting = Literal["relative", "absolute"]
+FixedCostChoice = Literal["auto", "layer", "step"]
 Routing = Literal["uniform", "identical"] | PositiveFloat
 
 
@@ -135,7 +144,10 @@ class Parameter:
 
 _LABELS = {"t0": ("step overhead t0", "s"), "u_w": ("weight-stream eff. η_w", ""),
            "u_kv": ("KV-stream eff. η_kv", ""), "q": ("per-sequence cost q", "s"),
-           "u_c": ("compute eff. η_c", ""), "t_h": ("host time t_h", "s")}
+           "u_c": ("compute eff. η_c", ""), "t_h": ("host time t_h", "s"),
+           "t_layer": ("per-layer cost t_layer", "s")}
+#: ``format`` of a saved calibration; version 1 (no ``fixed_cost``: always per step) still loads.
+CALIBRATION_FORMAT = "roofline-decode calibration 2"
 
 
 @dataclass(frozen=True)
@@ -145,7 +157,13 @@ class Calibration:
     Attributes
     ----------
     model_name : str
-        The chosen candidate (``bandwidth``, ``bandwidth+batch``, ``streams``, ``streams+batch``).
+        The chosen candidate (a key of
+        :data:`~roofline_decode.measure.calibration_models.MODELS`).
+    fixed_cost : {"layer", "step"}
+        Unit of the fixed cost t0: per layer of the model predicted (t_layer; the default) or
+        per step.  Calibrations saved before this choice existed load as ``"step"``.
+    layers : tuple of int
+        Depths L of the models of the fitted rows.
     reason : str
         Why it was chosen (leave-one-out errors of the candidates, or too few rows to compare).
     candidates : dict
@@ -154,8 +172,13 @@ class Calibration:
         η_w, the weight-stream efficiency (= η_kv for the ``bandwidth`` candidates).
     kv_efficiency : float
         η_kv.
-    step_overhead_s, per_sequence_s : float
-        t0 and q [s].
+    step_overhead_s : float
+        The fixed cost of one step [s] of the fitted model (t_layer · L with ``"layer"``; NaN
+        when the fitted rows mix depths: use :meth:`fixed_cost_s`).
+    layer_overhead_s : float
+        t_layer [s per layer] (NaN with ``fixed_cost="step"``).
+    per_sequence_s : float
+        q [s].
     compute_efficiency : float or None
         η_c, or None when no row is compute-bound (predictions then use the compute floor).
     residuals_s, measured_s, calibrated_s : ndarray
@@ -194,10 +217,34 @@ class Calibration:
     _covariance: np.ndarray | None = field(repr=False, default=None)
     warnings: tuple[str, ...] = ()
     residual_standard_error: float = float("nan")
+    fixed_cost: FixedCost = "step"
+    layers: tuple[int, ...] = ()
 
     @property
     def step_overhead_s(self) -> float:
-        return float(self.full[0])
+        if self.fixed_cost == "step":
+            return float(self.full[0])
+        return float(self.full[0]) * self.layers[0] if len(self.layers) == 1 else float("nan")
+
+    @property
+    def layer_overhead_s(self) -> float:
+        return float(self.full[0]) if self.fixed_cost == "layer" else float("nan")
+
+    def fixed_cost_s(self, model: Model | str) -> float:
+        """The fixed cost of one step of ``model`` [s]: t_layer · L, or t0 whatever the depth.
+
+        Examples
+        --------
+        >>> rows = [Measurement(model="llama-2-7b", batch=b, context=128, step_time_s=t)
+        ...         for b, t in ((1, 0.0160), (8, 0.0165), (16, 0.0171))]
+        >>> cal = calibrate(rows, "a100-80gb-sxm", models=("bandwidth",))
+        >>> cal.fixed_cost, round(cal.fixed_cost_s("llama-2-70b") / cal.fixed_cost_s("llama-2-7b"), 3)
+        ('layer', 2.5)
+        """
+        from ..catalog import load_model
+
+        units = load_model(model).num_layers if self.fixed_cost == "layer" else 1
+        return float(self.full[0]) * units
 
     @property
     def bandwidth_efficiency(self) -> float:
@@ -236,7 +283,7 @@ class Calibration:
                     stds[target] = std
         out = {}
         for i, key in enumerate(cm.PARAMETERS):
-            label, unit = _LABELS[key]
+            label, unit = _LABELS["t_layer" if key == "t0" and self.fixed_cost == "layer" else key]
             source = "u_bytes" if key in ("u_w", "u_kv") and "u_bytes" in self.parameter_names else key
             if source not in self.parameter_names:
                 status = "not fitted" if key == "u_c" else "not in this model"
@@ -277,9 +324,10 @@ class Calibration:
         for name, value in (("tensor_parallel", tensor_parallel), ("pipeline_parallel", pipeline_parallel)):
             if not (isinstance(value, (int, np.integer)) and value >= 1):
                 raise InvalidValueError(name, value, "a whole number of devices >= 1")
-        terms = cm.floor_terms(model, self.accelerator, batch, context, tensor_parallel * pipeline_parallel, routing)
+        terms = cm.floor_terms(model, self.accelerator, batch, context, tensor_parallel * pipeline_parallel, routing,
+                               self.fixed_cost)
         shape = np.shape(terms.weights_s)
-        flat = cm.Terms(*(np.ravel(getattr(terms, f)) for f in ("weights_s", "kv_s", "compute_s", "batch", "strict_floor_s")))
+        flat = terms.ravel()
         compute, host = cm.sides(flat, self.full)
         design, base = cm.columns(flat, self.free, compute, host)
         beta = np.array([self.beta[self.parameter_names.index(n)] for n in self.free])
@@ -302,14 +350,15 @@ class Calibration:
         """Everything needed to predict again (:func:`load_calibration`), as JSON-ready values."""
         params = self.parameters
         return {
-            "format": "roofline-decode calibration 1",
+            "format": CALIBRATION_FORMAT, "fixed_cost": self.fixed_cost, "layers": list(self.layers),
             "accelerator": self.accelerator.id or self.accelerator.name,
             "accelerator_spec": self.accelerator.model_dump(mode="json"),
             "model": self.model_name, "reason": self.reason, "candidates": self.candidates,
             "parameters": {k: {"name": p.name, "value": _num(p.value), "std": _num(p.std), "unit": p.unit,
                                "status": p.status} for k, p in params.items()},
             "bandwidth_efficiency": self.bandwidth_efficiency, "kv_efficiency": self.kv_efficiency,
-            "step_overhead_s": self.step_overhead_s, "per_sequence_s": self.per_sequence_s,
+            "step_overhead_s": _num(self.step_overhead_s), "layer_overhead_s": _num(self.layer_overhead_s),
+            "per_sequence_s": self.per_sequence_s,
             "compute_efficiency": self.compute_efficiency, "sustained_bandwidth": self.sustained_bandwidth,
             "dof": self.dof, "residual_std": _num(self.residual_std),
             "residual_standard_error": _num(self.residual_standard_error), "level": self.level,
@@ -328,8 +377,12 @@ class Calibration:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
     def __str__(self) -> str:
+        depths = ", ".join(str(d) for d in self.layers)
+        unit = (f"per layer (t0 x L; fitted on L = {depths})" if self.fixed_cost == "layer"
+                else "per step (the same for every depth)")
         lines = [f"calibration on {self.accelerator.id or self.accelerator.name} ({len(self.measured_s)} rows, "
                  f"{self.weighting} least squares): model {self.model_name}",
+                 f"  fixed cost              {unit}",
                  f"  why                     {self.reason}"]
         lines += [f"  {p}" for k, p in self.parameters.items()
                   if p.status != "not in this model" and not (k == "u_c" and p.status == "not fitted")]
@@ -349,7 +402,7 @@ def _num(value: float) -> float | None:
 
 def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *,
               weighting: Weighting = "relative", level: float = 0.9, fit_compute: bool | None = None,
-              models: tuple[str, ...] | None = None) -> Calibration:
+              models: tuple[str, ...] | None = None, fixed_cost: FixedCostChoice = "auto") -> Calibration:
     """Fit the nested step-time models to measured steps and keep the one that predicts best.
 
     Parameters
@@ -368,6 +421,12 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
     models : tuple of str, optional
         Candidates to choose from (default: all of
         :data:`~roofline_decode.measure.calibration_models.MODELS`).
+    fixed_cost : {"auto", "layer", "step"}
+        Unit of the fixed cost t0: per layer of the model (a prediction for a deeper model
+        carries a proportionally larger fixed cost) or per step.  ``"auto"`` (the default):
+        per layer when the rows share one depth (both units fit them identically; the
+        cross-size evidence in the module docstring favours per layer), otherwise both enter
+        the cross-validated choice and ties within 1 % go to per layer.
 
     Raises
     ------
@@ -399,6 +458,8 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
         raise InvalidValueError("weighting", weighting, "'relative' or 'absolute'")
     if not is_real(level) or not 0 < level < 1:
         raise InvalidValueError("level", level, "a coverage in (0, 1)")
+    if fixed_cost not in ("auto", *cm.FIXED_COSTS):
+        raise InvalidValueError("fixed_cost", fixed_cost, "'auto', 'layer' or 'step'")
     names = tuple(cm.MODELS) if models is None else tuple(models)
     unknown = [n for n in names if n not in cm.MODELS]
     if unknown or not names:
@@ -406,14 +467,17 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
     measurements = [m if isinstance(m, Measurement) else Measurement(**m) for m in measurements]
     device = load_accelerator(accelerator)
     parts = [cm.floor_terms(m.model, device, m.batch, m.context, m.num_devices, m.routing) for m in measurements]
-    every = cm.Terms(*(np.array([float(getattr(p, f)) for p in parts]) for f in
-                       ("weights_s", "kv_s", "compute_s", "batch", "strict_floor_s")))
+    every = cm.Terms(*(np.array([float(getattr(p, f)) for p in parts]) for f in cm.Terms.FIELDS))
     y_all = np.array([m.step_time_s for m in measurements])
     below = y_all < every.strict_floor_s
     excluded = tuple((int(i), f"measured {y_all[i] * 1e3:.4g} ms is below its strict floor "
                       f"{every.strict_floor_s[i] * 1e3:.4g} ms (check units, early stop, caching, or device count)")
                      for i in np.flatnonzero(below))
-    terms, y = every.take(~below), y_all[~below]
+    rows, y = every.take(~below), y_all[~below]
+    depths = tuple(sorted({int(d) for d in rows.layers}))
+    units: tuple[FixedCost, ...] = (("layer",) if len(depths) == 1 else cm.FIXED_COSTS) \
+        if fixed_cost == "auto" else (fixed_cost,)
+    terms = rows.with_fixed_cost(units[0])
     weights = 1.0 / y**2 if weighting == "relative" else np.ones_like(y)
     n = len(y)
 
@@ -429,31 +493,10 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
     if np.linalg.matrix_rank(base_design / np.max(np.abs(base_design), axis=0), tol=1e-9) < 2:
         raise refuse("at least 2 rows with distinct bytes moved: the rows do not separate the fixed cost from the bytes term")
 
-    fits = {name: cm.fit_model(name, terms, y, weights, fit_compute) for name in names}
-    scores: dict[str, float] = {}
-    loo_scores: dict[str, float] = {}
-    seen: set[tuple[str, ...]] = set()
-    for name in names:
-        effective = fits[name].identified
-        if effective in seen:  # what the rows identify equals a simpler candidate's: the same model
-            continue
-        seen.add(effective)
-        if n >= len(effective) + 1 and n >= 3:
-            loo = cm.score(cm.leave_one_out(name, terms, y, weights, fit_compute, fits[name]), y, weighting)
-            fold = cm.extrapolation_fold(name, terms, y, weights, fit_compute, fits[name])
-            extrapolated = loo if fold is None else cm.score(fold[0], y[fold[1]], weighting)
-            loo_scores[name] = max(loo, extrapolated)
-            scores[name] = math.sqrt((loo**2 + extrapolated**2) / 2)
-    if scores:
-        best = min(scores.values())
-        chosen = next(name for name in names if name in scores and scores[name] <= best * 1.01 + 1e-12)
-        listing = ", ".join(f"{k} {v:.3%}" if weighting == "relative" else f"{k} {v:.3g} s" for k, v in scores.items())
-        reason = ("smallest cross-validated RMS error (leave-one-out and predicting the quarter of rows with "
-                  f"the most bytes from the rest; ties within 1% go to the simpler model): {listing}")
-    else:
-        chosen = names[0]
-        reason = f"{n} rows: too few to compare models by cross-validation; the simplest candidate"
-    fit = fits[chosen]
+    chosen, fit, scores, cv_error, reason = cm.choose(names, units, rows, y, weights, fit_compute, weighting)
+    if len(depths) == 1 and fixed_cost == "auto":
+        reason += (f"; fixed cost per layer: every row has L = {depths[0]}, which cannot tell per layer from "
+                   "per step; per layer is the default, on the size rows of docs/how_close_is_the_floor.md")
     residuals = y - fit.fitted_s
     free = len(fit.free)
     dof = n - free
@@ -461,8 +504,8 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
         s2 = float(np.sum(weights * residuals**2) / dof)
         standard_error = math.sqrt(s2)
         source = "the residual standard error"
-        if chosen in loo_scores and loo_scores[chosen] ** 2 > s2:
-            s2, source = loo_scores[chosen] ** 2, "the cross-validated error (larger than the residual one)"
+        if cv_error is not None and cv_error**2 > s2:
+            s2, source = cv_error**2, "the cross-validated error (larger than the residual one)"
         s = math.sqrt(s2)
         covariance = s2 * fit.unscaled_covariance
         method = (f"prediction interval, t-quantile (dof {dof}) x s = {s:.3g}{'' if weighting == 'relative' else ' s'} "
@@ -483,7 +526,8 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
                     "u_kv": "the KV-stream efficiency (KV bytes do not vary apart from the other terms)"}.get(key, key)
             warnings.append(f"not identifiable from these rows, held at its bound: {what}")
     return Calibration(
-        accelerator=device, model_name=chosen, reason=reason, candidates=scores, parameter_names=fit.names,
+        accelerator=device, model_name=chosen[0], reason=reason, candidates=scores,
+        parameter_names=fit.names, fixed_cost=chosen[1], layers=depths,
         beta=fit.beta, full=fit.full, free=fit.free, identified=fit.identified, residuals_s=residuals,
         measured_s=y, calibrated_s=fit.fitted_s, dof=dof, residual_std=s, level=level, weighting=weighting,
         band_method=method, excluded=excluded, _covariance=covariance, warnings=tuple(warnings),

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
 from ..errors import InvalidValueError
 from ..specs.accelerator import Accelerator
-from .calibrate import Calibration
+from .calibrate import CALIBRATION_FORMAT, Calibration
+from .calibration_models import FIXED_COSTS, FixedCost
+
+#: Formats this reader accepts, oldest first ("calibration 1": before the per-layer fixed cost).
+_FORMATS = ("roofline-decode calibration 1", CALIBRATION_FORMAT)
 
 __all__ = ["load_calibration"]
 
@@ -20,16 +25,25 @@ def load_calibration(path: str | Path) -> Calibration:
     Raises
     ------
     InvalidValueError
-        The file cannot be read or is not a saved calibration (the message names the file).
+        The file cannot be read or is not a saved calibration (the message names the file and,
+        for an unknown version, the format found).  Files of format 1 (saved before the fixed
+        cost could be per layer) load with a per-step fixed cost, as they were fitted.
     """
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidValueError("calibration", str(path), f"a readable calibration JSON file ({exc})") from None
-    if not isinstance(data, dict) or data.get("format") != "roofline-decode calibration 1":
-        raise InvalidValueError("calibration", str(path), "a file written by `calibrate --save` "
-                                "(format 'roofline-decode calibration 1')")
+    version = data.get("format") if isinstance(data, dict) else None
+    if version not in _FORMATS:
+        found = f"format {version!r}" if isinstance(version, str) else "no 'format' key"
+        raise InvalidValueError("calibration", f"{path} ({found})", "a file written by `calibrate --save` (format "
+                                + " or ".join(repr(f) for f in _FORMATS) + ")")
+    # version 1 predates the per-layer fixed cost: its t0 is per step
+    fixed_cost = "step" if version == _FORMATS[0] else data.get("fixed_cost")
+    if fixed_cost not in FIXED_COSTS:
+        raise InvalidValueError("calibration", str(path), f"'fixed_cost' one of {', '.join(FIXED_COSTS)} "
+                                f"(found {fixed_cost!r})")
     try:
         fit = data["fit"]
         covariance = None if fit["covariance"] is None else np.array(fit["covariance"], dtype=float)
@@ -47,6 +61,7 @@ def load_calibration(path: str | Path) -> Calibration:
             _covariance=covariance, warnings=tuple(data["warnings"]),
             residual_standard_error=float("nan") if data.get("residual_standard_error") is None
             else float(data["residual_standard_error"]),
+            fixed_cost=cast(FixedCost, fixed_cost), layers=tuple(int(d) for d in data.get("layers", ())),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidValueError("calibration", str(path), f"a complete saved calibration (problem: {exc!r})") from None

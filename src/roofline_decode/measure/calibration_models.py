@@ -3,11 +3,19 @@ and the leave-one-out choice between them.
 
 Every model has the form
 
-.. math:: T = t_0 + q\\,B + \\max\\left(\\frac{W}{\\eta_w\\,BW} + \\frac{K}{\\eta_{kv}\\,BW},\\;
+.. math:: T = t_0\\,n + q\\,B + \\max\\left(\\frac{W}{\\eta_w\\,BW} + \\frac{K}{\\eta_{kv}\\,BW},\\;
           \\frac{F}{\\eta_c\\,P}\\right)
 
 with W the weight bytes, K the KV bytes (read and written), F the FLOPs of the step (DESIGN.md
-§4), BW the (aggregate) bandwidth and P the dense peak of the compute precision.  Writing each
+§4), BW the (aggregate) bandwidth and P the dense peak of the compute precision.  The fixed cost
+comes in one of two units (:data:`FIXED_COSTS`): per step (n = 1, t0 [s per step]) or per layer
+(n = L, the depth of the model of the row: t0 is then t_layer [s per layer], so that a fit on
+one model predicts a deeper one of the same engine and device with a proportionally larger fixed
+cost).  The host time a step cannot beat, t_h, takes the same unit (an eager loop launches its
+kernels layer by layer).  On rows of one depth the two units are the same model
+(t0 = L · t_layer); they differ only in what they predict for another depth, or in the fit when
+the rows mix depths.  With both costs non-negative, the fixed cost of a model of depth L' fitted
+at depth L lies between the per-step prediction (t0) and the per-layer one (t0 · L' / L).  Writing each
 efficiency as ``1 / (1 + u)`` with ``u >= 0`` keeps it in (0, 1] and makes the model linear and
 non-negative in ``(t0, u_w, u_kv, q, u_c)`` once it is known which rows are compute-bound, so the
 fit is an exact non-negative least-squares problem (:mod:`._nnls`); the assignment of rows to
@@ -33,7 +41,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias, cast
 
 import numpy as np
 
@@ -44,7 +53,7 @@ if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
 
-__all__ = ["MODELS", "PARAMETERS", "Terms", "ModelFit", "fit_model", "floor_terms", "leave_one_out"]
+__all__ = ["MODELS", "PARAMETERS", "FIXED_COSTS", "FixedCost", "choose", "Terms", "ModelFit", "fit_model", "floor_terms", "leave_one_out"]
 
 #: Free parameters of each candidate, in the order they enter (earlier ones win a collinearity).
 MODELS: dict[str, tuple[str, ...]] = {
@@ -58,30 +67,47 @@ MODELS: dict[str, tuple[str, ...]] = {
 #: Full parameter vector: overhead [s], weight / KV / compute excess [1], per-sequence cost [s],
 #: host time a step cannot beat [s].
 PARAMETERS = ("t0", "u_w", "u_kv", "q", "u_c", "t_h")
+#: Unit of the fixed cost t0: one per step, or one per layer of the model of the row.
+FixedCost: TypeAlias = Literal["layer", "step"]
+FIXED_COSTS: tuple[FixedCost, ...] = ("layer", "step")
 
 
 @dataclass(frozen=True)
 class Terms:
-    """Per-row floor terms [s] (aggregate over the devices), batch, and the strict floor [s]."""
+    """Per-row floor terms [s] (aggregate over the devices), batch, the strict floor [s], the
+    model's depth L and the units of fixed cost of each row (1 per step, or L: see
+    :data:`FIXED_COSTS`)."""
 
     weights_s: np.ndarray
     kv_s: np.ndarray
     compute_s: np.ndarray
     batch: np.ndarray
     strict_floor_s: np.ndarray
+    layers: np.ndarray
+    fixed: np.ndarray
+
+    FIELDS: ClassVar[tuple[str, ...]] = ("weights_s", "kv_s", "compute_s", "batch", "strict_floor_s", "layers", "fixed")
 
     def take(self, index: np.ndarray) -> Terms:
-        return Terms(*(np.asarray(getattr(self, f))[index] for f in
-                       ("weights_s", "kv_s", "compute_s", "batch", "strict_floor_s")))
+        return Terms(*(np.asarray(getattr(self, f))[index] for f in self.FIELDS))
+
+    def ravel(self) -> Terms:
+        return Terms(*(np.ravel(getattr(self, f)) for f in self.FIELDS))
+
+    def with_fixed_cost(self, fixed_cost: FixedCost) -> Terms:
+        """The same rows with the fixed cost counted per ``"layer"`` (n = L) or per ``"step"`` (n = 1)."""
+        fixed = np.asarray(self.layers, dtype=float) if fixed_cost == "layer" else np.ones_like(self.layers, dtype=float)
+        return replace(self, fixed=fixed)
 
     def __len__(self) -> int:
         return int(np.size(self.weights_s))
 
 
 def floor_terms(model: Model, device: Accelerator | str, batch: Broadcastable, context: Broadcastable,
-                devices: int = 1, routing: str | float = "uniform") -> Terms:
+                devices: int = 1, routing: str | float = "uniform", fixed_cost: FixedCost = "step") -> Terms:
     """Weight, KV and compute times [s] on ``devices`` devices (aggregate bandwidth and peak),
-    and the strict floor [s] (MoE ``routing="identical"``), broadcast over batch and context."""
+    and the strict floor [s] (MoE ``routing="identical"``), broadcast over batch and context;
+    the fixed cost counted per ``fixed_cost`` (one per step, or one per layer of ``model``)."""
     from ..estimate import decode_floor
 
     floor = decode_floor(model, device, batch=batch, context=context, routing=routing)
@@ -95,8 +121,10 @@ def floor_terms(model: Model, device: Accelerator | str, batch: Broadcastable, c
         s = decode_floor(model, device, batch=batch, context=context, routing="identical")
         strict = np.maximum(np.asarray(s.memory_time_s), np.asarray(s.compute_time_s)) / devices
     shape = np.broadcast(weights, kv, compute, floor.batch).shape
-    return Terms(*(np.broadcast_to(np.asarray(a, dtype=float), shape) for a in
-                      (weights, kv, compute, floor.batch, strict)))
+    layers = float(model.num_layers)
+    terms = Terms(*(np.broadcast_to(np.asarray(a, dtype=float), shape) for a in
+                    (weights, kv, compute, floor.batch, strict, layers, 1.0)))
+    return terms.with_fixed_cost(fixed_cost)
 
 
 def full_vector(names: tuple[str, ...], beta: np.ndarray) -> np.ndarray:
@@ -115,8 +143,8 @@ def sides(terms: Terms, full: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     t0, u_w, u_kv, q, u_c, t_h = full
     memory = (1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s
     compute = (1 + u_c) * terms.compute_s
-    device = t0 + q * terms.batch + np.maximum(memory, compute)
-    return compute > memory, (t_h > device) & (t_h > 0)
+    device = t0 * terms.fixed + q * terms.batch + np.maximum(memory, compute)
+    return compute > memory, (t_h * terms.fixed > device) & (t_h > 0)
 
 
 def columns(terms: Terms, names: tuple[str, ...], compute: np.ndarray,
@@ -126,8 +154,8 @@ def columns(terms: Terms, names: tuple[str, ...], compute: np.ndarray,
     device = ~host
     memory = ~compute
     values = {
-        "t_h": np.where(host, 1.0, 0.0),
-        "t0": np.ones(len(terms)),
+        "t_h": np.where(host, np.asarray(terms.fixed, dtype=float), 0.0),
+        "t0": np.asarray(terms.fixed, dtype=float) * np.ones(len(terms)),
         "u_bytes": np.where(memory, terms.weights_s + terms.kv_s, 0.0),
         "u_w": np.where(memory, terms.weights_s, 0.0),
         "u_kv": np.where(memory, terms.kv_s, 0.0),
@@ -258,7 +286,7 @@ def fit_model(name: str, terms: Terms, y: np.ndarray, weights: np.ndarray, fit_c
 
 def _device_time(terms: Terms, full: np.ndarray) -> np.ndarray:
     t0, u_w, u_kv, q, u_c, _ = full
-    time: np.ndarray = t0 + q * terms.batch + np.maximum((1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s,
+    time: np.ndarray = t0 * terms.fixed + q * terms.batch + np.maximum((1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s,
                                                          (1 + u_c) * terms.compute_s)
     return time
 
@@ -304,3 +332,49 @@ def score(errors: np.ndarray, y: np.ndarray, weighting: str) -> float:
     """RMS prediction error: relative (share of the measured time) or absolute [s]."""
     e = errors / y if weighting == "relative" else errors
     return math.sqrt(float(np.mean(e**2)))
+
+
+def choose(names: tuple[str, ...], units: tuple[FixedCost, ...], rows: Terms, y: np.ndarray, weights: np.ndarray,
+           fit_compute: bool | None, weighting: str
+           ) -> tuple[tuple[str, FixedCost], ModelFit, dict[str, float], float | None, str]:
+    """Fit every candidate (each model with each unit of the fixed cost) and keep the one with the
+    smallest cross-validated RMS error: (chosen, its fit, scores by label, its larger CV error or
+    None, reason).
+
+    The score averages the leave-one-out error and :func:`extrapolation_fold`'s; ties within 1 %
+    go to the earlier candidate (simpler models first; per layer before per step), candidates
+    that identify the same parameters are scored once.  Labels are the model names, with
+    ``/layer`` or ``/step`` when both units compete.
+    """
+    n = len(y)
+    keys = [(name, unit) for name in names for unit in units]
+    label = {c: c[0] if len(units) == 1 else f"{c[0]}/{c[1]}" for c in keys}
+    unit_terms = {unit: rows.with_fixed_cost(unit) for unit in units}
+    fits = {c: fit_model(c[0], unit_terms[c[1]], y, weights, fit_compute) for c in keys}
+    scores: dict[tuple[str, FixedCost], float] = {}
+    cv_errors: dict[tuple[str, FixedCost], float] = {}
+    seen: set[tuple[object, ...]] = set()
+    for c in keys:
+        name, unit = c
+        effective = fits[c].identified
+        if (unit, *effective) in seen:  # what the rows identify equals a simpler candidate's: the same model
+            continue
+        seen.add((unit, *effective))
+        if n >= len(effective) + 1 and n >= 3:
+            terms = unit_terms[unit]
+            loo = score(leave_one_out(name, terms, y, weights, fit_compute, fits[c]), y, weighting)
+            fold = extrapolation_fold(name, terms, y, weights, fit_compute, fits[c])
+            extrapolated = loo if fold is None else score(fold[0], y[fold[1]], weighting)
+            cv_errors[c] = max(loo, extrapolated)
+            scores[c] = math.sqrt((loo**2 + extrapolated**2) / 2)
+    if not scores:
+        return keys[0], fits[keys[0]], {}, None, \
+            f"{n} rows: too few to compare models by cross-validation; the simplest candidate"
+    best = min(scores.values())
+    chosen = next(c for c in keys if c in scores and scores[c] <= best * 1.01 + 1e-12)
+    listing = ", ".join(f"{label[k]} {v:.3%}" if weighting == "relative" else f"{label[k]} {v:.3g} s"
+                        for k, v in scores.items())
+    reason = ("smallest cross-validated RMS error (leave-one-out and predicting the quarter of rows with "
+              f"the most bytes from the rest; ties within 1% go to the simpler model"
+              f"{', per layer before per step' if len(units) > 1 else ''}): {listing}")
+    return chosen, fits[chosen], {label[k]: v for k, v in scores.items()}, cv_errors.get(chosen), reason

@@ -8,7 +8,9 @@ one engine, one campaign):
 * **context** — fit on the rows at the two shortest contexts, predict the rows whose context
   is 4 to 16 times the longest fitted one;
 * **format** — with three weight formats of one model, fit on two and predict the third (each
-  format held out in turn).
+  format held out in turn);
+* **size** — with models of several depths (layers L), fit on the rows of the shallowest model(s)
+  and predict those of the deepest: the fixed cost of a step must transfer to another depth.
 
 A data set enters a split only where it has rows on both sides.  Per split and data set the
 protocol reports the held-out rows' relative errors (predicted / measured - 1: median, 90th
@@ -92,6 +94,7 @@ class SplitResult(_SplitName):
     inside: np.ndarray
     n_fit: int
     chosen: tuple[str, ...]
+    units: tuple[str, ...] = ()
 
     @property
     def median(self) -> float:
@@ -113,7 +116,8 @@ class SplitResult(_SplitName):
     def to_record(self) -> dict[str, Any]:
         return {"axis": self.axis, "data_set": self.data_set, "description": self.description,
                 "fit_rows": self.n_fit, "held_out_rows": int(self.errors.size), "median": self.median,
-                "p90": self.p90, "max": self.max, "coverage": self.coverage, "models": list(self.chosen)}
+                "p90": self.p90, "max": self.max, "coverage": self.coverage, "models": list(self.chosen),
+                "fixed_cost": list(self.units)}
 
 
 def _measurement(row: MeasurementRow) -> Measurement:
@@ -145,6 +149,7 @@ def data_sets(folder: str | Path | None = None) -> dict[str, DataSet]:
         "gpt-fast A100 Llama-2-7B x1": [r for r in gpt_fast if r.model == "llama-2-7b" and device(r) == "a100-80gb-sxm"
                                         and r.num_devices == 1],
         "gpt-fast A100 Llama-2-70B x8": [r for r in gpt_fast if r.model == "llama-2-70b" and r.num_devices == 8],
+        "gpt-fast A100 Llama 7B/8B/70B x1": [r for r in gpt_fast if device(r) == "a100-80gb-sxm" and r.num_devices == 1],
         "ExLlamaV2 RTX 3090 Ti Llama-2-7B EXL2": [r for r in exllama if device(r) == "rtx-3090-ti"
                                                   and r.label.startswith("exllamav2 Llama2 7B exl2")],
         "ExLlamaV2 RTX 4090 Llama-2-7B EXL2": [r for r in exllama if device(r) == "rtx-4090"
@@ -192,10 +197,15 @@ def protocol_splits(folder: str | Path | None = None) -> list[Split]:
                 "context", ds, f"fit T <= {longest_fit:g}, predict {r0 * longest_fit:g} <= T <= {r1 * longest_fit:g}",
                 context <= longest_fit, (context >= r0 * longest_fit) & (context <= r1 * longest_fit)))
         names = sorted({m.model.weight_format.name for m in ds.measurements})
-        if len(names) == 3:
+        if len(names) == 3 and len({m.model.name for m in ds.measurements}) == 1:
             for held_name in names:
                 is_held = np.array([m.model.weight_format.name == held_name for m in ds.measurements])
                 splits.append(_split("format", ds, "fit two weight formats, predict the third", ~is_held, is_held))
+        layers = np.array([m.model.num_layers for m in ds.measurements])
+        depths = np.unique(layers)
+        if depths.size >= 2:
+            splits.append(_split("size", ds, f"fit L = {depths[0]}, predict L = {depths[-1]}",
+                                 layers == depths[0], layers == depths[-1]))
     return [s for s in splits if s is not None]
 
 
@@ -217,11 +227,12 @@ def run_protocol(splits: list[Split], fit: Fit = calibrate, level: float = 0.9) 
             errors.append(step / m.step_time_s - 1.0)
             inside.append(bool(lower <= m.step_time_s <= upper))
         entry = pooled.setdefault((split.axis, split.data_set), {
-            "description": split.description, "errors": [], "inside": [], "n_fit": 0, "chosen": []})
+            "description": split.description, "errors": [], "inside": [], "n_fit": 0, "chosen": [], "units": []})
         entry["errors"] += errors
         entry["inside"] += inside
         entry["n_fit"] = max(entry["n_fit"], len(split.fit))
         entry["chosen"].append(getattr(calibration, "model_name", "t0 + bytes/(eta BW)"))
+        entry["units"].append(getattr(calibration, "fixed_cost", "step"))
     return [SplitResult(axis=axis, data_set=name, description=e["description"], errors=np.array(e["errors"]),
-                        inside=np.array(e["inside"]), n_fit=e["n_fit"], chosen=tuple(e["chosen"]))
+                        inside=np.array(e["inside"]), n_fit=e["n_fit"], chosen=tuple(e["chosen"]), units=tuple(e["units"]))
             for (axis, name), e in pooled.items()]
