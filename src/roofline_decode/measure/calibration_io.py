@@ -10,8 +10,8 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ..specs.accelerator import Accelerator
-from .calibrate import CALIBRATION_FORMAT, Calibration
 from .calibration_models import FIXED_COSTS, FixedCost
+from .calibration_result import CALIBRATION_FORMAT, Calibration
 
 #: Formats this reader accepts, oldest first ("calibration 1": before the per-layer fixed cost).
 _FORMATS = ("roofline-decode calibration 1", CALIBRATION_FORMAT)
