@@ -260,8 +260,6 @@ def _load_cached(path: Path, mtime: float) -> Accelerator | MemoryTier:
 #: (kind, id) -> (its file, the file's mtime [ns], the spec, the index generation): the last
 #: spec loaded by that id while no environment or user folder was set (:func:`_recent`)
 _RECENT: dict[tuple[str, str], tuple[str, int, Any, int]] = {}
-#: model id -> (its file, the file's mtime [ns], the Model) of the last load by that id
-_RECENT_MODELS: dict[str, tuple[str, int, Model]] = {}
 #: bumped whenever another index is in use or the user folders change: a memo entry of an
 #: earlier generation is not used
 _GENERATION = [0]
@@ -377,10 +375,20 @@ def _model_ids(stamp: int) -> tuple[str, ...]:
 
 
 def _bundled(model_id: str, overrides: dict[str, Any]) -> Model:
-    """A bundled model by id: one stat of its file on a hit of the cached id list (a file
-    added or removed since is seen: a miss or a failed stat lists the folder again)."""
-    ids = _model_ids(_MODEL_DIRECTORY_STAMP[0]) if _MODEL_DIRECTORY_STAMP else ()
+    """A bundled model by id, parsed once per version of its file.
+
+    A repeated id costs one ``stat`` of its file (:data:`_RECENT_MODELS`); otherwise the cached
+    id list is consulted (a file added or removed since is seen: a miss or a failed stat lists
+    the folder again)."""
     file = os.path.join(_MODEL_DIR_NAME, model_id + ".json")
+    hit = _RECENT_MODELS.get(model_id)
+    if hit is not None and not overrides and hit[0] == file:
+        try:
+            if os.stat(file).st_mtime_ns == hit[1]:
+                return hit[2]
+        except OSError:
+            pass
+    ids = _model_ids(_MODEL_DIRECTORY_STAMP[0]) if _MODEL_DIRECTORY_STAMP else ()
     if model_id in ids:
         try:
             stamp = os.stat(file).st_mtime_ns
@@ -393,32 +401,16 @@ def _bundled(model_id: str, overrides: dict[str, Any]) -> Model:
         stamp = os.stat(file).st_mtime_ns
     if overrides:
         return Model.from_hf_config(_MODEL_DIR / f"{model_id}.json", **overrides)
-    model = _bundled_model(model_id, stamp)
+    # Models are frozen, so every caller shares the one parsed per file version
+    model = Model.from_hf_config(_MODEL_DIR / f"{model_id}.json")
     _RECENT_MODELS[model_id] = (file, stamp, model)
     return model
 
 
-def _recent_model(model_id: str) -> Model | None:
-    """The bundled model last loaded by ``model_id`` if its file has the same mtime, else None
-    (one ``stat``; a removed file, or an id not loaded yet, goes through :func:`_bundled`)."""
-    hit = _RECENT_MODELS.get(model_id)
-    if hit is None:
-        return None
-    try:
-        return hit[2] if os.stat(hit[0]).st_mtime_ns == hit[1] else None
-    except OSError:
-        return None
-
-
+#: model id -> (its file, the file's mtime [ns], the Model parsed from that version)
+_RECENT_MODELS: dict[str, tuple[str, int, Model]] = {}
 _MODEL_DIRECTORY_STAMP: list[int] = []
 _MODEL_DIR_NAME = str(_MODEL_DIR)
-
-
-@lru_cache(maxsize=128)
-def _bundled_model(model_id: str, stamp: int) -> Model:
-    """A bundled model parsed once per file version (``stamp``: the file's mtime); Models are
-    frozen, so every caller can share one."""
-    return Model.from_hf_config(_MODEL_DIR / f"{model_id}.json")
 
 
 def model_metadata(model_id: str) -> dict[str, Any]:
@@ -460,8 +452,7 @@ def load_model(id_or_path: Model | str | Path, weights: Any = None, kv: Any = No
         is_dir = not str(id_or_path).endswith(".gguf") and os.path.isdir(id_or_path)
         if isinstance(id_or_path, str) and not is_dir and not id_or_path.endswith((".gguf", ".json")):
             # an id names a bundled file; never a path out of the catalog ("../x")
-            recent = _recent_model(id_or_path) if not overrides else None
-            model = recent if recent is not None else _bundled(id_or_path, overrides)
+            model = _bundled(id_or_path, overrides)
             return model if weights is None and kv is None else model.with_precision(weights=weights, kv=kv)
         path = Path(id_or_path)
         if str(id_or_path).endswith(".gguf"):
