@@ -18,6 +18,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import _moved
+
 __version__ = "0.1.0"
 
 #: public name -> submodule that defines it
@@ -28,10 +30,11 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         ["ConfigError", "InvalidValueError", "MissingExtraError", "RooflineError", "SpecFileError",
          "UnknownFormatError", "UnknownIdError"], "errors"),
-    **dict.fromkeys(["RECORD_KEYS", "DecodeFloor", "SweepResult", "decode_floor", "sweep"], "estimate"),
-    **dict.fromkeys(["MixedStepFloor", "PrefillFloor", "mixed_step_floor", "prefill_floor"], "estimate_prefill"),
-    **dict.fromkeys(["RequestFloor", "request_floor"], "estimate_request"),
-    **dict.fromkeys(["SpeculativeFloor", "speculative_floor"], "estimate_speculative"),
+    **dict.fromkeys(["RECORD_KEYS", "DecodeFloor", "decode_floor"], "floors.decode"),
+    **dict.fromkeys(["SweepResult", "sweep"], "floors.sweeps"),
+    **dict.fromkeys(["MixedStepFloor", "PrefillFloor", "mixed_step_floor", "prefill_floor"], "floors.prefill"),
+    **dict.fromkeys(["RequestFloor", "request_floor"], "floors.request"),
+    **dict.fromkeys(["SpeculativeFloor", "speculative_floor"], "floors.speculative"),
     **dict.fromkeys(["NumberFormat", "get_format", "group_quantized", "list_formats"], "formats"),
     **dict.fromkeys(["Accelerator", "MemoryTier", "Model"], "specs"),
     **dict.fromkeys(["LatencyProfile", "list_latency_profiles", "load_latency_profile"], "specs.latency"),
@@ -39,9 +42,11 @@ _EXPORTS: dict[str, str] = {
 # Views and tools are submodules too (``rd.planning.max_batch``); each imports its heavy
 # dependencies (sympy, matplotlib) only when used.
 _SUBMODULES = {
-    "formulas", "units", "formats", "errors", "catalog", "estimate", "specs",
-    "planning", "symbolic", "plotting", "measure", "kernel",
+    "formulas", "units", "formats", "errors", "catalog", "floors", "specs",
+    "planning", "symbolic", "plotting", "measure", "kernel", "views",
 }
+# ``rd.estimate`` and the other paths that moved (a DeprecationWarning, for one release)
+_moved.install()
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
 
@@ -51,7 +56,7 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
         globals()[name] = value  # later look-ups skip this hook
         return value
-    if name in _SUBMODULES:
+    if name in _SUBMODULES or f"{__name__}.{name}" in _moved.MOVED:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -61,7 +66,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
-    from . import catalog, errors, estimate, formats, formulas, specs, units
+    from . import catalog, errors, floors, formats, formulas, specs, units
     from .catalog import (
         add_spec_directory, list_accelerators, list_memory_tiers, list_models, load_accelerator,
         load_memory_tier, load_model, model_metadata,
@@ -70,10 +75,11 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
         ConfigError, InvalidValueError, MissingExtraError, RooflineError, SpecFileError, UnknownFormatError,
         UnknownIdError,
     )
-    from .estimate import RECORD_KEYS, DecodeFloor, SweepResult, decode_floor, sweep
-    from .estimate_prefill import MixedStepFloor, PrefillFloor, mixed_step_floor, prefill_floor
-    from .estimate_request import RequestFloor, request_floor
-    from .estimate_speculative import SpeculativeFloor, speculative_floor
+    from .floors.decode import RECORD_KEYS, DecodeFloor, decode_floor
+    from .floors.prefill import MixedStepFloor, PrefillFloor, mixed_step_floor, prefill_floor
+    from .floors.request import RequestFloor, request_floor
+    from .floors.speculative import SpeculativeFloor, speculative_floor
+    from .floors.sweeps import SweepResult, sweep
     from .formats import NumberFormat, get_format, group_quantized, list_formats
     from .specs import Accelerator, MemoryTier, Model
     from .specs.latency import LatencyProfile, list_latency_profiles, load_latency_profile

@@ -9,6 +9,7 @@ bandwidth is always decimal (DESIGN.md §3).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 KB, MB, GB, TB, PB = 1e3, 1e6, 1e9, 1e12, 1e15
 KiB, MiB, GiB, TiB = 2.0**10, 2.0**20, 2.0**30, 2.0**40
@@ -66,3 +67,17 @@ def format_number(value: float, digits: int = 4) -> str:
     if not math.isfinite(value):
         return "inf" if value > 0 else str(value)
     return f"{value:.{digits}g}"
+
+
+def format_table(headers: Sequence[object], rows: Sequence[Sequence[object]], align: str = "left",
+                 indent: str = "") -> str:
+    """Columns of text padded to their widest cell, two spaces apart, trailing blanks cut.
+
+    ``align`` is ``"left"`` (labels) or ``"right"`` (numbers); ``indent`` prefixes each line.
+    """
+    pad = str.ljust if align == "left" else str.rjust
+    widths = [max([len(str(h))] + [len(str(row[i])) for row in rows]) for i, h in enumerate(headers)]
+    return "\n".join(
+        (indent + "  ".join(pad(str(cell), w) for cell, w in zip(line, widths))).rstrip()
+        for line in [list(headers), *rows]
+    )

@@ -3,7 +3,7 @@
 import pytest
 
 from roofline_decode import decode_floor
-from roofline_decode.views_table import legend
+from roofline_decode.views.table import legend
 
 
 @pytest.mark.parametrize("model, per_sequence", [

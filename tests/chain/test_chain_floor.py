@@ -163,7 +163,7 @@ def test_a_preset_loaded_by_id_is_reused_until_its_file_changes(tmp_path, monkey
     import os
     import shutil
 
-    from roofline_decode import step_timing
+    from roofline_decode.floors import step_timing
     from roofline_decode.errors import UnknownIdError
     from roofline_decode.specs import data_files
 

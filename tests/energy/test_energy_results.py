@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from roofline_decode import InvalidValueError, decode_floor
 from roofline_decode.cli import main
-from roofline_decode.energy import ENERGY_RECORD_KEYS
-from roofline_decode.estimate import RECORD_KEYS
-from roofline_decode.estimate_prefill import prefill_floor
-from roofline_decode.estimate_request import request_floor
+from roofline_decode.floors.energy import ENERGY_RECORD_KEYS
+from roofline_decode.floors.decode import RECORD_KEYS
+from roofline_decode.floors.prefill import prefill_floor
+from roofline_decode.floors.request import request_floor
 from roofline_decode.planning import tensor_parallel_floor
 
 # Llama-3.1-8B (config.json): L=32, d=4096, d_ff=14336, H_q=32, H_kv=8, d_h=128, V=128256.

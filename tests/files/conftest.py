@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from roofline_decode.files.ggml_types import GGML_TYPES
-from roofline_decode.files.llama_quant import gguf_tensor_layout, mixture_tensor_types
+from roofline_decode.formats.ggml_types import GGML_TYPES
+from roofline_decode.formats.llama_quant import gguf_tensor_layout, mixture_tensor_types
 
 
 def write_gguf(path: Path, model, types: dict[str, str] | str, arch: str = "llama", extra: dict | None = None,

@@ -91,7 +91,7 @@ def test_families_by_exact_count(model_type, extra, count):
 
 
 def test_resident_cache_of_sparse_chunked_and_recurrent_layers():
-    from roofline_decode.planning.capacity import kv_bytes_per_sequence
+    from roofline_decode.floors.capacity import kv_bytes_per_sequence
 
     # DeepSeek-V3.2 keeps every latent and every indexer key: 61 x T x (576 + 128) x 2 B
     assert float(kv_bytes_per_sequence("deepseek-v3.2-exp", 8192)) == 61 * 8192 * (576 + 128) * 2

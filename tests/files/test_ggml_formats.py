@@ -6,8 +6,8 @@ import pytest
 
 import roofline_decode as rd
 from roofline_decode.errors import InvalidValueError
-from roofline_decode.files.ggml_types import GGML_TYPES
-from roofline_decode.files.llama_quant import gguf_tensor_layout, mixture_tensor_types
+from roofline_decode.formats.ggml_types import GGML_TYPES
+from roofline_decode.formats.llama_quant import gguf_tensor_layout, mixture_tensor_types
 from roofline_decode.formats import get_format
 
 GiB = 2**30

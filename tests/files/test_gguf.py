@@ -9,7 +9,7 @@ import pytest
 
 import roofline_decode as rd
 from roofline_decode.errors import ConfigError
-from roofline_decode.files.ggml_types import GGML_TYPES
+from roofline_decode.formats.ggml_types import GGML_TYPES
 from roofline_decode.files.gguf import read_gguf_header, tensor_group
 
 GiB = 2**30
@@ -45,7 +45,7 @@ def test_llama_2_7b_published_sizes_from_gguf(gguf_file, tmp_path, preset, gib):
 def test_gpt_oss_style_mxfp4_experts_and_q8_0_rest(gguf_file, tmp_path):
     # ggml-org/gpt-oss-20b-GGUF keeps the experts in MXFP4 and the other matrices in q8_0
     source = rd.load_model("gpt-oss-20b")
-    from roofline_decode.files.llama_quant import gguf_tensor_layout
+    from roofline_decode.formats.llama_quant import gguf_tensor_layout
 
     layout = gguf_tensor_layout(source)
     types = {t.name: ("mxfp4" if t.group == "experts" and t.name.endswith(".weight") else
@@ -167,7 +167,7 @@ def test_glm4moe_gguf_leaves_the_mtp_layer_out(gguf_file, tmp_path):
 def test_falcon_h1_gguf_blocks_hold_both_mixers(gguf_file, tmp_path):
     # llama.cpp's falcon-h1: each of block_count blocks holds attention and a Mamba-2 mixer; the
     # Model counts them as 24 attention layers (with the MLPs) and 24 Mamba-2 layers
-    from roofline_decode.files.llama_quant import TensorInfo, gguf_tensor_layout
+    from roofline_decode.formats.llama_quant import TensorInfo, gguf_tensor_layout
 
     model = rd.Model.from_hf_config({
         "model_type": "falcon_h1", "num_hidden_layers": 24, "hidden_size": 2048, "intermediate_size": 4608,
@@ -192,7 +192,7 @@ def test_falcon_h1_gguf_blocks_hold_both_mixers(gguf_file, tmp_path):
 def test_nemotron_h_gguf_blocks_from_the_per_block_arrays(gguf_file, tmp_path):
     # llama.cpp writes Nemotron-H's 52 blocks with per-block KV heads (attention) and feed-forward
     # widths; the expert tensors mark the MoE blocks, the remaining blocks are Mamba-2
-    from roofline_decode.files.llama_quant import TensorInfo, gguf_tensor_layout
+    from roofline_decode.formats.llama_quant import TensorInfo, gguf_tensor_layout
 
     model = rd.load_model("nemotron-3-nano-30b-a3b")
     pattern = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"
@@ -221,7 +221,7 @@ def test_nemotron_h_gguf_blocks_from_the_per_block_arrays(gguf_file, tmp_path):
 def test_jamba_gguf_periods_from_the_layers(gguf_file, tmp_path):
     # llama.cpp's jamba: per-layer KV heads (0 on the Mamba layers) and router tensors on the MoE
     # layers give back attn_layer_period/offset (8, 4) and expert_layer_period/offset (2, 1)
-    from roofline_decode.files.llama_quant import TensorInfo, gguf_tensor_layout
+    from roofline_decode.formats.llama_quant import TensorInfo, gguf_tensor_layout
 
     model = rd.load_model("jamba-v0.1")
     merged: dict[int, list[TensorInfo]] = {}

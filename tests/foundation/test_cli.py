@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from roofline_decode import RECORD_KEYS
-from roofline_decode.estimate import EXTRA_RECORD_KEYS
+from roofline_decode.floors.decode import EXTRA_RECORD_KEYS
 from roofline_decode.cli import main
 
 
@@ -146,7 +146,7 @@ def test_floor_imports_only_what_a_floor_needs():
             "import roofline_decode as rd; rd.decode_floor('mixtral-8x7b', 'h100-sxm', 8, 4096)\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sympy', 'matplotlib', 'pandas') or m in ("
             "'roofline_decode.planning.plan', 'roofline_decode.planning.serving', 'roofline_decode.planning.tiers', "
-            "'roofline_decode.planning.frontier', 'roofline_decode.estimate_prefill', 'roofline_decode.estimate_request', "
+            "'roofline_decode.planning.frontier', 'roofline_decode.floors.prefill', 'roofline_decode.floors.request', "
             "'roofline_decode.specs.latency')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import roofline_decode as rd
-from roofline_decode import estimate
-from roofline_decode._fast import clear_plans, scalar_floor
-from roofline_decode.routing import resolve_routing
+from roofline_decode.floors import decode as estimate
+from roofline_decode.floors.fast_path import clear_plans, scalar_floor
+from roofline_decode.floors.routing import resolve_routing
 from roofline_decode.specs.latency import load_latency_profile
 
 MODELS = rd.list_models()
@@ -143,7 +143,7 @@ def test_moe_critical_batch_of_the_fast_path_is_the_general_one(model):
 
 
 def test_fast_path_calls_the_dataclass_init_when_it_checks_fields(monkeypatch):
-    from roofline_decode import _fast
+    from roofline_decode.floors import fast_path as _fast
 
     monkeypatch.setattr(_fast, "_CHECKED_INIT", True)
     _assert_identical("mixtral-8x7b", "h100-sxm", 8, 4096)

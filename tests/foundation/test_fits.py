@@ -10,8 +10,8 @@ import pytest
 import roofline_decode as rd
 from roofline_decode import RECORD_KEYS, decode_floor, sweep
 from roofline_decode.cli import main
-from roofline_decode.estimate import EXTRA_RECORD_KEYS
-from roofline_decode.planning.capacity import max_batch, resident_bytes, usable_memory
+from roofline_decode.floors.decode import EXTRA_RECORD_KEYS
+from roofline_decode.floors.capacity import max_batch, resident_bytes, usable_memory
 
 
 def test_llama_70b_batch_256_at_8k_on_one_h100_does_not_fit_and_says_so():

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import roofline_decode as rd
 from roofline_decode import planning
-from roofline_decode.planning.capacity import resident_bytes
+from roofline_decode.floors.capacity import resident_bytes
 from tests.fuzz.strategies import anything, finite_non_negative, finite_positive, grid_values, outcome, run_cli
 from tests.fuzz.test_fuzz_estimate import fuzz
 

@@ -12,7 +12,7 @@ from roofline_decode.errors import InvalidValueError
 from roofline_decode.planning import (
     DEFAULT_RESERVE, capacity_bytes, kv_bytes_per_sequence, max_batch, max_context, usable_memory,
 )
-from roofline_decode.planning.capacity import resident_bytes
+from roofline_decode.floors.capacity import resident_bytes
 from roofline_decode.units import GiB
 
 MODELS = ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b-v0.1", "gemma-2-9b", "mixtral-8x7b", "deepseek-v2-lite",

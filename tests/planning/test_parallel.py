@@ -9,7 +9,7 @@ import roofline_decode as rd
 from roofline_decode import formulas as f
 from roofline_decode.errors import InvalidValueError
 from roofline_decode.planning import pipeline_parallel_floor, plan, tensor_parallel_floor
-from roofline_decode.planning.parallel import DEFAULT_COLLECTIVE_LATENCY
+from roofline_decode.floors.parallel import DEFAULT_COLLECTIVE_LATENCY
 
 # kipply, "Transformer Inference Arithmetic" (2022), "comparing against real benchmarks": a 13B model
 # (40 layers, d_model 5120, 40 heads, V = 50272, d_ff = 4d, fp16) under NVIDIA FasterTransformer on

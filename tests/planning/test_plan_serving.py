@@ -9,7 +9,7 @@ import roofline_decode as rd
 from roofline_decode import formulas as f
 from roofline_decode.errors import InvalidValueError
 from roofline_decode.planning import plan, serving_rate, tensor_parallel_floor, usable_memory
-from roofline_decode.planning.parallel import DEFAULT_COLLECTIVE_LATENCY
+from roofline_decode.floors.parallel import DEFAULT_COLLECTIVE_LATENCY
 
 
 def test_issue_question_70b_32k_batch16_50ms():

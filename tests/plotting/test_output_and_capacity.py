@@ -63,7 +63,7 @@ def test_max_batch_is_zero_when_the_weights_do_not_fit():
 
 
 def test_capacity_rule_is_the_planning_module_s():
-    from roofline_decode.planning import capacity
+    from roofline_decode.floors import capacity
 
     spec, gpu = rd.load_model("llama-3.1-8b"), rd.load_accelerator("h100-sxm")
     assert plotting.usable_memory(gpu) == capacity.usable_memory(gpu) == 78 * 2**30  # 80 "GB" as GiB - 2 GiB

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from roofline_decode.cli import main
-from roofline_decode.estimate_request import request_floor
+from roofline_decode.floors.request import request_floor
 
 matplotlib.use("Agg")
 

@@ -2,7 +2,7 @@
 cached parameter counts (model_copy kept the target's 61-layer counts for a 1-layer draft)."""
 
 import roofline_decode as rd
-from roofline_decode.estimate_speculative import mtp_draft_model
+from roofline_decode.floors.speculative import mtp_draft_model
 
 
 def test_mtp_draft_of_a_used_model_equals_that_of_a_fresh_one():

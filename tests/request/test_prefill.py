@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline_decode import InvalidValueError, decode_floor
-from roofline_decode.estimate_prefill import mixed_step_floor, prefill_floor
+from roofline_decode.floors.prefill import mixed_step_floor, prefill_floor
 from roofline_decode.formulas import prefill as fp
 from tests.properties.strategies import accelerators, models
 
@@ -153,7 +153,7 @@ def test_recurrent_layers_write_no_kv_in_prefill_mixed_steps_or_verify():
     DeltaNet layers keep a fixed state instead, so a prompt writes KV for 12 layers only
     (writing it for all 48 overcounted the floor 4x)."""
     from roofline_decode import load_model, mixed_step_floor
-    from roofline_decode.estimate_speculative import verify_traffic
+    from roofline_decode.floors.speculative import verify_traffic
 
     model = load_model("qwen3-next-80b-a3b")
     assert (model.num_layers, model.num_attention_layers, model.kv_bytes_per_token_per_layer) == (48, 12, 2048.0)

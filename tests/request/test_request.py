@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline_decode import InvalidValueError, decode_floor
-from roofline_decode.estimate_prefill import prefill_floor
-from roofline_decode.estimate_request import mean_decode_context, request_floor
+from roofline_decode.floors.prefill import prefill_floor
+from roofline_decode.floors.request import mean_decode_context, request_floor
 from roofline_decode.formulas import shared_prefix_positions, shared_prefix_saved_bytes
 from tests.properties.strategies import accelerators, models
 

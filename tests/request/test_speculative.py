@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline_decode import InvalidValueError, decode_floor, load_model
-from roofline_decode.estimate_speculative import speculative_floor, verify_traffic
+from roofline_decode.floors.speculative import speculative_floor, verify_traffic
 from roofline_decode.formulas import expected_tokens_per_round, speculative_speedup
 from tests.properties.strategies import accelerators, models
 
@@ -68,8 +68,8 @@ def test_speculation_laws(model, draft, device, k, acceptance, batch, context):
 
 
 def test_identical_routing_is_the_strict_floor_everywhere():
-    from roofline_decode.estimate_prefill import mixed_step_floor, prefill_floor
-    from roofline_decode.estimate_request import request_floor
+    from roofline_decode.floors.prefill import mixed_step_floor, prefill_floor
+    from roofline_decode.floors.request import request_floor
 
     m = "qwen3-30b-a3b"
     strict = prefill_floor(m, "h100-sxm", 4096, chunk=1024, routing="identical")

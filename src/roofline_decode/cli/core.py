@@ -11,10 +11,10 @@ from .common import (Subparsers, add_model_arguments, add_routing_argument, emit
 from ..errors import InvalidValueError
 from ..specs.accelerator import CATEGORIES, Accelerator
 from ..units import GB, TFLOP, format_number
-from ..views_table import format_table
+from ..units import format_table
 
 if TYPE_CHECKING:
-    from ..estimate import DecodeFloor
+    from ..floors.decode import DecodeFloor
     from ..specs.accelerator import MemoryTier
     from ..specs.model import Model
 
@@ -59,7 +59,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run_floor(args: argparse.Namespace) -> int:
-    from ..estimate import sweep
+    from ..floors.decode import sweep
 
     model = load_model_from_args(args)
     result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse,
@@ -67,7 +67,7 @@ def run_floor(args: argparse.Namespace) -> int:
     if not (args.energy or args.price_per_hour is not None):
         print(str(result) if args.format == "table" else emit_records(result.to_records(), args.format))
         return 0
-    from ..energy import ENERGY_RECORD_KEYS
+    from ..floors.energy import ENERGY_RECORD_KEYS
 
     keep = (ENERGY_RECORD_KEYS if args.energy else ()) + (
         ("price_per_hour", "usd_per_million_tokens") if args.price_per_hour is not None else ())
@@ -116,7 +116,7 @@ def run_list(args: argparse.Namespace) -> int:
     from .. import catalog
     from ..catalog_docs import headline_peak, printed
     from ..formats import FORMATS
-    from ..planning.capacity import device_memory
+    from ..floors.capacity import device_memory
     from ..units import GiB
 
     if args.what != "gpus" and (args.vendor is not None or args.category is not None):
@@ -194,7 +194,7 @@ def _vendor_word(vendor: str | None) -> str:
 def _device_memory_line(accelerator: Accelerator) -> str:
     """'device memory: ...' with the rule behind it (ECC figure, unified-memory share)."""
     from ..catalog_docs import printed
-    from ..planning.capacity import device_memory, gpu_memory_share
+    from ..floors.capacity import device_memory, gpu_memory_share
     from ..units import GiB
 
     why = []
@@ -309,7 +309,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from ..estimate import sweep
+    from ..floors.decode import sweep
 
     from ..planning import max_batch
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .common import Subparsers, add_routing_argument, emit_records, number_list, whole_number, _jsonable
 from ..errors import InvalidValueError
-from ..views_table import format_table
+from ..units import format_table
 
 if TYPE_CHECKING:
     from ..measure.calibrate import CalibratedPrediction

@@ -19,11 +19,11 @@ import numpy as np
 from .common import Subparsers, add_model_arguments, emit_records, load_model_from_args, number_list
 from ..errors import InvalidValueError
 from ..units import format_number
-from ..views_table import format_table
+from ..units import format_table
 
 if TYPE_CHECKING:
     from .._typing import ArrayOrExpr
-    from ..estimate_request import RequestFloor
+    from ..floors.request import RequestFloor
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
 
@@ -68,7 +68,7 @@ def _one(name: str, values: list[float]) -> float:
 
 def run_request(args: argparse.Namespace) -> int:
     from ..catalog import load_accelerator
-    from ..estimate_request import mean_decode_context, request_floor
+    from ..floors.request import mean_decode_context, request_floor
 
     speculative = args.draft is not None or args.mtp_layers is not None
     if not speculative and (args.k is not None or args.acceptance is not None):
@@ -98,7 +98,7 @@ def run_request(args: argparse.Namespace) -> int:
 def _add_speculative(args: argparse.Namespace, model: Model, device: Accelerator, r: RequestFloor,
                      rows: list[dict[str, Any]],
                      mean_decode_context: Callable[[np.ndarray, np.ndarray], ArrayOrExpr]) -> None:
-    from ..estimate_speculative import speculative_floor
+    from ..floors.speculative import speculative_floor
 
     k = 4 if args.k is None else args.k
     acceptance = 0.7 if args.acceptance is None else args.acceptance

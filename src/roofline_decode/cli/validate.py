@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from .common import Subparsers, number_list, positive
 from ..errors import InvalidValueError, MissingExtraError
-from ..views_table import format_table
+from ..units import format_table
 
 if TYPE_CHECKING:
     from ..kernel.probe import BandwidthReport

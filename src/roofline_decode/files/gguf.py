@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..errors import ConfigError
-from .ggml_types import GGML_TYPE_IDS, GGML_TYPES
-from .llama_quant import TensorInfo, group_formats_from_tensors
+from ..formats.ggml_types import GGML_TYPE_IDS, GGML_TYPES
+from ..formats.llama_quant import TensorInfo, group_formats_from_tensors
 
 if TYPE_CHECKING:
     from ..formats import NumberFormat

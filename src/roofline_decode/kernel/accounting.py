@@ -20,7 +20,7 @@ from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 
 if TYPE_CHECKING:  # imported when called: estimate imports much of the package
-    from ..estimate import DecodeFloor
+    from ..floors.decode import DecodeFloor
 
 __all__ = ["expected_counts"]
 
@@ -80,6 +80,6 @@ def expected_counts(model: Model, batch: int, context: int,
 
 
 def _floor(model: Model, batch: int, context: int) -> DecodeFloor:
-    from ..estimate import decode_floor
+    from ..floors.decode import decode_floor
 
     return decode_floor(model, _ANY_DEVICE, batch=np.asarray(batch), context=np.asarray(context))

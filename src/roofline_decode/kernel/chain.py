@@ -155,7 +155,7 @@ def run_chain_validation(accelerator: Accelerator, profile: LatencyProfile, hidd
     num_layers, context, repeats : int
         Depth of every model, cached tokens per step, timed steps per point (fastest kept).
     """
-    from ..estimate import decode_floor
+    from ..floors.decode import decode_floor
 
     repeats = _check_repeats(repeats)
     if isinstance(context, bool) or int(context) != context or context < 0:

@@ -148,7 +148,7 @@ def run_validation(model: Model, accelerator: Accelerator, batch: ArrayLike = (1
     list of Measurement
         In grid order (batch outer, context inner).
     """
-    from ..estimate import decode_floor
+    from ..floors.decode import decode_floor
 
     if progress is True:  # a bar of carriage returns is for a terminal, not a log file or a pipe
         progress = sys.stderr if getattr(sys.stderr, "isatty", lambda: False)() else None

@@ -77,7 +77,7 @@ class Measurement(Spec):
         Devices the step ran on: TP x PP of them (default 1 each); the floor uses their aggregate
         bandwidth and peak (perfect split, communication not counted: still a lower bound).
     routing : {"uniform", "identical"} or float
-        MoE routing the run had (:mod:`roofline_decode.routing`): ``"uniform"`` (the default:
+        MoE routing the run had (:mod:`roofline_decode.floors.routing`): ``"uniform"`` (the default:
         the expected distinct experts U(B) of independent uniform routing), ``"identical"``
         (every sequence routed alike: k experts per MoE layer, as in llama-batched-bench) or a
         measured mean number of distinct experts per MoE layer.  Dense models ignore it.

@@ -108,7 +108,7 @@ def floor_terms(model: Model, device: Accelerator | str, batch: Broadcastable, c
     """Weight, KV and compute times [s] on ``devices`` devices (aggregate bandwidth and peak),
     and the strict floor [s] (MoE ``routing="identical"``), broadcast over batch and context;
     the fixed cost counted per ``fixed_cost`` (one per step, or one per layer of ``model``)."""
-    from ..estimate import decode_floor
+    from ..floors.decode import decode_floor
 
     floor = decode_floor(model, device, batch=batch, context=context, routing=routing)
     bandwidth = devices * floor.memory_bandwidth

@@ -5,7 +5,7 @@ the floor counts / measured time, model-bandwidth utilisation (MBU) = achieved b
 peak bandwidth, model-FLOPs utilisation (MFU), and flags.  A row faster than its *strict*
 floor is flagged :data:`IMPOSSIBLE`: a floor cannot be beaten, so the row's units, token count
 (early stop at EOS) or caching must be wrong.  For an MoE model the strict floor is the one of
-identical routing (every sequence reads the same k experts, :mod:`roofline_decode.routing`); a
+identical routing (every sequence reads the same k experts, :mod:`roofline_decode.floors.routing`); a
 row between it and the uniform-routing floor is flagged :data:`FASTER_THAN_UNIFORM` instead:
 possible, with correlated or skewed routing (same prompts in every sequence, a popular expert).
 """
@@ -17,14 +17,14 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from ..views_frame import ToDataFrame
+from ..floors.records import ToDataFrame
 from ..errors import InvalidValueError, is_real
 from ..formats import NumberFormat
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from ..units import GB, format_number
-from ..views_table import format_table
-from ..planning.capacity import device_memory
+from ..units import format_table
+from ..floors.capacity import device_memory
 from .rows import MeasurementRow
 
 __all__ = ["IMPOSSIBLE", "FASTER_THAN_UNIFORM", "EXCEEDS_MEMORY", "RowComparison", "Comparison", "compare", "resolve_model", "resolve_accelerator"]
@@ -145,7 +145,7 @@ class _FloorTerms(TypedDict):
 
 
 def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator, routing: str | float = "uniform") -> _FloorTerms:
-    from ..estimate import decode_floor
+    from ..floors.decode import decode_floor
 
     floor = decode_floor(model, device, batch=row.batch, context=row.context, routing=routing)
     n = row.num_devices * row.pipeline_parallel  # TP x PP devices

@@ -60,7 +60,7 @@ __all__ = ["ENGINE_LAYOUTS", "engine_layout", "load_engine_results", "mean_reque
 
 def mean_request_context(input_tokens: float, output_tokens: float) -> float:
     """Mean context of a request's decode steps [1]: P + (O - 2) / 2 (DESIGN.md §4b), the one
-    convention of :func:`roofline_decode.estimate_request.mean_decode_context` (O >= 2).
+    convention of :func:`roofline_decode.floors.request.mean_decode_context` (O >= 2).
 
     Prefill of P tokens yields the first output token; the other O - 1 tokens are decode steps
     at contexts P, P + 1, ..., P + O - 2.
@@ -68,7 +68,7 @@ def mean_request_context(input_tokens: float, output_tokens: float) -> float:
     >>> mean_request_context(1024, 129)
     1087.5
     """
-    from ..estimate_request import mean_decode_context
+    from ..floors.request import mean_decode_context
 
     return float(mean_decode_context(input_tokens, max(output_tokens, 2.0)))
 

@@ -15,7 +15,7 @@ can place plus, for every other row, the reason it was skipped.  The mapping (do
   package); RTX 3090 Ti → :func:`rtx_3090_ti` (1008 GB/s); rows split over two different GPUs
   are skipped;
 * context: gpt-fast generates 200 tokens after a 5-token prompt; by the request convention
-  (:mod:`roofline_decode.estimate_request`: the prefill yields the first token, then 199 decode
+  (:mod:`roofline_decode.floors.request`: the prefill yields the first token, then 199 decode
   steps at contexts 5 … 203) its rows use the mean decode context 5 + 198 / 2 = 104 (tok/s there
   also includes the short prefill); ExLlama's "first /
   last 128 tokens" ranges use their midpoint; a context not stated is taken as 0 (the
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RooflineError
-from ..estimate_request import mean_decode_context
+from ..floors.request import mean_decode_context
 from ..formats import NumberFormat, group_quantized
 from ..specs.accelerator import Accelerator, Figure, Source
 from ..specs.model import Model

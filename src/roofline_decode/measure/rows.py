@@ -84,7 +84,7 @@ class MeasurementRow(Spec):
     pipeline_parallel : int
         Pipeline stages (PP), each on its own device(s); 1 unless stated.
     routing : {"uniform", "identical"} or float
-        MoE routing of the run (:mod:`roofline_decode.routing`); dense models ignore it.
+        MoE routing of the run (:mod:`roofline_decode.floors.routing`); dense models ignore it.
     scope : {"decode_step", "kv_read"}
         A full decode step, or a kernel that only reads the KV cache (attention microbenchmark).
     kv_bytes, bandwidth : float, optional

@@ -11,30 +11,35 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-#: public name -> submodule that defines it; each is imported on first use (PEP 562), so a
+from .. import _moved
+
+#: public name -> module that defines it (the capacity rule and the parallel floors live with the
+#: floors, below planning: ``..floors.capacity``); each is imported on first use (PEP 562), so a
 #: floor that needs only the capacity rule (``decode_floor``'s fit and max_batch) does not
 #: import the planners, the serving model and the prefill and request floors they use
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["DEFAULT_RESERVE", "capacity_bytes", "device_memory", "gpu_memory_share", "kv_bytes_per_sequence",
-                     "max_batch", "max_context", "usable_memory"], "capacity"),
+                     "max_batch", "max_context", "usable_memory"], "..floors.capacity"),
     **dict.fromkeys(["Frontier", "FrontierPoint", "frontier"], "frontier"),
     **dict.fromkeys(["DEFAULT_COLLECTIVE_LATENCY", "ParallelFloor", "pipeline_parallel_floor", "tensor_parallel_floor"],
-                    "parallel"),
+                    "..floors.parallel"),
     **dict.fromkeys(["PlanResult", "PlanRow", "plan"], "plan"),
     **dict.fromkeys(["ServingRate", "serving_rate"], "serving"),
     **dict.fromkeys(["OffloadFloor", "TierAnswer", "can_tier_feed", "offload_floor", "required_tier_bandwidth"],
                     "tiers"),
 }
 
-_SUBMODULES = {"capacity", "parallel", "serving", "tiers"}  # plan and frontier name functions
+_SUBMODULES = {"serving", "tiers"}  # plan and frontier name functions
 
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        module = _EXPORTS[name]
+        value = getattr(importlib.import_module(module if module.startswith(".") else f".{module}", __name__), name)
         globals()[name] = value  # later look-ups skip this hook
         return value
-    if name in _SUBMODULES:  # planning.tiers etc., as the eager imports made them attributes
+    if name in _SUBMODULES or f"{__name__}.{name}" in _moved.MOVED:  # planning.tiers etc., as the eager
+        # imports made them attributes; planning.capacity and planning.parallel moved (a warning)
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -58,18 +63,9 @@ sys.modules[__name__].__class__ = _Package
 
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
-    from .capacity import (
-        DEFAULT_RESERVE,
-        capacity_bytes,
-        device_memory,
-        gpu_memory_share,
-        kv_bytes_per_sequence,
-        max_batch,
-        max_context,
-        usable_memory,
-    )
+    from ..floors.capacity import DEFAULT_RESERVE, capacity_bytes, device_memory, gpu_memory_share, kv_bytes_per_sequence, max_batch, max_context, usable_memory
     from .frontier import Frontier, FrontierPoint, frontier
-    from .parallel import DEFAULT_COLLECTIVE_LATENCY, ParallelFloor, pipeline_parallel_floor, tensor_parallel_floor
+    from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY, ParallelFloor, pipeline_parallel_floor, tensor_parallel_floor
     from .plan import PlanResult, PlanRow, plan
     from .serving import ServingRate, serving_rate
     from .tiers import OffloadFloor, TierAnswer, can_tier_feed, offload_floor, required_tier_bandwidth

@@ -11,7 +11,7 @@ what any serving stack can reach on that hardware.
 Points whose weights and KV cache do not fit each device's usable memory are kept but marked
 (``fits`` False) and left out of the envelope.  Energy per token (the data-movement floor and
 the estimate at board power) and, with a price per device-hour, dollars per million tokens are
-alternative y axes (:mod:`roofline_decode.energy`).
+alternative y axes (:mod:`roofline_decode.floors.energy`).
 
 Examples
 --------
@@ -148,10 +148,10 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
         its single-device points (a note says so): tensor parallelism needs a link bandwidth.
     """
     from ..catalog import load_accelerator, load_model
-    from ..energy import checked_price
+    from ..floors.energy import checked_price
     from ..specs.accelerator import Accelerator as AcceleratorSpec
-    from .capacity import usable_memory
-    from .parallel import tensor_parallel_floor
+    from ..floors.capacity import usable_memory
+    from ..floors.parallel import tensor_parallel_floor
 
     from ..specs.model import Model as ModelSpec
 

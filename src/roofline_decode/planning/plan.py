@@ -19,17 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..views_frame import ToDataFrame
+from ..floors.records import ToDataFrame
 from ..errors import InvalidValueError
 from ..units import GB, format_number
-from ..views_table import format_table
+from ..units import format_table
 from ._checks import check_slo_ms, renamed, whole_number
-from .capacity import DEFAULT_RESERVE, usable_memory
-from .parallel import DEFAULT_COLLECTIVE_LATENCY
+from ..floors.capacity import DEFAULT_RESERVE, usable_memory
+from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY
 from .tiers import OffloadFloor, offload_floor
 
 if TYPE_CHECKING:
-    from ..routing import Routing
+    from ..floors.routing import Routing
     from ..specs.accelerator import Accelerator, MemoryTier
     from ..specs.model import Model
 
@@ -131,7 +131,7 @@ def _bound(floor: OffloadFloor) -> str:
 
 def _max_batch(model: Model, floor: OffloadFloor, usable: float, context: float, kv_fraction: float,
                weight_fraction: float) -> int | None:
-    from .parallel import device_traffic
+    from ..floors.parallel import device_traffic
 
     one = device_traffic(model, np.ones(1), np.full(1, float(context)), floor.num_devices)
     weights = (1 - weight_fraction) * one.weight_bytes
@@ -164,20 +164,20 @@ def plan(model: Model | str, accelerators: Accelerator | str | list[Accelerator 
     tp : int
         Devices per replica (tensor parallelism) for the main row.
     reserve, reserve_fraction, binary_units
-        The usable-memory rule per device (:mod:`roofline_decode.planning.capacity`).
+        The usable-memory rule per device (:mod:`roofline_decode.floors.capacity`).
     offload_kv, offload_weights, tier, tier_links, overlapped_tier
         Fractions kept in a slower tier (:mod:`roofline_decode.planning.tiers`).
     max_devices : int
         Largest tensor-parallel degree searched for ``min_devices`` (degrees that divide the
         number of query heads).
     collective_latency, link_bandwidth, overlap_communication
-        Tensor-parallel options (:mod:`roofline_decode.planning.parallel`).
+        Tensor-parallel options (:mod:`roofline_decode.floors.parallel`).
     routing : {"uniform", "identical"} or float
         MoE routing assumption of the step times (:func:`roofline_decode.decode_floor`); the
         resident bytes hold every expert whatever the routing.
     prompt, output : int, optional
         With both, each row's notes carry the one-device request floor of a static batch
-        (:func:`~roofline_decode.estimate_request.request_floor`: the prefill yields the first
+        (:func:`~roofline_decode.floors.request.request_floor`: the prefill yields the first
         token, then output − 1 decode steps): TTFT, TPOT and end-to-end latency.
 
     Returns
@@ -260,7 +260,7 @@ def plan(model: Model | str, accelerators: Accelerator | str | list[Accelerator 
 
 def _request_note(model: Model, device: Accelerator, batch: int, prompt: int, output: int) -> str:
     """TTFT, TPOT and latency of a static batch of requests on one device (request convention)."""
-    from ..estimate_request import request_floor
+    from ..floors.request import request_floor
 
     r = request_floor(model, device, prompt, output, batch)
     tpot = "no decode step" if output == 1 else f"TPOT {float(r.tpot_s) * 1e3:.4g} ms"

@@ -1,6 +1,6 @@
 """Serving rate: the highest request rate a deployment sustains within a per-token target.
 
-The request convention of :mod:`roofline_decode.estimate_request` (DESIGN.md §4b): the prefill
+The request convention of :mod:`roofline_decode.floors.request` (DESIGN.md §4b): the prefill
 yields a request's first token, then it decodes N_out − 1 tokens at contexts P … P + N_out − 2.
 Continuous batching admits a request into a free slot and keeps it for those N_out − 1 decode
 steps.  In steady state Little's law ties concurrency B, arrival rate λ and step time:
@@ -30,10 +30,10 @@ import numpy as np
 
 from .. import formulas as f
 from ..errors import InvalidValueError
-from ..estimate_request import decode_steps, mean_decode_context
+from ..floors.request import decode_steps, mean_decode_context
 from ._checks import check_slo_ms, renamed, whole_number
-from .capacity import DEFAULT_RESERVE, usable_memory
-from .parallel import DEFAULT_COLLECTIVE_LATENCY, device_traffic, tensor_parallel_floor
+from ..floors.capacity import DEFAULT_RESERVE, usable_memory
+from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY, device_traffic, tensor_parallel_floor
 
 if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator

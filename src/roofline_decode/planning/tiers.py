@@ -13,7 +13,7 @@ bytes on demand pays; offloading to a tier slower than device memory never makes
 Overlapped: max of the two (perfect prefetch): both links then stream at once, so a small
 offloaded share can beat device memory alone, by at most the tier's share of the summed
 bandwidth (PCIe 5.0 x16 adds 2% to an H100's 3.35 TB/s) — an optimistic bound, not a plan.  Compute and tensor-
-parallel communication are added as in :mod:`roofline_decode.planning.parallel`.  Each device
+parallel communication are added as in :mod:`roofline_decode.floors.parallel`.  Each device
 has its own tier link (one PCIe/CXL port per GPU); for DDR5 tiers ``links`` is the number of
 channels read in parallel (a CPU that attends over offloaded KV, as in FlexGen, reads host
 DRAM; a GPU reading host DRAM is limited by the slower of DRAM and its PCIe link — compose
@@ -32,10 +32,10 @@ from .._typing import Broadcastable, FloatArray
 from ..errors import InvalidValueError
 from ..units import GB, format_bytes, format_seconds
 from ._checks import check_slo_ms, fraction, positive, renamed, whole_number
-from .parallel import DEFAULT_COLLECTIVE_LATENCY, tensor_parallel_floor
+from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY, tensor_parallel_floor
 
 if TYPE_CHECKING:
-    from ..routing import Routing
+    from ..floors.routing import Routing
     from ..specs.accelerator import Accelerator, MemoryTier
     from ..specs.model import Model
 
@@ -113,7 +113,7 @@ def offload_floor(model: Model | str, accelerator: Accelerator | str, tier: Memo
     base = tensor_parallel_floor(model, accelerator, batch, context, num_devices,
                                  collective_latency=collective_latency, link_bandwidth=link_bandwidth,
                                  overlap_communication=overlap_communication, routing=routing)
-    from .parallel import device_traffic
+    from ..floors.parallel import device_traffic
 
     traffic = device_traffic(model, base.batch, base.context, base.num_devices, routing)
     tier_bytes = weight_fraction * traffic.weight_read_bytes + kv_fraction * traffic.kv_read_bytes
@@ -160,7 +160,7 @@ def required_tier_bandwidth(model: Model | str, accelerator: Accelerator | str, 
     slo_ms = positive("slo_ms", renamed("slo_ms", slo_ms, "slo_ms_per_token", slo_ms_per_token), "a finite time > 0 in milliseconds")
     floor = offload_floor(model, accelerator, None, batch, context, num_devices=num_devices, **parallel)
     from ..catalog import load_model
-    from .parallel import device_traffic
+    from ..floors.parallel import device_traffic
 
     model = load_model(model)
     traffic = device_traffic(model, floor.batch, floor.context, floor.num_devices)

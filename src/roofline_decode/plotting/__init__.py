@@ -16,7 +16,7 @@ calls ``plt.show()``.  Models and accelerators are catalog ids or spec objects.
 - :func:`frontier_plot` — tokens/s per device (or energy, cost per token) against tokens/s per user.
 - :func:`save` — write the figure as PNG, SVG or PDF (by extension).
 - :func:`max_batch`, :func:`usable_memory`, :func:`resident_bytes` — the capacity rule the
-  plots shade by (the planning module's, see :mod:`roofline_decode.planning.capacity`).
+  plots shade by (the planning module's, see :mod:`roofline_decode.floors.capacity`).
 """
 
 from ._common import OKABE_ITO, PALETTE, SAVE_FORMATS, max_batch, resident_bytes, save, usable_memory

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter
 
-    from ..estimate import DecodeFloor
+    from ..floors.decode import DecodeFloor
     from ..formats import NumberFormat
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
@@ -121,9 +121,9 @@ def axis_values(name: str, values: Broadcastable | None, default: Broadcastable,
 
 def _floats(name: str, values: Broadcastable) -> np.ndarray:
     """``values`` as an at-least-1-D float array under the rule of
-    :func:`~roofline_decode.estimate.checked_array` (batch >= 1, context and prompt >= 0,
+    :func:`~roofline_decode.floors.decode.checked_array` (batch >= 1, context and prompt >= 0,
     acceptance in [0, 1]; real numbers only); :class:`InvalidValueError` otherwise."""
-    from ..grid import checked_array
+    from ..floors.grid import checked_array
 
     array = np.atleast_1d(checked_array(name, values, 1.0 if name == "batch" else 0.0, inclusive=True))
     if name == "acceptance" and np.any(array > 1):
@@ -165,7 +165,7 @@ def hardware_label(accelerator: Accelerator, floor: DecodeFloor) -> str:
     """``"NVIDIA H100 SXM5 80GB: 3.35 TB/s, 989.5 TFLOP/s bf16"`` (one unit for every device)."""
     bandwidth = f"{accelerator.memory_bandwidth / TB:.3g} TB/s"
     if not floor.compute_bounded:
-        from ..estimate import NO_COMPUTE_PEAK
+        from ..floors.decode import NO_COMPUTE_PEAK
 
         return f"{accelerator.name}: {bandwidth}, {NO_COMPUTE_PEAK}"
     if np.ndim(floor.peak_flops) == 0:
@@ -190,7 +190,7 @@ def usable_memory(accelerator: Accelerator | str) -> float:
     :func:`roofline_decode.planning.usable_memory` with its defaults: the printed GB read as
     GiB, minus a 2 GiB runtime reserve.
     """
-    from ..planning import capacity
+    from ..floors import capacity
 
     return float(capacity.usable_memory(accelerator))
 
@@ -209,7 +209,7 @@ def resident_bytes(model: Model, floor: DecodeFloor) -> np.ndarray:
     layers hold their window).  Activations and workspace are left to the reserve of
     :func:`usable_memory`.
     """
-    from ..planning import capacity
+    from ..floors import capacity
 
     return np.asarray(capacity.resident_bytes(model, floor.batch, floor.context), dtype=np.float64)
 
@@ -226,7 +226,7 @@ def max_batch(model: ModelLike, accelerator: AcceleratorLike, context: float) ->
     counts as one (the planning rule needs a cache to divide by).
     """
     from ..catalog import load_accelerator
-    from ..planning import capacity
+    from ..floors import capacity
 
     tokens = single_value("context", context)
     if tokens < 0:

@@ -74,7 +74,7 @@ def breakdown_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acc
     >>> ax.get_xlabel()
     'context T [tokens cached per sequence]'
     """
-    from ..estimate import decode_floor
+    from ..floors.decode import decode_floor
 
     spec = resolve_model(model, weights, kv)
     device = single_accelerator(accelerator)

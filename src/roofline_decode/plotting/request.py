@@ -1,7 +1,7 @@
 """Request plots: TTFT against prompt length, speculative speedup over batch × acceptance.
 
-Views only: they draw what :func:`~roofline_decode.estimate_prefill.prefill_floor` and
-:func:`~roofline_decode.estimate_speculative.speculative_floor` compute.
+Views only: they draw what :func:`~roofline_decode.floors.prefill.prefill_floor` and
+:func:`~roofline_decode.floors.speculative.speculative_floor` compute.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
     >>> ax.get_xlabel()
     'prompt length [tokens]'
     """
-    from ..estimate_prefill import prefill_floor
+    from ..floors.prefill import prefill_floor
 
     spec = resolve_model(model, weights, kv)
     devices = resolve_accelerators(accelerators)
@@ -101,7 +101,7 @@ def speculative_plot(model: Model | str, accelerator: AcceleratorLike | Sequence
     >>> ax.get_ylabel()
     'speedup over plain decoding'
     """
-    from ..estimate_speculative import speculative_floor
+    from ..floors.speculative import speculative_floor
 
     device = single_accelerator(accelerator)
     batches = axis_values("batch", batch, DEFAULT_BATCHES, several=True)

@@ -99,8 +99,8 @@ def ridge_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Accele
     >>> ax.get_xlabel()
     'arithmetic intensity [FLOP/B]'
     """
-    from ..estimate import NO_COMPUTE_PEAK, sweep
-    from ..views_table import NOT_DEFINED
+    from ..floors.decode import NO_COMPUTE_PEAK, sweep
+    from ..views.table import NOT_DEFINED
 
     spec = resolve_model(model, weights, kv)
     devices = resolve_accelerators(accelerators)

@@ -15,7 +15,7 @@ from pydantic import Field, PositiveFloat, ValidationInfo, field_validator, mode
 
 from .. import formulas as f
 from ..errors import InvalidValueError
-from ..formats import ComputePrecision, NumberFormat, _is_compute_precision, get_format
+from ..formats import ComputePrecision, NumberFormat, is_compute_precision, get_format
 from ._base import Spec, field_name
 from .plausibility import order_problems, range_problem
 
@@ -289,7 +289,7 @@ class Accelerator(_Hardware):
         candidates: tuple[ComputePrecision, ...]
         if isinstance(precision, NumberFormat):
             candidates = precision.compute_fallbacks
-        elif _is_compute_precision(precision):
+        elif is_compute_precision(precision):
             candidates = (precision,)
         else:
             candidates = get_format(precision, field="precision").compute_fallbacks

@@ -254,7 +254,7 @@ class Model(_ModelCounts, Spec):
         ``weights`` as one format (a name or :class:`NumberFormat`) stores *every* weight group
         in it; a llama.cpp preset in upper case (``"Q4_K_M"``, ``"Q6_K"``, ``"Q4_0"``) gives each
         group the bytes of the tensor types llama-quantize picks
-        (:mod:`roofline_decode.files.llama_quant`); as a dict it updates the groups it names
+        (:mod:`roofline_decode.formats.llama_quant`); as a dict it updates the groups it names
         (keys from :data:`WEIGHT_GROUPS`, plus ``"default"`` for ``weight_format``) and keeps
         the others.
 
@@ -271,7 +271,7 @@ class Model(_ModelCounts, Spec):
         if isinstance(weights, dict):
             changes.update(self._group_changes(weights))
         elif weights is not None:
-            from ..files.llama_quant import MIXTURES, is_mixture, mixture_formats
+            from ..formats.llama_quant import MIXTURES, is_mixture, mixture_formats
 
             if isinstance(weights, str) and is_mixture(weights):  # a llama.cpp preset: each tensor in the type
                 groups = mixture_formats(weights, self)                 # llama-quantize picks

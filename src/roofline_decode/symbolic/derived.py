@@ -30,7 +30,7 @@ from ._sympy import require_sympy
 from .expressions import SymbolicResult, symbol, symbols_for
 
 if TYPE_CHECKING:  # imported when called (the catalog and estimators are not needed for symbols)
-    from ..estimate import _Peaks
+    from ..floors.decode import _Peaks
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
 
@@ -142,8 +142,8 @@ def model_values(model: Model | str, accelerator: Accelerator | str | None = Non
     where others have one: it adds no time).
     """
     from ..catalog import load_accelerator, load_model
-    from ..estimate import _peaks
-    from ..traffic import _streamed_terms
+    from ..floors.decode import _peaks
+    from ..floors.traffic import _streamed_terms
 
     model = load_model(model)
     streamed, row, bytes_per_weight = _streamed_terms(model)  # per-group formats: bytes with b_w = 1
@@ -189,7 +189,7 @@ def model_values(model: Model | str, accelerator: Accelerator | str | None = Non
 def _group_peaks(model: Model, peaks: _Peaks) -> dict[str, float]:
     """peak_flops (weight matrices but the routed experts), expert_peak_flops and
     attention_peak_flops from decode_floor's per-group peaks."""
-    from ..traffic import _matrix_parameters_per_token
+    from ..floors.traffic import _matrix_parameters_per_token
 
     if not peaks.bounded:
         nan = float("nan")
@@ -241,7 +241,7 @@ class ClosedForm:
                 "model", model.name, f"a dense model for the {self.key} closed form (MoE weight reads are not "
                 "linear in the batch; use decode_floor(...).critical_batch)",
             )
-        from ..grid import checked_array
+        from ..floors.grid import checked_array
 
         # the grid follows the rule of decode_floor: batch >= 1, context >= 0, other values > 0
         lows = {"batch": (1.0, True), "context": (0.0, True)}

@@ -90,7 +90,7 @@ def _section_step() -> str:
 
 def _section_dense_intensity() -> str:
     from ..catalog import load_accelerator, load_model
-    from ..estimate import decode_floor
+    from ..floors.decode import decode_floor
 
     terms = per_sequence_terms()
     model, device = load_model(_MODEL), load_accelerator(_DEVICE)
@@ -235,7 +235,7 @@ def _section_long_context() -> str:
 
 def _group_ridges(model: Model, device: Accelerator) -> str:
     """'bf16 295.4', or per precision its ridge and groups: 'fp8 590.7 (attention, mlp, ...)'."""
-    from ..estimate import _peaks
+    from ..floors.decode import _peaks
 
     peaks = _peaks(model, device, False)
     ridges: dict[str, list[str]] = {}

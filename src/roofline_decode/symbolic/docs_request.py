@@ -17,9 +17,9 @@ def _eq(name: str) -> str:
 
 
 def section_request() -> str:
-    from ..estimate_prefill import prefill_floor
-    from ..estimate_request import request_floor
-    from ..estimate_speculative import speculative_floor
+    from ..floors.prefill import prefill_floor
+    from ..floors.request import request_floor
+    from ..floors.speculative import speculative_floor
 
     out = ["## 7. Beyond one step: prefill, the request, speculative decoding\n",
            "A prefill of P prompt tokens per sequence (C already cached, chunks of c tokens) multiplies every "

@@ -39,17 +39,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..energy import EnergyAndCost
+from .energy import EnergyAndCost
 from ..specs.latency import load_latency_profile
 
 from .. import formulas as f
 from .._typing import ArrayOrExpr, Broadcastable, FloatArray
 from ..errors import InvalidValueError
-from ._checks import non_negative, positive, whole_number
+from ..planning._checks import non_negative, positive, whole_number
 from .capacity import kv_bytes_per_sequence
 
 if TYPE_CHECKING:
-    from ..routing import Routing
+    from .routing import Routing
     from ..specs.accelerator import Accelerator
     from ..specs.latency import LatencyProfile
     from ..specs.model import Model
@@ -106,7 +106,7 @@ def _latency(collective_latency: float) -> float:
 
 
 def _grid(batch: Broadcastable, context: Broadcastable) -> tuple[np.ndarray, np.ndarray]:
-    from ..grid import broadcast_grid, checked_array
+    from .grid import broadcast_grid, checked_array
 
     b = checked_array("batch", batch, 1.0, inclusive=True)
     t = checked_array("context", context, 0.0, inclusive=True)
@@ -117,9 +117,9 @@ def _grid(batch: Broadcastable, context: Broadcastable) -> tuple[np.ndarray, np.
 def device_traffic(model: Model, batch: np.ndarray, context: np.ndarray, num_devices: int = 1,
                    routing: Routing | str | float = "uniform") -> DeviceTraffic:
     """Per-device resident bytes, bytes moved and FLOPs under n-way tensor parallelism
-    (routed experts read under ``routing``, :mod:`roofline_decode.routing`)."""
-    from ..traffic import _traffic
-    from ..routing import resolve_routing
+    (routed experts read under ``routing``, :mod:`roofline_decode.floors.routing`)."""
+    from .traffic import _traffic
+    from .routing import resolve_routing
 
     n = num_devices
     total = _traffic(model, batch, context, resolve_routing(routing, model, batch))
@@ -173,7 +173,7 @@ class ParallelFloor(EnergyAndCost):
     """Decode floor of a model on n devices (arrays broadcast over batch × context, SI units).
 
     Per-device fields are for the busiest device; ``tokens_per_s`` is aggregate over the batch.
-    Energy and cost (:class:`~roofline_decode.energy.EnergyAndCost`) count all ``num_devices``
+    Energy and cost (:class:`~roofline_decode.floors.energy.EnergyAndCost`) count all ``num_devices``
     devices: bytes moved = ``bytes_read_per_device`` x devices (the split is even), board power
     and price x devices.
     """
@@ -280,9 +280,9 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
     collective_latency = _latency(collective_latency)
     batch, context = _grid(batch, context)
     link, notes = link_bandwidth_of(accelerator, link_bandwidth, n)
-    from ..estimate import _peaks
-    from ..routing import resolve_routing
-    from ..traffic import _traffic, _Traffic
+    from .decode import _peaks
+    from .routing import resolve_routing
+    from .traffic import _traffic, _Traffic
 
     routing = resolve_routing(routing, model, batch)
     routing_note = routing.note(model)
@@ -383,8 +383,8 @@ def pipeline_parallel_floor(model: Model | str, accelerator: Accelerator | str, 
     (44.7, 70.6)
     """
     from ..catalog import load_accelerator, load_model
-    from ..estimate import _peaks
-    from ..traffic import _traffic
+    from .decode import _peaks
+    from .traffic import _traffic
 
     model, accelerator = load_model(model), load_accelerator(accelerator)
     p = whole_number("num_stages", num_stages)

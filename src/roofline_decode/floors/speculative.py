@@ -17,19 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from . import formulas as f
-from ._typing import Broadcastable, Operand
-from .errors import InvalidValueError
-from .estimate import decode_floor
-from .estimate_prefill import (
-    Timing, Traffic, _model_and_device, device_timing, group_flops, make_traffic, routed_experts,
-)
-from .formulas import prefill as fp
+from .. import formulas as f
+from .._typing import Broadcastable, Operand
+from ..errors import InvalidValueError
+from .decode import decode_floor
+from .prefill import Timing, Traffic, _model_and_device, device_timing, group_flops, make_traffic, routed_experts
+from ..formulas import prefill as fp
 from .grid import broadcast_grid, checked_array
 from .traffic import _layer_terms, _streamed_terms
-from .specs.accelerator import Accelerator
-from .specs.model import Model
-from .views_grid import GridResult
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
+from .grid_result import GridResult
 
 __all__ = ["SpeculativeFloor", "speculative_floor", "verify_traffic", "mtp_draft_model"]
 

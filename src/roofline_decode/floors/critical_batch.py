@@ -2,8 +2,8 @@
 
 A closed form for dense models and MoE models with a fixed expert count; Newton's method for
 MoE models under uniform routing, where the distinct experts read grow concavely with the batch.
-Separate from :mod:`roofline_decode.estimate`: one solver, used by the grid path (the scalar
-fast path in :mod:`roofline_decode._fast` repeats it on floats, and its tests compare the two).
+Separate from :mod:`roofline_decode.floors.decode`: one solver, used by the grid path (the scalar
+fast path in :mod:`roofline_decode.floors.fast_path` repeats it on floats, and its tests compare the two).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
-from . import formulas as f
+from .. import formulas as f
 from .peaks import _effective_peak, _Peaks
-from .specs.model import Model
+from ..specs.model import Model
 from .traffic import _traffic, _Traffic
 
 

@@ -1,10 +1,10 @@
 """The times of a decode step on one device: memory, compute, serial chain, critical batch.
 
-:func:`_timed` turns a step's bytes and FLOPs (:mod:`roofline_decode.traffic`) into a
-:class:`~roofline_decode.floor_result.DecodeFloor`; :func:`chain_time` is the serial chain under a
+:func:`_timed` turns a step's bytes and FLOPs (:mod:`roofline_decode.floors.traffic`) into a
+:class:`~roofline_decode.floors.results.DecodeFloor`; :func:`chain_time` is the serial chain under a
 latency profile and :func:`_profile` loads (and remembers) one.  Separate from
-:mod:`roofline_decode.estimate`: :func:`~roofline_decode.estimate.decode_floor` and
-:func:`~roofline_decode.sweeps.sweep` both time their grids here.
+:mod:`roofline_decode.floors.decode`: :func:`~roofline_decode.floors.decode.decode_floor` and
+:func:`~roofline_decode.floors.sweeps.sweep` both time their grids here.
 """
 
 from __future__ import annotations
@@ -14,19 +14,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import formulas as f
+from .. import formulas as f
 from .critical_batch import _critical_batch
-from .floor_result import DecodeFloor
+from .results import DecodeFloor
 from .limits import grid_limits
 from .peaks import _effective_peak, _peaks
 from .routing import UNIFORM, Routing
-from .specs.accelerator import Accelerator
-from .specs.model import Model
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
 from .traffic import _Traffic
 
 if TYPE_CHECKING:
     # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
-    from .specs.latency import LatencyProfile
+    from ..specs.latency import LatencyProfile
 
 __all__ = ["chain_time"]
 
@@ -42,11 +42,11 @@ def _profile(latency: LatencyProfile | str) -> LatencyProfile:
                     return hit[2]
             except OSError:
                 pass
-    from .specs.latency import load_latency_profile
+    from ..specs.latency import load_latency_profile
 
     if not isinstance(latency, str) or latency.endswith(".toml"):
         return load_latency_profile(latency)
-    from .specs.data_files import bundled_file
+    from ..specs.data_files import bundled_file
 
     path = bundled_file("latency_profiles", latency, "latency profile")  # UnknownIdError for a wrong id
     stamp = os.stat(path).st_mtime_ns  # before the file is read: a change while it is read is seen

@@ -1,8 +1,8 @@
 """The bytes, FLOPs and roofline times every step-like floor reports (one set of fields).
 
-:class:`~roofline_decode.estimate.DecodeFloor`,
-:class:`~roofline_decode.estimate_prefill.PrefillFloor` and
-:class:`~roofline_decode.estimate_prefill.MixedStepFloor` each time bytes at the memory
+:class:`~roofline_decode.floors.decode.DecodeFloor`,
+:class:`~roofline_decode.floors.prefill.PrefillFloor` and
+:class:`~roofline_decode.floors.prefill.MixedStepFloor` each time bytes at the memory
 bandwidth and FLOPs at the compute peaks (DESIGN.md §4); they inherit these fields, and the
 roofline verdict on them, from :class:`RooflineTerms`.
 """

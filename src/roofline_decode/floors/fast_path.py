@@ -31,17 +31,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .estimate import DecodeFloor, _peaks, chain_time
-from .formulas.flops import matmul_flops
-from .formulas.roofline import compute_time, memory_time, ridge_point
+from .decode import DecodeFloor, _peaks, chain_time
+from ..formulas.flops import matmul_flops
+from ..formulas.roofline import compute_time, memory_time, ridge_point
 from .limits import _fit_note
 from .routing import Routing
-from .specs.accelerator import Accelerator
-from .specs.model import Model
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
 from .traffic import _layer_terms, _matrix_parameters_per_token, _streamed_terms
 
 if TYPE_CHECKING:
-    from .specs.latency import LatencyProfile
+    from ..specs.latency import LatencyProfile
 
 __all__ = ["scalar_floor", "clear_plans"]
 
@@ -81,7 +81,7 @@ class _Plan:
 
     def __init__(self, model: Model, accelerator: Accelerator, sparse: bool, routing: Routing,
                  profile: LatencyProfile | None) -> None:
-        from .planning.capacity import usable_memory
+        from .capacity import usable_memory
 
         self.keep = (model, accelerator, routing, profile)  # the ids in the key stay valid
         self.model, self.routing = model, routing

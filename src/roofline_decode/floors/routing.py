@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import formulas as f
-from ._typing import Broadcastable, FloatArray
-from .errors import InvalidValueError
+from .. import formulas as f
+from .._typing import Broadcastable, FloatArray
+from ..errors import InvalidValueError
 
 if TYPE_CHECKING:
-    from .specs.model import Model
+    from ..specs.model import Model
 
 __all__ = ["ROUTINGS", "Routing", "resolve_routing", "compact"]
 

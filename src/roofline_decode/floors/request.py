@@ -3,7 +3,7 @@
 **The request convention** (DESIGN.md §4b, used everywhere in the library): a request with a
 prompt of P tokens and O output tokens is a prefill of the P tokens, which yields the first
 output token, then O − 1 decode steps at contexts P, P + 1, …, P + O − 2.  The decode time is
-the exact sum of :func:`~roofline_decode.estimate.decode_floor` over those contexts (no mean
+the exact sum of :func:`~roofline_decode.floors.decode.decode_floor` over those contexts (no mean
 context).  :mod:`roofline_decode.planning.serving` and the measurement readers take the same
 convention (decode steps O − 1 at mean context P + (O − 2) / 2).
 """
@@ -15,17 +15,17 @@ from typing import overload
 
 import numpy as np
 
-from . import formulas as f
-from ._typing import Broadcastable, Operand
+from .. import formulas as f
+from .._typing import Broadcastable, Operand
 from .energy import EnergyAndCost, checked_price
-from .errors import InvalidValueError
-from .estimate import decode_floor
-from .estimate_prefill import Timing, _model_and_device, device_timing, make_traffic, prefill_traffic, routed_experts
+from ..errors import InvalidValueError
+from .decode import decode_floor
+from .prefill import Timing, _model_and_device, device_timing, make_traffic, prefill_traffic, routed_experts
 from .grid import broadcast_grid, checked_array
 from .traffic import _layer_terms
-from .specs.accelerator import Accelerator
-from .specs.model import Model
-from .views_grid import GridResult
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
+from .grid_result import GridResult
 
 __all__ = ["RequestFloor", "request_floor", "decode_contexts", "mean_decode_context", "decode_steps"]
 
@@ -115,7 +115,7 @@ class RequestFloor(GridResult, EnergyAndCost):
     max_batch: np.ndarray
     device: Accelerator | None = field(default=None, repr=False, compare=False)
 
-    # energy and cost (roofline_decode.energy): the whole batch of requests, per output token
+    # energy and cost (roofline_decode.floors.energy): the whole batch of requests, per output token
     @property
     def _energy_bytes(self) -> np.ndarray:
         total: np.ndarray = np.asarray(self.prefill_bytes) + np.asarray(self.decode_bytes)
@@ -307,7 +307,7 @@ def request_floor(
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(steps > 0, out["decode"] / np.maximum(steps, 1), np.nan)
     prefill_compute = out["bound_p"].astype(str)
-    from .planning.capacity import usable_memory
+    from .capacity import usable_memory
 
     usable = usable_memory(accelerator)
     fits = model.weight_bytes + out["resident"] <= usable

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .units import GB, format_number
+from ..units import GB, format_number, format_table
 
 if TYPE_CHECKING:
-    from .estimate import DecodeFloor
+    from ..floors.decode import DecodeFloor
 
 #: Table cell of a quantity that is not defined (NaN): the ridge point and critical batch of a
 #: device with no compute peak published.  ``inf`` in the B* column: memory-bound at any batch.
@@ -21,20 +20,6 @@ HEADERS = [
     "batch", "context", "weights GB", "KV read GB", "total GB", "GFLOP", "mem ms", "comp ms",
     "step ms", "tok/s", "FLOP/B", "bound", "B*", "fits",
 ]
-
-
-def format_table(headers: Sequence[object], rows: Sequence[Sequence[object]], align: str = "left",
-                 indent: str = "") -> str:
-    """Columns of text padded to their widest cell, two spaces apart, trailing blanks cut.
-
-    ``align`` is ``"left"`` (labels) or ``"right"`` (numbers); ``indent`` prefixes each line.
-    """
-    pad = str.ljust if align == "left" else str.rjust
-    widths = [max([len(str(h))] + [len(str(row[i])) for row in rows]) for i, h in enumerate(headers)]
-    return "\n".join(
-        (indent + "  ".join(pad(str(cell), w) for cell, w in zip(line, widths))).rstrip()
-        for line in [list(headers), *rows]
-    )
 
 
 def headers(floor: DecodeFloor) -> list[str]:

@@ -18,10 +18,8 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ..formats import NumberFormat
+from .number_format import NumberFormat
 
 __all__ = ["GgmlType", "GGML_TYPES", "GGML_TYPE_IDS", "ggml_formats"]
 
@@ -101,28 +99,16 @@ GGML_TYPES: dict[str, GgmlType] = _types(_TABLE)
 #: enum ggml_type id -> name.
 GGML_TYPE_IDS: dict[int, str] = {t.type_id: t.name for t in GGML_TYPES.values()}
 
-_PLAIN = {"f32": "fp32", "f16": "fp16", "bf16": "bf16", "f64": None, "i8": None, "i16": None, "i32": None, "i64": None}
-_NOT_STORAGE = ("q8_1", "q8_k")  # activation-side types: never a weight format
+PLAIN_TYPES = {"f32": "fp32", "f16": "fp16", "bf16": "bf16", "f64": None, "i8": None, "i16": None, "i32": None, "i64": None}
+NOT_STORAGE_TYPES = ("q8_1", "q8_k")  # activation-side types: never a weight format
 
 
 def ggml_formats() -> dict[str, NumberFormat]:
     """NumberFormats of the quantised GGML weight types (weight-only: multiply in bf16)."""
-    from ..formats import NumberFormat
-
     return {
         t.name: NumberFormat(
             name=t.name, bits_per_element=t.bits_per_element, compute_precision="bf16",
             description=f"GGML {t.name}: blocks of {t.block_size} in {t.type_size} B ({t.layout}); ggml-common.h",
         )
-        for t in GGML_TYPES.values() if t.name not in _PLAIN and t.name not in _NOT_STORAGE
+        for t in GGML_TYPES.values() if t.name not in PLAIN_TYPES and t.name not in NOT_STORAGE_TYPES
     }
-
-
-def format_of_type(name: str) -> NumberFormat:
-    """The NumberFormat of a GGML type name (f32/f16/bf16 map to fp32/fp16/bf16)."""
-    from ..formats import get_format
-
-    plain = _PLAIN.get(name, name)
-    if plain is None:
-        raise ValueError(f"GGML type {name} is not a weight format")
-    return get_format(plain)

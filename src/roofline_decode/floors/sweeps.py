@@ -1,9 +1,9 @@
 """``sweep``: decode floors for every model × accelerator over a batch × context grid.
 
 Bytes and FLOPs are computed once per model and timed per device
-(:mod:`roofline_decode.step_timing`); :class:`SweepResult` is the list of floors with its table
-and frame views.  Separate from :mod:`roofline_decode.estimate`, which keeps the one-point entry
-:func:`~roofline_decode.estimate.decode_floor`; both names are imported from there.  (Not named
+(:mod:`roofline_decode.floors.step_timing`); :class:`SweepResult` is the list of floors with its table
+and frame views.  Separate from :mod:`roofline_decode.floors.decode`, which keeps the one-point entry
+:func:`~roofline_decode.floors.decode.decode_floor`; both names are imported from there.  (Not named
 ``sweep``: a submodule of that name would hide the function ``roofline_decode.sweep``.)
 """
 
@@ -15,21 +15,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._typing import Broadcastable
-from .errors import InvalidValueError
-from .floor_result import DecodeFloor
+from .._typing import Broadcastable
+from ..errors import InvalidValueError
+from .results import DecodeFloor
 from .grid import checked_array
 from .routing import Routing, resolve_routing
-from .specs.accelerator import Accelerator
-from .specs.model import Model
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
 from .step_timing import _profile, _timed
 from .traffic import _traffic
-from .views_frame import ToDataFrame
+from .records import ToDataFrame
 
 if TYPE_CHECKING:
     import xarray as xr
 
-    from .specs.latency import LatencyProfile
+    from ..specs.latency import LatencyProfile
 
 __all__ = ["SweepResult", "sweep"]
 
@@ -58,7 +58,7 @@ class SweepResult(ToDataFrame, list[DecodeFloor]):
 
     def to_xarray(self) -> xr.Dataset:
         """Every numeric field as an :class:`xarray.Dataset` over (model, accelerator, batch, context)."""
-        from .views_frame import sweep_to_xarray
+        from ..views.frame import sweep_to_xarray
 
         return sweep_to_xarray(self)
 
@@ -84,7 +84,7 @@ def sweep(models: ModelRef | Sequence[ModelRef], accelerators: AcceleratorRef | 
     >>> [r.step_time_s.shape for r in result]
     [(3, 2), (3, 2)]
     """
-    from .catalog import load_accelerator, load_model
+    from ..catalog import load_accelerator, load_model
 
     models = _id_list("models", models, (str, Model))
     accelerators = _id_list("accelerators", accelerators, (str, Accelerator))

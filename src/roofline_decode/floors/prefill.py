@@ -1,6 +1,6 @@
 """Layer 3: ``prefill_floor`` (time to first token) and ``mixed_step_floor`` (continuous batching).
 
-Both broadcast over every numeric argument like :func:`~roofline_decode.estimate.decode_floor`
+Both broadcast over every numeric argument like :func:`~roofline_decode.floors.decode.decode_floor`
 and keep every term.  Accounting: DESIGN.md §4b and :mod:`roofline_decode.formulas.prefill`.
 The device is timed as ``decode_floor`` times a decode step: bytes at its bandwidth, each FLOP
 group at the peak of its own compute precision (DESIGN.md §4b), the group times added.
@@ -13,18 +13,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import formulas as f
-from ._typing import Broadcastable, Operand
+from .. import formulas as f
+from .._typing import Broadcastable, Operand
 from .energy import EnergyAndCost
-from .errors import InvalidValueError
-from .estimate import _peaks, _Peaks, decode_floor
-from .formulas import prefill as fp
+from ..errors import InvalidValueError
+from .decode import _peaks, _Peaks, decode_floor
+from ..formulas import prefill as fp
 from .grid import broadcast_grid, checked_array
 from .traffic import _layer_terms, _matrix_parameters_per_token, _streamed_terms, _Traffic
-from .specs.accelerator import Accelerator
-from .specs.model import Model
-from .roofline_terms import RooflineTerms
-from .views_grid import GridResult
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
+from .terms import RooflineTerms
+from .grid_result import GridResult
 
 __all__ = ["PrefillFloor", "MixedStepFloor", "prefill_floor", "mixed_step_floor", "prefill_traffic", "device_timing",
            "Timing"]
@@ -276,7 +276,7 @@ class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
 
 
 def _model_and_device(model: Model | str, accelerator: Accelerator | str) -> tuple[Model, Accelerator]:
-    from .catalog import load_accelerator, load_model
+    from ..catalog import load_accelerator, load_model
 
     return load_model(model), load_accelerator(accelerator)
 
@@ -455,7 +455,7 @@ def mixed_step_floor(
     -----
     The weights are read once for all B + p tokens (vLLM and SGLang schedule such steps).
     The chunk is taken to be its prompt's last (it yields a token): the lm_head multiplies one
-    of its tokens.  With p = 0 the step is :func:`~roofline_decode.estimate.decode_floor`'s; with
+    of its tokens.  With p = 0 the step is :func:`~roofline_decode.floors.decode.decode_floor`'s; with
     B = 0 it is a one-chunk :func:`prefill_floor` of batch 1.
 
     Examples

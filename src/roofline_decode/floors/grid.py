@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .errors import InvalidValueError
+from ..errors import InvalidValueError
 
 __all__ = ["MAX_GRID_VALUE", "checked_array", "broadcast_grid"]
 

@@ -4,11 +4,11 @@ Every field of the result broadcasts like numpy over ``batch`` and ``context``; 
 keeps every intermediate term so a user can see *why* a step takes what it takes.
 
 This module is the public surface and the one-point entry :func:`decode_floor` (with its scalar
-fast path, :mod:`roofline_decode._fast`).  The parts live beside it, each one idea:
-:mod:`~roofline_decode.traffic` (bytes and FLOPs of a step), :mod:`~roofline_decode.peaks` (the
-peak each FLOP group runs at), :mod:`~roofline_decode.critical_batch`,
-:mod:`~roofline_decode.step_timing` (the times of a step on one device),
-:mod:`~roofline_decode.floor_result` (:class:`DecodeFloor`) and :mod:`~roofline_decode.sweeps`
+fast path, :mod:`roofline_decode.floors.fast_path`).  The parts live beside it, each one idea:
+:mod:`~roofline_decode.floors.traffic` (bytes and FLOPs of a step), :mod:`~roofline_decode.floors.peaks` (the
+peak each FLOP group runs at), :mod:`~roofline_decode.floors.critical_batch`,
+:mod:`~roofline_decode.floors.step_timing` (the times of a step on one device),
+:mod:`~roofline_decode.floors.results` (:class:`DecodeFloor`) and :mod:`~roofline_decode.floors.sweeps`
 (:func:`sweep`); every name is still imported from here.
 """
 
@@ -18,22 +18,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import catalog as _catalog
-from ._typing import Broadcastable
+from .. import catalog as _catalog
+from .._typing import Broadcastable
 from .routing import Routing, resolve_routing
-from .specs.accelerator import Accelerator
-from .specs.model import Model
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
 
 if TYPE_CHECKING:
     # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
-    from .specs.latency import LatencyProfile
+    from ..specs.latency import LatencyProfile
 
 __all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS", "EXTRA_RECORD_KEYS",
            "NO_COMPUTE_PEAK", "compute_peak", "COMPUTE_GROUPS", "compute_formats", "chain_time"]
 
 # ``name as name``: re-exported for the modules that import them from here (mypy --strict)
 from .critical_batch import _moe_critical_batch as _moe_critical_batch
-from .floor_result import EXTRA_RECORD_KEYS, RECORD_KEYS, DecodeFloor
+from .results import EXTRA_RECORD_KEYS, RECORD_KEYS, DecodeFloor
 from .grid import MAX_GRID_VALUE, _shown, broadcast_grid  # noqa: F401  (the input rule)
 from .grid import checked_array as checked_array
 from .peaks import NO_COMPUTE_PEAK, compute_peak
@@ -79,7 +79,7 @@ def decode_floor(
         Use 2:4 structured-sparsity peaks (off: dense peaks, DESIGN.md §4); where the device
         publishes no sparse peak for the precision, the dense one is used and ``notes`` says so.
     routing : {"uniform", "identical"} or array_like
-        MoE routing assumption (:mod:`roofline_decode.routing`): ``"uniform"`` (the expected
+        MoE routing assumption (:mod:`roofline_decode.floors.routing`): ``"uniform"`` (the expected
         distinct experts of independent, uniform routing), ``"identical"`` (every sequence
         picks the same k experts: the strict floor for any routing), or a measured mean number
         of distinct experts per MoE layer in [k, min(E, k·B)], broadcasting with ``batch``.
@@ -140,10 +140,10 @@ def decode_floor(
 
 
 def _scalar_floor() -> list[Any]:
-    """[:func:`roofline_decode._fast.scalar_floor`] (imported once, on first use: it imports
+    """[:func:`roofline_decode.floors.fast_path.scalar_floor`] (imported once, on first use: it imports
     this module)."""
     if not _FAST:
-        from ._fast import scalar_floor
+        from .fast_path import scalar_floor
 
         _FAST.append(scalar_floor)
     return _FAST

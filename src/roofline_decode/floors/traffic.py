@@ -2,7 +2,7 @@
 
 :func:`_traffic` evaluates the layer-1 formulas for a :class:`~roofline_decode.Model` (weights
 read per tensor group, KV read and written, the state of recurrent layers, FLOPs per compute
-group); :func:`_breakdown` splits the same totals by component.  :mod:`roofline_decode.estimate`
+group); :func:`_breakdown` splits the same totals by component.  :mod:`roofline_decode.floors.decode`
 times them on a device.
 """
 
@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from . import formulas as f
-from .formats import NumberFormat
+from .. import formulas as f
+from ..formats import NumberFormat
 from .routing import UNIFORM, Routing, compact
-from .specs.model import Model
+from ..specs.model import Model
 
 __all__ = ["COMPUTE_GROUPS", "compute_formats"]
 

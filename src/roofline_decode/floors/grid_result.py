@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from .units import format_number
-from .views_frame import ToDataFrame
-from .views_table import format_table
+from ..units import format_number
+from .records import ToDataFrame
+from ..units import format_table
 
 __all__ = ["GridResult"]
 

@@ -3,7 +3,7 @@ within the model's positions?
 
 A floor says how fast a step *could* run; it says nothing about whether the weights and the
 KV cache are resident.  :func:`grid_limits` answers that for every grid point with the
-planning module's usable-memory rule (:func:`roofline_decode.planning.capacity.usable_memory`:
+planning module's usable-memory rule (:func:`roofline_decode.floors.capacity.usable_memory`:
 capacity as printed read as binary, cut to what the device itself can fill (ECC on GDDR
 data-center cards, macOS's GPU share of unified memory), minus a 2 GiB runtime reserve) on one
 device, and words
@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .routing import compact
-from .units import GB
+from ..units import GB
 
 if TYPE_CHECKING:
-    from .estimate import DecodeFloor
-    from .specs.accelerator import Accelerator
-    from .specs.model import Model
+    from .decode import DecodeFloor
+    from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
 
 __all__ = ["GridLimits", "grid_limits", "point_notes"]
 
@@ -44,7 +44,7 @@ class GridLimits:
 def _max_batch(model: Model, accelerator: Accelerator, context: np.ndarray, usable: float) -> np.ndarray:
     """Largest whole batch at each context (planning's rule); +inf where a sequence holds no
     KV cache (context 0) and the weights fit, 0 where the weights alone do not fit."""
-    from .planning.capacity import max_batch
+    from .capacity import max_batch
 
     positive = np.maximum(context, 1.0)
     largest = np.asarray(max_batch(model, accelerator, positive), dtype=float)
@@ -58,7 +58,7 @@ def grid_limits(model: Model, accelerator: Accelerator, batch: np.ndarray, conte
     ``context_axis`` is the context before it was broadcast against the batch (the limits
     per context are computed on it once).
     """
-    from .planning.capacity import kv_bytes_per_sequence, usable_memory
+    from .capacity import kv_bytes_per_sequence, usable_memory
 
     usable = usable_memory(accelerator)
     per_sequence = kv_bytes_per_sequence(model, context_axis)

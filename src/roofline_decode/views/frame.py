@@ -1,52 +1,24 @@
-"""Results as pandas DataFrames and xarray Datasets (``[frames]`` extra).
+"""A sweep as an xarray Dataset (``[frames]`` extra).
 
-Every result with ``to_records()`` gets :meth:`ToDataFrame.to_dataframe`: one row per grid
-point, the record keys as columns, SI units.  A sweep also gets :func:`sweep_to_xarray`: every
-numeric field as a variable over the dimensions ``model``, ``accelerator``, ``batch`` and
-``context``.  pandas and xarray are imported on first use; the text tables need neither.
+A sweep gets :func:`sweep_to_xarray`: every numeric field as a variable over the dimensions
+``model``, ``accelerator``, ``batch`` and ``context``.  xarray is imported on first use.
+(``to_dataframe()`` of every result is :class:`roofline_decode.floors.records.ToDataFrame`.)
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import MissingExtraError
+from ..errors import MissingExtraError
 
 if TYPE_CHECKING:  # optional extra ``[frames]``: imported on first use at run time
-    import pandas as pd
     import xarray as xr
 
-    from .estimate import SweepResult
+    from ..floors.decode import SweepResult
 
-__all__ = ["ToDataFrame", "records_to_dataframe", "sweep_to_xarray"]
-
-
-def records_to_dataframe(records: list[dict[str, Any]]) -> pd.DataFrame:
-    """A :class:`pandas.DataFrame` of ``records`` (columns in record order)."""
-    try:
-        import pandas as pd
-    except ImportError:
-        raise MissingExtraError("pandas", "frames", "to_dataframe()") from None
-    return pd.DataFrame.from_records(records, columns=list(records[0]) if records else None)
-
-
-class _HasRecords(Protocol):
-    """What :class:`ToDataFrame` needs of the class it is mixed into."""
-
-    def to_records(self) -> list[dict[str, Any]]: ...
-
-
-class ToDataFrame:
-    """Mixin: ``to_dataframe()`` from ``to_records()``."""
-
-    def to_dataframe(self: _HasRecords) -> pd.DataFrame:
-        """The records as a :class:`pandas.DataFrame`, one row per grid point (SI units).
-
-        Needs pandas (``pip install 'roofline_decode[frames]'``).
-        """
-        return records_to_dataframe(self.to_records())
+__all__ = ["sweep_to_xarray"]
 
 
 #: Fields of a DecodeFloor that become variables of the Dataset (all over the whole grid).
@@ -58,7 +30,7 @@ _VARIABLES = (
 
 
 def sweep_to_xarray(result: SweepResult) -> xr.Dataset:
-    """A :class:`xarray.Dataset` of a :class:`~roofline_decode.estimate.SweepResult`.
+    """A :class:`xarray.Dataset` of a :class:`~roofline_decode.floors.decode.SweepResult`.
 
     Dimensions ``model``, ``accelerator``, ``batch``, ``context``; variables: the numeric fields
     of the floor (bytes [B], FLOPs, seconds [s], tokens per second, FLOP/B), ``bound`` (str),

@@ -1,8 +1,8 @@
 """The compute peak a decode step runs at: precision fallback, sparse fallback, no peak at all.
 
 :func:`compute_peak` looks up one format's peak on one device; :func:`_peaks` does it for every
-FLOP group of a model (:data:`~roofline_decode.traffic.COMPUTE_GROUPS`) and :class:`_Peaks` times
-a step's FLOPs at those peaks.  Separate from :mod:`roofline_decode.estimate` because every floor
+FLOP group of a model (:data:`~roofline_decode.floors.traffic.COMPUTE_GROUPS`) and :class:`_Peaks` times
+a step's FLOPs at those peaks.  Separate from :mod:`roofline_decode.floors.decode` because every floor
 (decode, prefill, parallel plans, the symbolic view and the scalar fast path) times its FLOPs here.
 """
 
@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import formulas as f
-from .formats import NumberFormat
-from .specs.accelerator import Accelerator
-from .specs.model import Model
+from .. import formulas as f
+from ..formats import NumberFormat
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
 from .traffic import _GroupFlops, _Traffic, compute_formats
 
 __all__ = ["NO_COMPUTE_PEAK", "compute_peak"]

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValueError
 from .ggml_types import GGML_TYPES
+from .number_format import NumberFormat
+from .registry import format_of_type
 
 if TYPE_CHECKING:
-    from ..formats import NumberFormat
     from ..specs.model import Model
 
 __all__ = ["TensorInfo", "gguf_tensor_layout", "MIXTURES", "mixture_tensor_types", "mixture_formats",
@@ -265,9 +266,6 @@ def _category(name: str) -> str:
 
 def group_formats_from_tensors(tensors: list[TensorInfo], types: dict[str, str], label: str) -> dict[str, NumberFormat]:
     """Effective NumberFormat of each weight group: its tensors' bytes over their elements."""
-    from ..formats import NumberFormat
-    from .ggml_types import format_of_type
-
     totals: dict[str, list[int]] = {}
     kinds: dict[str, set[str]] = {}
     for tensor in tensors:

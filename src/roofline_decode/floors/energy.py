@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import formulas as f
-from ._typing import Broadcastable
-from .errors import InvalidValueError
+from .. import formulas as f
+from .._typing import Broadcastable
+from ..errors import InvalidValueError
 
 if TYPE_CHECKING:
-    from .specs.memory_energy import MemoryEnergy
+    from ..specs.memory_energy import MemoryEnergy
 
 __all__ = ["EnergyAndCost", "ENERGY_RECORD_KEYS"]
 
@@ -89,7 +89,7 @@ class EnergyAndCost:
         return 1
 
     def _access(self) -> tuple[MemoryEnergy | None, str | None]:
-        from .specs.memory_energy import access_energy_of
+        from ..specs.memory_energy import access_energy_of
 
         cached: tuple[MemoryEnergy | None, str | None] | None = self.__dict__.get("_access_cache")
         if cached is None:

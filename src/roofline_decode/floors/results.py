@@ -1,8 +1,8 @@
-"""The result of :func:`~roofline_decode.estimate.decode_floor`: :class:`DecodeFloor` and its record keys.
+"""The result of :func:`~roofline_decode.floors.decode.decode_floor`: :class:`DecodeFloor` and its record keys.
 
 The class holds every term of the floor broadcast over the batch × context grid, with the
 records, breakdown and table views of it; the timing that fills it lives in
-:mod:`roofline_decode.step_timing`.  Separate so that the views (tables, frames, limits) and the
+:mod:`roofline_decode.floors.step_timing`.  Separate so that the views (tables, frames, limits) and the
 fast path can name the result without the orchestration.
 """
 
@@ -16,12 +16,12 @@ import numpy as np
 
 from .energy import EnergyAndCost
 from .limits import point_notes
-from .roofline_terms import RooflineTerms
+from .terms import RooflineTerms
 from .routing import UNIFORM, Routing
-from .specs.accelerator import Accelerator
-from .specs.model import Model
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
 from .traffic import _breakdown
-from .views_frame import ToDataFrame
+from .records import ToDataFrame
 
 __all__ = ["DecodeFloor", "RECORD_KEYS", "EXTRA_RECORD_KEYS"]
 
@@ -64,10 +64,10 @@ class DecodeFloor(RooflineTerms, ToDataFrame, EnergyAndCost):
     and ``compute_time_s`` is 0; a group without a peak where others have one adds no time.
     ``notes`` says which assumptions and fallbacks the numbers rest on.  ``routing`` is the MoE
     routing assumption (``"uniform"``, ``"identical"`` or ``"measured"``,
-    :mod:`roofline_decode.routing`) and ``experts_read`` the distinct routed experts per MoE
+    :mod:`roofline_decode.floors.routing`) and ``experts_read`` the distinct routed experts per MoE
     layer it gives at each grid point (0 for a dense model).
 
-    Fit and limits (:mod:`roofline_decode.limits`, one device, the planning module's usable
+    Fit and limits (:mod:`roofline_decode.floors.limits`, one device, the planning module's usable
     memory): ``fits`` (bool array: the weights plus the KV cache of B sequences at that context
     fit in ``usable_memory``), ``resident_bytes`` (those bytes; ``kv_bytes_per_sequence`` on the
     context axis), ``max_batch`` (the largest whole batch that fits at each context; +inf at
@@ -175,17 +175,17 @@ class DecodeFloor(RooflineTerms, ToDataFrame, EnergyAndCost):
         return _breakdown(self.spec, self.batch, self.context, self._routing)
 
     def _table_rows(self) -> list[list[str]]:
-        from .views_table import floor_rows
+        from ..views.table import floor_rows
 
         return floor_rows(self)
 
     def __str__(self) -> str:
-        from .views_table import render_text
+        from ..views.table import render_text
 
         return render_text(self)
 
     def _repr_html_(self) -> str:
-        from .views_table import render_html
+        from ..views.table import render_html
 
         return render_html(self)
 

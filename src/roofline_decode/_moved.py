@@ -1,0 +1,92 @@
+"""Module paths that moved when the floors got a package of their own (0.2): the old paths still
+import, with a :class:`DeprecationWarning`, for one release.
+
+``import roofline_decode.estimate`` (or ``from roofline_decode.estimate import decode_floor``)
+gives a small module that hands every attribute on to the new home
+(``roofline_decode.floors.decode``), in the manner of PEP 562; ``rd.estimate`` does the same.
+Nothing here is imported by the library itself (a test turns the warning into an error inside
+it), and the table is the whole record of what moved where.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import types
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["MOVED", "install"]
+
+_OLD_PREFIX = "roofline_decode."
+
+#: old module path -> new module path
+MOVED: dict[str, str] = {
+    _OLD_PREFIX + old: _OLD_PREFIX + new
+    for old, new in {
+        "estimate": "floors.decode",
+        "estimate_prefill": "floors.prefill",
+        "estimate_request": "floors.request",
+        "estimate_speculative": "floors.speculative",
+        "sweeps": "floors.sweeps",
+        "traffic": "floors.traffic",
+        "peaks": "floors.peaks",
+        "critical_batch": "floors.critical_batch",
+        "step_timing": "floors.step_timing",
+        "limits": "floors.limits",
+        "routing": "floors.routing",
+        "energy": "floors.energy",
+        "grid": "floors.grid",
+        "floor_result": "floors.results",
+        "roofline_terms": "floors.terms",
+        "views_grid": "floors.grid_result",
+        "views_frame": "views.frame",
+        "views_table": "views.table",
+        "planning.capacity": "floors.capacity",
+        "planning.parallel": "floors.parallel",
+        "files.ggml_types": "formats.ggml_types",
+        "files.llama_quant": "formats.llama_quant",
+    }.items()
+}
+
+#: names that left their module for another one: (old module, name) -> new module
+_NAMES_MOVED: dict[tuple[str, str], str] = {
+    (_OLD_PREFIX + "views_table", "format_table"): _OLD_PREFIX + "units",
+    (_OLD_PREFIX + "views_frame", "ToDataFrame"): _OLD_PREFIX + "floors.records",
+    (_OLD_PREFIX + "views_frame", "records_to_dataframe"): _OLD_PREFIX + "floors.records",
+    (_OLD_PREFIX + "files.ggml_types", "format_of_type"): _OLD_PREFIX + "formats.registry",
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds the old paths of :data:`MOVED` (and only those) and loads each as a forwarding module."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None,
+                  ) -> importlib.machinery.ModuleSpec | None:
+        return importlib.util.spec_from_loader(fullname, self) if fullname in MOVED else None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        old, new = module.__name__, MOVED[module.__name__]
+        warnings.warn(f"{old} moved to {new}; import it from there (the old path goes in the next release)",
+                      DeprecationWarning, stacklevel=2)
+        home = importlib.import_module(new)
+
+        def forward(name: str) -> Any:
+            elsewhere = _NAMES_MOVED.get((old, name))
+            return getattr(importlib.import_module(elsewhere) if elsewhere else home, name)
+
+        module.__getattr__ = forward  # type: ignore[method-assign]  # PEP 562 module attribute hook
+        module.__doc__ = f"Deprecated: moved to :mod:`{new}`."
+        setattr(module, "__all__", list(getattr(home, "__all__", ())))
+
+
+def install() -> None:
+    """Put the finder on ``sys.meta_path`` once (after the ordinary finders: only paths that no
+    longer exist reach it)."""
+    import sys
+
+    if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
+        sys.meta_path.append(_MovedModules())

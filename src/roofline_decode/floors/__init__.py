@@ -1,0 +1,64 @@
+"""The floors: every estimator of the library, and the parts they are made of.
+
+The estimators, each a module of its own:
+
+* :mod:`~roofline_decode.floors.decode`: one decode step (:func:`decode_floor`) and
+  :mod:`~roofline_decode.floors.sweeps` (many models x devices over a grid, :func:`sweep`);
+* :mod:`~roofline_decode.floors.prefill`: time to first token and a mixed prefill+decode step;
+* :mod:`~roofline_decode.floors.request`: a whole request (prefill, then its decode steps);
+* :mod:`~roofline_decode.floors.speculative`: draft-and-verify rounds;
+* :mod:`~roofline_decode.floors.parallel`: tensor- and pipeline-parallel decode.
+
+Their parts, private to the floors (other layers use the estimators and results above):
+:mod:`~roofline_decode.floors.traffic` (bytes and FLOPs of a step),
+:mod:`~roofline_decode.floors.peaks` (compute peak per weight group),
+:mod:`~roofline_decode.floors.critical_batch`, :mod:`~roofline_decode.floors.step_timing`,
+:mod:`~roofline_decode.floors.fast_path` (one point on Python floats),
+:mod:`~roofline_decode.floors.routing` (MoE routing assumptions),
+:mod:`~roofline_decode.floors.limits` (fit notes), :mod:`~roofline_decode.floors.grid` (the input rule);
+and what the results carry: :mod:`~roofline_decode.floors.results`,
+:mod:`~roofline_decode.floors.terms`, :mod:`~roofline_decode.floors.grid_result`,
+:mod:`~roofline_decode.floors.records`, :mod:`~roofline_decode.floors.energy`.
+:mod:`~roofline_decode.floors.capacity` (usable memory, bytes per sequence, max batch) is the
+capacity arithmetic the floors' fit notes and the planners share.
+
+The names below load on first use (PEP 562), as at the top level.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: public name -> submodule that defines it
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(["RECORD_KEYS", "DecodeFloor", "decode_floor"], "decode"),
+    **dict.fromkeys(["SweepResult", "sweep"], "sweeps"),
+    **dict.fromkeys(["MixedStepFloor", "PrefillFloor", "mixed_step_floor", "prefill_floor"], "prefill"),
+    **dict.fromkeys(["RequestFloor", "request_floor"], "request"),
+    **dict.fromkeys(["SpeculativeFloor", "speculative_floor"], "speculative"),
+    **dict.fromkeys(["ParallelFloor", "pipeline_parallel_floor", "tensor_parallel_floor"], "parallel"),
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value  # later look-ups skip this hook
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
+    from .decode import RECORD_KEYS, DecodeFloor, decode_floor
+    from .parallel import ParallelFloor, pipeline_parallel_floor, tensor_parallel_floor
+    from .prefill import MixedStepFloor, PrefillFloor, mixed_step_floor, prefill_floor
+    from .request import RequestFloor, request_floor
+    from .speculative import SpeculativeFloor, speculative_floor
+    from .sweeps import SweepResult, sweep

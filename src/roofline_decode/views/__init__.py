@@ -1,0 +1,5 @@
+"""Views of the results, above the results they render: the text and HTML table of a decode
+floor (:mod:`~roofline_decode.views.table`) and a sweep as an xarray Dataset
+(:mod:`~roofline_decode.views.frame`).  A result calls its view on first use (``str(floor)``,
+``sweep.to_xarray()``); nothing below imports a view at module level.
+"""
