@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test typecheck docs bench clean
+.PHONY: demo test typecheck layers docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ test: $(STAMP)
 # mypy --strict over src/ (configuration in pyproject.toml [tool.mypy]); run by CI
 typecheck: $(STAMP)
 	$(BIN)/python -m mypy
+
+# the import-linter contracts of pyproject.toml (layers, no circles, private parts); run by CI
+layers: $(STAMP)
+	$(BIN)/lint-imports --no-cache
 
 # the docs site into site/; --strict (also set in mkdocs.yml): a broken link or reference fails
 docs: $(DOCS_STAMP)

@@ -30,7 +30,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         ["ConfigError", "InvalidValueError", "MissingExtraError", "RooflineError", "SpecFileError",
          "UnknownFormatError", "UnknownIdError"], "errors"),
-    **dict.fromkeys(["RECORD_KEYS", "DecodeFloor", "decode_floor"], "floors.decode"),
+    **dict.fromkeys(["DecodeFloor", "decode_floor"], "floors.decode"),
+    **dict.fromkeys(["RECORD_KEYS"], "floors.results"),
     **dict.fromkeys(["SweepResult", "sweep"], "floors.sweeps"),
     **dict.fromkeys(["MixedStepFloor", "PrefillFloor", "mixed_step_floor", "prefill_floor"], "floors.prefill"),
     **dict.fromkeys(["RequestFloor", "request_floor"], "floors.request"),
@@ -75,7 +76,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
         ConfigError, InvalidValueError, MissingExtraError, RooflineError, SpecFileError, UnknownFormatError,
         UnknownIdError,
     )
-    from .floors.decode import RECORD_KEYS, DecodeFloor, decode_floor
+    from .floors.decode import DecodeFloor, decode_floor
+    from .floors.results import RECORD_KEYS
     from .floors.prefill import MixedStepFloor, PrefillFloor, mixed_step_floor, prefill_floor
     from .floors.request import RequestFloor, request_floor
     from .floors.speculative import SpeculativeFloor, speculative_floor

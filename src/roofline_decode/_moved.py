@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["MOVED", "install"]
+__all__ = ["MOVED", "NAMES_MOVED", "install"]
 
 _OLD_PREFIX = "roofline_decode."
 
@@ -53,11 +53,18 @@ MOVED: dict[str, str] = {
 }
 
 #: names that left their module for another one: (old module, name) -> new module
-_NAMES_MOVED: dict[tuple[str, str], str] = {
+NAMES_MOVED: dict[tuple[str, str], str] = {
     (_OLD_PREFIX + "views_table", "format_table"): _OLD_PREFIX + "units",
     (_OLD_PREFIX + "views_frame", "ToDataFrame"): _OLD_PREFIX + "floors.records",
     (_OLD_PREFIX + "views_frame", "records_to_dataframe"): _OLD_PREFIX + "floors.records",
     (_OLD_PREFIX + "files.ggml_types", "format_of_type"): _OLD_PREFIX + "formats.registry",
+    # estimate.py was also the hub that re-exported the parts of the decode floor
+    **{(_OLD_PREFIX + "estimate", name): _OLD_PREFIX + "floors." + home for name, home in {
+        "SweepResult": "sweeps", "sweep": "sweeps", "AcceleratorRef": "sweeps", "ModelRef": "sweeps",
+        "RECORD_KEYS": "results", "EXTRA_RECORD_KEYS": "results", "NO_COMPUTE_PEAK": "peaks",
+        "compute_peak": "peaks", "COMPUTE_GROUPS": "traffic", "compute_formats": "traffic",
+        "chain_time": "step_timing", "checked_array": "grid", "broadcast_grid": "grid",
+        "MAX_GRID_VALUE": "grid"}.items()},
 }
 
 
@@ -75,12 +82,13 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         home = importlib.import_module(new)
 
         def forward(name: str) -> Any:
-            elsewhere = _NAMES_MOVED.get((old, name))
+            elsewhere = NAMES_MOVED.get((old, name))
             return getattr(importlib.import_module(elsewhere) if elsewhere else home, name)
 
         module.__getattr__ = forward  # type: ignore[method-assign]  # PEP 562 module attribute hook
         module.__doc__ = f"Deprecated: moved to :mod:`{new}`."
-        setattr(module, "__all__", list(getattr(home, "__all__", ())))
+        elsewhere = [name for (path, name) in NAMES_MOVED if path == old]
+        setattr(module, "__all__", list(dict.fromkeys([*getattr(home, "__all__", ()), *elsewhere])))
 
 
 def install() -> None:

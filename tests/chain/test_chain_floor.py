@@ -72,7 +72,7 @@ def test_cli_floor_latency(capsys):
     assert "cuda-graph-h100" in capsys.readouterr().out
 
 
-def _ops(model: Model) -> int:
+def ops(model: Model) -> int:
     kernel = DecodeKernel(model, batch=2, max_context=4)
     kernel.fill_cache(3)
     return kernel.step([1, 2])[1].operations
@@ -84,7 +84,7 @@ def test_kernel_counts_dependent_operations_per_layer(gated, per_layer):
     # (gate,) up, activation, down, residual; outside: gather, final norm, lm_head
     base = Model(name="t", num_layers=2, hidden_size=16, num_heads=4, num_kv_heads=2, head_dim=4,
                  intermediate_size=32, vocab_size=50, mlp_gated=gated)
-    two, five = _ops(base), _ops(base.replace(num_layers=5))
+    two, five = ops(base), ops(base.replace(num_layers=5))
     assert (five - two) / 3 == per_layer
     assert two - 2 * per_layer == 3
 

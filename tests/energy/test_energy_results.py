@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from roofline_decode import InvalidValueError, decode_floor
 from roofline_decode.cli import main
 from roofline_decode.floors.energy import ENERGY_RECORD_KEYS
-from roofline_decode.floors.decode import RECORD_KEYS
+from roofline_decode.floors.results import RECORD_KEYS
 from roofline_decode.floors.prefill import prefill_floor
 from roofline_decode.floors.request import request_floor
 from roofline_decode.planning import tensor_parallel_floor

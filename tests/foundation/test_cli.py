@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from roofline_decode import RECORD_KEYS
-from roofline_decode.floors.decode import EXTRA_RECORD_KEYS
+from roofline_decode.floors.results import EXTRA_RECORD_KEYS
 from roofline_decode.cli import main
 
 

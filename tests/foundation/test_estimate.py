@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 import roofline_decode as rd
 from roofline_decode import Accelerator, InvalidValueError, RECORD_KEYS, decode_floor, sweep
-from roofline_decode.floors.decode import EXTRA_RECORD_KEYS, NO_COMPUTE_PEAK
+from roofline_decode.floors.peaks import NO_COMPUTE_PEAK
+from roofline_decode.floors.results import EXTRA_RECORD_KEYS
 
 TERA = Accelerator(name="1 TB/s", memory_bandwidth=1e12, memory_capacity=80e9, peak_flops={"bf16": 1e15})
 # The Scaling Book's TPU v5e: 1.97e14 bf16 FLOP/s, 8.2e11 B/s

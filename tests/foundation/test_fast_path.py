@@ -14,7 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import roofline_decode as rd
-from roofline_decode.floors import decode as estimate
+from roofline_decode.floors.critical_batch import moe_critical_batch
+from roofline_decode.floors.peaks import group_peaks
+from roofline_decode.floors.traffic import step_traffic
 from roofline_decode.floors.fast_path import clear_plans, scalar_floor
 from roofline_decode.floors.routing import resolve_routing
 from roofline_decode.specs.latency import load_latency_profile
@@ -101,15 +103,15 @@ def test_fast_path_keeps_up_with_a_new_profile_object():
 
 def _bisected(model, accelerator, context: float) -> float:
     """The former 64-step bisection of T_comp − T_mem on the general traffic terms."""
-    peaks = estimate._peaks(model, accelerator, False)
+    peaks = group_peaks(model, accelerator, False)
     bandwidth = accelerator.memory_bandwidth
-    high = float(np.asarray(estimate._moe_critical_batch(model, np.array([context]), peaks, bandwidth))[0])
+    high = float(np.asarray(moe_critical_batch(model, np.array([context]), peaks, bandwidth))[0])
     if not math.isfinite(high):
         return high
     high, low = high * 1.5 + 1, 0.0  # a bracket that holds the root
 
     def margin(b):
-        t = estimate._traffic(model, np.array([b]), np.array([context]))
+        t = step_traffic(model, np.array([b]), np.array([context]))
         return float(peaks.compute_time(t)[0] - (t.weight_bytes + t.kv_read_bytes + t.kv_write_bytes)[0] / bandwidth)
 
     for _ in range(200):
@@ -125,10 +127,10 @@ def _bisected(model, accelerator, context: float) -> float:
        accelerator=st.sampled_from(ACCELERATORS), context=st.floats(0, 2**20))
 def test_newton_critical_batch_matches_bisection(model, accelerator, context):
     spec, device = rd.load_model(model), rd.load_accelerator(accelerator)
-    peaks = estimate._peaks(spec, device, False)
+    peaks = group_peaks(spec, device, False)
     if not peaks.bounded:
         return
-    newton = float(estimate._moe_critical_batch(spec, np.array([context]), peaks, device.memory_bandwidth)[0])
+    newton = float(moe_critical_batch(spec, np.array([context]), peaks, device.memory_bandwidth)[0])
     bisected = _bisected(spec, device, context)
     assert newton == bisected or abs(newton - bisected) <= 1e-9 * bisected
 

@@ -10,7 +10,7 @@ import pytest
 import roofline_decode as rd
 from roofline_decode import RECORD_KEYS, decode_floor, sweep
 from roofline_decode.cli import main
-from roofline_decode.floors.decode import EXTRA_RECORD_KEYS
+from roofline_decode.floors.results import EXTRA_RECORD_KEYS
 from roofline_decode.floors.capacity import max_batch, resident_bytes, usable_memory
 
 

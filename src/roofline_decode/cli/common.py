@@ -92,7 +92,7 @@ def emit_records(records: list[dict[str, Any]], fmt: str) -> str:
     joined by ``"; "``.
     """
     if fmt == "json":
-        return json.dumps([{k: _jsonable(v) for k, v in r.items()} for r in records], indent=2)
+        return json.dumps([{k: jsonable(v) for k, v in r.items()} for r in records], indent=2)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(records[0]) if records else [], lineterminator="\n")
     writer.writeheader()
@@ -100,7 +100,7 @@ def emit_records(records: list[dict[str, Any]], fmt: str) -> str:
     return buffer.getvalue().rstrip("\n")
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     # JSON has no NaN or infinity: NaN (not defined) is null, +/-inf the strings "inf"/"-inf"
     if isinstance(value, float) and not math.isfinite(value):
         return None if math.isnan(value) else ("inf" if value > 0 else "-inf")

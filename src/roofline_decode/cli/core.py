@@ -14,7 +14,7 @@ from ..units import GB, TFLOP, format_number
 from ..units import format_table
 
 if TYPE_CHECKING:
-    from ..floors.decode import DecodeFloor
+    from ..floors.results import DecodeFloor
     from ..specs.accelerator import MemoryTier
     from ..specs.model import Model
 
@@ -59,7 +59,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run_floor(args: argparse.Namespace) -> int:
-    from ..floors.decode import sweep
+    from ..floors.sweeps import sweep
 
     model = load_model_from_args(args)
     result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse,
@@ -309,7 +309,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from ..floors.decode import sweep
+    from ..floors.sweeps import sweep
 
     from ..planning import max_batch
 
@@ -337,7 +337,7 @@ def write_demo_plot(out: str) -> str:
 
     try:
         from ..plotting import ridge_plot, save
-        from ..plotting._common import headless
+        from ..plotting import headless
 
         plt = headless()
     except MissingExtraError as exc:

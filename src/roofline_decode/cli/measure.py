@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import Subparsers, add_routing_argument, emit_records, number_list, whole_number, _jsonable
+from .common import Subparsers, add_routing_argument, emit_records, number_list, whole_number, jsonable
 from ..errors import InvalidValueError
 from ..units import format_table
 
@@ -105,7 +105,7 @@ def _device_id(device: Accelerator | str | None) -> str | None:
     return device if isinstance(device, str) or device is None else (device.id or device.name)
 
 
-def _model_id(model: Model | str | None) -> str | None:
+def model_id_of(model: Model | str | None) -> str | None:
     return model if isinstance(model, str) or model is None else model.name
 
 
@@ -120,7 +120,7 @@ def _select(rows: list[MeasurementRow], args: argparse.Namespace
             rows = matching
             device = next((r.accelerator for r in matching if not isinstance(r.accelerator, str)), device)
     if model is not None:
-        matching = [r for r in rows if _model_id(r.model) == model]
+        matching = [r for r in rows if model_id_of(r.model) == model]
         if matching:
             rows, model = matching, None
     if not rows:
@@ -255,7 +255,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         })
     if args.format == "json":
         payload = {"calibration": calibration.to_dict(),
-                   "rows": [{k: _jsonable(v) for k, v in r.items()} for r in records]}
+                   "rows": [{k: jsonable(v) for k, v in r.items()} for r in records]}
         print(json.dumps(payload, indent=2))
     else:
         print(calibration)

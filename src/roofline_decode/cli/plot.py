@@ -74,7 +74,7 @@ def _one(values: list[float] | None, default: _Default, flag: str = "--context")
 
 
 def run_plot(args: argparse.Namespace) -> int:
-    from ..plotting._common import check_output_path, headless
+    from ..plotting import check_output_path, headless
 
     check_output_path(args.output)  # a bad extension fails before any work
     if args.kind not in SEVERAL_GPU_KINDS and len(args.gpu) > 1:

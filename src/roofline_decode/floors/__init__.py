@@ -32,7 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 #: public name -> submodule that defines it
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(["RECORD_KEYS", "DecodeFloor", "decode_floor"], "decode"),
+    **dict.fromkeys(["DecodeFloor", "decode_floor"], "decode"),
+    **dict.fromkeys(["RECORD_KEYS"], "results"),
+    **dict.fromkeys(["NO_COMPUTE_PEAK"], "peaks"),
     **dict.fromkeys(["SweepResult", "sweep"], "sweeps"),
     **dict.fromkeys(["MixedStepFloor", "PrefillFloor", "mixed_step_floor", "prefill_floor"], "prefill"),
     **dict.fromkeys(["RequestFloor", "request_floor"], "request"),
@@ -55,10 +57,21 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
-    from .decode import RECORD_KEYS, DecodeFloor, decode_floor
-    from .parallel import ParallelFloor, pipeline_parallel_floor, tensor_parallel_floor
-    from .prefill import MixedStepFloor, PrefillFloor, mixed_step_floor, prefill_floor
-    from .request import RequestFloor, request_floor
-    from .speculative import SpeculativeFloor, speculative_floor
-    from .sweeps import SweepResult, sweep
+if TYPE_CHECKING:  # static analysers and IDEs see the eager imports (``as``: re-exported)
+    from .decode import DecodeFloor as DecodeFloor
+    from .decode import decode_floor as decode_floor
+    from .peaks import NO_COMPUTE_PEAK as NO_COMPUTE_PEAK
+    from .parallel import ParallelFloor as ParallelFloor
+    from .parallel import pipeline_parallel_floor as pipeline_parallel_floor
+    from .parallel import tensor_parallel_floor as tensor_parallel_floor
+    from .prefill import MixedStepFloor as MixedStepFloor
+    from .prefill import PrefillFloor as PrefillFloor
+    from .prefill import mixed_step_floor as mixed_step_floor
+    from .prefill import prefill_floor as prefill_floor
+    from .request import RequestFloor as RequestFloor
+    from .request import request_floor as request_floor
+    from .results import RECORD_KEYS as RECORD_KEYS
+    from .speculative import SpeculativeFloor as SpeculativeFloor
+    from .speculative import speculative_floor as speculative_floor
+    from .sweeps import SweepResult as SweepResult
+    from .sweeps import sweep as sweep

@@ -45,7 +45,7 @@ from .. import formulas as f
 from .._typing import Broadcastable, FloatArray
 from .grid import MAX_GRID_VALUE, checked_array
 from ..units import GiB, MiB, TiB
-from ..planning._checks import fraction, non_negative
+from ..checks import fraction, non_negative
 
 if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator

@@ -13,12 +13,12 @@ import math
 import numpy as np
 
 from .. import formulas as f
-from .peaks import _effective_peak, _Peaks
+from .peaks import effective_peak, Peaks
 from ..specs.model import Model
-from .traffic import _traffic, _Traffic
+from .traffic import step_traffic, StepTraffic
 
 
-def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth: float,
+def closed_form_critical_batch(model: Model, context: np.ndarray, peaks: Peaks, bandwidth: float,
                     experts_read: np.ndarray | None = None) -> np.ndarray:
     """Smallest (real) batch with T_comp >= T_mem at each context.
 
@@ -31,8 +31,8 @@ def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth:
     B·t_seq(T) exactly, the same as FLOPs / F_eff(T) with the effective peak
     F_eff = f_seq / t_seq, which does not depend on B: the closed form stays exact with F_eff.
     """
-    one = _traffic(model, np.ones_like(context), context)
-    peak = _effective_peak(one.flops, peaks.compute_time(one), peaks)
+    one = step_traffic(model, np.ones_like(context), context)
+    peak = effective_peak(one.flops, peaks.compute_time(one), peaks)
     kv_per_sequence = one.kv_read_bytes + one.kv_write_bytes
     row = model.embedding_row_bytes
     vocab = model.vocab_size
@@ -46,11 +46,11 @@ def _critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth:
         above = np.asarray(f.critical_batch(fixed + vocab * row, kv_per_sequence, one.flops, peak, bandwidth),
                            dtype=np.float64)
         return np.where(below <= vocab, below, above)
-    return _moe_critical_batch(model, context, peaks, bandwidth, one, peak)
+    return moe_critical_batch(model, context, peaks, bandwidth, one, peak)
 
 
-def _moe_critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwidth: float,
-                        one: _Traffic | None = None, peak: float | np.ndarray | None = None) -> np.ndarray:
+def moe_critical_batch(model: Model, context: np.ndarray, peaks: Peaks, bandwidth: float,
+                        one: StepTraffic | None = None, peak: float | np.ndarray | None = None) -> np.ndarray:
     """Critical batch of an MoE model under uniform routing at each context (a 1-d array).
 
     The margin g(B) = T_comp − T_mem = B·t_seq − (W + b_e·L_moe·P_e·U(B) + min(B, V)·row +
@@ -62,8 +62,8 @@ def _moe_critical_batch(model: Model, context: np.ndarray, peaks: _Peaks, bandwi
     1e-12 relative (tests), in a handful of vectorised steps.
     """
     if one is None:
-        one = _traffic(model, np.ones_like(context), context)
-        peak = _effective_peak(one.flops, peaks.compute_time(one), peaks)
+        one = step_traffic(model, np.ones_like(context), context)
+        peak = effective_peak(one.flops, peaks.compute_time(one), peaks)
     assert peak is not None  # passed with ``one``, or computed with it above
     kv_per_sequence = one.kv_read_bytes + one.kv_write_bytes
     row, vocab = model.embedding_row_bytes, model.vocab_size

@@ -1,4 +1,4 @@
-"""Layer 3: ``decode_floor`` and ``sweep``, orchestrating the formulas for a Model on an Accelerator.
+"""Layer 3: ``decode_floor``, orchestrating the formulas for a Model on an Accelerator.
 
 Every field of the result broadcasts like numpy over ``batch`` and ``context``; the result
 keeps every intermediate term so a user can see *why* a step takes what it takes.
@@ -9,7 +9,7 @@ fast path, :mod:`roofline_decode.floors.fast_path`).  The parts live beside it, 
 peak each FLOP group runs at), :mod:`~roofline_decode.floors.critical_batch`,
 :mod:`~roofline_decode.floors.step_timing` (the times of a step on one device),
 :mod:`~roofline_decode.floors.results` (:class:`DecodeFloor`) and :mod:`~roofline_decode.floors.sweeps`
-(:func:`sweep`); every name is still imported from here.
+(:func:`sweep`).
 """
 
 from __future__ import annotations
@@ -28,27 +28,12 @@ if TYPE_CHECKING:
     # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
     from ..specs.latency import LatencyProfile
 
-__all__ = ["DecodeFloor", "SweepResult", "decode_floor", "sweep", "RECORD_KEYS", "EXTRA_RECORD_KEYS",
-           "NO_COMPUTE_PEAK", "compute_peak", "COMPUTE_GROUPS", "compute_formats", "chain_time"]
+from .grid import broadcast_grid, checked_array
+from .results import DecodeFloor
+from .step_timing import load_profile, timed_step
+from .traffic import step_traffic
 
-# ``name as name``: re-exported for the modules that import them from here (mypy --strict)
-from .critical_batch import _moe_critical_batch as _moe_critical_batch
-from .results import EXTRA_RECORD_KEYS, RECORD_KEYS, DecodeFloor
-from .grid import MAX_GRID_VALUE, _shown, broadcast_grid  # noqa: F401  (the input rule)
-from .grid import checked_array as checked_array
-from .peaks import NO_COMPUTE_PEAK, compute_peak
-from .peaks import _Peaks as _Peaks
-from .peaks import _peaks as _peaks
-from .step_timing import _profile, _timed, chain_time
-from .sweeps import AcceleratorRef as AcceleratorRef
-from .sweeps import ModelRef as ModelRef
-from .sweeps import SweepResult, sweep
-from .traffic import (  # noqa: F401  (bytes and FLOPs of a step; imported from here by the other floors)
-    COMPUTE_GROUPS, _breakdown, _GroupFlops, _mixer_terms, _MixerTerms, _traffic, _Traffic, compute_formats,
-)
-from .traffic import _layer_terms as _layer_terms
-from .traffic import _matrix_parameters_per_token as _matrix_parameters_per_token
-from .traffic import _streamed_terms as _streamed_terms
+__all__ = ["DecodeFloor", "decode_floor"]
 
 
 def decode_floor(
@@ -122,7 +107,7 @@ def decode_floor(
     if type(accelerator) is not Accelerator:
         accelerator = _catalog.load_accelerator(accelerator)
     if routing.__class__ is str and routing in ("uniform", "identical"):  # one point: the fast path
-        profile = None if latency is None else _profile(latency)
+        profile = None if latency is None else load_profile(latency)
         floor: DecodeFloor | None = (_FAST or _scalar_floor())[0](model, accelerator, batch, context, sparse,
                                                                    resolve_routing(routing, model), profile)
         if floor is not None:
@@ -134,14 +119,14 @@ def decode_floor(
         batch_array = np.broadcast_to(batch_array, np.broadcast_shapes(batch_array.shape, chosen.measured.shape))
     context_input = context_array  # the critical batch depends on the context alone
     batch_array, context_array = broadcast_grid(batch=batch_array, context=context_array)
-    traffic = _traffic(model, batch_array, context_array, chosen)
-    profile = None if latency is None else _profile(latency)
-    return _timed(model, accelerator, batch_array, context_array, traffic, sparse, context_input, chosen, profile)
+    traffic = step_traffic(model, batch_array, context_array, chosen)
+    profile = None if latency is None else load_profile(latency)
+    return timed_step(model, accelerator, batch_array, context_array, traffic, sparse, context_input, chosen, profile)
 
 
 def _scalar_floor() -> list[Any]:
-    """[:func:`roofline_decode.floors.fast_path.scalar_floor`] (imported once, on first use: it imports
-    this module)."""
+    """[:func:`roofline_decode.floors.fast_path.scalar_floor`] (imported once, on first use: a plain
+    ``import roofline_decode`` stays light)."""
     if not _FAST:
         from .fast_path import scalar_floor
 

@@ -31,14 +31,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .decode import DecodeFloor, _peaks, chain_time
+from .peaks import group_peaks
+from .results import DecodeFloor
+from .step_timing import chain_time
 from ..formulas.flops import matmul_flops
 from ..formulas.roofline import compute_time, memory_time, ridge_point
-from .limits import _fit_note
+from .limits import fit_note
 from .routing import Routing
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
-from .traffic import _layer_terms, _matrix_parameters_per_token, _streamed_terms
+from .traffic import layer_terms, matrix_parameters_per_token, streamed_terms
 
 if TYPE_CHECKING:
     from ..specs.latency import LatencyProfile
@@ -85,16 +87,16 @@ class _Plan:
 
         self.keep = (model, accelerator, routing, profile)  # the ids in the key stay valid
         self.model, self.routing = model, routing
-        self.peaks = peaks = _peaks(model, accelerator, sparse)
+        self.peaks = peaks = group_peaks(model, accelerator, sparse)
         self.has_peak: bool = peaks.bounded
         self.uniform: bool = peaks.uniform
         self.single_peak: float = next(iter(peaks.peaks.values())) if self.uniform and self.has_peak else math.nan
         self.peak_list = [(g, peak) for g, peak in peaks.peaks.items() if not np.isnan(peak)]
         self.summary = peaks.summary()
         self.bandwidth: float = accelerator.memory_bandwidth
-        self.streamed: tuple[float, float, float] = _streamed_terms(model)
+        self.streamed: tuple[float, float, float] = streamed_terms(model)
         self.b_e: float = model.routed_expert_format.bytes_per_element
-        layers, self.m_kv, self.experts = _layer_terms(model)
+        layers, self.m_kv, self.experts = layer_terms(model)
         self.layers: tuple[int, int, float] = layers
         self.is_moe: bool = model.is_moe
         # weight_bytes_read skips the expert term when L_moe is the int 0
@@ -104,12 +106,12 @@ class _Plan:
         self.expert_layer_bytes = self.b_e * model.num_moe_layers
         self.expert_parameters: float = model.expert_parameters
         self.matmul: float = model.matmul_parameters_per_token
-        self.group_counts = _matrix_parameters_per_token(model)
+        self.group_counts = matrix_parameters_per_token(model)
         self.num_heads: int = model.num_heads
         self.width: float = model.score_value_width
         self.vocab: int = model.vocab_size
         self.num_layers: int = model.num_attention_layers  # layers that write KV
-        # chunked, sparse and recurrent layers (estimate._mixer_terms): the general path answers
+        # chunked, sparse and recurrent layers (estimate.mixer_terms): the general path answers
         self.mixers = bool(model.num_chunked_layers or model.num_sparse_layers or model.num_recurrent_layers)
         self.fixed_state: float = model.cache_residency[3]
         self.chain = chain_time(model, profile)
@@ -123,7 +125,7 @@ class _Plan:
         self.usable: float = usable_memory(accelerator)
         self.weight_bytes: float = model.weight_bytes
         # weights larger than the device: every point's fit note is this one sentence
-        self.weights_note = (_fit_note(model, accelerator.id or accelerator.name, np.array(1.0), np.array(0.0),
+        self.weights_note = (fit_note(model, accelerator.id or accelerator.name, np.array(1.0), np.array(0.0),
                                        np.array(0.0), np.array(False), self.usable)
                              if self.weight_bytes > self.usable else None)
         self.positions: int | None = model.max_position_embeddings
@@ -157,7 +159,7 @@ class _Plan:
         return num_global * context + num_sliding * float(context if context <= window else window)
 
     def traffic(self, batch: float, context: float, experts_read: Any) -> tuple[Any, float, float, float, float]:
-        """``estimate._traffic`` on floats: the formulas' operations in their order
+        """``estimate.step_traffic`` on floats: the formulas' operations in their order
         (``weight_bytes_read``, ``kv_read_bytes``, ``kv_write_bytes``, ``matmul_flops``,
         ``attention_flops``); the fast-path test holds them equal to the formulas."""
         streamed, row, b_w = self.streamed
@@ -172,8 +174,8 @@ class _Plan:
         return weight, kv_read, kv_write, flops, scores
 
     def compute_time(self, flops: float, batch: float, scores: float) -> Any:
-        """``_Peaks.compute_time`` (share 1) on floats: FLOPs / F for one peak, else the sum
-        over the groups with a peak (each group's FLOPs as ``_GroupFlops`` computes them)."""
+        """``Peaks.compute_time`` (share 1) on floats: FLOPs / F for one peak, else the sum
+        over the groups with a peak (each group's FLOPs as ``GroupFlops`` computes them)."""
         if self.uniform:
             return compute_time(flops, self.single_peak)
         counts = self.group_counts
@@ -206,7 +208,7 @@ class _Plan:
         return terms
 
     def critical_batch(self, context: float, fixed_experts: Any) -> float:
-        """``critical_batch._critical_batch`` at one context (closed form), as a float."""
+        """``critical_batch.closed_form_critical_batch`` at one context (closed form), as a float."""
         _, kv_read, kv_write, flops, scores = self.traffic(1.0, context, self.experts_read(1.0))
         peak = self.effective_peak(flops, self.compute_time(flops, 1.0, scores))
         kv_per_sequence = kv_read + kv_write
@@ -219,7 +221,7 @@ class _Plan:
         return below if below <= vocab else above
 
     def moe_critical_batch(self, context: float) -> float:
-        """``critical_batch._moe_critical_batch`` at one context: the same Newton iteration, operation
+        """``critical_batch.moe_critical_batch`` at one context: the same Newton iteration, operation
         for operation on floats (the power through the same ufunc), so the same iterates."""
         _, kv_read, kv_write, flops, scores = self.traffic(1.0, context, self.experts_read(1.0))
         t_sequence = self.compute_time(flops, 1.0, scores)
@@ -258,7 +260,7 @@ def _critical(fixed: Any, per_sequence_bytes: Any, flops: Any, peak: Any, bandwi
 
 
 class _PointGroups(Mapping[str, np.float64]):
-    """FLOPs per compute group at one point, each computed on first use (as ``_GroupFlops``
+    """FLOPs per compute group at one point, each computed on first use (as ``GroupFlops``
     does on a grid): a model whose groups share one peak never needs them."""
 
     __slots__ = ("_batch", "_counts", "_scores", "_done")
@@ -336,7 +338,7 @@ def scalar_floor(model: Model, accelerator: Accelerator, batch: Any, context: An
     fits = np.True_ if b <= at.capacity else np.False_  # grid_limits: np.float64(b) <= capacity
     notes = plan.assumptions
     if not fits:
-        notes = notes + (plan.weights_note or _fit_note(plan.model, plan.names[1], np.array(b), np.array(t),
+        notes = notes + (plan.weights_note or fit_note(plan.model, plan.names[1], np.array(b), np.array(t),
                                                         at.per_sequence, np.array(fits), plan.usable,
                                                         plan.weight_bytes),)
     experts = plan.experts_read(b)

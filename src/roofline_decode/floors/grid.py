@@ -57,7 +57,7 @@ def checked_array(name: str, value: object, minimum: float, inclusive: bool) -> 
             try:
                 converted.append(float(v))
             except OverflowError:
-                raise InvalidValueError(name, _shown(v), allowed) from None
+                raise InvalidValueError(name, shown_value(v), allowed) from None
         array = np.asarray(converted, dtype=float).reshape(array.shape)
     elif array.dtype.kind not in "iuf":
         first = array.flat[0].item() if array.size else value
@@ -69,12 +69,12 @@ def checked_array(name: str, value: object, minimum: float, inclusive: bool) -> 
         low = (array < minimum) if inclusive else (array <= minimum)
         bad = ~np.isfinite(array) | low | (array > MAX_GRID_VALUE)
     if bad.any():  # a scalar is shown as given (context=-5), an array by its first bad element
-        shown = _shown(value) if array.ndim == 0 and isinstance(value, numbers.Real) else array[bad].flat[0].item()
+        shown = shown_value(value) if array.ndim == 0 and isinstance(value, numbers.Real) else array[bad].flat[0].item()
         raise InvalidValueError(name, shown, allowed)
     return array
 
 
-def _shown(value: object) -> object:
+def shown_value(value: object) -> object:
     """A value for a message: an integer of hundreds of digits by its length."""
     if isinstance(value, int) and abs(value) > 10**30:
         return f"<an integer of {len(str(abs(value)))} digits>"

@@ -22,7 +22,7 @@ from .routing import compact
 from ..units import GB
 
 if TYPE_CHECKING:
-    from .decode import DecodeFloor
+    from .results import DecodeFloor
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
 
@@ -76,7 +76,7 @@ def grid_limits(model: Model, accelerator: Accelerator, batch: np.ndarray, conte
     name = accelerator.id or accelerator.name
     notes: list[str] = []
     if not fits.all():
-        notes.append(_fit_note(model, name, batch, context, per_sequence, fits, usable))
+        notes.append(fit_note(model, name, batch, context, per_sequence, fits, usable))
     if beyond.any():
         first = float(np.min(context[beyond]))
         notes.append(f"context {first:g}{' and more' if np.any(context[beyond] > first) else ''} is beyond "
@@ -86,7 +86,7 @@ def grid_limits(model: Model, accelerator: Accelerator, batch: np.ndarray, conte
                       beyond_positions=beyond, notes=tuple(notes))
 
 
-def _fit_note(model: Model, name: str, batch: np.ndarray, context: np.ndarray, per_sequence: np.ndarray,
+def fit_note(model: Model, name: str, batch: np.ndarray, context: np.ndarray, per_sequence: np.ndarray,
               fits: np.ndarray, usable: float, weight_bytes: float | None = None) -> str:
     """The note of a grid that does not fit everywhere; ``weight_bytes``: the model's, where the
     caller has it (``Model.weight_bytes`` sums every weight group on each access)."""

@@ -45,7 +45,7 @@ from ..specs.latency import load_latency_profile
 from .. import formulas as f
 from .._typing import ArrayOrExpr, Broadcastable, FloatArray
 from ..errors import InvalidValueError
-from ..planning._checks import non_negative, positive, whole_number
+from ..checks import non_negative, positive, whole_number
 from .capacity import kv_bytes_per_sequence
 
 if TYPE_CHECKING:
@@ -118,11 +118,11 @@ def device_traffic(model: Model, batch: np.ndarray, context: np.ndarray, num_dev
                    routing: Routing | str | float = "uniform") -> DeviceTraffic:
     """Per-device resident bytes, bytes moved and FLOPs under n-way tensor parallelism
     (routed experts read under ``routing``, :mod:`roofline_decode.floors.routing`)."""
-    from .traffic import _traffic
+    from .traffic import step_traffic
     from .routing import resolve_routing
 
     n = num_devices
-    total = _traffic(model, batch, context, resolve_routing(routing, model, batch))
+    total = step_traffic(model, batch, context, resolve_routing(routing, model, batch))
     latent = latent_projection_parameters(model)
     replicated = (model.group_format("norms").bytes_per_element * model.parameter_groups["layer_vector"]
                   + model.group_format("attention").bytes_per_element * latent)
@@ -280,9 +280,9 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
     collective_latency = _latency(collective_latency)
     batch, context = _grid(batch, context)
     link, notes = link_bandwidth_of(accelerator, link_bandwidth, n)
-    from .decode import _peaks
+    from .peaks import group_peaks
     from .routing import resolve_routing
-    from .traffic import _traffic, _Traffic
+    from .traffic import step_traffic, StepTraffic
 
     routing = resolve_routing(routing, model, batch)
     routing_note = routing.note(model)
@@ -292,12 +292,12 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
     read = traffic.weight_read_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(read, accelerator.memory_bandwidth)
     # each FLOP group at its own precision (as decode_floor), split n ways but the latent projections
-    peaks = _peaks(model, accelerator, False)
+    peaks = group_peaks(model, accelerator, False)
     if traffic.replicated_parameters:
-        compute = peaks.compute_time(_Traffic(read, traffic.kv_read_bytes, traffic.kv_write_bytes, traffic.flops,
+        compute = peaks.compute_time(StepTraffic(read, traffic.kv_read_bytes, traffic.kv_write_bytes, traffic.flops,
                                               traffic.group_flops))
     else:
-        compute = peaks.compute_time(_traffic(model, batch, context), n)
+        compute = peaks.compute_time(step_traffic(model, batch, context), n)
     b_act = model.activation_format.bytes_per_element
     comm = (f.tensor_parallel_communication_time(batch, model.hidden_size, b_act, model.num_layers, n, link,
                                                  collective_latency)
@@ -383,8 +383,8 @@ def pipeline_parallel_floor(model: Model | str, accelerator: Accelerator | str, 
     (44.7, 70.6)
     """
     from ..catalog import load_accelerator, load_model
-    from .decode import _peaks
-    from .traffic import _traffic
+    from .peaks import group_peaks
+    from .traffic import step_traffic
 
     model, accelerator = load_model(model), load_accelerator(accelerator)
     p = whole_number("num_stages", num_stages)
@@ -395,10 +395,10 @@ def pipeline_parallel_floor(model: Model | str, accelerator: Accelerator | str, 
         raise InvalidValueError("microbatches", m, f"at most the batch ({batch.min():g})")
     link, notes = link_bandwidth_of(accelerator, link_bandwidth, p)
     micro = batch / m
-    traffic = _traffic(model, micro, context)
+    traffic = step_traffic(model, micro, context)
     read = (traffic.weight_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes) / p
     memory = f.memory_time(read, accelerator.memory_bandwidth)
-    compute = _peaks(model, accelerator, False).compute_time(traffic, p)
+    compute = group_peaks(model, accelerator, False).compute_time(traffic, p)
     stage = np.maximum(memory, compute)
     hop = (collective_latency + micro * model.hidden_size * model.activation_format.bytes_per_element / link) if p > 1 else 0.0
     step = np.asarray(f.pipeline_step_time(stage, p, m, hop), dtype=np.float64)

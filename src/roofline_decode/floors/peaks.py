@@ -1,7 +1,7 @@
 """The compute peak a decode step runs at: precision fallback, sparse fallback, no peak at all.
 
-:func:`compute_peak` looks up one format's peak on one device; :func:`_peaks` does it for every
-FLOP group of a model (:data:`~roofline_decode.floors.traffic.COMPUTE_GROUPS`) and :class:`_Peaks` times
+:func:`compute_peak` looks up one format's peak on one device; :func:`group_peaks` does it for every
+FLOP group of a model (:data:`~roofline_decode.floors.traffic.COMPUTE_GROUPS`) and :class:`Peaks` times
 a step's FLOPs at those peaks.  Separate from :mod:`roofline_decode.floors.decode` because every floor
 (decode, prefill, parallel plans, the symbolic view and the scalar fast path) times its FLOPs here.
 """
@@ -16,7 +16,7 @@ from .. import formulas as f
 from ..formats import NumberFormat
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
-from .traffic import _GroupFlops, _Traffic, compute_formats
+from .traffic import GroupFlops, StepTraffic, compute_formats
 
 __all__ = ["NO_COMPUTE_PEAK", "compute_peak"]
 
@@ -65,7 +65,7 @@ def compute_peak(weight_format: NumberFormat, accelerator: Accelerator, sparse: 
 
 
 @dataclass(frozen=True)
-class _Peaks:
+class Peaks:
     """Per FLOP group: the precision used and its peak [FLOP/s] on one device (NaN: none
     published; such a group adds no compute time), and the notes of the lookups."""
 
@@ -86,7 +86,7 @@ class _Peaks:
             return True
         return not any(np.isnan(p) for p in values) and len(set(values)) == 1
 
-    def compute_time(self, traffic: _Traffic, share: float = 1) -> np.ndarray:
+    def compute_time(self, traffic: StepTraffic, share: float = 1) -> np.ndarray:
         """T_comp = Σ_g (FLOPs_g / share) / F_g [s] (``share``: devices splitting the FLOPs);
         FLOPs / F when every group has the same peak F (bit for bit what a single-precision
         model had before groups were timed apart).  Groups without a peak add nothing."""
@@ -98,7 +98,7 @@ class _Peaks:
         groups = traffic.group_flops
         # each group's FLOPs as computed (a matrix group on the batch axis alone): the same sums
         # element by element, broadcast once by the addition of the full-grid terms and ``zero``
-        flops_of = groups.compact if isinstance(groups, _GroupFlops) else groups.__getitem__
+        flops_of = groups.compact if isinstance(groups, GroupFlops) else groups.__getitem__
         total: np.ndarray = zero + sum(f.compute_time(flops_of(g) if share == 1 else flops_of(g) / share, peak)
                                        for g, peak in self.peaks.items() if not np.isnan(peak))
         return total
@@ -120,7 +120,7 @@ _LABELS = {"attention": "attention projections", "shared_experts": "shared exper
 _ROLES = {"attention_scores": "KV cache", "experts": "routed-expert weights"}
 
 
-def _peaks(model: Model, accelerator: Accelerator, sparse: bool) -> _Peaks:
+def group_peaks(model: Model, accelerator: Accelerator, sparse: bool) -> Peaks:
     """The peak each FLOP group runs at (:func:`compute_peak` of its format)."""
     precisions, peaks, notes = {}, {}, {}
     for group, fmt in compute_formats(model).items():
@@ -135,10 +135,10 @@ def _peaks(model: Model, accelerator: Accelerator, sparse: bool) -> _Peaks:
             notes[first] = None
         else:
             notes[f"{NO_COMPUTE_PEAK} for {', '.join(missing)}: those FLOPs add no compute time"] = None
-    return _Peaks(precisions, peaks, tuple(notes))
+    return Peaks(precisions, peaks, tuple(notes))
 
 
-def _effective_peak(flops: np.ndarray, compute_time: np.ndarray, peaks: _Peaks) -> float | np.ndarray:
+def effective_peak(flops: np.ndarray, compute_time: np.ndarray, peaks: Peaks) -> float | np.ndarray:
     """F_eff = FLOPs / T_comp [FLOP/s]: the single peak when all groups share it (a float),
     NaN when no group has one, else an array."""
     if not peaks.bounded:

@@ -17,10 +17,11 @@ from .. import formulas as f
 from .._typing import Broadcastable, Operand
 from .energy import EnergyAndCost
 from ..errors import InvalidValueError
-from .decode import _peaks, _Peaks, decode_floor
+from .decode import decode_floor
+from .peaks import Peaks, group_peaks
 from ..formulas import prefill as fp
 from .grid import broadcast_grid, checked_array
-from .traffic import _layer_terms, _matrix_parameters_per_token, _streamed_terms, _Traffic
+from .traffic import layer_terms, matrix_parameters_per_token, streamed_terms, StepTraffic
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from .terms import RooflineTerms
@@ -51,7 +52,7 @@ def group_flops(model: Model, matmul_tokens: Operand, lm_head_tokens: Operand,
                 attention: np.ndarray) -> dict[str, np.ndarray]:
     """FLOPs per compute group: every matrix group for ``matmul_tokens`` tokens, the lm_head for
     ``lm_head_tokens``, and the attention scores."""
-    counts = _matrix_parameters_per_token(model)
+    counts = matrix_parameters_per_token(model)
     groups = {g: f.matmul_flops(matmul_tokens, c) for g, c in counts.items() if g != "lm_head"}
     if "lm_head" in counts:
         groups["lm_head"] = f.matmul_flops(lm_head_tokens, counts["lm_head"])
@@ -72,7 +73,7 @@ class Timing:
 
     precision: str
     bandwidth: float
-    peaks: _Peaks
+    peaks: Peaks
 
     def memory_time(self, traffic: Traffic) -> np.ndarray:
         time: np.ndarray = f.memory_time(traffic.bytes_total, self.bandwidth)
@@ -81,7 +82,7 @@ class Timing:
     def compute_time(self, traffic: Traffic) -> np.ndarray:
         if not self.peaks.bounded:  # no published peak: the compute bound is dropped
             return np.zeros(np.shape(traffic.flops))
-        return self.peaks.compute_time(_Traffic(traffic.weight_bytes, traffic.kv_read_bytes, traffic.kv_write_bytes,
+        return self.peaks.compute_time(StepTraffic(traffic.weight_bytes, traffic.kv_read_bytes, traffic.kv_write_bytes,
                                                 traffic.flops, traffic.group_flops))
 
     def effective_peak(self, traffic: Traffic, compute: np.ndarray) -> np.ndarray:
@@ -92,7 +93,7 @@ class Timing:
 
 def device_timing(model: Model, accelerator: Accelerator, sparse: bool = False) -> Timing:
     """The :class:`Timing` of ``model`` on ``accelerator`` (``decode_floor``'s peaks and bandwidth)."""
-    peaks = _peaks(model, accelerator, sparse)
+    peaks = group_peaks(model, accelerator, sparse)
     return Timing(peaks.summary(), float(accelerator.memory_bandwidth), peaks)
 
 
@@ -120,7 +121,7 @@ def routed_experts(model: Model, routing: str = "uniform") -> tuple[int, int, in
     U = k for any token count (and 0 for none)."""
     if routing not in ROUTINGS:
         raise InvalidValueError("routing", routing, "'uniform' or 'identical'")
-    layers, experts, per_token = _layer_terms(model)[2]
+    layers, experts, per_token = layer_terms(model)[2]
     return (layers, per_token, per_token) if routing == "identical" else (layers, experts, per_token)
 
 
@@ -134,7 +135,7 @@ def prefill_score_value_width(model: Model) -> float:
 
 
 def _lm_head_weight_terms(model: Model) -> float:
-    """The lm_head in the units of ``_streamed_terms``: parameters for one weight format, bytes
+    """The lm_head in the units of ``streamed_terms``: parameters for one weight format, bytes
     (b = 1) with per-group formats."""
     lm_head = model.parameter_groups["lm_head"]
     if model.has_uniform_weights:
@@ -147,9 +148,9 @@ def prefill_traffic(model: Model, batch: Operand, prompt: Operand, chunk: Operan
     """Bytes and FLOPs of prefilling ``prompt`` tokens per sequence for ``batch`` sequences
     (``cached`` tokens before them); the four broadcast against each other."""
     b_e = model.routed_expert_format.bytes_per_element
-    layers, m_kv, _ = _layer_terms(model)
+    layers, m_kv, _ = layer_terms(model)
     experts = routed_experts(model, routing)
-    streamed, row, b_w = _streamed_terms(model)
+    streamed, row, b_w = streamed_terms(model)
     lm_head = model.parameter_groups["lm_head"]
     weight = fp.prefill_weight_bytes(
         batch, prompt, chunk, streamed, _lm_head_weight_terms(model), row, model.vocab_size, b_w, *experts,
@@ -275,7 +276,7 @@ class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
                 f"computing in {self.compute_precision}; {ridge_text(self.ridge_point)}")
 
 
-def _model_and_device(model: Model | str, accelerator: Accelerator | str) -> tuple[Model, Accelerator]:
+def resolve_model_and_device(model: Model | str, accelerator: Accelerator | str) -> tuple[Model, Accelerator]:
     from ..catalog import load_accelerator, load_model
 
     return load_model(model), load_accelerator(accelerator)
@@ -337,7 +338,7 @@ def prefill_floor(
     >>> int(r.compute_bound_prompt)
     157
     """
-    model, accelerator = _model_and_device(model, accelerator)
+    model, accelerator = resolve_model_and_device(model, accelerator)
     batch = checked_array("batch", batch, 1.0, inclusive=True)
     prompt = checked_array("prompt", prompt, 1.0, inclusive=True)
     cached = checked_array("cached", cached, 0.0, inclusive=True)
@@ -372,9 +373,9 @@ def mixed_traffic(model: Model, decode_batch: np.ndarray, decode_context: np.nda
     """One continuous-batching step: B decode tokens and a prefill chunk of p tokens of one
     sequence, weights read once for all B + p tokens (experts touched: U(B + p))."""
     b_e = model.routed_expert_format.bytes_per_element
-    layers, m_kv, _ = _layer_terms(model)
+    layers, m_kv, _ = layer_terms(model)
     experts = routed_experts(model, routing)
-    streamed, row, b_w = _streamed_terms(model)
+    streamed, row, b_w = streamed_terms(model)
     lm_head = model.parameter_groups["lm_head"]
     tokens = decode_batch + prefill_tokens
     weight = f.weight_bytes_read(tokens, streamed, row, model.vocab_size, b_w, *experts, model.expert_parameters, b_e)
@@ -466,7 +467,7 @@ def mixed_step_floor(
     >>> round(float(r.step_time_s) * 1e3, 2), str(r.bound)
     (9.63, 'memory')
     """
-    model, accelerator = _model_and_device(model, accelerator)
+    model, accelerator = resolve_model_and_device(model, accelerator)
     decode_batch = checked_array("decode_batch", decode_batch, 0.0, inclusive=True)
     decode_context = checked_array("decode_context", decode_context, 0.0, inclusive=True)
     prefill_tokens = checked_array("prefill_tokens", prefill_tokens, 0.0, inclusive=True)

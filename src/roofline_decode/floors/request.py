@@ -20,9 +20,9 @@ from .._typing import Broadcastable, Operand
 from .energy import EnergyAndCost, checked_price
 from ..errors import InvalidValueError
 from .decode import decode_floor
-from .prefill import Timing, _model_and_device, device_timing, make_traffic, prefill_traffic, routed_experts
+from .prefill import Timing, resolve_model_and_device, device_timing, make_traffic, prefill_traffic, routed_experts
 from .grid import broadcast_grid, checked_array
-from .traffic import _layer_terms
+from .traffic import layer_terms
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from .grid_result import GridResult
@@ -176,7 +176,7 @@ def _prefill_with_prefix(model: Model, batch: float, prompt: float, chunk: float
     tail = prefill_traffic(model, batch, prompt - shared, chunk, shared, routing)
     weights = np.maximum(head.weight_bytes, tail.weight_bytes)
     tail_kv_read = tail.kv_read_bytes - f.kv_read_bytes(batch, shared, model.kv_bytes_per_token_per_layer,
-                                                        *_layer_terms(model)[0])
+                                                        *layer_terms(model)[0])
     kv = head.kv_read_bytes + head.kv_write_bytes + np.maximum(tail_kv_read, 0) + tail.kv_write_bytes
     lm_head = 2 * model.parameter_groups["lm_head"]  # the prefix yields no token: no lm_head row
     groups = dict(head.group_flops)
@@ -189,7 +189,7 @@ def _prefill_with_prefix(model: Model, batch: float, prompt: float, chunk: float
 def _one_request(model: Model, accelerator: Accelerator, batch: float, prompt: float, output: float, chunk: float,
                  cached: float, shared: float, cascade: bool, sparse: bool, timing: Timing,
                  routing: str = "uniform") -> dict[str, float | str]:
-    layers, m_kv, _ = _layer_terms(model)
+    layers, m_kv, _ = layer_terms(model)
     flops_p, bytes_p, compute_p = _prefill_with_prefix(model, batch, prompt, chunk, cached, shared, timing, routing)
     memory_p = f.memory_time(bytes_p, timing.bandwidth)
     ttft = float(f.step_time(memory_p, compute_p))
@@ -272,7 +272,7 @@ def request_floor(
     >>> [round(float(t), 3) for t in r.latency_s]
     [2.366, 4.724]
     """
-    model, accelerator = _model_and_device(model, accelerator)
+    model, accelerator = resolve_model_and_device(model, accelerator)
     routed_experts(model, routing)  # checks the routing
     batch = whole_array("batch", batch, 1)
     prompt = whole_array("prompt", prompt, 1)
@@ -328,7 +328,7 @@ def request_floor(
 def _max_batch(model: Model, end: np.ndarray, shared: np.ndarray, room: np.ndarray | float) -> np.ndarray:
     """Largest whole batch whose KV caches at the last decode step fit ``room`` bytes, a shared
     prefix stored once: B·(M − m·s) + m·s <= room (m·s: the prefix positions held)."""
-    layers, m_kv, _ = _layer_terms(model)
+    layers, m_kv, _ = layer_terms(model)
     per_sequence = f.kv_cache_bytes(1, end, m_kv, *layers)
     prefix = m_kv * f.shared_prefix_positions(end, shared, *layers)
     with np.errstate(divide="ignore", invalid="ignore"):

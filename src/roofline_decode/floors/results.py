@@ -20,7 +20,7 @@ from .terms import RooflineTerms
 from .routing import UNIFORM, Routing
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
-from .traffic import _breakdown
+from .traffic import traffic_breakdown
 from .records import ToDataFrame
 
 __all__ = ["DecodeFloor", "RECORD_KEYS", "EXTRA_RECORD_KEYS"]
@@ -172,7 +172,7 @@ class DecodeFloor(RooflineTerms, ToDataFrame, EnergyAndCost):
         >>> max(parts, key=lambda k: parts[k])
         'mlp_weights'
         """
-        return _breakdown(self.spec, self.batch, self.context, self._routing)
+        return traffic_breakdown(self.spec, self.batch, self.context, self._routing)
 
     def _table_rows(self) -> list[list[str]]:
         from ..views.table import floor_rows

@@ -21,10 +21,10 @@ from .. import formulas as f
 from .._typing import Broadcastable, Operand
 from ..errors import InvalidValueError
 from .decode import decode_floor
-from .prefill import Timing, Traffic, _model_and_device, device_timing, group_flops, make_traffic, routed_experts
+from .prefill import Timing, Traffic, resolve_model_and_device, device_timing, group_flops, make_traffic, routed_experts
 from ..formulas import prefill as fp
 from .grid import broadcast_grid, checked_array
-from .traffic import _layer_terms, _streamed_terms
+from .traffic import layer_terms, streamed_terms
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from .grid_result import GridResult
@@ -40,9 +40,9 @@ def verify_traffic(model: Model, batch: Operand, context: Operand, draft_tokens:
     """Bytes and FLOPs of the verify step of ``draft_tokens`` + 1 tokens per sequence (the
     three broadcast against each other)."""
     b_e = model.routed_expert_format.bytes_per_element
-    layers, m_kv, _ = _layer_terms(model)
+    layers, m_kv, _ = layer_terms(model)
     experts = routed_experts(model, routing)
-    streamed, row, b_w = _streamed_terms(model)
+    streamed, row, b_w = streamed_terms(model)
     tokens = draft_tokens + 1
     weight = f.weight_bytes_read(batch * tokens, streamed, row, model.vocab_size, b_w, *experts,
                                  model.expert_parameters, b_e)
@@ -214,12 +214,12 @@ def speculative_floor(
     >>> [round(float(s), 2) for s in r.speedup]
     [3.13, 3.1, 2.92]
     """
-    model, accelerator = _model_and_device(model, accelerator)
+    model, accelerator = resolve_model_and_device(model, accelerator)
     routed_experts(model, routing)  # checks the routing
     if (draft is None) == (mtp_layers is None):
         raise InvalidValueError("draft", draft, "exactly one of draft= (a model) and mtp_layers= (MTP heads)")
     if draft is not None:
-        draft_model = _model_and_device(draft, accelerator)[0]
+        draft_model = resolve_model_and_device(draft, accelerator)[0]
         draft_name = draft_model.name
     else:
         if isinstance(mtp_layers, bool) or not isinstance(mtp_layers, int | np.integer) or not (

@@ -1,8 +1,8 @@
 """The times of a decode step on one device: memory, compute, serial chain, critical batch.
 
-:func:`_timed` turns a step's bytes and FLOPs (:mod:`roofline_decode.floors.traffic`) into a
+:func:`timed_step` turns a step's bytes and FLOPs (:mod:`roofline_decode.floors.traffic`) into a
 :class:`~roofline_decode.floors.results.DecodeFloor`; :func:`chain_time` is the serial chain under a
-latency profile and :func:`_profile` loads (and remembers) one.  Separate from
+latency profile and :func:`load_profile` loads (and remembers) one.  Separate from
 :mod:`roofline_decode.floors.decode`: :func:`~roofline_decode.floors.decode.decode_floor` and
 :func:`~roofline_decode.floors.sweeps.sweep` both time their grids here.
 """
@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import formulas as f
-from .critical_batch import _critical_batch
+from .critical_batch import closed_form_critical_batch
 from .results import DecodeFloor
 from .limits import grid_limits
-from .peaks import _effective_peak, _peaks
+from .peaks import effective_peak, group_peaks
 from .routing import UNIFORM, Routing
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
-from .traffic import _Traffic
+from .traffic import StepTraffic
 
 if TYPE_CHECKING:
     # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["chain_time"]
 
 
-def _profile(latency: LatencyProfile | str) -> LatencyProfile:
+def load_profile(latency: LatencyProfile | str) -> LatencyProfile:
     """:func:`~roofline_decode.specs.latency.load_latency_profile` (imported on first use); a
     preset id loaded before costs one ``stat`` of its file (a changed file loads again)."""
     if isinstance(latency, str):
@@ -67,7 +67,7 @@ def chain_time(model: Model, profile: LatencyProfile | None) -> float:
                                      step_latency=profile.step_latency))
 
 
-def _timed(model: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray, traffic: _Traffic,
+def timed_step(model: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray, traffic: StepTraffic,
            sparse: bool, context_input: np.ndarray, routing: Routing = UNIFORM,
            profile: LatencyProfile | None = None) -> DecodeFloor:
     """Times of a step on one device; ``context_input`` is the context before broadcasting
@@ -75,14 +75,14 @@ def _timed(model: Model, accelerator: Accelerator, batch: np.ndarray, context: n
     measured expert count) is solved."""
     # Each FLOP group at its own peak; a group without a published peak on this device adds
     # no compute time (memory bound kept).
-    peaks = _peaks(model, accelerator, sparse)
+    peaks = group_peaks(model, accelerator, sparse)
     notes = peaks.notes
     has_peak = peaks.bounded
     bandwidth = accelerator.memory_bandwidth
     bytes_total = traffic.weight_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(bytes_total, bandwidth)
     compute = peaks.compute_time(traffic) if has_peak else np.zeros_like(memory)
-    peak = _effective_peak(traffic.flops, compute, peaks)
+    peak = effective_peak(traffic.flops, compute, peaks)
     chain = np.broadcast_to(chain_time(model, profile), memory.shape)
     step = np.maximum(f.step_time(memory, compute), chain)
     experts = routing.experts_read(model, batch)
@@ -94,12 +94,12 @@ def _timed(model: Model, accelerator: Accelerator, batch: np.ndarray, context: n
         critical = np.full(np.shape(context_input), np.nan)
     elif model.is_moe and routing.kind != "uniform":  # experts held fixed: closed form
         fixed = routing.experts_read(model, np.ones(()))  # k, or the measured count
-        critical = _critical_batch(model, context_input, peaks, bandwidth, np.broadcast_to(fixed, np.shape(fixed)))
+        critical = closed_form_critical_batch(model, context_input, peaks, bandwidth, np.broadcast_to(fixed, np.shape(fixed)))
     elif model.is_moe:  # Newton's method: solve once per distinct context
         contexts, inverse = np.unique(context_input, return_inverse=True)
-        critical = _critical_batch(model, contexts, peaks, bandwidth)[inverse].reshape(context_input.shape)
+        critical = closed_form_critical_batch(model, contexts, peaks, bandwidth)[inverse].reshape(context_input.shape)
     else:
-        critical = _critical_batch(model, context_input, peaks, bandwidth)
+        critical = closed_form_critical_batch(model, context_input, peaks, bandwidth)
     critical = np.broadcast_to(critical, context.shape)
     limits = grid_limits(model, accelerator, batch, context, context_input)
     assumptions = notes + tuple(n for n in (routing.note(model),) if n)

@@ -22,8 +22,8 @@ from .grid import checked_array
 from .routing import Routing, resolve_routing
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
-from .step_timing import _profile, _timed
-from .traffic import _traffic
+from .step_timing import load_profile, timed_step
+from .traffic import step_traffic
 from .records import ToDataFrame
 
 if TYPE_CHECKING:
@@ -92,13 +92,13 @@ def sweep(models: ModelRef | Sequence[ModelRef], accelerators: AcceleratorRef | 
     context_axis = checked_array("context", context, 0.0, inclusive=True).ravel()[None, :]
     batch_grid, context_grid = np.broadcast_arrays(batch_axis, context_axis)
     devices = [load_accelerator(a) for a in accelerators]
-    profile = None if latency is None else _profile(latency)
+    profile = None if latency is None else load_profile(latency)
     result = SweepResult()
     for model in models:
         model = load_model(model)
         chosen = _sweep_routing(routing, model, batch_axis)
-        traffic = _traffic(model, batch_grid, context_grid, chosen)
-        result.extend(_timed(model, device, batch_grid, context_grid, traffic, sparse, context_axis, chosen, profile)
+        traffic = step_traffic(model, batch_grid, context_grid, chosen)
+        result.extend(timed_step(model, device, batch_grid, context_grid, traffic, sparse, context_axis, chosen, profile)
                       for device in devices)
     return result
 

@@ -1,8 +1,8 @@
 """Bytes and FLOPs of one decode step of a model over a batch x context grid (device independent).
 
-:func:`_traffic` evaluates the layer-1 formulas for a :class:`~roofline_decode.Model` (weights
+:func:`step_traffic` evaluates the layer-1 formulas for a :class:`~roofline_decode.Model` (weights
 read per tensor group, KV read and written, the state of recurrent layers, FLOPs per compute
-group); :func:`_breakdown` splits the same totals by component.  :mod:`roofline_decode.floors.decode`
+group); :func:`traffic_breakdown` splits the same totals by component.  :mod:`roofline_decode.floors.decode`
 times them on a device.
 """
 
@@ -29,7 +29,7 @@ __all__ = ["COMPUTE_GROUPS", "compute_formats"]
 COMPUTE_GROUPS = ("attention", "mlp", "shared_experts", "router", "experts", "lm_head", "attention_scores")
 
 
-def _matrix_parameters_per_token(model: Model) -> dict[str, float]:
+def matrix_parameters_per_token(model: Model) -> dict[str, float]:
     """Matrix parameters one token multiplies through, per weight group [1] (groups with
     none left out); they add up to :attr:`Model.matmul_parameters_per_token`."""
     g = model.parameter_groups
@@ -57,13 +57,13 @@ def compute_formats(model: Model) -> dict[str, NumberFormat]:
     >>> {k: v.compute_precision for k, v in compute_formats(load_model("deepseek-v3")).items()}
     {'attention': 'fp8', 'mlp': 'fp8', 'shared_experts': 'fp8', 'router': 'bf16', 'experts': 'fp8', 'lm_head': 'bf16', 'attention_scores': 'bf16'}
     """
-    formats = {group: model.group_format(group) for group in _matrix_parameters_per_token(model)}
+    formats = {group: model.group_format(group) for group in matrix_parameters_per_token(model)}
     formats["attention_scores"] = model.kv_format
     return formats
 
 
 @dataclass(frozen=True)
-class _Traffic:
+class StepTraffic:
     """Bytes and FLOPs of a step: depend on the model and the grid, not on the device.
 
     ``flops`` is the total; ``group_flops`` splits it by :data:`COMPUTE_GROUPS` (the parts add
@@ -77,7 +77,7 @@ class _Traffic:
     group_flops: Mapping[str, np.ndarray]
 
 
-def _layer_terms(model: Model) -> tuple[tuple[int, int, float], float, tuple[int, int, int]]:
+def layer_terms(model: Model) -> tuple[tuple[int, int, float], float, tuple[int, int, int]]:
     """Formula arguments shared by the totals and the breakdown: the attention layer pattern
     (global, sliding, window), KV bytes per token per layer, and the routed-expert counts
     (a dense model passes E = k = 1 with no MoE layers)."""
@@ -86,7 +86,7 @@ def _layer_terms(model: Model) -> tuple[tuple[int, int, float], float, tuple[int
     return layers, model.kv_bytes_per_token_per_layer, experts
 
 
-def _streamed_terms(model: Model) -> tuple[float, float, float]:
+def streamed_terms(model: Model) -> tuple[float, float, float]:
     """(streamed, gathered row, bytes per weight) arguments of ``weight_bytes_read``: parameters
     and b_w for one format; with per-group formats (DESIGN.md §4b) the group bytes themselves
     with b = 1 (parameters weighted by their bytes)."""
@@ -96,7 +96,7 @@ def _streamed_terms(model: Model) -> tuple[float, float, float]:
 
 
 @dataclass(frozen=True)
-class _MixerTerms:
+class MixerTerms:
     """Terms of the chunked, sparse and recurrent layers (DESIGN.md §4b); zero for a model
     with full and sliding attention only."""
 
@@ -107,9 +107,9 @@ class _MixerTerms:
     state_flops: np.ndarray | float = 0.0
 
 
-def _mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> _MixerTerms:
+def mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> MixerTerms:
     if not (model.num_chunked_layers or model.num_sparse_layers or model.num_recurrent_layers):
-        return _MixerTerms()
+        return MixerTerms()
     m_kv, heads, width = model.kv_bytes_per_token_per_layer, model.num_heads, model.score_value_width
     read = write = scores = 0.0
     if model.num_chunked_layers:
@@ -129,7 +129,7 @@ def _mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> _Mixer
     state = f.recurrent_state_bytes(batch, model.num_recurrent_layers, model.recurrent_state_elements,
                                     model.state_format.bytes_per_element)
     state_flops = f.recurrent_update_flops(batch, model.num_recurrent_layers, model.recurrent_flops_per_token)
-    return _MixerTerms(read, write, scores, state, state_flops)
+    return MixerTerms(read, write, scores, state, state_flops)
 
 
 def _full(value: Any, shape: tuple[int, ...]) -> Any:
@@ -138,7 +138,7 @@ def _full(value: Any, shape: tuple[int, ...]) -> Any:
     return value if np.shape(value) == shape else np.array(np.broadcast_to(value, shape))
 
 
-def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Routing = UNIFORM) -> _Traffic:
+def step_traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Routing = UNIFORM) -> StepTraffic:
     # Evaluate each term once per distinct value: a (B, T) grid made by broadcasting an (n, 1)
     # batch against a (1, m) context computes the context-only terms on m values and the
     # batch-only ones on n, and only the few products that need both on the whole grid.  The
@@ -146,26 +146,26 @@ def _traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Rout
     shape = np.broadcast_shapes(np.shape(batch), np.shape(context))
     batch, context = compact(batch), compact(context)
     b_e = model.routed_expert_format.bytes_per_element
-    layers, m_kv, experts = _layer_terms(model)
+    layers, m_kv, experts = layer_terms(model)
 
-    streamed, row, b_w = _streamed_terms(model)
+    streamed, row, b_w = streamed_terms(model)
     weight = f.weight_bytes_read(
         batch, streamed, row, model.vocab_size, b_w, *experts, model.expert_parameters, b_e,
         experts_read=routing.experts_read(model, batch) if model.is_moe else None,
     )
-    mixers = _mixer_terms(model, batch, context)
+    mixers = mixer_terms(model, batch, context)
     kv_read = f.kv_read_bytes(batch, context, m_kv, *layers) + mixers.kv_read + mixers.state
     kv_write = f.kv_write_bytes(batch, m_kv, model.num_attention_layers) + mixers.kv_write + mixers.state
     matmul = f.matmul_flops(batch, model.matmul_parameters_per_token)
     scores = f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
     # chunked/sparse attention scores, the indexer and recurrent state updates: timed with the scores
     scores = scores + mixers.scores + mixers.state_flops
-    groups = _GroupFlops(batch, _matrix_parameters_per_token(model), _full(scores, shape), shape)
-    return _Traffic(_full(weight, shape), _full(kv_read, shape), _full(kv_write, shape), _full(matmul + scores, shape),
+    groups = GroupFlops(batch, matrix_parameters_per_token(model), _full(scores, shape), shape)
+    return StepTraffic(_full(weight, shape), _full(kv_read, shape), _full(kv_write, shape), _full(matmul + scores, shape),
                     groups)
 
 
-class _GroupFlops(Mapping[str, np.ndarray]):
+class GroupFlops(Mapping[str, np.ndarray]):
     """FLOPs per compute group, each computed on first use: a model whose groups share one
     peak never needs them (its compute time is FLOPs / peak), and on a large grid each group
     is a full array (the 1M-point grid spent a fifth of its time on them)."""
@@ -181,7 +181,7 @@ class _GroupFlops(Mapping[str, np.ndarray]):
 
     def compact(self, group: str) -> np.ndarray:
         """The FLOPs of ``group`` before they are broadcast to the grid: a matrix group's on the
-        batch axis alone (the same numbers, without the copies; ``_Peaks.compute_time`` sums
+        batch axis alone (the same numbers, without the copies; ``Peaks.compute_time`` sums
         the groups' times on them and broadcasts once)."""
         if group == "attention_scores":
             return self._done[group]
@@ -195,15 +195,15 @@ class _GroupFlops(Mapping[str, np.ndarray]):
         return len(self._counts) + 1
 
 
-def _breakdown(model: Model, batch: np.ndarray, context: np.ndarray,
+def traffic_breakdown(model: Model, batch: np.ndarray, context: np.ndarray,
                routing: Routing = UNIFORM) -> dict[str, dict[str, np.ndarray]]:
-    """Bytes and FLOPs per component; they add up to the totals of :func:`_traffic`."""
+    """Bytes and FLOPs per component; they add up to the totals of :func:`step_traffic`."""
     g = model.parameter_groups
     b = {group: fmt.bytes_per_element for group, fmt in model.group_formats.items()}
     streamed = model.streamed_groups
-    layers, m_kv, (moe_layers, experts, per_token) = _layer_terms(model)
+    layers, m_kv, (moe_layers, experts, per_token) = layer_terms(model)
     zero = np.zeros(np.broadcast(batch, context).shape)
-    mixers = _mixer_terms(model, batch, context)
+    mixers = mixer_terms(model, batch, context)
     routed = moe_layers * routing.experts_read(model, batch) * model.expert_parameters
     mlp_streamed = sum(b[k] * streamed[k] for k in ("mlp", "shared_experts", "router"))
     mlp_matrix = (g["dense_mlp_matrix"] + g["shared_expert_matrix"] + g["router_matrix"]

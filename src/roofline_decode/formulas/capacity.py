@@ -8,7 +8,7 @@ down to whole sequences and tokens.
 from __future__ import annotations
 
 from .._typing import ArrayOrExpr, Operand
-from ._ops import maximum, minimum, ratio_or_infinite
+from .ops import maximum, minimum, ratio_or_infinite
 
 __all__ = ["usable_memory", "batch_capacity", "context_capacity"]
 

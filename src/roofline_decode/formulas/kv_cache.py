@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._typing import ArrayOrExpr, Operand
-from ._ops import minimum
+from .ops import minimum
 
 __all__ = [
     "kv_bytes_per_token_per_layer",

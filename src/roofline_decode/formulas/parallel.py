@@ -9,7 +9,7 @@ from stage to stage.
 from __future__ import annotations
 
 from .._typing import ArrayOrExpr, Operand
-from ._ops import maximum, minimum
+from .ops import maximum, minimum
 
 __all__ = [
     "ring_all_reduce_time",

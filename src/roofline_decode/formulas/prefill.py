@@ -20,7 +20,7 @@ Every function is pure arithmetic on numpy arrays or sympy symbols.
 from __future__ import annotations
 
 from .._typing import ArrayOrExpr, Operand
-from ._ops import ceiling, floor, maximum, minimum
+from .ops import ceiling, floor, maximum, minimum
 from .weights import expected_experts_touched
 
 __all__ = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._typing import ArrayOrExpr, Operand
-from ._ops import maximum, ratio_or_infinite
+from .ops import maximum, ratio_or_infinite
 
 __all__ = [
     "memory_time",

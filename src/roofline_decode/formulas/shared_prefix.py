@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._typing import ArrayOrExpr, Operand
-from ._ops import maximum, minimum
+from .ops import maximum, minimum
 
 __all__ = ["shared_prefix_positions", "shared_prefix_saved_bytes"]
 

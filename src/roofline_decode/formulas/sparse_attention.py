@@ -4,7 +4,7 @@ positions a decode step attends to (DESIGN.md §4b "Sparse and chunked attention
 from __future__ import annotations
 
 from .._typing import ArrayOrExpr, Operand
-from ._ops import remainder
+from .ops import remainder
 
 __all__ = ["chunked_attended_positions", "indexer_read_bytes", "indexer_flops"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._typing import ArrayOrExpr, Operand
-from ._ops import is_symbolic
+from .ops import is_symbolic
 
 __all__ = ["expected_tokens_per_round", "speculative_time_per_token", "speculative_speedup"]
 

@@ -8,7 +8,7 @@ tokens) and/or of the weights.  Every decode step still reads all of them, so th
 from __future__ import annotations
 
 from .._typing import ArrayOrExpr, Operand
-from ._ops import maximum, ratio_or_infinite
+from .ops import maximum, ratio_or_infinite
 
 __all__ = ["tiered_memory_time", "overlapped_tiered_memory_time", "required_tier_bandwidth"]
 

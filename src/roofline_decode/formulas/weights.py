@@ -7,7 +7,7 @@ Only matrices count as *matmul* parameters (they drive FLOPs); biases and norm w
 from __future__ import annotations
 
 from .._typing import ArrayOrExpr, Operand
-from ._ops import minimum
+from .ops import minimum
 
 __all__ = [
     "attention_matrix_parameters",

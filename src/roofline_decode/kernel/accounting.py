@@ -20,7 +20,7 @@ from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 
 if TYPE_CHECKING:  # imported when called: estimate imports much of the package
-    from ..floors.decode import DecodeFloor
+    from ..floors.results import DecodeFloor
 
 __all__ = ["expected_counts"]
 

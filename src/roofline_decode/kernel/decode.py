@@ -39,7 +39,7 @@ from numpy.typing import ArrayLike
 
 from ..errors import InvalidValueError
 from ..specs.model import Model
-from .model_weights import KernelWeights, LayerWeights, Linear, MLPWeights, Norm, _present, check_supported, init_weights
+from .model_weights import KernelWeights, LayerWeights, Linear, MLPWeights, Norm, required_value, check_supported, init_weights
 
 __all__ = ["StepCounts", "DecodeKernel", "OPERATIONS", "rope", "EPS", "ROPE_THETA", "MATMUL_STRATEGIES", "TILED_GEMV_MAX_BATCH", "tiled_gemv"]
 
@@ -328,7 +328,7 @@ class DecodeKernel:
         k = self._linear(h, layer.k).reshape(B, H_kv, d_h)
         v = self._linear(h, layer.v).reshape(B, H_kv, d_h)
         if layer.q_norm is not None:  # per-head q and k norms come together
-            k_norm = _present(layer.k_norm, "k_norm", "a k norm with the q norm")
+            k_norm = required_value(layer.k_norm, "k_norm", "a k norm with the q norm")
             q, k = self._norm(q, layer.q_norm), self._norm(k, k_norm)
         q, k = rope(q, position), rope(k, position)
         c.operations += 3  # rotary q, rotary k, attention over the cache (the cache write below)
@@ -407,7 +407,7 @@ class DecodeKernel:
             if layer.router is not None:
                 ff = self._moe(h, layer, layer.router)
             else:
-                ff = self._mlp(h, _present(layer.mlp, "mlp", "an MLP in a layer without a router"))
+                ff = self._mlp(h, required_value(layer.mlp, "mlp", "an MLP in a layer without a router"))
             if post_norms:
                 ff = self._norm(ff, layer.norms[3])
             x = x + ff

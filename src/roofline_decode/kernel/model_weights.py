@@ -127,7 +127,7 @@ def _arrays(obj: object) -> list[np.ndarray]:
     return []
 
 
-def _present(value: _T | None, name: str, allowed: str) -> _T:
+def required_value(value: _T | None, name: str, allowed: str) -> _T:
     """``value``, which :func:`init_weights` sets where the kernel and the reference read it."""
     if value is None:  # pragma: no cover - unreachable for weights made by init_weights
         raise InvalidValueError(name, None, allowed)

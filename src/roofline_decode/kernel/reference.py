@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .decode import activation, apply_norm, rope
-from .model_weights import KernelWeights, LayerWeights, Linear, MLPWeights, _present
+from .model_weights import KernelWeights, LayerWeights, Linear, MLPWeights, required_value
 
 __all__ = ["reference_logits", "attention_mask"]
 
@@ -78,7 +78,7 @@ def _sequence_logits(weights: KernelWeights, tokens: np.ndarray) -> np.ndarray:
 
         q, k, v = project(layer.q, H_q), project(layer.k, H_kv), project(layer.v, H_kv)
         if layer.q_norm is not None:
-            q, k = apply_norm(q, layer.q_norm), apply_norm(k, _present(layer.k_norm, "k_norm", "a k norm with the q norm"))
+            q, k = apply_norm(q, layer.q_norm), apply_norm(k, required_value(layer.k_norm, "k_norm", "a k norm with the q norm"))
         q, k = rope(q, positions), rope(k, positions)
         mask = attention_mask(n, m.sliding_window if layer.kind == "sliding" else None)
         heads = []
@@ -99,7 +99,7 @@ def _sequence_logits(weights: KernelWeights, tokens: np.ndarray) -> np.ndarray:
         if layer.router is not None:
             ff = _moe(h, layer, layer.router, m.num_experts_per_token)
         else:
-            ff = _mlp(h, _present(layer.mlp, "mlp", "an MLP in a layer without a router"))
+            ff = _mlp(h, required_value(layer.mlp, "mlp", "an MLP in a layer without a router"))
         if post:
             ff = apply_norm(ff, layer.norms[3])
         x = x + ff

@@ -44,7 +44,7 @@ import numpy as np
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, field_validator
 
 from ..errors import InvalidValueError, is_real
-from ..specs._base import Spec
+from ..specs import Spec
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from . import calibration_models as cm

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RooflineError
-from .published import PublishedRows, _model_id
+from .published import PublishedRows, model_id_of
 from .rows import MeasurementFileError, MeasurementRow
 
 __all__ = ["ENGINE_LAYOUTS", "engine_layout", "load_engine_results", "mean_request_context"]
@@ -252,8 +252,8 @@ def _serving(rec: dict[str, Any]) -> dict[str, Any] | str:
     if rec.get("std_tpot_ms") is not None:
         row["step_time_std_s"] = float(rec["std_tpot_ms"]) / 1e3
     model = rec.get("model_id") or rec.get("model")
-    if model and _model_id(str(model)):
-        row["model"] = _model_id(str(model))
+    if model and model_id_of(str(model)):
+        row["model"] = model_id_of(str(model))
     for key, field in (("tensor_parallel_size", "num_devices"), ("tp", "num_devices"),
                        ("pipeline_parallel_size", "pipeline_parallel"), ("pp", "pipeline_parallel")):
         if rec.get(key) not in (None, ""):

@@ -53,7 +53,7 @@ _MODELS = {
 }
 
 
-def _model_id(name: str) -> str | None:
+def model_id_of(name: str) -> str | None:
     key = re.sub(r"\(.*?\)", "", name).strip().lower().split("/")[-1]
     key = re.sub(r"-(instruct(-v0\.1)?|it|chat)$", "", key)
     key = re.sub(r"\s+", "-", key)
@@ -271,7 +271,7 @@ def load_published(path: str | Path) -> PublishedRows:
             continue
         model = mapped["model"]
         if isinstance(model, str):
-            model_id = _model_id(model)
+            model_id = model_id_of(model)
             if model_id is None:
                 out.skipped.append((where, f"model {model!r} is not in the catalog"))
                 continue

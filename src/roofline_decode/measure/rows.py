@@ -27,7 +27,7 @@ from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, model_
 from .._parse import ParseProblem, parse_json
 from ..errors import InvalidValueError, RooflineError
 from ..formats import NumberFormat
-from ..specs._base import Spec
+from ..specs import Spec
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 

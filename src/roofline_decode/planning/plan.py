@@ -23,7 +23,7 @@ from ..floors.records import ToDataFrame
 from ..errors import InvalidValueError
 from ..units import GB, format_number
 from ..units import format_table
-from ._checks import check_slo_ms, renamed, whole_number
+from ..checks import check_slo_ms, renamed, whole_number
 from ..floors.capacity import DEFAULT_RESERVE, usable_memory
 from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY
 from .tiers import OffloadFloor, offload_floor

@@ -31,7 +31,7 @@ import numpy as np
 from .. import formulas as f
 from ..errors import InvalidValueError
 from ..floors.request import decode_steps, mean_decode_context
-from ._checks import check_slo_ms, renamed, whole_number
+from ..checks import check_slo_ms, renamed, whole_number
 from ..floors.capacity import DEFAULT_RESERVE, usable_memory
 from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY, device_traffic, tensor_parallel_floor
 

@@ -31,7 +31,7 @@ from .. import formulas as f
 from .._typing import Broadcastable, FloatArray
 from ..errors import InvalidValueError
 from ..units import GB, format_bytes, format_seconds
-from ._checks import check_slo_ms, fraction, positive, renamed, whole_number
+from ..checks import check_slo_ms, fraction, positive, renamed, whole_number
 from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY, tensor_parallel_floor
 
 if TYPE_CHECKING:

@@ -19,7 +19,9 @@ calls ``plt.show()``.  Models and accelerators are catalog ids or spec objects.
   plots shade by (the planning module's, see :mod:`roofline_decode.floors.capacity`).
 """
 
-from ._common import OKABE_ITO, PALETTE, SAVE_FORMATS, max_batch, resident_bytes, save, usable_memory
+from ._common import (
+    OKABE_ITO, PALETTE, SAVE_FORMATS, check_output_path, headless, max_batch, resident_bytes, save, usable_memory,
+)
 from .breakdown import breakdown_plot
 from .capacity import capacity_map
 from .frontier import frontier_plot
@@ -34,8 +36,10 @@ __all__ = [
     "batch_plot",
     "breakdown_plot",
     "capacity_map",
+    "check_output_path",
     "context_plot",
     "frontier_plot",
+    "headless",
     "max_batch",
     "resident_bytes",
     "ridge_plot",

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter
 
-    from ..floors.decode import DecodeFloor
+    from ..floors.results import DecodeFloor
     from ..formats import NumberFormat
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
@@ -165,7 +165,7 @@ def hardware_label(accelerator: Accelerator, floor: DecodeFloor) -> str:
     """``"NVIDIA H100 SXM5 80GB: 3.35 TB/s, 989.5 TFLOP/s bf16"`` (one unit for every device)."""
     bandwidth = f"{accelerator.memory_bandwidth / TB:.3g} TB/s"
     if not floor.compute_bounded:
-        from ..floors.decode import NO_COMPUTE_PEAK
+        from ..floors import NO_COMPUTE_PEAK
 
         return f"{accelerator.name}: {bandwidth}, {NO_COMPUTE_PEAK}"
     if np.ndim(floor.peak_flops) == 0:

@@ -32,7 +32,7 @@ def batch_plot_devices(model: ModelLike, devices: Sequence[Accelerator], batch: 
     With ``slo_ms`` a star marks the largest batch of each curve whose per-sequence step time
     meets the target.  The legend sits below the Axes, so it never covers a curve.
     """
-    from ..floors.decode import sweep
+    from ..floors.sweeps import sweep
 
     slo_ms = check_slo(slo_ms)
     spec = resolve_model(model, weights, kv)

@@ -66,7 +66,7 @@ def capacity_map(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from ..floors.decode import sweep
+    from ..floors.sweeps import sweep
 
     spec = resolve_model(model, weights, kv)
     device = single_accelerator(accelerator)

@@ -99,7 +99,8 @@ def ridge_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Accele
     >>> ax.get_xlabel()
     'arithmetic intensity [FLOP/B]'
     """
-    from ..floors.decode import NO_COMPUTE_PEAK, sweep
+    from ..floors import NO_COMPUTE_PEAK
+    from ..floors.sweeps import sweep
     from ..views.table import NOT_DEFINED
 
     spec = resolve_model(model, weights, kv)

@@ -74,7 +74,8 @@ def batch_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acceler
     >>> ax.get_ylabel(), ax.twin.get_ylabel()
     ('aggregate decode rate [tokens/s]', 'per-sequence latency [ms/token]')
     """
-    from ..floors.decode import NO_COMPUTE_PEAK, decode_floor
+    from ..floors.decode import decode_floor
+    from ..floors import NO_COMPUTE_PEAK
 
     devices = resolve_accelerators(accelerator)
     if len(devices) > 1:
@@ -212,7 +213,7 @@ def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
     >>> [line.get_label() for line in ax.get_lines()][:2]
     ['B = 1', 'B = 16']
     """
-    from ..floors.decode import sweep
+    from ..floors.sweeps import sweep
 
     slo_ms = check_slo(slo_ms)
     spec = resolve_model(model, weights, kv)

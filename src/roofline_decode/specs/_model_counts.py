@@ -1,8 +1,8 @@
-"""``_ModelCounts``: what a :class:`~roofline_decode.specs.model.Model`'s fields imply.
+"""``ModelCounts``: what a :class:`~roofline_decode.specs.model.Model`'s fields imply.
 
 Layer counts by kind, parameter counts per group, weight bytes, KV-cache bytes per token and
 the recurrent state: read-only properties that derive numbers from the fields and never
-validate.  They are a mixin of ``Model`` (``class Model(_ModelCounts, Spec)``), kept apart from
+validate.  They are a mixin of ``Model`` (``class Model(ModelCounts, Spec)``), kept apart from
 the fields, validators and formats in :mod:`roofline_decode.specs.model` so that each module
 reads in one sitting; the arithmetic itself is in :mod:`roofline_decode.formulas`.
 """
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..formats import NumberFormat
 
 
-class _ModelCounts:
+class ModelCounts:
     """Counts, bytes and layer structure derived from a ``Model``'s fields (see ``Model``)."""
 
     if TYPE_CHECKING:  # the fields and formats of Model these counts read, for the type checker

@@ -32,7 +32,7 @@ from pydantic import Field
 from ._base import Spec
 from .accelerator import Figure, Source
 from .data_files import bundled_file, bundled_folder, given_or_file, list_ids, read_figures
-from .spec_file import SourceEntry, _FigureEntry, _Strict
+from .spec_file import SourceEntry, FigureEntry, StrictEntry
 
 __all__ = ["LatencyProfile", "LatencyProfileFile", "load_latency_profile", "list_latency_profiles",
            "bundled_latency_directory", "TIME_UNITS"]
@@ -80,17 +80,17 @@ class LatencyProfile(Spec):
         return self.id or self.name
 
 
-class _TimeFigure(_FigureEntry):
+class _TimeFigure(FigureEntry):
     unit: TimeUnit = Field(description="The unit as the source prints it.")
     value: float = Field(ge=0, allow_inf_nan=False, description="The number as the source prints it.")
 
 
-class _CountFigure(_FigureEntry):
+class _CountFigure(FigureEntry):
     unit: CountUnit = Field(description="'1': a plain count.")
     value: float = Field(ge=0, allow_inf_nan=False, description="The count.")
 
 
-class LatencyProfileFile(_Strict):
+class LatencyProfileFile(StrictEntry):
     """Schema of a latency profile file (latency_profiles/<id>.toml; the id is the file stem)."""
 
     type: Literal["latency_profile"]

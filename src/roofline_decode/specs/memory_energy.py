@@ -32,7 +32,7 @@ from pydantic import Field
 from ._base import Spec
 from .accelerator import Figure, Source
 from .data_files import bundled_file, bundled_folder, given_or_file, list_ids, read_figures
-from .spec_file import SourceEntry, _FigureEntry, _Strict
+from .spec_file import SourceEntry, FigureEntry, StrictEntry
 
 __all__ = ["MemoryEnergy", "MemoryEnergyFile", "load_memory_energy", "list_memory_energies",
            "bundled_memory_energy_directory", "memory_technologies", "access_energy_of", "ENERGY_UNITS"]
@@ -68,11 +68,11 @@ else:
     EnergyUnit = Literal[tuple(ENERGY_UNITS)]
 
 
-class _EnergyFigure(_FigureEntry):
+class _EnergyFigure(FigureEntry):
     unit: EnergyUnit = Field(description="The unit as the source prints it.")
 
 
-class MemoryEnergyFile(_Strict):
+class MemoryEnergyFile(StrictEntry):
     """Schema of a memory energy file (memory_energy/<id>.toml; the id is the file stem)."""
 
     type: Literal["memory_energy"]

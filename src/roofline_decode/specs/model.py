@@ -2,7 +2,7 @@
 
 This module holds the fields, their validation, the storage formats of the weight groups and
 the constructors; what the fields imply (layer counts, parameter counts per group, weight and
-KV bytes, the recurrent state) is derived by the ``_ModelCounts`` base in
+KV bytes, the recurrent state) is derived by the ``ModelCounts`` base in
 :mod:`roofline_decode.specs._model_counts`, whose arithmetic is in :mod:`roofline_decode.formulas`.
 Layers come in two orthogonal kinds: attention (``full`` or ``sliding``, from ``layer_types``)
 and feed-forward (dense for the first ``first_dense_layers`` layers of an MoE model, routed
@@ -21,7 +21,7 @@ from ..errors import ConfigError, InvalidValueError, RooflineError, UnknownForma
 from ..formats import NumberFormat, get_format
 from ._base import Spec, field_name
 from ._limits import MAX_LAYERS, MAX_SIZE
-from ._model_counts import _ModelCounts
+from ._model_counts import ModelCounts
 
 __all__ = ["Model", "LayerType", "WEIGHT_GROUPS"]
 
@@ -36,7 +36,7 @@ WEIGHT_GROUPS: tuple[str, ...] = (
 )
 
 
-class Model(_ModelCounts, Spec):
+class Model(ModelCounts, Spec):
     """A decoder-only transformer and its storage formats.
 
     Parameters

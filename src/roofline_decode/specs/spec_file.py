@@ -63,12 +63,12 @@ else:
     PowerUnit = Literal[tuple(POWER_UNITS)]
 
 
-class _Strict(BaseModel):
+class StrictEntry(BaseModel):
     # strict: a quoted number ("80") or a boolean is a mistake in a TOML spec, not a value
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-class _FigureEntry(_Strict):
+class FigureEntry(StrictEntry):
     """A figure table: value, unit as printed, kind, source key (and derivation if derived)."""
 
     model_config = ConfigDict(json_schema_extra=_DERIVED_NEEDS_DERIVATION)
@@ -84,7 +84,7 @@ class _FigureEntry(_Strict):
     note: str | None = None
 
 
-class CapacityFigure(_FigureEntry):
+class CapacityFigure(FigureEntry):
     """A memory capacity figure (GB, GiB, ...)."""
 
     unit: ByteUnit = Field(description="The unit as the source prints it.")
@@ -96,25 +96,25 @@ class CacheFigure(CapacityFigure):
     structure: str | None = Field(default=None, description="What the figure counts, e.g. 'L2'.")
 
 
-class BandwidthFigure(_FigureEntry):
+class BandwidthFigure(FigureEntry):
     """A bandwidth figure (GB/s, TB/s, ...); bandwidth is decimal."""
 
     unit: BandwidthUnit = Field(description="The unit as the source prints it.")
 
 
-class FlopsFigure(_FigureEntry):
+class FlopsFigure(FigureEntry):
     """A peak compute figure (TFLOP/s; TOP/s for integer formats)."""
 
     unit: FlopsUnit = Field(description="The unit as the source prints it.")
 
 
-class PowerFigure(_FigureEntry):
+class PowerFigure(FigureEntry):
     """A power figure (W)."""
 
     unit: PowerUnit = Field(description="The unit as the source prints it.")
 
 
-class SourceEntry(_Strict):
+class SourceEntry(StrictEntry):
     """A [sources.<key>] table: a document with its URL and the date it was read."""
 
     title: str = Field(min_length=1)
@@ -132,7 +132,7 @@ class SourceEntry(_Strict):
         return text
 
 
-class InterconnectEntry(_Strict):
+class InterconnectEntry(StrictEntry):
     """The scale-up link: its headline bandwidth and what that number counts."""
 
     name: str
@@ -146,7 +146,7 @@ class InterconnectEntry(_Strict):
     note: str | None = None
 
 
-class AcceleratorFile(_Strict):
+class AcceleratorFile(StrictEntry):
     """Schema of an accelerator spec file (hardware_specs/<vendor>/<id>.toml; the id is the file stem)."""
 
     model_config = ConfigDict(title="roofline_decode accelerator spec file")
@@ -192,7 +192,7 @@ class AcceleratorFile(_Strict):
     )
 
 
-class MemoryTierFile(_Strict):
+class MemoryTierFile(StrictEntry):
     """Schema of a memory-tier spec file (hardware_specs/tiers/<id>.toml; the id is the file stem)."""
 
     model_config = ConfigDict(title="roofline_decode memory tier spec file")
@@ -248,7 +248,7 @@ def _field_path(field: str) -> str:
     return field.removesuffix(".[key]")
 
 
-def _figure(field: str, entry: _FigureEntry, sources: dict[str, SourceEntry],
+def _figure(field: str, entry: FigureEntry, sources: dict[str, SourceEntry],
             problems: list[tuple[str, str]]) -> Figure | None:
     """The Figure of a file entry; its problems (undefined source, derivation missing, a value
     that overflows in SI) are appended to ``problems`` and None is returned."""
@@ -322,11 +322,11 @@ def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | Mem
     problems: list[tuple[str, str]] = []
 
     @overload
-    def take(field: str, entry: _FigureEntry) -> float: ...
+    def take(field: str, entry: FigureEntry) -> float: ...
     @overload
-    def take(field: str, entry: _FigureEntry | None) -> float | None: ...
+    def take(field: str, entry: FigureEntry | None) -> float | None: ...
 
-    def take(field: str, entry: _FigureEntry | None) -> float | None:
+    def take(field: str, entry: FigureEntry | None) -> float | None:
         if entry is None:
             return None
         figure = _figure(field, entry, spec.sources, problems)

@@ -25,12 +25,12 @@ from numpy.typing import ArrayLike, NDArray
 from .. import formulas as f
 from .._typing import FloatArray, SympyExpr
 from ..errors import InvalidValueError, UnknownIdError
-from ..formulas._ops import maximum
+from ..formulas.ops import maximum
 from ._sympy import require_sympy
 from .expressions import SymbolicResult, symbol, symbols_for
 
 if TYPE_CHECKING:  # imported when called (the catalog and estimators are not needed for symbols)
-    from ..floors.decode import _Peaks
+    from ..floors.peaks import Peaks
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
 
@@ -142,11 +142,11 @@ def model_values(model: Model | str, accelerator: Accelerator | str | None = Non
     where others have one: it adds no time).
     """
     from ..catalog import load_accelerator, load_model
-    from ..floors.decode import _peaks
-    from ..floors.traffic import _streamed_terms
+    from ..floors.peaks import group_peaks
+    from ..floors.traffic import streamed_terms
 
     model = load_model(model)
-    streamed, row, bytes_per_weight = _streamed_terms(model)  # per-group formats: bytes with b_w = 1
+    streamed, row, bytes_per_weight = streamed_terms(model)  # per-group formats: bytes with b_w = 1
     values: dict[str, float] = {
         "streamed_parameters": streamed,
         "embedding_row_parameters": row,
@@ -182,14 +182,14 @@ def model_values(model: Model | str, accelerator: Accelerator | str | None = Non
     if accelerator is not None:
         device = load_accelerator(accelerator)
         values.update(memory_bandwidth=device.memory_bandwidth, memory_capacity=device.memory_capacity,
-                      **_group_peaks(model, _peaks(model, device, sparse)))
+                      **_group_peaks(model, group_peaks(model, device, sparse)))
     return values
 
 
-def _group_peaks(model: Model, peaks: _Peaks) -> dict[str, float]:
+def _group_peaks(model: Model, peaks: Peaks) -> dict[str, float]:
     """peak_flops (weight matrices but the routed experts), expert_peak_flops and
     attention_peak_flops from decode_floor's per-group peaks."""
-    from ..floors.traffic import _matrix_parameters_per_token
+    from ..floors.traffic import matrix_parameters_per_token
 
     if not peaks.bounded:
         nan = float("nan")
@@ -199,7 +199,7 @@ def _group_peaks(model: Model, peaks: _Peaks) -> dict[str, float]:
         value = peaks.peaks[group]
         return float("inf") if value != value else value  # no peak where others have one: no time
 
-    counts = {g: c for g, c in _matrix_parameters_per_token(model).items() if g != "experts"}
+    counts = {g: c for g, c in matrix_parameters_per_token(model).items() if g != "experts"}
     seconds = sum(count / peak(group) for group, count in counts.items())
     matrices = {peak(g) for g in counts}
     matrix_peak = matrices.pop() if len(matrices) == 1 else sum(counts.values()) / seconds

@@ -235,9 +235,9 @@ def _section_long_context() -> str:
 
 def _group_ridges(model: Model, device: Accelerator) -> str:
     """'bf16 295.4', or per precision its ridge and groups: 'fp8 590.7 (attention, mlp, ...)'."""
-    from ..floors.decode import _peaks
+    from ..floors.peaks import group_peaks
 
-    peaks = _peaks(model, device, False)
+    peaks = group_peaks(model, device, False)
     ridges: dict[str, list[str]] = {}
     for group, precision in peaks.precisions.items():
         ridges.setdefault(f"{precision} {peaks.peaks[group] / device.memory_bandwidth:.1f}", []).append(group)

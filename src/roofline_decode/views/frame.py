@@ -16,7 +16,7 @@ from ..errors import MissingExtraError
 if TYPE_CHECKING:  # optional extra ``[frames]``: imported on first use at run time
     import xarray as xr
 
-    from ..floors.decode import SweepResult
+    from ..floors.sweeps import SweepResult
 
 __all__ = ["sweep_to_xarray"]
 

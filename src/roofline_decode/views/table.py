@@ -10,7 +10,7 @@ import numpy as np
 from ..units import GB, format_number, format_table
 
 if TYPE_CHECKING:
-    from ..floors.decode import DecodeFloor
+    from ..floors.results import DecodeFloor
 
 #: Table cell of a quantity that is not defined (NaN): the ridge point and critical batch of a
 #: device with no compute peak published.  ``inf`` in the B* column: memory-bound at any batch.

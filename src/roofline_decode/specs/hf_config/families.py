@@ -9,7 +9,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from .reader import _REQUIRED, ConfigReader
+from .reader import REQUIRED_KEYS, ConfigReader
 
 # -- pieces shared by the families -------------------------------------------------------------
 
@@ -18,7 +18,7 @@ _ACTIVATIONS = frozenset({"silu", "swish", "gelu", "gelu_new", "gelu_pytorch_tan
 _LAYER_KINDS = {"full_attention": "full", "sliding_attention": "sliding"}
 
 
-def _activation(r: ConfigReader, *keys: str) -> None:
+def activation_of(r: ConfigReader, *keys: str) -> None:
     """Reject an activation we do not know (its name, not its cost, is checked: no FLOPs counted)."""
     for key in keys:
         value = r.config.get(key)
@@ -28,16 +28,16 @@ def _activation(r: ConfigReader, *keys: str) -> None:
             return
 
 
-def _core(r: ConfigReader, tie: bool, kv_heads: Any = "mha", head_dim: Any = "derived") -> dict[str, Any]:
+def core_fields(r: ConfigReader, tie: bool, kv_heads: Any = "mha", head_dim: Any = "derived") -> dict[str, Any]:
     """Sizes common to the rotary decoder families.
 
-    ``kv_heads``: "mha" (absent key means H_q), an int default, or ``_REQUIRED``;
-    ``head_dim``: "derived" (absent means d / H_q), an int default, or ``_REQUIRED``.
+    ``kv_heads``: "mha" (absent key means H_q), an int default, or ``REQUIRED_KEYS``;
+    ``head_dim``: "derived" (absent means d / H_q), an int default, or ``REQUIRED_KEYS``.
     """
     hidden = r.integer("hidden_size", minimum=1)
     heads = r.integer("num_attention_heads", minimum=1)
     if head_dim == "derived":
-        head_dim = hidden // heads if hidden % heads == 0 else _REQUIRED
+        head_dim = hidden // heads if hidden % heads == 0 else REQUIRED_KEYS
     return {
         "num_layers": r.integer("num_hidden_layers", minimum=1),
         "hidden_size": hidden,
@@ -58,12 +58,12 @@ def _window(r: ConfigReader, default: int | None) -> int | None:
     return window
 
 
-def _pattern(num_layers: int, every: int) -> list[str]:
+def layer_pattern(num_layers: int, every: int) -> list[str]:
     """Every ``every``-th layer global, the others sliding (HF: ``(i + 1) % every``)."""
     return ["sliding" if (i + 1) % every else "full" for i in range(num_layers)]
 
 
-def _attention_layers(r: ConfigReader, num_layers: int, window: int | None,
+def attention_layers(r: ConfigReader, num_layers: int, window: int | None,
                       default: list[str] | None = None, read_key: bool = True) -> dict[str, Any]:
     """``sliding_window`` and ``layer_types`` fields.  Without a window every layer attends
     globally (as in transformers); without a pattern every layer slides."""
@@ -92,10 +92,10 @@ def _qwen_attention_layers(r: ConfigReader, num_layers: int) -> dict[str, Any]:
     if window is None:
         return {}
     first = r.integer("max_window_layers", minimum=0)
-    return _attention_layers(r, num_layers, window, ["full" if i < first else "sliding" for i in range(num_layers)])
+    return attention_layers(r, num_layers, window, ["full" if i < first else "sliding" for i in range(num_layers)])
 
 
-def _moe(r: ConfigReader, num_layers: int, num_experts: int, per_token: int, expert_width: int,
+def moe_fields(r: ConfigReader, num_layers: int, num_experts: int, per_token: int, expert_width: int,
          dense_width: int, is_moe_layer: Callable[[int], bool], shared_width: int = 0) -> dict[str, Any]:
     """MoE fields; a stack without MoE layers is a dense model of width ``dense_width``."""
     moe_layers = sum(bool(is_moe_layer(i)) for i in range(num_layers)) if num_experts else 0
@@ -115,12 +115,12 @@ def _moe(r: ConfigReader, num_layers: int, num_experts: int, per_token: int, exp
 
 
 
-def _llama_shapes(r: ConfigReader, tie: bool, mlp_bias: bool = True) -> dict[str, Any]:
+def llama_shapes(r: ConfigReader, tie: bool, mlp_bias: bool = True) -> dict[str, Any]:
     """Llama's keys: the core sizes, ``intermediate_size``, ``hidden_act``, ``attention_bias``
     on q/k/v/o and (``mlp_bias=True``) ``mlp_bias``; the families built on them add their own."""
-    fields = _core(r, tie=tie)
+    fields = core_fields(r, tie=tie)
     fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
-    _activation(r, "hidden_act")
+    activation_of(r, "hidden_act")
     bias = r.boolean("attention_bias", False)
     fields.update(qkv_bias=bias, o_bias=bias)
     if mlp_bias:
@@ -132,27 +132,27 @@ def _llama_shapes(r: ConfigReader, tie: bool, mlp_bias: bool = True) -> dict[str
 
 def _llama(r: ConfigReader) -> dict[str, Any]:
     """Llama: GQA with rotary embeddings, SwiGLU MLP, RMSNorm; optional biases."""
-    return _llama_shapes(r, tie=False)
+    return llama_shapes(r, tie=False)
 
 
 def _mistral(r: ConfigReader) -> dict[str, Any]:
     """Mistral: as Llama without biases; every layer slides (MistralConfig window 4096)."""
-    fields = _core(r, tie=False, kv_heads=8)
+    fields = core_fields(r, tie=False, kv_heads=8)
     fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
-    _activation(r, "hidden_act")
-    fields.update(_attention_layers(r, fields["num_layers"], _window(r, 4096), read_key=False))
+    activation_of(r, "hidden_act")
+    fields.update(attention_layers(r, fields["num_layers"], _window(r, 4096), read_key=False))
     return fields
 
 
 def _mixtral(r: ConfigReader) -> dict[str, Any]:
     """Mixtral: every layer MoE, experts of width ``intermediate_size``; no shared expert."""
-    fields = _core(r, tie=False, kv_heads=8)
-    _activation(r, "hidden_act")
+    fields = core_fields(r, tie=False, kv_heads=8)
+    activation_of(r, "hidden_act")
     layers = fields["num_layers"]
     experts = r.integer("num_local_experts", default=8, minimum=1)
-    fields.update(_moe(r, layers, experts, r.integer("num_experts_per_tok", default=2, minimum=1),
+    fields.update(moe_fields(r, layers, experts, r.integer("num_experts_per_tok", default=2, minimum=1),
                        r.integer("intermediate_size", minimum=1), 0, lambda i: True))
-    fields.update(_attention_layers(r, layers, _window(r, None)))
+    fields.update(attention_layers(r, layers, _window(r, None)))
     return fields
 
 
@@ -164,8 +164,8 @@ def _qwen(r: ConfigReader, generation: int, moe: bool) -> dict[str, Any]:
     listed in ``mlp_only_layers`` or off ``decoder_sparse_step``; Qwen2-MoE adds one gated
     shared expert per MoE layer.
     """
-    fields = _core(r, tie=False, kv_heads=_REQUIRED, head_dim=_REQUIRED if generation == 3 else "derived")
-    _activation(r, "hidden_act")
+    fields = core_fields(r, tie=False, kv_heads=REQUIRED_KEYS, head_dim=REQUIRED_KEYS if generation == 3 else "derived")
+    activation_of(r, "hidden_act")
     if generation == 2:
         fields.update(qkv_bias=True, o_bias=False)
     else:
@@ -175,7 +175,7 @@ def _qwen(r: ConfigReader, generation: int, moe: bool) -> dict[str, Any]:
         dense_only = set(r.integer_list("mlp_only_layers"))
         step = r.integer("decoder_sparse_step", default=1, minimum=1)
         shared = r.integer("shared_expert_intermediate_size", minimum=0) if generation == 2 else 0
-        fields.update(_moe(
+        fields.update(moe_fields(
             r, fields["num_layers"], r.integer("num_experts", minimum=0), r.integer("num_experts_per_tok", minimum=1),
             r.integer("moe_intermediate_size", minimum=1), r.integer("intermediate_size", minimum=0),
             lambda i: i not in dense_only and (i + 1) % step == 0, shared,
@@ -187,9 +187,9 @@ def _qwen(r: ConfigReader, generation: int, moe: bool) -> dict[str, Any]:
 
 
 def _gemma_common(r: ConfigReader, norms_per_layer: int) -> dict[str, Any]:
-    fields = _core(r, tie=True, kv_heads=_REQUIRED, head_dim=_REQUIRED)
+    fields = core_fields(r, tie=True, kv_heads=REQUIRED_KEYS, head_dim=REQUIRED_KEYS)
     fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
-    _activation(r, "hidden_activation", "hidden_act")  # GeGLU: gated
+    activation_of(r, "hidden_activation", "hidden_act")  # GeGLU: gated
     bias = r.boolean("attention_bias", False)
     fields.update(qkv_bias=bias, o_bias=bias, norms_per_layer=norms_per_layer)
     return fields
@@ -204,7 +204,7 @@ def _gemma2(r: ConfigReader) -> dict[str, Any]:
     """Gemma 2: four norms per layer; even layers slide (window 4096), odd layers global."""
     fields = _gemma_common(r, norms_per_layer=4)
     layers = fields["num_layers"]
-    fields.update(_attention_layers(r, layers, _window(r, 4096), _pattern(layers, 2)))
+    fields.update(attention_layers(r, layers, _window(r, 4096), layer_pattern(layers, 2)))
     return fields
 
 
@@ -214,18 +214,18 @@ def _gemma3_text(r: ConfigReader) -> dict[str, Any]:
     fields["qk_norm"] = True
     layers = fields["num_layers"]
     every = r.integer("sliding_window_pattern", default=6, minimum=1)
-    fields.update(_attention_layers(r, layers, _window(r, 4096), _pattern(layers, every)))
+    fields.update(attention_layers(r, layers, _window(r, 4096), layer_pattern(layers, every)))
     return fields
 
 
 def _phi3(r: ConfigReader) -> dict[str, Any]:
     """Phi-3: fused qkv and gate_up projections (same counts as separate); every layer slides."""
-    fields = _llama_shapes(r, tie=False, mlp_bias=False)
-    fields.update(_attention_layers(r, fields["num_layers"], _window(r, None)))
+    fields = llama_shapes(r, tie=False, mlp_bias=False)
+    fields.update(attention_layers(r, fields["num_layers"], _window(r, None)))
     return fields
 
 
-def _deepseek(r: ConfigReader, version: int) -> dict[str, Any]:
+def deepseek_fields(r: ConfigReader, version: int) -> dict[str, Any]:
     """DeepSeek-V2/V3: multi-head latent attention, dense first layers, shared + routed experts."""
     if r.boolean("attention_bias", False):
         raise r.error("attention_bias", "MLA projections with biases are not supported (expected false)")
@@ -235,7 +235,7 @@ def _deepseek(r: ConfigReader, version: int) -> dict[str, Any]:
     heads = r.integer("num_attention_heads", minimum=1)
     layers = r.integer("num_hidden_layers", minimum=1)
     nope, rope = r.integer("qk_nope_head_dim", minimum=1), r.integer("qk_rope_head_dim", minimum=1)
-    _activation(r, "hidden_act")
+    activation_of(r, "hidden_act")
     fields: dict[str, Any] = {
         "num_layers": layers, "hidden_size": hidden, "num_heads": heads,
         # nominal: MLA caches one latent per token, not num_key_value_heads heads
@@ -248,12 +248,12 @@ def _deepseek(r: ConfigReader, version: int) -> dict[str, Any]:
         "qk_nope_head_dim": nope, "qk_rope_head_dim": rope,
         "v_head_dim": r.integer("v_head_dim", minimum=1),
     }
-    required = _REQUIRED if version == 3 else 0  # DeepseekV3Config defaults (1 shared, 3 dense) are model-specific
+    required = REQUIRED_KEYS if version == 3 else 0  # DeepseekV3Config defaults (1 shared, 3 dense) are model-specific
     first_dense = r.integer("first_k_dense_replace", default=required, minimum=0)
     every = r.integer("moe_layer_freq", default=1, minimum=1)
     width = r.integer("moe_intermediate_size", minimum=1)
     shared = r.integer("n_shared_experts", default=required, minimum=0) * width
-    fields.update(_moe(
+    fields.update(moe_fields(
         r, layers, r.integer("n_routed_experts", minimum=0), r.integer("num_experts_per_tok", minimum=1), width,
         r.integer("intermediate_size", minimum=0), lambda i: i >= first_dense and i % every == 0, shared,
     ))
@@ -262,17 +262,17 @@ def _deepseek(r: ConfigReader, version: int) -> dict[str, Any]:
 
 def _gpt_oss(r: ConfigReader) -> dict[str, Any]:
     """gpt-oss: every layer MoE (experts and router with biases), alternating 128-token windows."""
-    fields = _core(r, tie=False, kv_heads=8, head_dim=64)
-    _activation(r, "hidden_act")
+    fields = core_fields(r, tie=False, kv_heads=8, head_dim=64)
+    activation_of(r, "hidden_act")
     bias = r.boolean("attention_bias", True)
     layers = fields["num_layers"]
     fields.update(qkv_bias=bias, o_bias=bias, mlp_bias=True)
-    fields.update(_moe(
+    fields.update(moe_fields(
         r, layers, r.integer("num_local_experts", "num_experts", minimum=1),
         r.integer("num_experts_per_tok", "experts_per_token", minimum=1),
         r.integer("intermediate_size", minimum=1), 0, lambda i: True,
     ))
-    fields.update(_attention_layers(r, layers, _window(r, 128), _pattern(layers, 2)))
+    fields.update(attention_layers(r, layers, _window(r, 128), layer_pattern(layers, 2)))
     return fields
 
 
@@ -287,7 +287,7 @@ def _opt(r: ConfigReader) -> dict[str, Any]:
                                              "OPT's project_in/project_out embeddings are not supported")
     if hidden % heads:
         raise r.error("num_attention_heads", f"{heads} does not divide hidden_size {hidden}")
-    _activation(r, "activation_function")
+    activation_of(r, "activation_function")
     positions = r.integer("max_position_embeddings", minimum=1)
     bias = r.boolean("enable_bias", True)
     return {
@@ -309,7 +309,7 @@ def _gpt2(r: ConfigReader) -> dict[str, Any]:
     heads = r.integer("n_head", "num_attention_heads", minimum=1)
     if hidden % heads:
         raise r.error("n_head", f"{heads} does not divide n_embd {hidden}")
-    _activation(r, "activation_function")
+    activation_of(r, "activation_function")
     positions = r.integer("n_positions", "max_position_embeddings", minimum=1)
     return {
         "num_layers": r.integer("n_layer", "num_hidden_layers", minimum=1), "hidden_size": hidden,
@@ -336,8 +336,8 @@ READERS: dict[str, Callable[[ConfigReader], dict[str, Any]]] = {
     "gemma2": _gemma2,
     "gemma3_text": _gemma3_text,
     "phi3": _phi3,
-    "deepseek_v2": partial(_deepseek, version=2),
-    "deepseek_v3": partial(_deepseek, version=3),
+    "deepseek_v2": partial(deepseek_fields, version=2),
+    "deepseek_v3": partial(deepseek_fields, version=3),
     "gpt_oss": _gpt_oss,
     "opt": _opt,
     "gpt2": _gpt2,

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from ... import formulas as f
-from .families import _activation, _core, _moe
-from .reader import _REQUIRED, ConfigReader
+from .families import activation_of, core_fields, moe_fields
+from .reader import REQUIRED_KEYS, ConfigReader
 
 _MAMBA_KINDS = {"mamba": "recurrent", "attention": "full"}
 
@@ -77,8 +77,8 @@ def _granitemoehybrid(r: ConfigReader) -> dict[str, Any]:
     layer with a feed-forward block: ``num_local_experts`` routed experts of
     ``intermediate_size`` plus a shared MLP of ``shared_intermediate_size`` (dense models: the
     shared MLP only); tied embeddings by default."""
-    fields = _core(r, tie=True)
-    _activation(r, "hidden_act")
+    fields = core_fields(r, tie=True)
+    activation_of(r, "hidden_act")
     layers, d = fields["num_layers"], fields["hidden_size"]
     raw = r.require("layer_types")
     if not isinstance(raw, list) or len(raw) != layers or any(not isinstance(k, str) or k not in _MAMBA_KINDS
@@ -97,7 +97,7 @@ def _granitemoehybrid(r: ConfigReader) -> dict[str, Any]:
             r.integer("mamba_d_state", default=256, minimum=1), r.integer("mamba_d_conv", default=4, minimum=1),
             r.boolean("mamba_conv_bias", True)))
     shared = r.integer("shared_intermediate_size", minimum=0)
-    fields.update(_moe(r, layers, r.integer("num_local_experts", default=0, minimum=0),
+    fields.update(moe_fields(r, layers, r.integer("num_local_experts", default=0, minimum=0),
                        r.integer("num_experts_per_tok", default=1, minimum=1), r.integer("intermediate_size", minimum=1),
                        shared, lambda i: True, shared))
     return fields
@@ -118,8 +118,8 @@ def _nemotron_h(r: ConfigReader) -> dict[str, Any]:
         raise r.error("hybrid_override_pattern", f"{dense + moe} feed-forward blocks for {mamba + attention} mixer "
                                                  "blocks: at most one feed-forward block per mixer is supported")
     config = dict(r.config, num_hidden_layers=mamba + attention)
-    fields = _core(ConfigReader(config, r.source), tie=False, kv_heads=_REQUIRED)
-    _activation(r, "mlp_hidden_act")
+    fields = core_fields(ConfigReader(config, r.source), tie=False, kv_heads=REQUIRED_KEYS)
+    activation_of(r, "mlp_hidden_act")
     d = fields["hidden_size"]
     bias = r.boolean("attention_bias", False)
     fields.update(qkv_bias=bias, o_bias=bias, mlp_gated=False, mlp_bias=r.boolean("mlp_bias", False),
@@ -135,7 +135,7 @@ def _nemotron_h(r: ConfigReader) -> dict[str, Any]:
     if moe:
         width = r.integer("moe_intermediate_size", minimum=1)
         shared = r.integer("moe_shared_expert_intermediate_size", default=0, minimum=0)
-        fields.update(_moe(r, fields["num_layers"], r.integer("n_routed_experts", minimum=1),
+        fields.update(moe_fields(r, fields["num_layers"], r.integer("n_routed_experts", minimum=1),
                            r.integer("num_experts_per_tok", minimum=1), width,
                            r.integer("intermediate_size", minimum=1) if dense else 0,
                            lambda i: i >= dense, shared * r.integer("n_shared_experts", default=1, minimum=0)))
@@ -151,8 +151,8 @@ def _falcon_h1(r: ConfigReader) -> dict[str, Any]:
     Mamba-2 layers without one (``mlp_free_layers``); the two mixers of a layer share its input
     RMSNorm, which the Mamba-2 layers count once more (``num_hidden_layers`` × d, < 0.01%)."""
     layers = r.integer("num_hidden_layers", minimum=1)
-    fields = _core(r, tie=False, kv_heads=_REQUIRED)
-    _activation(r, "hidden_act")
+    fields = core_fields(r, tie=False, kv_heads=REQUIRED_KEYS)
+    activation_of(r, "hidden_act")
     d = fields["hidden_size"]
     inner = r.integer("mamba_d_ssm", default=r.integer("mamba_expand", default=2, minimum=1) * d, minimum=1)
     heads = r.integer("mamba_n_heads", default=128, minimum=1)

@@ -9,14 +9,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ... import formulas as f
-from .families import _activation, _attention_layers, _core, _deepseek, _llama_shapes, _moe, _pattern
-from .reader import _REQUIRED, ConfigReader
+from .families import activation_of, attention_layers, core_fields, deepseek_fields, llama_shapes, moe_fields, layer_pattern
+from .reader import REQUIRED_KEYS, ConfigReader
 
 
 def _olmo2(r: ConfigReader) -> dict[str, Any]:
     """OLMo 2: Llama shapes with norms after attention and MLP (no input norm) and q/k RMSNorms
     over the full projection width (H·d_h and H_kv·d_h)."""
-    fields = _llama_shapes(r, tie=False, mlp_bias=False)
+    fields = llama_shapes(r, tie=False, mlp_bias=False)
     q_width, k_width = fields["num_heads"] * fields["head_dim"], fields["num_kv_heads"] * fields["head_dim"]
     d = fields["hidden_size"]
     if (q_width + k_width) % d:
@@ -28,13 +28,13 @@ def _olmo2(r: ConfigReader) -> dict[str, Any]:
 def _granite(r: ConfigReader) -> dict[str, Any]:
     """Granite: Llama shapes with scaling multipliers (no parameters), tied embeddings by default;
     also SmolLM3 (Llama shapes, some layers without RoPE: no parameter change)."""
-    return _llama_shapes(r, tie=True)
+    return llama_shapes(r, tie=True)
 
 
 def _cohere(r: ConfigReader, generation: int) -> dict[str, Any]:
     """Cohere (Command R) and Cohere2 (Command R7B / A): attention and MLP in parallel after one
     LayerNorm without bias; tied embeddings.  Cohere2 slides on three of every four layers."""
-    fields = _llama_shapes(r, tie=True, mlp_bias=False)
+    fields = llama_shapes(r, tie=True, mlp_bias=False)
     fields["norms_per_layer"] = 1
     if r.boolean("use_qk_norm", False):
         raise r.error("use_qk_norm", "per-head q/k LayerNorms of Command R+ are not supported (expected false)")
@@ -42,7 +42,7 @@ def _cohere(r: ConfigReader, generation: int) -> dict[str, Any]:
         layers = fields["num_layers"]
         every = r.integer("sliding_window_pattern", default=4, minimum=1)
         window = r.integer("sliding_window", default=4096, minimum=1)
-        fields.update(_attention_layers(r, layers, window, _pattern(layers, every)))
+        fields.update(attention_layers(r, layers, window, layer_pattern(layers, every)))
     return fields
 
 
@@ -53,7 +53,7 @@ def _gptj(r: ConfigReader) -> dict[str, Any]:
     heads = r.integer("n_head", "num_attention_heads", minimum=1)
     if hidden % heads:
         raise r.error("n_head", f"{heads} does not divide n_embd {hidden}")
-    _activation(r, "activation_function")
+    activation_of(r, "activation_function")
     return {
         "num_layers": r.integer("n_layer", "num_hidden_layers", minimum=1), "hidden_size": hidden,
         "num_heads": heads, "num_kv_heads": heads, "head_dim": hidden // heads,
@@ -97,12 +97,12 @@ def _glm4_moe(r: ConfigReader) -> dict[str, Any]:
     """GLM-4.5 (glm4_moe): GQA with q/k/v biases, ``first_k_dense_replace`` dense layers, then
     routed + ``n_shared_experts`` shared experts of ``moe_intermediate_size``; the MTP layer
     (``num_nextn_predict_layers``) is not part of decoding."""
-    fields = _core(r, tie=False, kv_heads=_REQUIRED, head_dim="derived")
-    _activation(r, "hidden_act")
+    fields = core_fields(r, tie=False, kv_heads=REQUIRED_KEYS, head_dim="derived")
+    activation_of(r, "hidden_act")
     fields.update(qkv_bias=r.boolean("attention_bias", False), o_bias=False, qk_norm=r.boolean("use_qk_norm", False))
     first = r.integer("first_k_dense_replace", default=1, minimum=0)
     width = r.integer("moe_intermediate_size", minimum=1)
-    fields.update(_moe(
+    fields.update(moe_fields(
         r, fields["num_layers"], r.integer("n_routed_experts", minimum=0), r.integer("num_experts_per_tok", minimum=1),
         width, r.integer("intermediate_size", minimum=0), lambda i: i >= first,
         r.integer("n_shared_experts", default=1, minimum=0) * width,
@@ -114,8 +114,8 @@ def _qwen3_next(r: ConfigReader) -> dict[str, Any]:
     """Qwen3-Next: three Gated DeltaNet layers for every gated full-attention layer
     (``full_attention_interval`` or ``layer_types``), q/k norms and a sigmoid output gate on
     attention, high-sparsity MoE with one gated shared expert."""
-    fields = _core(r, tie=False, kv_heads=_REQUIRED, head_dim=_REQUIRED)
-    _activation(r, "hidden_act")
+    fields = core_fields(r, tie=False, kv_heads=REQUIRED_KEYS, head_dim=REQUIRED_KEYS)
+    activation_of(r, "hidden_act")
     layers, d = fields["num_layers"], fields["hidden_size"]
     raw = r.config.get("layer_types")
     if raw is not None:
@@ -139,7 +139,7 @@ def _qwen3_next(r: ConfigReader) -> dict[str, Any]:
     )
     dense_only = set(r.integer_list("mlp_only_layers"))
     step = r.integer("decoder_sparse_step", default=1, minimum=1)
-    fields.update(_moe(
+    fields.update(moe_fields(
         r, layers, r.integer("num_experts", minimum=0), r.integer("num_experts_per_tok", minimum=1),
         r.integer("moe_intermediate_size", minimum=1), r.integer("intermediate_size", minimum=0),
         lambda i: i not in dense_only and (i + 1) % step == 0,
@@ -152,8 +152,8 @@ def _llama4(r: ConfigReader) -> dict[str, Any]:
     """Llama 4 (text): chunked local attention on the rotary layers (``no_rope_layers`` 1, three
     of four; the others attend globally), MoE on every ``interleave_moe_layer_step``-th layer
     with one shared expert of ``intermediate_size``; dense layers of ``intermediate_size_mlp``."""
-    fields = _core(r, tie=False, kv_heads=_REQUIRED, head_dim=_REQUIRED)
-    _activation(r, "hidden_act")
+    fields = core_fields(r, tie=False, kv_heads=REQUIRED_KEYS, head_dim=REQUIRED_KEYS)
+    activation_of(r, "hidden_act")
     layers = fields["num_layers"]
     rope = r.config.get("no_rope_layers")
     if rope is None or rope == []:
@@ -169,7 +169,7 @@ def _llama4(r: ConfigReader) -> dict[str, Any]:
     is_moe: Callable[[int], bool] = ((lambda i: i in set(moe_layers)) if isinstance(moe_layers, list)
                                      else (lambda i: (i + 1) % step == 0))
     width = r.integer("intermediate_size", minimum=1)
-    fields.update(_moe(
+    fields.update(moe_fields(
         r, layers, r.integer("num_local_experts", minimum=0), r.integer("num_experts_per_tok", default=1, minimum=1),
         width, r.integer("intermediate_size_mlp", minimum=1), is_moe, width,
     ))
@@ -182,7 +182,7 @@ def _llama4(r: ConfigReader) -> dict[str, Any]:
 def _deepseek_v32(r: ConfigReader) -> dict[str, Any]:
     """DeepSeek-V3.2: DeepSeek-V3 with DeepSeek sparse attention on every layer (top
     ``index_topk`` tokens chosen by a lightning indexer of ``index_n_heads`` × ``index_head_dim``)."""
-    fields = _deepseek(r, version=3)
+    fields = deepseek_fields(r, version=3)
     fields.update(
         layer_types=("sparse",) * fields["num_layers"], sparse_top_k=r.integer("index_topk", minimum=1),
         indexer_heads=r.integer("index_n_heads", minimum=1), indexer_head_dim=r.integer("index_head_dim", minimum=1),
@@ -194,8 +194,8 @@ def _jamba(r: ConfigReader) -> dict[str, Any]:
     """Jamba: one attention layer every ``attn_layer_period`` (offset ``attn_layer_offset``), Mamba
     (v1) mixers in the others; MoE MLPs every ``expert_layer_period`` (offset
     ``expert_layer_offset``), dense SwiGLU MLPs in between."""
-    fields = _core(r, tie=False, kv_heads=_REQUIRED)
-    _activation(r, "hidden_act")
+    fields = core_fields(r, tie=False, kv_heads=REQUIRED_KEYS)
+    activation_of(r, "hidden_act")
     layers, d = fields["num_layers"], fields["hidden_size"]
     period, offset = r.integer("attn_layer_period", default=8, minimum=1), r.integer("attn_layer_offset", default=4)
     e_period = r.integer("expert_layer_period", default=2, minimum=1)
@@ -216,7 +216,7 @@ def _jamba(r: ConfigReader) -> dict[str, Any]:
         recurrent_flops_per_token=6 * inner * state + 2 * inner * kernel,
     )
     width = r.integer("intermediate_size", minimum=1)
-    fields.update(_moe(r, layers, r.integer("num_experts", default=16, minimum=0),
+    fields.update(moe_fields(r, layers, r.integer("num_experts", default=16, minimum=0),
                        r.integer("num_experts_per_tok", default=2, minimum=1), width, width,
                        lambda i: i % e_period == e_offset))
     return fields
@@ -225,9 +225,9 @@ def _jamba(r: ConfigReader) -> dict[str, Any]:
 def _phi(r: ConfigReader) -> dict[str, Any]:
     """Phi-1/1.5/2: attention and MLP in parallel after one LayerNorm, biases on every projection,
     plain GELU MLP (fc1, fc2); untied lm_head (its bias of V is left out)."""
-    fields = _core(r, tie=False)
+    fields = core_fields(r, tie=False)
     fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
-    _activation(r, "hidden_act")
+    activation_of(r, "hidden_act")
     if r.boolean("qk_layernorm", False):
         raise r.error("qk_layernorm", "Phi q/k LayerNorms are not supported (expected false)")
     fields.update(mlp_gated=False, qkv_bias=True, o_bias=True, mlp_bias=True, norm_type="layer", norms_per_layer=1)
@@ -237,9 +237,9 @@ def _phi(r: ConfigReader) -> dict[str, Any]:
 def _starcoder2(r: ConfigReader) -> dict[str, Any]:
     """StarCoder2: GQA with biases (``use_bias``), two LayerNorms, plain GELU MLP (c_fc, c_proj),
     ``sliding_window`` (4096) on every layer; tied embeddings by default."""
-    fields = _core(r, tie=True)
+    fields = core_fields(r, tie=True)
     fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
-    _activation(r, "hidden_act")
+    activation_of(r, "hidden_act")
     bias = r.boolean("use_bias", True)
     fields.update(mlp_gated=False, qkv_bias=bias, o_bias=bias, mlp_bias=bias, norm_type="layer")
     window = r.integer("sliding_window", default=None, minimum=1) if "sliding_window" in r.config else 4096
@@ -250,7 +250,7 @@ def _starcoder2(r: ConfigReader) -> dict[str, Any]:
 
 def _olmo(r: ConfigReader) -> dict[str, Any]:
     """OLMo (v1): Llama shapes with non-parametric LayerNorms (no norm weights)."""
-    fields = _llama_shapes(r, tie=False, mlp_bias=False)
+    fields = llama_shapes(r, tie=False, mlp_bias=False)
     fields["norms_per_layer"] = 0
     return fields
 

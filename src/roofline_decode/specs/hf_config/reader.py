@@ -14,9 +14,9 @@ from .._limits import MAX_LAYERS, MAX_SIZE
 #: Largest value of a layer-count key (readers loop over the layers) and of any other integer key.
 _MAXIMA = {"num_hidden_layers": MAX_LAYERS, "n_layer": MAX_LAYERS}
 
-#: Marks a key without a default: ``ConfigReader.integer(..., default=_REQUIRED)`` (the default)
+#: Marks a key without a default: ``ConfigReader.integer(..., default=REQUIRED_KEYS)`` (the default)
 #: raises when it is absent.
-_REQUIRED = object()
+REQUIRED_KEYS = object()
 
 
 class ConfigReader:
@@ -42,10 +42,10 @@ class ConfigReader:
         value = self.config.get(key)
         return default if value is None else value
 
-    def integer(self, *keys: str, default: Any = _REQUIRED, minimum: int = 0) -> Any:
+    def integer(self, *keys: str, default: Any = REQUIRED_KEYS, minimum: int = 0) -> Any:
         """The first present key as an int >= ``minimum``; ``default`` when none is present
         (required when no default is given; ``default=None`` makes it optional)."""
-        if default is not _REQUIRED and not any(self.config.get(k) is not None for k in keys):
+        if default is not REQUIRED_KEYS and not any(self.config.get(k) is not None for k in keys):
             return default
         value = self.require(*keys)
         key = next(k for k in keys if self.config.get(k) is not None)

@@ -1,4 +1,4 @@
-"""Argument checks shared by the planning functions: every problem is an InvalidValueError."""
+"""Argument checks shared by the floors and the planners: every problem is an InvalidValueError."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidValueError
+from .errors import InvalidValueError
 
 
 #: Largest whole number accepted (the largest a float holds exactly; as for batch and context).
