@@ -125,8 +125,8 @@ def _id_or_path(kind: str, value: Any) -> str | Path:
     """A catalog id (str) or a path; anything else is an InvalidValueError naming ``kind``."""
     if isinstance(value, os.PathLike):
         return Path(value)
-    if not isinstance(value, str) or not value:
-        raise InvalidValueError(kind, value, f"a {kind} id (a non-empty string) or a path")
+    if not isinstance(value, str) or not value or "\x00" in value:
+        raise InvalidValueError(kind, value, f"a {kind} id (a non-empty string without NUL bytes) or a path")
     return value
 
 

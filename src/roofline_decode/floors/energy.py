@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import formulas as f
 from .._typing import Broadcastable
+from ..checks import positive
 from ..errors import InvalidValueError
 
 if TYPE_CHECKING:
@@ -47,14 +48,20 @@ ENERGY_RECORD_KEYS = ("memory_technology", "access_energy_j_per_bit", "board_pow
                       "joules_per_token_at_board_power")
 
 
+#: Prices per device-hour accepted [$/h]: a millionth of a dollar to a million dollars. Outside
+#: it a cost per token underflows to $0 or overflows to infinity (5e-324, 1e308), or the
+#: figure is a unit slip (a price per month or per year typed as per hour).
+PRICE_RANGE = (1e-6, 1e6)
+
+
 def checked_price(price_per_hour: object) -> float:
-    """A price per device-hour: a finite number > 0, else InvalidValueError naming it."""
-    try:
-        price = float(price_per_hour)  # type: ignore[arg-type]  # anything: float() is the check
-    except (TypeError, ValueError):
-        raise InvalidValueError("price_per_hour", price_per_hour, "a number > 0 (price of one device for one hour)") from None
-    if not np.isfinite(price) or price <= 0:
-        raise InvalidValueError("price_per_hour", price_per_hour, "a finite number > 0 (price of one device for one hour)")
+    """A price per device-hour: a real number in :data:`PRICE_RANGE` [$/h] (no bool, no string),
+    else InvalidValueError naming it."""
+    low, high = PRICE_RANGE
+    allowed = f"a number from {low:g} to {high:g} (dollars for one device for one hour)"
+    price = positive("price_per_hour", price_per_hour, allowed)
+    if not low <= price <= high:
+        raise InvalidValueError("price_per_hour", price_per_hour, allowed)
     return price
 
 

@@ -108,7 +108,10 @@ def _sweep_routing(routing: Broadcastable, model: Model, batch_axis: np.ndarray)
     for a dense model, which has no routed experts to count)."""
     if isinstance(routing, str) or not model.is_moe:
         return resolve_routing(routing, model)
-    counts = np.asarray(routing, dtype=float) if not isinstance(routing, (bool, np.bool_)) else routing
+    try:
+        counts = np.asarray(routing, dtype=float) if not isinstance(routing, (bool, np.bool_)) else routing
+    except (TypeError, ValueError, OverflowError):  # not numbers: resolve_routing names what is allowed
+        return resolve_routing(routing, model, batch_axis)
     if isinstance(counts, np.ndarray) and counts.ndim == 1 and counts.size == batch_axis.size:
         routing = counts[:, None]
     elif isinstance(counts, np.ndarray) and counts.size > 1:

@@ -112,7 +112,7 @@ class Frontier:
 
 
 def _y(y: str) -> tuple[str, bool]:
-    if y not in FRONTIER_Y:
+    if not isinstance(y, str) or y not in FRONTIER_Y:
         raise InvalidValueError("y", y, f"one of {', '.join(FRONTIER_Y)}")
     return FRONTIER_Y[y]
 
@@ -131,7 +131,8 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
     context : float
         Tokens cached per sequence [tokens] (one value).
     batch : sequence of float, optional
-        Batches to sweep (default 1, 2, 4, ..., 1024).
+        Batches to sweep (default 1, 2, 4, ..., 1024 and, for each device and TP degree, the
+        largest batch whose weights and KV cache fit, often the cheapest point per token).
     tp : sequence of int
         Tensor-parallel degrees (each a whole number >= 1).
     price_per_hour : float or dict, optional
@@ -148,7 +149,9 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
         its single-device points (a note says so): tensor parallelism needs a link bandwidth.
     """
     from ..catalog import load_accelerator, load_model
+    from ..checks import whole_number
     from ..floors.energy import checked_price
+    from ..floors.grid import checked_array
     from ..specs.accelerator import Accelerator as AcceleratorSpec
     from ..floors.capacity import usable_memory
     from ..floors.parallel import tensor_parallel_floor
@@ -157,18 +160,20 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
 
     spec = model if isinstance(model, ModelSpec) else load_model(model)
     listed: list[Any] = list(accelerators) if isinstance(accelerators, (list, tuple)) else [accelerators]
-    devices = [a if isinstance(a, AcceleratorSpec) else load_accelerator(a) for a in listed]
+    loaded = [a if isinstance(a, AcceleratorSpec) else load_accelerator(a) for a in listed]
+    devices = list({(d.id or d.name): d for d in reversed(loaded)}.values())[::-1]  # each device once
     if not devices:
         raise InvalidValueError("accelerators", accelerators, "at least one accelerator")
-    context_value = np.asarray(context, dtype=float)
-    if context_value.ndim != 0 or not np.isfinite(context_value) or context_value < 0:
+    if isinstance(context, (str, bytes, bool)) or np.ndim(context) != 0:
         raise InvalidValueError("context", context, "one finite number >= 0 (tokens cached per sequence)")
-    batches = np.asarray(DEFAULT_BATCHES if batch is None else batch, dtype=float).ravel()
-    if batches.size == 0 or not np.all(np.isfinite(batches)) or np.any(batches < 1):
-        raise InvalidValueError("batch", batch, "batches >= 1")
-    degrees = [tp] if np.ndim(tp) == 0 else list(tp)
-    if not degrees or any(isinstance(n, bool) or not float(n).is_integer() or n < 1 for n in degrees):
+    context_value = float(checked_array("context", context, 0.0, inclusive=True))
+    batches = (np.asarray(DEFAULT_BATCHES) if batch is None else checked_array("batch", batch, 1.0, inclusive=True)).ravel()
+    if batches.size == 0:
+        raise InvalidValueError("batch", batch, "at least one batch >= 1")
+    listed_degrees = [tp] if np.ndim(tp) == 0 else list(tp)
+    if not listed_degrees:
         raise InvalidValueError("tp", tp, "whole numbers >= 1 (tensor-parallel degrees)")
+    degrees = list(dict.fromkeys(whole_number("tp", n) for n in listed_degrees))
     prices: dict[str, float | None]
     if isinstance(price_per_hour, dict):
         missing = [d.id or d.name for d in devices if (d.id or d.name) not in price_per_hour]
@@ -188,15 +193,17 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
             notes.append(f"{device.id or device.name}: no interconnect figure, so no tensor-parallel points "
                          f"(TP {', '.join(map(str, skipped))} left out)")
         for n in (int(d) for d in degrees if int(d) not in skipped):
-            floor = tensor_parallel_floor(spec, device, batch=batches, context=float(context_value), num_devices=n,
+            grid = batches if batch is not None else _with_largest_fitting(spec, device, batches, context_value, n,
+                                                                            routing, room)
+            floor = tensor_parallel_floor(spec, device, batch=grid, context=context_value, num_devices=n,
                                           routing=routing)
-            step = np.broadcast_to(floor.step_time_s, batches.shape)
-            fits = np.broadcast_to(floor.resident_bytes_per_device <= room, batches.shape)
-            floor_energy = np.broadcast_to(floor.joules_per_token_floor, batches.shape)
-            board_energy = np.broadcast_to(floor.joules_per_token_at_board_power, batches.shape)
-            cost = (np.broadcast_to(floor.cost_per_million_tokens(price), batches.shape) if price is not None
-                    else np.full(batches.shape, np.nan))
-            for i, b in enumerate(batches):
+            step = np.broadcast_to(floor.step_time_s, grid.shape)
+            fits = np.broadcast_to(floor.resident_bytes_per_device <= room, grid.shape)
+            floor_energy = np.broadcast_to(floor.joules_per_token_floor, grid.shape)
+            board_energy = np.broadcast_to(floor.joules_per_token_at_board_power, grid.shape)
+            cost = (np.broadcast_to(floor.cost_per_million_tokens(price), grid.shape) if price is not None
+                    else np.full(grid.shape, np.nan))
+            for i, b in enumerate(grid):
                 points.append(FrontierPoint(
                     accelerator=floor.accelerator, num_devices=n, batch=float(b), step_time_s=float(step[i]),
                     tokens_per_s_per_user=float(1.0 / step[i]), tokens_per_s_per_device=float(b / step[i] / n),
@@ -206,6 +213,29 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
     return Frontier(model=spec.name, context=float(context_value), points=tuple(points),
                     price_per_hour=prices if isinstance(price_per_hour, dict) else next(iter(prices.values())),
                     notes=tuple(notes))
+
+
+def _with_largest_fitting(model: Model, device: Accelerator, batches: np.ndarray, context: float, num_devices: int,
+                          routing: Any, room: float) -> np.ndarray:
+    """The default batch grid plus the largest batch that fits each device (often the cheapest
+    point per token): resident bytes grow linearly in the batch (weights + B x bytes per
+    sequence), so two floors give the slope; the point is checked against the floor itself."""
+    from ..floors.parallel import tensor_parallel_floor
+
+    def resident(b: float) -> float:
+        floor = tensor_parallel_floor(model, device, batch=b, context=context, num_devices=num_devices,
+                                      routing=routing)
+        return float(np.max(floor.resident_bytes_per_device))
+
+    first, slope = resident(1.0), resident(2.0) - resident(1.0)
+    if first > room or slope <= 0:
+        return batches
+    largest = float(np.floor((room - first) / slope)) + 1.0
+    while largest > 1 and resident(largest) > room:  # a rounding step at the boundary
+        largest -= 1
+    if largest > 2**53 or largest in batches:
+        return batches
+    return np.sort(np.append(batches, largest))
 
 
 def _device_notes(device: Accelerator) -> list[str]:

@@ -49,11 +49,17 @@ def list_ids(name: str) -> list[str]:
     return sorted(p.stem for p in bundled_folder(name).glob("*.toml"))
 
 
+#: Longest id looked up as a file name (file systems stop at 255 bytes).
+MAX_ID_LENGTH = 200
+
+
 def bundled_file(name: str, entry_id: Any, label: str) -> Path:
     """The bundled file of ``entry_id`` in folder ``name``; an :class:`UnknownIdError` naming
     ``label`` (with the known ids) for anything else, a path outside the folder included."""
-    if not isinstance(entry_id, str) or not entry_id or "/" in entry_id or "\\" in entry_id:
-        raise UnknownIdError(label, entry_id if isinstance(entry_id, str) else repr(entry_id), list_ids(name))
+    if (not isinstance(entry_id, str) or not entry_id or len(entry_id) > MAX_ID_LENGTH
+            or any(c in entry_id for c in "/\\\x00")):  # a path, a NUL byte, a name no file system holds
+        shown = (entry_id[:40] + "...") if isinstance(entry_id, str) and len(entry_id) > 40 else entry_id
+        raise UnknownIdError(label, shown if isinstance(entry_id, str) else repr(entry_id), list_ids(name))
     path = bundled_folder(name) / f"{entry_id}.toml"
     if not path.is_file():
         raise UnknownIdError(label, entry_id, list_ids(name))

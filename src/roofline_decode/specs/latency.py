@@ -48,13 +48,22 @@ else:
     CountUnit = Literal[tuple(_COUNT_UNITS)]
 
 
+#: Largest latency accepted [s]: kernel launches, collectives and host round trips take
+#: microseconds to milliseconds; a second or more is a unit slip (ms or us typed as s) and
+#: would turn every floor into "0 tokens/s".
+MAX_LATENCY = 1.0
+#: Largest number of dependent operations per layer accepted [1] (real decoders: about 5-40).
+MAX_OPERATIONS_PER_LAYER = 10_000.0
+
+
 class LatencyProfile(Spec):
     """Minimum times of the serial chain of a decode step, in SI units.
 
     Attributes
     ----------
     operation_latency : float
-        Minimum time of one dependent operation (a kernel and its drain) t_op [s].
+        Minimum time of one dependent operation (a kernel and its drain) t_op [s], at most
+        :data:`MAX_LATENCY` (as the other latencies).
     operations_per_layer : float
         Dependent operations per layer n_op [1].
     collective_latency : float
@@ -65,10 +74,10 @@ class LatencyProfile(Spec):
 
     id: str | None = None
     name: str = Field(min_length=1)
-    operation_latency: float = Field(ge=0, allow_inf_nan=False)
-    operations_per_layer: float = Field(ge=0, allow_inf_nan=False)
-    collective_latency: float = Field(default=0.0, ge=0, allow_inf_nan=False)
-    step_latency: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    operation_latency: float = Field(ge=0, le=MAX_LATENCY, allow_inf_nan=False)
+    operations_per_layer: float = Field(ge=0, le=MAX_OPERATIONS_PER_LAYER, allow_inf_nan=False)
+    collective_latency: float = Field(default=0.0, ge=0, le=MAX_LATENCY, allow_inf_nan=False)
+    step_latency: float = Field(default=0.0, ge=0, le=MAX_LATENCY, allow_inf_nan=False)
     notes: str | None = None
     figures: dict[str, Figure] = Field(default_factory=dict)
     sources: dict[str, Source] = Field(default_factory=dict)

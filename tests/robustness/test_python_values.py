@@ -1,0 +1,110 @@
+"""Python values that used to crash or give a silent wrong answer (issue 27, item 4): each now
+gives an answer or one InvalidValueError/UnknownIdError that names the argument."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import roofline_decode as rd
+from roofline_decode.errors import InvalidValueError, UnknownIdError
+from roofline_decode.floors.energy import PRICE_RANGE
+
+pytest.importorskip("xarray")
+
+
+@pytest.fixture(scope="module")
+def floor():
+    return rd.decode_floor("llama-3.1-8b", "h100-sxm", batch=1, context=4096)
+
+
+@pytest.mark.parametrize("price", [1e308, 5e-324, True, "3.5", float("nan"), -1.0, 0.0, 2e6])
+def test_a_price_is_a_real_number_in_its_range(floor, price):
+    with pytest.raises(InvalidValueError, match="price_per_hour=.*dollars for one device for one hour"):
+        floor.cost_per_million_tokens(price)
+
+
+def test_prices_at_the_ends_of_the_range_give_finite_costs(floor):
+    low, high = PRICE_RANGE
+    costs = [float(floor.cost_per_million_tokens(p)) for p in (low, 3.0, high)]
+    # $3/h at 215.5 tokens/s (4.641 ms per token): 3 / 3600 / 215.5 x 1e6 = $3.867 per million
+    assert costs[1] == pytest.approx(3.0 / 3600 * float(floor.step_time_s) * 1e6)
+    assert all(np.isfinite(costs)) and costs[0] > 0
+
+
+def test_frontier_lists_a_device_once():
+    twice = rd.planning.frontier("llama-3.1-8b", ["h100-sxm", "h100-sxm"], 4096, batch=[1, 8], tp=[1, 1, 2])
+    once = rd.planning.frontier("llama-3.1-8b", ["h100-sxm"], 4096, batch=[1, 8], tp=[1, 2])
+    assert [(p.accelerator, p.num_devices, p.batch) for p in twice.points] == \
+           [(p.accelerator, p.num_devices, p.batch) for p in once.points] == \
+           [("h100-sxm", 1, 1.0), ("h100-sxm", 1, 8.0), ("h100-sxm", 2, 1.0), ("h100-sxm", 2, 8.0)]
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"context": "abc"}, "context"), ({"context": [1, 2]}, "context"), ({"batch": ["a"]}, "batch"),
+    ({"batch": [0.5]}, "batch"), ({"tp": ["2"]}, "tp"), ({"tp": [10**400]}, "tp"), ({"tp": [1.5]}, "tp"),
+    ({"tp": []}, "tp"), ({"batch": []}, "batch")])
+def test_frontier_refuses_a_bad_argument_by_name(kwargs, field):
+    args = {"context": 4096, **kwargs}
+    with pytest.raises(InvalidValueError, match=f"^{field}="):
+        rd.planning.frontier("llama-3.1-8b", ["h100-sxm"], args.pop("context"), **args)
+
+
+def test_the_envelope_axis_is_one_name():
+    front = rd.planning.frontier("llama-3.1-8b", ["h100-sxm"], 4096, batch=[1, 8], tp=[1])
+    with pytest.raises(InvalidValueError, match=r"^y=\['cost'\] .* one of throughput"):
+        front.envelope(["cost"])
+
+
+def test_the_default_frontier_grid_holds_the_largest_batch_that_fits():
+    """Llama-3.1-8B bf16 at 4096 tokens on one H100: 78 GiB usable, 16.06 GB of weights and
+    0.537 GB of KV per sequence: (83.75e9 - 16.06e9) / 0.537e9 -> 126 sequences (capacity.max_batch)."""
+    front = rd.planning.frontier("llama-3.1-8b", ["h100-sxm"], 4096, tp=[1])
+    largest = rd.planning.max_batch("llama-3.1-8b", "h100-sxm", context=4096)
+    fitting = [p.batch for p in front.points if p.fits]
+    assert max(fitting) == largest == 126
+    assert not any(p.fits for p in front.points if p.batch > largest)
+
+
+def test_sweep_refuses_routing_that_is_not_a_number():
+    with pytest.raises(InvalidValueError, match=r"^routing=\['x'\].*'uniform', 'identical'"):
+        rd.sweep(["mixtral-8x7b"], ["h100-sxm"], batch=[1, 2], context=[0], routing=["x"])
+
+
+@pytest.mark.parametrize("latency", ["x" * 300, "a\x00b", "../latency_profiles/eager-launch"])
+def test_a_latency_id_that_no_file_can_have_is_an_unknown_id(latency):
+    with pytest.raises(UnknownIdError, match="latency profile"):
+        rd.decode_floor("llama-3.1-8b", "h100-sxm", latency=latency)
+
+
+@pytest.mark.parametrize("loader", [rd.load_model, rd.load_accelerator])
+def test_an_id_with_a_nul_byte_is_refused(loader):
+    with pytest.raises(InvalidValueError, match="without NUL bytes"):
+        loader("llama-3.1-8b\x00.json")
+
+
+@pytest.mark.parametrize("field", ["operation_latency", "collective_latency", "step_latency"])
+def test_a_latency_of_a_second_or_more_is_a_unit_slip(field):
+    values = {"operation_latency": 1.3e-6, "operations_per_layer": 10, field: 1e300}
+    with pytest.raises(InvalidValueError, match=f"{field}.*less than or equal to 1"):  # a SpecValidationError
+        rd.LatencyProfile(name="slip", **values)
+
+
+def test_xarray_keeps_two_formats_of_one_model_apart():
+    spec = rd.load_model("llama-3.1-8b")
+    sweep = rd.sweep([spec, spec.with_precision(weights="int4")], ["h100-sxm"], batch=[1, 2], context=[0])
+    data = sweep.to_xarray()
+    assert list(data.model.values) == ["Llama-3.1-8B (bf16 weights, bf16 KV)", "Llama-3.1-8B (int4 weights, bf16 KV)"]
+    weights = data.weight_bytes.sel(accelerator=sweep[0].accelerator, batch=1, context=0).values
+    assert list(weights) == [float(f.weight_bytes[0, 0]) for f in sweep]
+    assert weights[0] == pytest.approx(4 * weights[1], rel=0.01)  # 16 vs 4 bits per weight
+
+
+def test_xarray_of_a_repeated_model_and_device_and_a_mixed_precision_ridge():
+    sweep = rd.sweep(["deepseek-v3"] * 2, ["mi300x"] * 2, batch=[1], context=[0, 4096])
+    data = sweep.to_xarray()
+    assert dict(data.sizes) == {"model": 1, "accelerator": 1, "batch": 1, "context": 2}
+    # fp8 matmuls and bf16 attention: the effective peak, and so the ridge, depend on the context
+    ridge = data.ridge_point.values.ravel()
+    assert ridge.shape == (2,) and ridge[0] != ridge[1]
+    np.testing.assert_array_equal(ridge, np.broadcast_to(sweep[0].ridge_point, (1, 2)).ravel())
