@@ -80,6 +80,36 @@ def test_text_around_roles_is_kept_and_no_role_survives():
     assert xref.ROLE.search(out) is None
 
 
+def test_roles_in_code_stay_text():
+    """A role in a code block is text (as in Sphinx): doctests, fences, top-level indented blocks."""
+    text = textwrap.dedent("""\
+        Summary with :func:`decode_floor`.
+
+            an indented block :func:`decode_floor`
+            more :func:`decode_floor`
+
+        ```
+        :func:`decode_floor`
+        ```
+
+        >>> f(":func:`decode_floor`")
+        ':func:`decode_floor`'
+
+        After :func:`decode_floor`.
+
+        Parameters
+        ----------
+        batch : int
+            Sequences.
+
+            See :func:`decode_floor` (a second paragraph, not code).
+        """)
+    out = rewrite(text).splitlines()
+    linked = link("rd.estimate.decode_floor", "decode_floor()")
+    assert [i for i, line in enumerate(out) if linked in line] == [0, 12, 19]
+    assert [i for i, line in enumerate(out) if xref.ROLE.search(line)] == [2, 3, 6, 9, 10]
+
+
 def test_leftover_roles_in_html():
     html = "<p>See :func:<code>decode_floor</code> and :py:class:<code>Model</code>; <code>:func:</code> alone.</p>"
     assert hooks.leftover_roles(html) == [":func:<code>decode_floor</code>", ":py:class:<code>Model</code>"]

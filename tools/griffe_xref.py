@@ -15,7 +15,8 @@ into an mkdocs-autorefs cross-reference to the object's canonical path:
 * a target found in the package becomes an *optional* autoref: a link where the site renders
   that object, and inline code (with the full path as tooltip) where it does not (a private
   helper, an attribute without a docstring), so ``mkdocs build --strict`` never fails on one;
-* a target outside the package (``pandas.DataFrame``) or not found becomes inline code.
+* a target outside the package (``pandas.DataFrame``) or not found becomes inline code;
+* a role inside code (a doctest, a fenced or an indented block) stays as it is.
 
 The text shown follows Sphinx: the target as written, its last part with ``~``, the title of
 ``:func:`title <target>```, ``()`` after functions and methods. Loaded by mkdocs.yml
@@ -66,6 +67,13 @@ def rst_roles_to_markdown(text: str, resolve: Callable[[str, str], str | None]) 
     '`pandas.DataFrame`, `families`'
     >>> rst_roles_to_markdown(":meth:`the floor <decode_floor>`, :func:`!decode_floor`", resolve)
     '<autoref identifier="rd.estimate.decode_floor" optional>`the floor`</autoref>, `decode_floor()`'
+
+    Code is left as it is (a role in a code block is text, as in Sphinx): doctest examples and
+    their output, fenced blocks, and indented blocks before the first numpydoc section.
+
+    >>> text = "Text.\\n\\n    :func:`decode_floor`\\n\\n```\\nf()  # :func:`decode_floor`\\n```"
+    >>> rst_roles_to_markdown(text, resolve) == text
+    True
     """
 
     def replace(match: re.Match[str]) -> str:
@@ -87,7 +95,31 @@ def rst_roles_to_markdown(text: str, resolve: Callable[[str, str], str | None]) 
         code = f"`{shown}`"
         return code if path is None else f'<autoref identifier="{path}" optional>{code}</autoref>'
 
-    return ROLE.sub(replace, text)
+    lines = text.split("\n")
+    code = _code_lines(lines)
+    return "\n".join(line if i in code else ROLE.sub(replace, line) for i, line in enumerate(lines))
+
+
+def _code_lines(lines: list[str]) -> set[int]:
+    """The indices of the lines that Markdown shows as code (see ``rst_roles_to_markdown``)."""
+    code: set[int] = set()
+    fence = doctest = False
+    sections = False  # past the first numpydoc section header (a line underlined with dashes)
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        blank_before = i == 0 or not lines[i - 1].strip()
+        if not line.startswith(" ") and i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
+            sections = True
+        if stripped.startswith(("```", "~~~")):
+            fence = not fence
+        elif stripped.startswith(">>>"):
+            doctest = True
+        elif not stripped:
+            doctest = False
+        indented = not sections and line.startswith("    ") and (blank_before or i - 1 in code)
+        if fence or doctest or stripped.startswith(("```", "~~~")) or indented:
+            code.add(i)
+    return code
 
 
 class Resolver:
