@@ -27,8 +27,8 @@ build if role text still reaches a page.
 from __future__ import annotations
 
 import re
-from functools import partial
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 try:
@@ -107,17 +107,18 @@ def _code_lines(lines: list[str]) -> set[int]:
     sections = False  # past the first numpydoc section header (a line underlined with dashes)
     for i, line in enumerate(lines):
         stripped = line.strip()
-        blank_before = i == 0 or not lines[i - 1].strip()
+        fence_line = stripped.startswith(("```", "~~~"))
         if not line.startswith(" ") and i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
             sections = True
-        if stripped.startswith(("```", "~~~")):
+        if fence_line:
             fence = not fence
         elif stripped.startswith(">>>"):
             doctest = True
         elif not stripped:
             doctest = False
+        blank_before = i == 0 or not lines[i - 1].strip()
         indented = not sections and line.startswith("    ") and (blank_before or i - 1 in code)
-        if fence or doctest or stripped.startswith(("```", "~~~")) or indented:
+        if fence or fence_line or doctest or indented:
             code.add(i)
     return code
 
