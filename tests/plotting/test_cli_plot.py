@@ -31,7 +31,8 @@ def test_plot_kinds_write_files(tmp_path, capsys, kind, extra, suffix):
     (["plot", "batch", "--over", "context", "-o", "b.png"], "--over='context' is invalid: expected an axis only with plot breakdown"),
     (["plot", "batch", "--context", "1k,2k", "-o", "b.png"], "one context for this plot"),
     (["plot", "map", "--gpu", "h100-sxn", "-o", "m.png"], "unknown accelerator id 'h100-sxn'"),
-    (["plot", "batch", "--dpi", "0.5", "-o", "b.png"], "dpi=0.5 is invalid: expected a resolution from 1 to 1200"),
+    (["plot", "batch", "--dpi", "0.5", "-o", "b.png"], "dpi=0.5 is invalid: expected a resolution from 20 to 1200"),
+    (["plot", "context", "--dpi", "1", "-o", "c.png"], "dpi=1.0 is invalid: expected a resolution from 20 to 1200"),
     (["plot", "context", "--context", "4k", "-o", "c.png"], "context=[4096] is invalid: expected at least two"),
 ])
 def test_plot_errors_are_one_line_and_exit_2(tmp_path, capsys, monkeypatch, args, message):

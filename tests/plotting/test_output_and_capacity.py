@@ -84,9 +84,9 @@ def test_save_names_an_output_that_cannot_be_written(tmp_path):
         plotting.save(ax, blocker / "plot.png")
 
 
-@pytest.mark.parametrize("dpi", [0.5, 0, -3, 1e9, float("nan"), "high"])
+@pytest.mark.parametrize("dpi", [0.5, 0, -3, 1, 19.9, True, 1e9, float("nan"), "high"])
 def test_save_rejects_bad_resolutions(tmp_path, dpi):
     ax = plotting.context_plot("llama-3.2-1b", "l4", context=[0, 1024], batch=[1])
-    with pytest.raises(InvalidValueError, match=r"dpi=.*from 1 to 1200"):
+    with pytest.raises(InvalidValueError, match=r"dpi=.*from 20 to 1200"):
         plotting.save(ax, tmp_path / "plot.png", dpi=dpi)
     assert not (tmp_path / "plot.png").exists()

@@ -57,7 +57,7 @@ def register(subparsers: Subparsers) -> None:
                       help="frontier: the y axis (default throughput; cost needs --price-per-hour)")
     plot.add_argument("--price-per-hour", type=positive("--price-per-hour"), metavar="USD",
                       help="frontier: price of one device-hour, for --y cost")
-    plot.add_argument("--dpi", type=positive("--dpi"), default=150, help="resolution of PNG output, 1 to 1200 (default 150)")
+    plot.add_argument("--dpi", type=positive("--dpi"), default=150, help="resolution of PNG output, 20 to 1200 (default 150)")
     plot.add_argument("-o", "--output", required=True, metavar="FILE", help="output file: .png, .svg or .pdf")
     plot.set_defaults(handler=run_plot)
 

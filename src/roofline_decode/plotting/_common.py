@@ -57,6 +57,10 @@ CONTEXT_AXIS_LABEL = "context T [tokens cached per sequence]"
 SAVE_FORMATS = (".png", ".svg", ".pdf")
 #: Highest resolution :func:`save` accepts [dots per inch] (a 9-inch figure is then 10800 pixels wide).
 MAX_DPI = 1200
+#: Smallest resolution accepted [dots per inch]: below about 10 dpi a label's font has less than one
+#: pixel per em and FreeType refuses to draw it (a RuntimeError from inside matplotlib); at 20 dpi
+#: every plot still renders, if barely legibly.
+MIN_DPI = 20
 
 
 def pyplot() -> ModuleType:
@@ -243,7 +247,8 @@ def save(ax_or_figure: Axes | Figure, path: str | Path, dpi: float = 150) -> Pat
     ------
     InvalidValueError
         If the extension is not one of ``.png``, ``.svg``, ``.pdf``, if ``dpi`` is not between
-        1 and 1200, or if the file cannot be written there (the message says why).
+        :data:`MIN_DPI` (20) and :data:`MAX_DPI` (1200), or if the file cannot be written there (the
+        message says why).
     """
     path = Path(path)
     check_output_path(path)
@@ -254,8 +259,8 @@ def save(ax_or_figure: Axes | Figure, path: str | Path, dpi: float = 150) -> Pat
         resolution = float(dpi)
     except (TypeError, ValueError):
         resolution = float("nan")
-    if not 1 <= resolution <= MAX_DPI:
-        raise InvalidValueError("dpi", dpi, f"a resolution from 1 to {MAX_DPI} [dots per inch]")
+    if isinstance(dpi, bool) or not MIN_DPI <= resolution <= MAX_DPI:
+        raise InvalidValueError("dpi", dpi, f"a resolution from {MIN_DPI} to {MAX_DPI} [dots per inch]")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(path, format=path.suffix[1:].lower(), dpi=resolution, bbox_inches="tight")
