@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -413,6 +414,37 @@ _MODEL_DIRECTORY_STAMP: list[int] = []
 _MODEL_DIR_NAME = str(_MODEL_DIR)
 
 
+#: Suffixes of a repository name that change no architecture key (chat and base checkpoints).
+_VARIANT = re.compile(r"-(instruct|chat|it|hf|base|pt)(?=-|$)")
+
+
+def bundled_id_of_repo(repo: str) -> str | None:
+    """The bundled model id of a Hugging Face repository id, or None.
+
+    ``"meta-llama/Llama-3.1-8B"`` and its instruct checkpoint ``"meta-llama/Llama-3.1-8B-Instruct"``
+    give ``"llama-3.1-8b"``: each bundled config records its repository (``_roofline.hf_repo``),
+    and a chat, instruct or base checkpoint of it has the same architecture.  A checkpoint in
+    another format (``-FP8``, ``-AWQ``, ``-GGUF``) is not matched: its weights differ.
+
+    >>> bundled_id_of_repo("Qwen/Qwen3-8B"), bundled_id_of_repo("nobody/Qwen3-8B")
+    ('qwen3-8b', None)
+    """
+    if repo.count("/") != 1:
+        return None
+    return _repos(_MODEL_DIR.stat().st_mtime_ns).get(_VARIANT.sub("", repo.lower()))
+
+
+@lru_cache(maxsize=2)
+def _repos(stamp: int) -> dict[str, str]:
+    """Repository (lower case, variant suffix cut) -> bundled id, read again when the folder changes."""
+    repos: dict[str, str] = {}
+    for model_id in _model_ids(stamp):
+        repo = model_metadata(model_id).get("hf_repo")
+        if isinstance(repo, str):
+            repos.setdefault(_VARIANT.sub("", repo.lower()), model_id)
+    return repos
+
+
 def model_metadata(model_id: str) -> dict[str, Any]:
     """The ``_roofline`` block of a bundled config: name, sources, stated parameter counts."""
     checked = _id_or_path("model", model_id)
@@ -451,8 +483,9 @@ def load_model(id_or_path: Model | str | Path, weights: Any = None, kv: Any = No
         id_or_path = _id_or_path("model", id_or_path)
         is_dir = not str(id_or_path).endswith(".gguf") and os.path.isdir(id_or_path)
         if isinstance(id_or_path, str) and not is_dir and not id_or_path.endswith((".gguf", ".json")):
-            # an id names a bundled file; never a path out of the catalog ("../x")
-            model = _bundled(id_or_path, overrides)
+            # an id names a bundled file; never a path out of the catalog ("../x"); a Hugging
+            # Face repository id ("meta-llama/Llama-3.1-8B") names the bundled model of that repo
+            model = _bundled(bundled_id_of_repo(id_or_path) or id_or_path, overrides)
             return model if weights is None and kv is None else model.with_precision(weights=weights, kv=kv)
         path = Path(id_or_path)
         if str(id_or_path).endswith(".gguf"):

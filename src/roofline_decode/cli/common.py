@@ -67,7 +67,8 @@ def add_routing_argument(parser: argparse.ArgumentParser) -> None:
 
 def add_model_arguments(parser: argparse.ArgumentParser, gpu_required: bool = True) -> None:
     """--model, --gpu (repeatable), --weights, --kv."""
-    parser.add_argument("--model", required=True, help="catalog model id or path to a config.json")
+    parser.add_argument("--model", required=True, help="catalog model id (or the Hugging Face repository id of a "
+                        "bundled model, e.g. meta-llama/Llama-3.1-8B), a config.json, its folder or a .gguf file")
     parser.add_argument(
         "--gpu", action="append", required=gpu_required, metavar="ID",
         help="accelerator id or path to a spec TOML; repeat for several",
