@@ -59,6 +59,14 @@ def positive(name: str, value: Any, allowed: str) -> float:
     return float(value)
 
 
+def flag(name: str, value: Any) -> bool:
+    """``value`` as a bool, if it is one (Python's or numpy's); a string such as ``"no"`` or
+    ``"false"`` is refused, not read as true as ``bool("no")`` would."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InvalidValueError(name, value, "True or False")
+
+
 def check_slo_ms(value: Any) -> float | None:
     """A per-token latency target ``slo_ms`` in milliseconds (None: no target)."""
     return None if value is None else positive("slo_ms", value, "a finite time > 0 in milliseconds")

@@ -108,3 +108,17 @@ def test_xarray_of_a_repeated_model_and_device_and_a_mixed_precision_ridge():
     ridge = data.ridge_point.values.ravel()
     assert ridge.shape == (2,) and ridge[0] != ridge[1]
     np.testing.assert_array_equal(ridge, np.broadcast_to(sweep[0].ridge_point, (1, 2)).ravel())
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    (lambda v: rd.planning.plan("llama-3.1-8b", "h100-sxm", batch=1, context=1024, overlapped_tier=v), "overlapped_tier"),
+    (lambda v: rd.planning.plan("llama-3.1-8b", "h100-sxm", batch=1, context=1024, binary_units=v), "binary_units"),
+    (lambda v: rd.planning.offload_floor("llama-3.1-8b", "h100-sxm", "pcie5-x16", overlapped=v), "overlapped"),
+    (lambda v: rd.planning.offload_floor("llama-3.1-8b", "h100-sxm", None, overlap_communication=v),
+     "overlap_communication"),
+])
+@pytest.mark.parametrize("value", ["no", "false", 0, 1, None])
+def test_a_switch_is_true_or_false_not_a_string(call, name, value):
+    """bool("no") is True: a string, a number or None is refused instead of turning a switch on."""
+    with pytest.raises(InvalidValueError, match=f"^{name}=.* True or False"):
+        call(value)

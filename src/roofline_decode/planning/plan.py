@@ -23,7 +23,7 @@ from ..floors.records import ToDataFrame
 from ..errors import InvalidValueError
 from ..units import GB, format_number
 from ..units import format_table
-from ..checks import check_slo_ms, renamed, whole_number
+from ..checks import check_slo_ms, flag, renamed, whole_number
 from ..floors.capacity import DEFAULT_RESERVE, usable_memory
 from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY
 from .tiers import OffloadFloor, offload_floor
@@ -208,6 +208,8 @@ def plan(model: Model | str, accelerators: Accelerator | str | list[Accelerator 
     context = whole_number("context", context, 0)
     slo_ms = check_slo_ms(renamed("slo_ms", slo_ms, "slo_ms_per_token", slo_ms_per_token))
     max_devices = whole_number("max_devices", max_devices, 1)
+    binary_units, overlapped_tier = flag("binary_units", binary_units), flag("overlapped_tier", overlapped_tier)
+    overlap_communication = flag("overlap_communication", overlap_communication)
     if (prompt is None) != (output is None):
         raise InvalidValueError("prompt/output", prompt if output is None else output,
                                 "both a prompt and an output length, or neither")

@@ -31,7 +31,7 @@ from .. import formulas as f
 from .._typing import Broadcastable, FloatArray
 from ..errors import InvalidValueError
 from ..units import GB, format_bytes, format_seconds
-from ..checks import check_slo_ms, fraction, positive, renamed, whole_number
+from ..checks import check_slo_ms, flag, fraction, positive, renamed, whole_number
 from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY, tensor_parallel_floor
 
 if TYPE_CHECKING:
@@ -110,6 +110,8 @@ def offload_floor(model: Model | str, accelerator: Accelerator | str, tier: Memo
     if tier is None and (kv_fraction or weight_fraction):
         raise InvalidValueError("tier", None, "a memory tier id (see list_memory_tiers()) when offloading")
     links = whole_number("links", links)
+    overlapped = flag("overlapped", overlapped)
+    overlap_communication = flag("overlap_communication", overlap_communication)
     base = tensor_parallel_floor(model, accelerator, batch, context, num_devices,
                                  collective_latency=collective_latency, link_bandwidth=link_bandwidth,
                                  overlap_communication=overlap_communication, routing=routing)
@@ -163,6 +165,7 @@ def required_tier_bandwidth(model: Model | str, accelerator: Accelerator | str, 
     from ..floors.parallel import device_traffic
 
     model = load_model(model)
+    overlapped = flag("overlapped", overlapped)
     traffic = device_traffic(model, floor.batch, floor.context, floor.num_devices)
     tier_bytes = fraction("weight_fraction", weight_fraction) * traffic.weight_read_bytes + (
         fraction("kv_fraction", kv_fraction) * traffic.kv_read_bytes)
