@@ -252,14 +252,15 @@ def _check_offsets(r: _Reader, alignment: Any, spans: list[tuple[int, int, str]]
     if isinstance(alignment, bool) or not isinstance(alignment, int) or not 1 <= alignment <= 2**32 \
             or alignment & (alignment - 1):
         raise r.error("general.alignment", f"expected a power of two up to 2**32, got {shown(alignment)}")
-    end, previous = 0, ""
+    start = end = 0
+    previous = ""
     for offset, nbytes, name in sorted(spans):
         if offset % alignment:
             raise r.error(name, f"data offset {offset:,} is not a multiple of general.alignment = {alignment}")
         if offset < end:
-            raise r.error(name, f"data offset {offset:,} overlaps tensor {previous!r}, whose {end - offset:,} "
-                                f"last bytes start there: each tensor's data must have its own bytes")
-        end, previous = offset + nbytes, name
+            raise r.error(name, f"data offset {offset:,} lies inside the data of tensor {previous!r} (bytes {start:,} "
+                                f"to {end:,}): each tensor's data must have its own bytes")
+        start, end, previous = offset, offset + nbytes, name
 
 
 def tensor_group(name: str, shape: tuple[int, ...]) -> str:

@@ -16,7 +16,7 @@ left out.
 A file is untrusted input (DESIGN.md §4c, issue 27): the header length is checked against the
 file's size and a limit before it is read, the JSON may hold at most one object or array per
 12 bytes and one string per 8 (a real header holds three and five per tensor entry of 50 bytes
-or more), so parsing it holds at most a small multiple of the file's size; nesting is bounded
+or more), so parsing it holds at most about 12 times the file's size; nesting is bounded
 by the JSON parser; every dtype is a known name, every shape a list of at most 8 integers of
 at most 2**53 elements in all, ``data_offsets`` (where present) two integers whose difference
 is the tensor's bytes; the index's ``weight_map`` maps names to shard files of its folder; and
@@ -51,6 +51,8 @@ _PLAIN = {"F32": "fp32", "F16": "fp16", "BF16": "bf16", "F8_E4M3": "fp8_e4m3", "
 _MAX_HEADER = _MAX_INDEX = 100_000_000
 #: Most dimensions of one tensor.
 _MAX_DIMS = 8
+#: A JSON string literal.
+_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _AUX = ("weight_scale_inv", "weight_scale", "weight_zero_point", "weight_packed", "weight_shape", "qweight",
         "qzeros", "scales", "g_idx", "input_scale", "weight_global_scale", "input_global_scale", "bias", "weight")
 
@@ -71,10 +73,13 @@ def _json(path: Path, limit: int, offset: int = 0, length: int | None = None) ->
             text = stream.read(length)
     except OSError as exc:
         raise ConfigError(path, "(file)", f"cannot read: {exc.strerror or exc}") from None
-    containers, quotes = text.count(b"{") + text.count(b"["), text.count(b'"')
-    if 12 * containers > len(text) + 24 or 4 * quotes > len(text) + 16:
-        raise ConfigError(path, where, f"{containers:,} objects or arrays and {quotes:,} quotes in {len(text):,} bytes: "
-                                       "a safetensors header or index holds at most one per 12 and one per 4 bytes")
+    bare = _STRINGS.sub(b'""', text)  # brackets and escaped quotes inside strings make no objects
+    containers, strings = bare.count(b"{") + bare.count(b"["), bare.count(b'"') // 2
+    del bare
+    if 12 * containers > len(text) + 32 or 8 * strings > len(text) + 32:
+        raise ConfigError(path, where, f"{containers:,} objects or arrays and {strings:,} strings in {len(text):,} "
+                                       "bytes: a safetensors header or index holds at most one object or array per 12 "
+                                       "bytes and one string per 8 (a tensor entry: 3 and 5 in 50 bytes or more)")
     try:
         return parse_json(text)
     except ParseProblem as exc:
@@ -127,8 +132,8 @@ def _tensor(path: Path, name: str, info: Any) -> tuple[str, tuple[int, ...]]:
         raise ConfigError(path, name, f"{what}; known: {', '.join(DTYPE_BYTES)}")
     if not isinstance(shape, list) or len(shape) > _MAX_DIMS or not all(
             isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
-        raise ConfigError(path, name, f"expected a shape of at most {_MAX_DIMS} non-negative integers, got {shown(shape)}"
-                          + (f": {shown(shape[:_MAX_DIMS + 1])[:60]}" if isinstance(shape, list) else ""))
+        raise ConfigError(path, name, f"expected a shape of at most {_MAX_DIMS} non-negative integers, got "
+                                      f"{shown(shape) if not isinstance(shape, list) or len(shape) > 4 else shape}")
     nbytes = checked_elements(path, name, tuple(shape), "rows first") * DTYPE_BYTES[dtype]
     if offsets is not None:
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(
