@@ -43,14 +43,14 @@ def tensor_info(name: str, shape: tuple[int, ...], type_id: int, offset: int) ->
 def gguf(metadata: dict[str, tuple[int, Any]], tensors: list[tuple[str, tuple[int, ...], str]],
          extra_kv: bytes = b"", extra_count: int = 0) -> bytes:
     """A GGUF v3 header: ``metadata`` key -> (type, value), ``tensors`` (name, shape ne0 first,
-    GGML type name) with aligned offsets; ``extra_kv`` raw pairs appended (``extra_count`` of them)."""
+    GGML type name; dimensions below 2**64) with aligned offsets; ``extra_kv`` raw pairs appended (``extra_count`` of them)."""
     out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(metadata) + extra_count)
     out += b"".join(string(key) + struct.pack("<I", kind) + value(kind, v) for key, (kind, v) in metadata.items())
     out += extra_kv
     offset = 0
     for name, shape, kind in tensors:
         t = GGML_TYPES[kind]
-        out += tensor_info(name, shape, t.type_id, offset)
+        out += tensor_info(name, shape, t.type_id, offset % 2**64)  # huge shapes wrap around
         n = 1
         for dim in shape:
             n *= dim
@@ -77,3 +77,31 @@ def llama_metadata(arch: str = "llama", model: rd.Model = SMALL) -> dict[str, tu
 def llama_tensors(model: rd.Model = SMALL) -> list[tuple[str, tuple[int, ...], str]]:
     """Every tensor of ``model`` in llama.cpp's layout: matrices q8_0, vectors f32."""
     return [(t.name, t.shape, "f32" if len(t.shape) < 2 else "q8_0") for t in gguf_tensor_layout(model)]
+
+
+#: A small DeepSeek-V3 (MLA attention, one dense layer, then MoE with a shared expert).
+MLA_CONFIG = {
+    "model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers": 3, "num_attention_heads": 4,
+    "num_key_value_heads": 4, "kv_lora_rank": 32, "q_lora_rank": 64, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16,
+    "v_head_dim": 16, "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+    "first_k_dense_replace": 1, "intermediate_size": 128, "n_shared_experts": 1, "vocab_size": 96,
+    "tie_word_embeddings": False}
+MLA = rd.Model.from_hf_config(MLA_CONFIG)
+
+
+def mla_metadata(absorbed: bool = False) -> dict[str, tuple[int, Any]]:
+    """llama.cpp's deepseek2 keys for :data:`MLA`; ``absorbed``: as converted since its absorbed
+    MLA (key_length = kv_lora_rank + rope, the per-head widths in ``*_mla``)."""
+    a = "deepseek2"
+    metadata = llama_metadata(a, MLA)
+    metadata.update({f"{a}.rope.dimension_count": (U32, 8), f"{a}.attention.kv_lora_rank": (U32, 32),
+                     f"{a}.attention.q_lora_rank": (U32, 64), f"{a}.leading_dense_block_count": (U32, 1),
+                     f"{a}.expert_count": (U32, 4), f"{a}.expert_used_count": (U32, 2),
+                     f"{a}.expert_feed_forward_length": (U32, 32), f"{a}.expert_shared_count": (U32, 1),
+                     f"{a}.expert_shared_feed_forward_length": (U32, 32)})
+    if absorbed:
+        metadata.update({f"{a}.attention.key_length": (U32, 40), f"{a}.attention.value_length": (U32, 32),
+                         f"{a}.attention.key_length_mla": (U32, 24), f"{a}.attention.value_length_mla": (U32, 16)})
+    else:
+        metadata.update({f"{a}.attention.key_length": (U32, 24), f"{a}.attention.value_length": (U32, 16)})
+    return metadata

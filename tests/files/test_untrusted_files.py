@@ -13,8 +13,8 @@ import roofline_decode as rd
 from roofline_decode.errors import ConfigError
 from roofline_decode.files.gguf import GgufHeader, read_gguf_header
 from roofline_decode.files.safetensors import read_safetensors_header
-from tests.files.gguf_bytes import (ARRAY, BOOL, SMALL, STRING, U8, U16, U32, U64, gguf, llama_metadata,
-                                    llama_tensors, string)
+from tests.files.gguf_bytes import (ARRAY, BOOL, MLA, MLA_CONFIG, SMALL, STRING, U8, U16, U32, U64, gguf, llama_metadata,
+                                    llama_tensors, mla_metadata, string)
 from tests.files.test_safetensors import CONFIG, llama_tensors as hf_tensors, write_safetensors
 
 DEEP = 5000
@@ -163,6 +163,13 @@ def test_gguf_tensor_blocks_that_are_not_whole(tmp_path):
         header.tensor_bytes
 
 
+def test_gguf_group_stored_in_a_type_that_is_no_weight_format(tmp_path):
+    # found by the fuzz suite: an f64 embedding raised a bare ValueError
+    tensors = [(n, s, "f64" if n == "token_embd.weight" else k) for n, s, k in llama_tensors()]
+    refused(write(tmp_path, tensors=tensors), "token_embd.weight", "the embedding tensors are all GGML f64, which is "
+            "not a weight format")
+
+
 def test_gguf_vocab_size_1_beside_a_1000_by_256_embedding(tmp_path):
     refused(write(tmp_path, with_key("llama.vocab_size", U32, 1)), "token_embd.weight",
             "1,000 rows but llama.vocab_size = 1")
@@ -179,6 +186,21 @@ def test_gguf_vocab_size_1_beside_a_1000_by_256_embedding(tmp_path):
 ])
 def test_gguf_tensor_shape_contradicting_the_metadata(tmp_path, name, shape, expected):
     refused(write(tmp_path, tensors=with_shape(name, shape)), name, "contradicts the metadata", expected)
+
+
+@pytest.mark.parametrize("absorbed", [False, True])
+def test_gguf_mla_shapes(tmp_path, absorbed):
+    # DeepSeek's MLA projections, in files of either key_length convention (llama.cpp's absorbed
+    # MLA writes key_length = kv_lora_rank + rope = 40 and the per-head 24 as key_length_mla)
+    m = rd.load_model(write(tmp_path, mla_metadata(absorbed), llama_tensors(MLA)))
+    assert (m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim, m.kv_lora_rank) == (16, 8, 16, 32)
+    assert m.parameter_count == MLA.parameter_count and m.num_experts == 4
+    tensors = [(n, (32, 96) if n == "blk.2.attn_kv_b.weight" else s, k) for n, s, k in llama_tensors(MLA)]
+    refused(write(tmp_path, mla_metadata(absorbed), tensors, name="kv_b.gguf"), "blk.2.attn_kv_b.weight",
+            "expected [32, 128]", "kv_lora_rank 32", "nope 16, rope 8, value 16")
+    tensors = [(n, (64, 32, 3) if n == "blk.1.ffn_up_exps.weight" else s, k) for n, s, k in llama_tensors(MLA)]
+    refused(write(tmp_path, mla_metadata(absorbed), tensors, name="exps.gguf"), "blk.1.ffn_up_exps.weight",
+            "expected [64, 32, 4]", "4 experts of 32")
 
 
 def test_gguf_tensors_missing_or_past_block_count(tmp_path):
@@ -324,3 +346,47 @@ def test_safetensors_shape_contradicting_config_json(tmp_path, name, shape, conf
     tensors[name] = ("BF16", shape)
     hf_folder(tmp_path, {**CONFIG, **config}, tensors)
     refused(tmp_path, name, "(rows first) contradicts the metadata", expected, source=tmp_path / "model.safetensors")
+
+
+def mla_hf_tensors() -> dict[str, tuple[str, list[int]]]:
+    """The Hugging Face tensors of :data:`MLA` ([out, in]): MLA projections, a dense first layer,
+    then routed experts, a shared expert and the router."""
+    d = 64
+    t = {"model.embed_tokens.weight": ("BF16", [96, d]), "lm_head.weight": ("BF16", [96, d]),
+         "model.norm.weight": ("BF16", [d])}
+    for i in range(3):
+        p = f"model.layers.{i}."
+        mats = {"self_attn.q_a_proj": [64, d], "self_attn.q_b_proj": [4 * 24, 64],
+                "self_attn.kv_a_proj_with_mqa": [40, d], "self_attn.kv_b_proj": [4 * 32, 32],
+                "self_attn.o_proj": [d, 4 * 16]}
+        if i == 0:
+            mats.update({"mlp.gate_proj": [128, d], "mlp.up_proj": [128, d], "mlp.down_proj": [d, 128]})
+        else:
+            mats.update({"mlp.gate": [4, d], "mlp.shared_experts.gate_proj": [32, d],
+                         "mlp.shared_experts.up_proj": [32, d], "mlp.shared_experts.down_proj": [d, 32]})
+            for e in range(4):
+                mats.update({f"mlp.experts.{e}.gate_proj": [32, d], f"mlp.experts.{e}.up_proj": [32, d],
+                             f"mlp.experts.{e}.down_proj": [d, 32]})
+        t.update({f"{p}{name}.weight": ("BF16", shape) for name, shape in mats.items()})
+        for norm in ("input_layernorm", "post_attention_layernorm", "self_attn.q_a_layernorm",
+                     "self_attn.kv_a_layernorm"):
+            t[f"{p}{norm}.weight"] = ("BF16", [32 if "kv_a" in norm else 64 if "q_a" in norm else d])
+    return t
+
+
+@pytest.mark.parametrize("name, shape, expected", [
+    ("model.layers.1.self_attn.kv_b_proj.weight", [4 * 24, 32], "expected [128, 32]"),
+    ("model.layers.2.self_attn.o_proj.weight", [64, 96], "expected [64, 64]"),
+    ("model.layers.0.self_attn.q_b_proj.weight", [96, 48], "expected [96, 64]"),
+    ("model.layers.1.mlp.experts.3.down_proj.weight", [64, 128], "expected [64, 32]"),
+    ("model.layers.2.mlp.gate.weight", [8, 64], "expected [4, 64]"),
+    ("model.layers.2.mlp.experts.4.up_proj.weight", [32, 64], "expert 4 of a model of 4 experts"),
+])
+def test_safetensors_mla_and_expert_shapes(tmp_path, name, shape, expected):
+    hf_folder(tmp_path, MLA_CONFIG, mla_hf_tensors())
+    m = rd.load_model(tmp_path)
+    assert m.parameter_count == MLA.parameter_count and m.weight_bytes == 2 * MLA.parameter_count
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    hf_folder(folder, MLA_CONFIG, {**mla_hf_tensors(), name: ("BF16", shape)})
+    refused(folder, name, expected, source=folder / "model.safetensors")

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..errors import ConfigError
 from .ggml_types import GGML_TYPE_IDS, GGML_TYPES
+from .llama_quant import TensorInfo
 from .untrusted import checked_elements, shown
 
 if TYPE_CHECKING:
@@ -284,6 +285,21 @@ def tensor_group(name: str, shape: tuple[int, ...]) -> str:
     return "attention"
 
 
+def _no_weight_format(path: str, tensors: list[TensorInfo], types: dict[str, str], exc: ValueError) -> ConfigError:
+    """The error for a weight group whose tensors are all of a type that stores no weights."""
+    from .ggml_types import format_of_type
+
+    for tensor in tensors:
+        kinds = {types[t.name] for t in tensors if t.group == tensor.group}
+        try:
+            format_of_type(types[tensor.name])
+        except ValueError:
+            if len(kinds) == 1:
+                return ConfigError(path, tensor.name, f"the {tensor.group} tensors are all GGML {types[tensor.name]}, "
+                                                      "which is not a weight format (f32, f16, bf16 or a quantised type)")
+    return ConfigError(path, "(tensors)", str(exc))
+
+
 def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any) -> Model:
     """A :class:`Model` from a GGUF file's header: its architecture and, per weight group, the
     exact bytes of the tensors in their GGML types.
@@ -302,7 +318,7 @@ def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any)
     """
     from ..specs.model import Model
     from .gguf_config import gguf_config, gguf_error
-    from .llama_quant import TensorInfo, group_formats_from_tensors
+    from .llama_quant import group_formats_from_tensors
     from .tensor_shapes import check_gguf_shapes
 
     header = read_gguf_header(path)
@@ -318,7 +334,10 @@ def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any)
 
     tensors = [TensorInfo(n, shape, tensor_group(n, shape)) for n, shape, _ in header.tensors if decodes(n)]
     types = {n: kind for n, _, kind in header.tensors}
-    groups = group_formats_from_tensors(tensors, types, Path(path).stem)
+    try:
+        groups = group_formats_from_tensors(tensors, types, Path(path).stem)
+    except ValueError as exc:  # a group stored wholly in a type that is no weight format (f64, i32)
+        raise _no_weight_format(header.path, tensors, types, exc) from None
     fields: dict[str, Any] = {"weight_format": groups.get("attention") or groups["embedding"]}
     fields.update(overrides)
     try:
