@@ -32,9 +32,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..errors import ConfigError
-from .ggml_types import GGML_TYPE_IDS, GGML_TYPES
-from .llama_quant import TensorInfo
-from .untrusted import checked_elements, shown
+from .ggml_types import GGML_TYPE_IDS, GGML_TYPES, format_of_type
+from .gguf_config import gguf_config, gguf_error
+from .llama_quant import TensorInfo, group_formats_from_tensors
+from .tensor_shapes import check_gguf_shapes
+from .untrusted import SkippedArray, checked_elements, shown
 
 if TYPE_CHECKING:
     from ..formats import NumberFormat
@@ -83,17 +85,6 @@ class GgufHeader:
             except ValueError as exc:
                 raise ConfigError(self.path, name, f"shape {list(shape)} (ne0 first): {exc}") from None
         return total
-
-
-class SkippedArray(list[Any]):
-    """A long array (a tokenizer's vocabulary) of which only the length is kept."""
-
-    def __init__(self, count: int):
-        super().__init__()
-        self.length = count
-
-    def __len__(self) -> int:
-        return self.length
 
 
 class _Reader:
@@ -287,8 +278,6 @@ def tensor_group(name: str, shape: tuple[int, ...]) -> str:
 
 def _no_weight_format(path: str, tensors: list[TensorInfo], types: dict[str, str], exc: ValueError) -> ConfigError:
     """The error for a weight group whose tensors are all of a type that stores no weights."""
-    from .ggml_types import format_of_type
-
     for tensor in tensors:
         kinds = {types[t.name] for t in tensors if t.group == tensor.group}
         try:
@@ -317,9 +306,6 @@ def model_from_gguf(path: str | Path, name: str | None = None, **overrides: Any)
     package's writer.
     """
     from ..specs.model import Model
-    from .gguf_config import gguf_config, gguf_error
-    from .llama_quant import group_formats_from_tensors
-    from .tensor_shapes import check_gguf_shapes
 
     header = read_gguf_header(path)
     config, meta = gguf_config(header)

@@ -12,11 +12,13 @@ config key it becomes; :func:`gguf_error` renames what the Model still refuses.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from .gguf import GgufHeader, SkippedArray
-from .untrusted import MAX_LAYERS, MAX_SIZE, shown
+from .untrusted import MAX_LAYERS, MAX_SIZE, SkippedArray, shown
+
+if TYPE_CHECKING:
+    from .gguf import GgufHeader
 
 __all__ = ["ARCHITECTURES", "GgufMetadata", "gguf_config", "gguf_error"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["MAX_ELEMENTS", "MAX_LAYERS", "MAX_SIZE", "shown", "checked_elements"]
+__all__ = ["MAX_ELEMENTS", "MAX_LAYERS", "MAX_SIZE", "SkippedArray", "shown", "checked_elements"]
 
 #: The Model's own bounds (``specs/_limits.py``): most layers, and the largest width or count.
 MAX_LAYERS, MAX_SIZE = 2**16, 2**53
@@ -22,6 +22,17 @@ MAX_LAYERS, MAX_SIZE = 2**16, 2**53
 #: Most elements one tensor may hold: 2**53, the largest whole number a float holds exactly (as
 #: for every Model count).  The largest real tensors hold a few 2**32 (a 256k x 16k embedding).
 MAX_ELEMENTS = 2**53
+
+
+class SkippedArray(list[Any]):
+    """A long array (a tokenizer's vocabulary) of which only the length is kept."""
+
+    def __init__(self, count: int):
+        super().__init__()
+        self.length = count
+
+    def __len__(self) -> int:
+        return self.length
 
 
 def shown(value: Any) -> str:
