@@ -278,12 +278,14 @@ def tensor_group(name: str, shape: tuple[int, ...]) -> str:
 
 def _no_weight_format(path: str, tensors: list[TensorInfo], types: dict[str, str], exc: ValueError) -> ConfigError:
     """The error for a weight group whose tensors are all of a type that stores no weights."""
+    kinds: dict[str, set[str]] = {}
     for tensor in tensors:
-        kinds = {types[t.name] for t in tensors if t.group == tensor.group}
+        kinds.setdefault(tensor.group, set()).add(types[tensor.name])
+    for tensor in tensors:
         try:
             format_of_type(types[tensor.name])
         except ValueError:
-            if len(kinds) == 1:
+            if len(kinds[tensor.group]) == 1:
                 return ConfigError(path, tensor.name, f"the {tensor.group} tensors are all GGML {types[tensor.name]}, "
                                                       "which is not a weight format (f32, f16, bf16 or a quantised type)")
     return ConfigError(path, "(tensors)", str(exc))
