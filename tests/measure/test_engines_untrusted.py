@@ -119,8 +119,12 @@ def test_fractional_counts_and_text_for_numbers_are_refused(tmp_path):
     refused(tmp_path, "vllm.json", _vllm(model_id=7), "model_id", "7")
 
 
-def test_a_time_that_underflows_to_zero_is_refused(tmp_path):
-    refused(tmp_path, "bench.json", _llama_bench(avg_ns=5e-324), "avg_ns", "5e-324")
+def test_times_and_rates_whose_step_underflows_are_refused(tmp_path):
+    # 5e-324 ns / 128 steps is 0 s; 5e-324 tok/s would be a step of infinitely many seconds
+    error = refused(tmp_path, "bench.json", _llama_bench(avg_ns=5e-324), "avg_ns", "5e-324")
+    assert "giving a step time of at least 1e-12 s" in str(error)
+    refused(tmp_path, "vllm.json", _vllm(mean_tpot_ms=5e-324), "mean_tpot_ms", "5e-324")
+    refused(tmp_path, "bench.md", _text("llama_bench.md", "118.88 ± 1.04", "5e-324 ± 1"), "t/s", "'5e-324 ± 1'")
 
 
 def test_little_law_beyond_any_batch_is_refused(tmp_path):

@@ -75,6 +75,11 @@ def mean_request_context(input_tokens: float, output_tokens: float) -> float:
 
 
 # ---------------------------------------------------------------- reading the file
+#: Shortest decode step accepted [s]: a picosecond, far below any real step, far enough above 0
+#: that batch / step (the rate) stays a finite float.
+MIN_STEP_S = 1e-12
+#: Longest step a rate may give [s]: 1 / rate must be a finite float.
+_MAX_STEP_S = 1e300
 #: Largest engine output read [B]: a vLLM result saved with every request's latencies is a few
 #: MB per thousand requests; the summaries this reader needs are a few hundred bytes each.
 MAX_FILE_BYTES = 256 * 2**20
@@ -186,7 +191,7 @@ def _llama_bench(rec: dict[str, Any]) -> dict[str, Any] | str:
         return "prompt + generation (pg) test: prefill and decode mixed"
     row: dict[str, Any] = {"batch": 1, "context": depth + (n_gen - 1) / 2}
     if f.present(rec, "avg_ns"):
-        row["step_time_s"] = _step(rec, "avg_ns", "the mean time of the test [ns]", n_gen * 1e9)
+        row["step_time_s"] = _step(rec, "avg_ns", "the mean time of the test [ns]", n_gen, 1e9)
         std = f.number(rec, "stddev_ns", "its standard deviation [ns]", default=None)
         if std is not None:
             row["step_time_std_s"] = std / n_gen / 1e9
@@ -195,7 +200,11 @@ def _llama_bench(rec: dict[str, Any]) -> dict[str, Any] | str:
         if not f.present(rec, key):
             return f"no t/s in {rec.get(key)!r}"
         cell = rec[key].split("±")[0] if isinstance(rec[key], str) else rec[key]
-        row["tokens_per_s"] = f.number({key: cell}, key, "generated tokens per second", positive=True)
+        rate = f.number({key: cell}, key, "generated tokens per second", positive=True)
+        if not MIN_STEP_S <= 1 / rate <= _MAX_STEP_S:  # the step time it gives
+            raise f.BadField(key, rec[key], f"generated tokens per second: a number from {1 / _MAX_STEP_S:g} to "
+                                            f"{1 / MIN_STEP_S:g}")
+        row["tokens_per_s"] = rate
     notes = []
     described = "a llama.cpp model description such as 'qwen2 7B Q4_K - Medium'"
     model_type = f.text(rec, "model_type", described) if "model_type" in rec else f.text(rec, "model", described)
@@ -229,12 +238,14 @@ def _llama_bench(rec: dict[str, Any]) -> dict[str, Any] | str:
     return row
 
 
-def _step(rec: dict[str, Any], key: str, allowed: str, steps: float) -> float:
-    """``rec[key] / steps``: a step time that must come out > 0 (a time of 5e-324 does not)."""
-    total = f.number(rec, key, allowed, positive=True)
-    step = float(total / steps)
-    if not step > 0:
-        raise f.BadField(key, rec[key], f"{allowed} that gives a step time > 0 over {steps:g} steps")
+def _step(rec: dict[str, Any], key: str, allowed: str, *divisors: float) -> float:
+    """``rec[key]`` divided by each of ``divisors`` in turn: a step time [s] that must come out at
+    least :data:`MIN_STEP_S` (a time of 5e-324 would give 0, or a rate beyond any float)."""
+    step = float(f.number(rec, key, allowed, positive=True))
+    for divisor in divisors:
+        step /= divisor
+    if not step >= MIN_STEP_S:
+        raise f.BadField(key, rec[key], f"{allowed}, giving a step time of at least {MIN_STEP_S:g} s")
     return step
 
 
@@ -301,7 +312,8 @@ def _serving(rec: dict[str, Any]) -> dict[str, Any] | str:
     model_id = f.text(rec, "model_id", "a model name")
     model = model_id or f.text(rec, "model", "a model name")
     row: dict[str, Any] = {
-        "batch": max(batch, 1.0), "context": mean_request_context(p, o), "step_time_s": tpot / 1e3,
+        "batch": max(batch, 1.0), "context": mean_request_context(p, o),
+        "step_time_s": _step(rec, "mean_tpot_ms", "the mean time per output token [ms]", 1e3),
         "label": " ".join(p for p in (backend, model_id.split("/")[-1], f"B={batch:g}") if p),
         "notes": f"batch from {how}; mean TPOT includes interleaved prefills (an upper estimate of the step)",
     }
@@ -323,7 +335,7 @@ def _one_batch(rec: dict[str, Any]) -> dict[str, Any] | str:
     il = f.count(rec, "input_len", "input tokens per sequence")
     ol = f.count(rec, "output_len", "output tokens per sequence (a decode latency needs 2 or more)", minimum=2)
     b = f.count(rec, "batch_size", "sequences in the batch", minimum=1, maximum=f.MAX_BATCH)
-    step = f.number(rec, "median_decode_latency", "the median decode step [s]", positive=True)
+    step = _step(rec, "median_decode_latency", "the median decode step [s]", 1.0)
     name = f.text(rec, "run_name", "the name of the run")
     return {"batch": b, "context": mean_request_context(il, ol), "step_time_s": step,
             "label": f"sglang bench_one_batch {name} B={b:g} in={il:g} out={ol:g}".replace("  ", " "),
