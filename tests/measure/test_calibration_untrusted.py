@@ -129,3 +129,10 @@ def test_a_fit_with_no_free_parameter_loads_with_a_square_covariance(tmp_path, s
     back = load_calibration(write(tmp_path, data))
     p = back.predict("llama-2-7b", batch=[1, 8], context=128)
     assert np.all(p.lower_s <= p.step_time_s) and np.all(p.step_time_s < p.upper_s)
+
+
+def test_negative_variances_are_refused(tmp_path, saved):
+    data = json.loads(json.dumps(saved))
+    data["fit"]["covariance"][0][0] = -3.0
+    with pytest.raises(CalibrationFileError, match=r"fit\.json: fit\.covariance=.* variances >= 0 on its diagonal"):
+        load_calibration(write(tmp_path, data))

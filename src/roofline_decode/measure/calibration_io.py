@@ -153,9 +153,11 @@ def _fit(r: _Reader) -> dict[str, Any]:
     covariance = None
     if raw is not None:
         k, limit = len(free), MAX_PARAMETER**2
-        what = f"null or a {k} x {k} matrix (one row and column per free parameter) of numbers up to {limit:g}"
+        what = (f"null or a {k} x {k} matrix (one row and column per free parameter) of numbers up to {limit:g}, "
+                "variances >= 0 on its diagonal")
         if not (isinstance(raw, list) and len(raw) == k and all(isinstance(row, list) and len(row) == k for row in raw)
-                and all(is_number(v) and abs(v) <= limit for row in raw for v in row)):
+                and all(is_number(v) and abs(v) <= limit for row in raw for v in row)
+                and all(raw[i][i] >= 0 for i in range(k))):
             raise r.error(key, raw, what)
         covariance = np.array(raw, dtype=float).reshape(k, k)
     return {"parameter_names": names, "free": free, "identified": identified, "beta": beta, "full": full,
@@ -191,7 +193,7 @@ def load_calibration(path: str | Path) -> Calibration:
     dof = r.whole("dof", r.get("dof")[1], 0, n)
     key, level = r.get("level")
     # the band's t quantile needs (1 + level) / 2 < 1 in floats, too
-    if not (is_number(level) and level > 0 and 0.5 + level / 2 < 1):
+    if not (is_number(level) and 0 < level < 1 and 0.5 + level / 2 < 1):
         raise r.error(key, level, "a coverage in (0, 1): the nominal coverage of the band")
     key, excluded_raw = r.get("excluded")
     if not isinstance(excluded_raw, list):
@@ -202,8 +204,9 @@ def load_calibration(path: str | Path) -> Calibration:
             raise r.error(f"{key}[{i}]", entry, "{'row': index, 'reason': text}")
         excluded.append((r.whole(f"{key}[{i}].row", entry.get("row"), 0, n + len(excluded_raw) - 1), entry["reason"]))
     key, candidates = r.get("candidates")
-    if not (isinstance(candidates, dict) and all(is_number(v) and v >= 0 for v in candidates.values())):
-        raise r.error(key, candidates, "an object of cross-validated errors (numbers >= 0) by candidate")
+    if not (isinstance(candidates, dict) and all(is_number(v) and 0 <= v <= MAX_PARAMETER for v in candidates.values())):
+        raise r.error(key, candidates, f"an object of cross-validated errors (numbers from 0 to {MAX_PARAMETER:g}) "
+                                       "by candidate")
     key, layers = r.get("layers", [])
     if not isinstance(layers, list):
         raise r.error(key, layers, f"a list of model depths from 1 to {MAX_LAYERS:,}")
