@@ -137,10 +137,20 @@ def test_json_nested_too_deeply_or_too_large_is_refused(tmp_path, monkeypatch):
     path.write_text('{"mean_tpot_ms": ' + "[" * 5000 + "]" * 5000 + "}\n")
     with pytest.raises(MeasurementFileError, match=r"deep\.jsonl: column '\(json\)': not valid JSON: nested too deeply"):
         load_engine_results(path)
-    assert engine_layout(path) is None
+    with pytest.raises(MeasurementFileError, match="nested too deeply"):  # whatever the file is, no reader goes on
+        engine_layout(path)
     monkeypatch.setattr(engines, "MAX_FILE_BYTES", 100)
     with pytest.raises(MeasurementFileError, match=r"vllm_serve\.json: column '\(file\)': larger than 100 bytes"):
         load_engine_results(DATA / "vllm_serve.json")
+    assert engine_layout(DATA / "vllm_serve.json") is None  # a large CSV of rows is the generic reader's
+
+
+def test_cli_names_the_deep_json_of_an_engine_file(tmp_path, capsys):
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"mean_tpot_ms": ' + "[" * 5000 + "]" * 5000 + "}\n")
+    assert main(["compare", str(path), "--model", "llama-3.1-8b", "--gpu", "h100-sxm"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path}: column '(json)': not valid JSON: nested too deeply" in err
 
 
 def test_markdown_prompt_and_generation_test_is_skipped(tmp_path):

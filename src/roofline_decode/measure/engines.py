@@ -385,12 +385,22 @@ ENGINE_LAYOUTS = ("llama-bench", "llama-batched-bench", "serving-benchmark", "sg
 
 
 def engine_layout(path: str | Path) -> str | None:
-    """The engine layout of a file (one of :data:`ENGINE_LAYOUTS`), or None (also when the file
-    cannot be read, is larger than :data:`MAX_FILE_BYTES` or holds JSON nested too deeply)."""
+    """The engine layout of a file (one of :data:`ENGINE_LAYOUTS`), or None: also when the file
+    cannot be read, is not UTF-8 text or is larger than :data:`MAX_FILE_BYTES` (no engine
+    writes that much; the reader of generic measurement files takes it, or says why not).
+
+    Raises
+    ------
+    MeasurementFileError
+        The file holds JSON nested too deeply or an integer too long: whatever it is, no reader
+        should go on.
+    """
+    path = Path(path)
     try:
-        found = _classify(_text(Path(path)), str(path))
+        text = _text(path)
     except MeasurementFileError:
         return None
+    found = _classify(text, str(path))
     return found[0] if found else None
 
 
