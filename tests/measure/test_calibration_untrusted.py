@@ -136,3 +136,10 @@ def test_negative_variances_are_refused(tmp_path, saved):
     data["fit"]["covariance"][0][0] = -3.0
     with pytest.raises(CalibrationFileError, match=r"fit\.json: fit\.covariance=.* variances >= 0 on its diagonal"):
         load_calibration(write(tmp_path, data))
+
+
+def test_the_depth_limit_is_the_model_s():
+    from roofline_decode.measure import calibration_io
+    from roofline_decode.specs import _limits
+
+    assert calibration_io.MAX_LAYERS == _limits.MAX_LAYERS

@@ -20,7 +20,6 @@ import numpy as np
 
 from .._json_limits import JSONProblem, first_non_finite, load_file, shown
 from ..errors import InvalidValueError, RooflineError
-from ..specs._limits import MAX_LAYERS
 from ..specs.accelerator import Accelerator
 from .calibration_models import FIXED_COSTS, PARAMETERS, FixedCost
 from .calibration_result import CALIBRATION_FORMAT, Calibration
@@ -32,6 +31,8 @@ MAX_FILE_BYTES = 256 * 2**20
 #: Largest parameter (times [s], excess factors u = 1/η - 1 [1]), residual and measured time
 #: accepted: far beyond any fit of real runs, small enough that a prediction cannot overflow.
 MAX_PARAMETER = 1e30
+#: Deepest model a fitted row may have (the Model's own limit; readers loop over the layers).
+MAX_LAYERS = 2**16
 #: Parameters a fit may name: the full vector's and the tied byte efficiency.
 _NAMES = (*PARAMETERS, "u_bytes")
 
