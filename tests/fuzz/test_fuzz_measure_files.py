@@ -67,12 +67,12 @@ def read_engine(path: Path, entry: str) -> None:
     if result is not None:
         check_rows(result)
         if result.rows:
-            compared = outcome("compare (engine rows)", lambda: compare(result.rows[:2]))
+            compared = outcome("compare (engine rows)", lambda: compare(result.rows[:1]))
             for row in compared or []:
                 finite_positive("floor_step_time_s", row.floor_step_time_s)
 
 
-@fuzz(700)
+@fuzz(500)
 @given(path=st.sampled_from(JSON_ENGINE_FILES), edits=st.lists(
     st.tuples(st.integers(0, 9), st.sampled_from(["set", "set", "delete"]), st.sampled_from(ENGINE_FIELDS), lies),
     min_size=1, max_size=3))
@@ -90,7 +90,7 @@ def test_engine_fields(path, edits):
     read_engine(target, "engine outputs (mutated fields)")
 
 
-@fuzz(400)
+@fuzz(300)
 @given(path=st.sampled_from(TABLE_FILES), edits=st.lists(st.tuples(st.integers(0, 99), st.integers(0, 40), cell_lies),
                                                         min_size=1, max_size=3),
        separate=st.sampled_from(["0", "1", "9"]))
@@ -172,7 +172,7 @@ def check_calibration(cal) -> None:
     json.dumps(cal.to_dict(), allow_nan=False)  # what was read can be saved again
 
 
-@fuzz(700)
+@fuzz(500)
 @given(which=st.integers(0, len(CALIBRATIONS) - 1), edits=st.lists(
     st.tuples(st.integers(0, 10**6), st.sampled_from(["set", "set", "delete", "empty", "longer"]), lies),
     min_size=1, max_size=3))
