@@ -143,3 +143,9 @@ def test_the_depth_limit_is_the_model_s():
     from roofline_decode.specs import _limits
 
     assert calibration_io.MAX_LAYERS == _limits.MAX_LAYERS
+
+
+def test_calibrate_refuses_the_level_the_reader_refuses():
+    # (1 + level) / 2 rounds to 1.0: predict's t quantile raised a bare ValueError
+    with pytest.raises(InvalidValueError, match="level"):
+        calibrate(ROWS, "a100-80gb-sxm", level=1 - 2**-53)
