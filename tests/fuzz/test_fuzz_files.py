@@ -6,7 +6,9 @@ duplicated) and byte by byte (bytes flipped, inserted, deleted; text truncated).
 
 from __future__ import annotations
 
+import copy
 import json
+import math
 import re
 import tempfile
 from pathlib import Path
@@ -35,6 +37,14 @@ json_values = st.recursive(
               st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=5)),
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
     max_leaves=6,
+)
+
+#: Values a lying file holds: every JSON kind, and the ones JSON reads as infinity or NaN.
+json_lies = st.one_of(
+    json_values,
+    st.sampled_from([math.inf, -math.inf, math.nan, -3, 0, 1, 2**64, 10**400, 5e-324, 1e300, 0.5, True, False, None,
+                     "-inf", "inf", "nan", "1e400", "-3", "", " ", "x", "f16", "q8_0", "9" * 40, [], {}, [[1]],
+                     ["full_attention"], ["re:("], [0, 1]]),
 )
 
 
@@ -93,6 +103,65 @@ def test_config_dicts(path, edits):
         elif isinstance(config.get("layer_types"), list) and config["layer_types"]:
             config["layer_types"][0] = value
     model = outcome("config.json (mutated keys)", lambda: Model.from_hf_config(config))
+    if model is not None:
+        check_model(model)
+
+
+#: quantization_config samples of every method the reader knows (and its module lists).
+QUANTIZATION = [
+    {"quant_method": "gptq", "bits": 4, "group_size": 128, "modules_to_not_convert": ["lm_head", "re:.*mlp.gate$"]},
+    {"quant_method": "awq", "w_bit": 4, "q_group_size": 64},
+    {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128], "modules_to_not_convert": ["self_attn"]},
+    {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4",
+     "bnb_4bit_use_double_quant": True, "llm_int8_skip_modules": ["lm_head"]},
+    {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "lm_head"]},
+    {"quant_method": "compressed-tensors", "ignore": ["lm_head", "re:.*router"], "config_groups": {"group_0": {
+        "weights": {"num_bits": 8, "type": "float", "strategy": "block", "block_structure": [128, 128]},
+        "input_activations": {"num_bits": 8, "type": "float"}}}},
+    {"quant_method": "compressed-tensors", "config_groups": {"group_0": {
+        "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128, "symmetric": False}}}},
+]
+
+
+def config_paths(value, prefix=()) -> list[tuple]:
+    """Every key path into a config (the first 3 items of a list)."""
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out += config_paths(item, prefix + (key,))
+    elif isinstance(value, list):
+        for i, item in enumerate(value[:3]):
+            out += config_paths(item, prefix + (i,))
+    return out
+
+
+@fuzz(500)
+@given(path=st.sampled_from(CONFIG_FILES), quantization=st.one_of(st.none(), st.sampled_from(QUANTIZATION)),
+       edits=st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(["set", "set", "delete", "empty"]), json_lies),
+                      min_size=1, max_size=3), as_file=st.booleans())
+def test_config_nested_keys(path, quantization, edits, as_file):
+    config = json.loads(path.read_text())
+    if quantization is not None:
+        config["quantization_config"] = copy.deepcopy(quantization)
+    for index, kind, value in edits:
+        paths = config_paths(config)
+        if not paths:
+            break
+        *parents, last = paths[index % len(paths)]
+        node = config
+        for key in parents:
+            node = node[key]
+        if kind == "set":
+            node[last] = copy.deepcopy(value)
+        elif kind == "delete":
+            node.pop(last)
+        else:
+            node[last] = [] if isinstance(node[last], list) else {}
+    if as_file:
+        target = _write("nested-config.json", json.dumps(config).encode())
+        model = outcome("config.json (mutated nested keys)", lambda: catalog.load_model(target))
+    else:
+        model = outcome("config.json (mutated nested keys)", lambda: Model.from_hf_config(config))
     if model is not None:
         check_model(model)
 

@@ -81,9 +81,10 @@ def test_llama_bench_devices_from_gpu_info(tmp_path):
 
 @pytest.mark.parametrize("content, needle", [
     ("just some text\n", "not a known engine output"),
-    ('[{"n_prompt": 0, "n_gen": "x", "avg_ns": 1, "avg_ts": 1}]', "cannot read this llama-bench record"),
+    ('[{"n_prompt": 0, "n_gen": "x", "avg_ns": 1, "avg_ts": 1}]', r"row 1, column 'n_gen': 'x' is invalid"),
+    ('[{"n_gen": 8, "avg_ns": 1, "avg_ts": 1}]', "row 1, column 'n_prompt': missing from this llama-bench record"),
     ('{"completed": 4, "mean_tpot_ms": -3, "total_input_tokens": 8, "total_output_tokens": 8, "max_concurrency": 2}',
-     "step_time_s"),
+     "column 'mean_tpot_ms': -3 is invalid: expected the mean time per output token"),
 ])
 def test_bad_files_name_the_file_and_row(tmp_path, content, needle):
     path = tmp_path / "bad.json"

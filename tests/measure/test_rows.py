@@ -129,6 +129,11 @@ def test_row_type_validates_directly():
         MeasurementRow(batch=0, context=0, step_time_s=1.0)
     with pytest.raises(RooflineError, match="scope"):
         MeasurementRow(batch=1, context=0, step_time_s=1.0, scope="prefill")
+    # a rate (or time) so small that the other one is beyond any float (issue 27)
+    with pytest.raises(RooflineError, match=r"tokens_per_s=4\.94066e-324 is too small: batch / tokens_per_s"):
+        MeasurementRow(batch=1, context=0, tokens_per_s=5e-324)
+    with pytest.raises(RooflineError, match=r"step_time_s=1e-310 is too small"):
+        MeasurementRow(batch=2**53, context=0, step_time_s=1e-310)
 
 
 def test_every_documented_column_is_accepted():

@@ -18,7 +18,7 @@ Importing this package does not import matplotlib or sympy.
 """
 
 from .calibrate import CalibratedPrediction, Calibration, Measurement, Parameter, calibrate
-from .calibration_io import load_calibration
+from .calibration_io import CalibrationFileError, load_calibration
 from .compare import EXCEEDS_MEMORY, IMPOSSIBLE, Comparison, RowComparison, compare
 from .fits import ContextFit, SaturationFit, fit_context, saturation_onset, sustained_bandwidth
 from .engines import engine_layout, load_engine_results
@@ -35,7 +35,7 @@ from .rows import (
 )
 
 __all__ = [
-    "COLUMNS", "CalibratedPrediction", "Calibration", "Comparison", "ContextFit", "EXCEEDS_MEMORY",
+    "COLUMNS", "CalibratedPrediction", "Calibration", "CalibrationFileError", "Comparison", "ContextFit", "EXCEEDS_MEMORY",
     "IMPOSSIBLE", "Measurement", "Parameter", "load_calibration", "MeasurementFileError", "MeasurementRow", "PublishedRows",
     "RowComparison", "SaturationFit", "TOKENS_PER_S_RTOL", "calibrate", "compare", "fit_context",
     "engine_layout", "load_csv", "load_engine_results", "load_json", "load_measurements", "load_published", "rows_from_records",

@@ -163,7 +163,7 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
 
     if weighting not in ("relative", "absolute"):
         raise InvalidValueError("weighting", weighting, "'relative' or 'absolute'")
-    if not is_real(level) or not 0 < level < 1:
+    if not is_real(level) or not 0 < level < 1 or not 0.5 + level / 2 < 1:  # 1 - 2**-53: (1 + level) / 2 is 1.0
         raise InvalidValueError("level", level, "a coverage in (0, 1)")
     if fixed_cost not in ("auto", *cm.FIXED_COSTS):
         raise InvalidValueError("fixed_cost", fixed_cost, "'auto', 'layer' or 'step'")

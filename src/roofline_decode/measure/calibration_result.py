@@ -265,7 +265,8 @@ class Calibration:
         else:
             spread = np.einsum("...i,ij,...j->...", design, self._covariance, design)
             noise = self.residual_std**2 * (step**2 if self.weighting == "relative" else np.ones_like(step))
-            half = student_t_quantile(0.5 + self.level / 2, self.dof) * np.sqrt(spread + noise)
+            # a covariance read from a file may be a rounding away from positive semi-definite
+            half = student_t_quantile(0.5 + self.level / 2, self.dof) * np.sqrt(np.maximum(spread + noise, 0.0))
             lower, upper = np.maximum(step - half, flat.strict_floor_s), step + half
         floor = np.maximum(flat.weights_s + flat.kv_s, flat.compute_s)
         return CalibratedPrediction(

@@ -45,17 +45,18 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .._json_limits import JSONProblem, decode_utf8, loads, read_limited
 from ..errors import RooflineError
+from . import _engine_fields as f
 from .published import PublishedRows, model_id_of
 from .rows import MeasurementFileError, MeasurementRow
 
-__all__ = ["ENGINE_LAYOUTS", "engine_layout", "load_engine_results", "mean_request_context"]
+__all__ = ["ENGINE_LAYOUTS", "MAX_FILE_BYTES", "engine_layout", "load_engine_results", "mean_request_context"]
 
 
 def mean_request_context(input_tokens: float, output_tokens: float) -> float:
@@ -74,27 +75,41 @@ def mean_request_context(input_tokens: float, output_tokens: float) -> float:
 
 
 # ---------------------------------------------------------------- reading the file
+#: Shortest decode step accepted [s]: a picosecond, far below any real step, far enough above 0
+#: that batch / step (the rate) stays a finite float.
+MIN_STEP_S = 1e-12
+#: Longest step a rate may give [s]: 1 / rate must be a finite float.
+_MAX_STEP_S = 1e300
+#: Largest engine output read [B]: a vLLM result saved with every request's latencies is a few
+#: MB per thousand requests; the summaries this reader needs are a few hundred bytes each.
+MAX_FILE_BYTES = 256 * 2**20
+
+
 def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MeasurementFileError(str(path), None, "(file)", f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise MeasurementFileError(str(path), None, "(file)", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+        return decode_utf8(read_limited(path, MAX_FILE_BYTES))
+    except JSONProblem as exc:
+        raise MeasurementFileError(str(path), None, exc.where, exc.problem) from None
 
 
-def _json_records(text: str) -> list[dict[str, Any]] | None:
-    """A JSON array/object, or JSON lines, as a list of dicts; None if it is not JSON."""
+def _json_records(text: str, source: str) -> list[dict[str, Any]] | None:
+    """A JSON array/object, or JSON lines, as a list of dicts; None if it is not JSON.  JSON
+    beyond the limits of :mod:`roofline_decode._json_limits` (nested too deeply, an integer too
+    long) is a MeasurementFileError."""
     stripped = text.strip()
     if not stripped or stripped[0] not in "[{":
         return None
     try:
-        data = json.loads(stripped)
-    except json.JSONDecodeError:
         try:
-            data = [json.loads(line) for line in stripped.splitlines() if line.strip()]
-        except json.JSONDecodeError:
+            data = loads(stripped)
+        except JSONProblem as exc:
+            if not exc.syntax:
+                raise
+            data = [loads(line) for line in stripped.splitlines() if line.strip()]
+    except JSONProblem as exc:
+        if exc.syntax:
             return None
+        raise MeasurementFileError(source, None, exc.where, exc.problem) from None
     data = data if isinstance(data, list) else [data]
     return data if data and all(isinstance(d, dict) for d in data) else None
 
@@ -142,19 +157,27 @@ def _ggml_format(text: str) -> tuple[str | None, str]:
     return name, note
 
 
+_TOKENS = "a number of tokens"
+
+
 def _bench_test(rec: dict[str, Any]) -> tuple[int, int, int] | str:
     """(n_prompt, n_gen, n_depth) of a llama-bench record (JSON/CSV fields or the md 'test')."""
     if "n_gen" in rec:
-        return int(float(rec["n_prompt"])), int(float(rec["n_gen"])), int(float(rec.get("n_depth") or 0))
-    test = str(rec.get("test", "")).replace(" ", "")
-    match = re.fullmatch(r"(pp|tg)(\d+)(?:@d(\d+))?|pp(\d+)\+tg(\d+)(?:@d(\d+))?", test)
+        return (f.count(rec, "n_prompt", _TOKENS), f.count(rec, "n_gen", _TOKENS),
+                f.count(rec, "n_depth", _TOKENS, default=0))
+    name = f.text(rec, "test", "a llama-bench test name such as 'tg128 @ d4096'")
+    match = re.fullmatch(r"(pp|tg)(\d+)(?:@d(\d+))?|pp(\d+)\+tg(\d+)(?:@d(\d+))?", name.replace(" ", ""))
     if not match:
-        return f"test {rec.get('test')!r} is not a llama-bench test name"
+        return f"test {name!r} is not a llama-bench test name"
+    n = [f.count_text("test", d or "0", _TOKENS) for d in match.groups()[1:]]
     if match[1] == "pp":
-        return int(match[2]), 0, int(match[3] or 0)
+        return n[0], 0, n[1]
     if match[1] == "tg":
-        return 0, int(match[2]), int(match[3] or 0)
-    return int(match[4]), int(match[5]), int(match[6] or 0)
+        return 0, n[0], n[1]
+    return n[2], n[3], n[4]
+
+
+_TYPE = "a llama.cpp type name such as 'f16' or 'q8_0'"
 
 
 def _llama_bench(rec: dict[str, Any]) -> dict[str, Any] | str:
@@ -167,57 +190,79 @@ def _llama_bench(rec: dict[str, Any]) -> dict[str, Any] | str:
     if n_prompt > 0:
         return "prompt + generation (pg) test: prefill and decode mixed"
     row: dict[str, Any] = {"batch": 1, "context": depth + (n_gen - 1) / 2}
-    if "avg_ns" in rec and rec["avg_ns"] not in ("", None):
-        row["step_time_s"] = float(rec["avg_ns"]) / n_gen / 1e9
-        if rec.get("stddev_ns") not in ("", None):
-            row["step_time_std_s"] = float(rec["stddev_ns"]) / n_gen / 1e9
+    if f.present(rec, "avg_ns"):
+        row["step_time_s"] = _step(rec, "avg_ns", "the mean time of the test [ns]", n_gen, 1e9)
+        std = f.number(rec, "stddev_ns", "its standard deviation [ns]", default=None)
+        if std is not None:
+            row["step_time_std_s"] = std / n_gen / 1e9
     else:
-        match = re.match(r"\s*([0-9.]+)", str(rec.get("t/s", rec.get("avg_ts", ""))))
-        if not match:
-            return f"no t/s in {rec.get('t/s')!r}"
-        row["tokens_per_s"] = float(match[1])
+        key = "t/s" if "t/s" in rec else "avg_ts"
+        if not f.present(rec, key):
+            return f"no t/s in {rec.get(key)!r}"
+        cell = rec[key].split("±")[0] if isinstance(rec[key], str) else rec[key]
+        rate = f.number({key: cell}, key, "generated tokens per second", positive=True)
+        if not MIN_STEP_S <= 1 / rate <= _MAX_STEP_S:  # the step time it gives
+            raise f.BadField(key, rec[key], f"generated tokens per second: a number from {1 / _MAX_STEP_S:g} to "
+                                            f"{1 / MIN_STEP_S:g}")
+        row["tokens_per_s"] = rate
     notes = []
-    model_type = rec.get("model_type", rec.get("model", ""))
-    parts = str(model_type).split(" ", 2)
+    described = "a llama.cpp model description such as 'qwen2 7B Q4_K - Medium'"
+    model_type = f.text(rec, "model_type", described) if "model_type" in rec else f.text(rec, "model", described)
+    parts = model_type.split(" ", 2)
     if len(parts) == 3:
         fmt, note = _ggml_format(parts[2])
         if fmt:
             row["weight_format"] = fmt
         if note:
             notes.append(note)
-    type_k, type_v = rec.get("type_k"), rec.get("type_v")
+    type_k, type_v = f.text(rec, "type_k", _TYPE), f.text(rec, "type_v", _TYPE)
     if type_k and type_k == type_v:
         kv, _ = _ggml_format(type_k)
         if kv:
             row["kv_format"] = kv
     elif type_k:
         notes.append(f"K cache {type_k}, V cache {type_v}: give --kv")
-    gpus = [g for g in str(rec.get("gpu_info", "")).split(",") if g.strip()]
-    if len(gpus) > 1 and str(rec.get("n_gpu_layers", "99")) != "0":
-        split = str(rec.get("split_mode", "layer"))
+    gpus = [g for g in f.text(rec, "gpu_info", "the GPU names, comma-separated").split(",") if g.strip()]
+    layers = rec.get("n_gpu_layers", "99")
+    if isinstance(layers, bool) or not isinstance(layers, (int, str)):
+        raise f.BadField("n_gpu_layers", layers, "a whole number of layers offloaded to the GPUs")
+    if len(gpus) > 1 and str(layers) != "0":
+        split = f.text(rec, "split_mode", "'layer', 'row' or 'none'", "layer")
         if split == "row":
             row["num_devices"] = len(gpus)
         elif split == "layer":
             row["pipeline_parallel"] = len(gpus)
-    test_name = rec.get("test") or f"tg{n_gen}" + (f" @ d{depth}" if depth else "")
+    test_name = f.text(rec, "test", "a llama-bench test name") or f"tg{n_gen}" + (f" @ d{depth}" if depth else "")
     row["label"] = f"llama-bench {model_type} {test_name}".strip()
     row["notes"] = "; ".join(notes)
     return row
 
 
+def _step(rec: dict[str, Any], key: str, allowed: str, *divisors: float) -> float:
+    """``rec[key]`` divided by each of ``divisors`` in turn: a step time [s] that must come out at
+    least :data:`MIN_STEP_S` (a time of 5e-324 would give 0, or a rate beyond any float)."""
+    step = float(f.number(rec, key, allowed, positive=True))
+    for divisor in divisors:
+        step /= divisor
+    if not step >= MIN_STEP_S:
+        raise f.BadField(key, rec[key], f"{allowed}, giving a step time of at least {MIN_STEP_S:g} s")
+    return step
+
+
 # ---------------------------------------------------------------- llama-batched-bench
 def _batched_bench(rec: dict[str, Any], tg_separate: bool) -> dict[str, Any] | str:
-    pp, tg, b = (int(float(rec[k])) for k in ("pp", "tg", "pl"))
-    t_tg = float(rec["t_tg"])
+    pp, tg = f.count(rec, "pp", "prompt tokens PP"), f.count(rec, "tg", "generated tokens TG")
+    b = f.count(rec, "pl", "parallel sequences B", minimum=1, maximum=f.MAX_BATCH)
     if tg == 0:
         return "TG = 0: no decode steps"
     row: dict[str, Any] = {"context": pp + (tg - 1) / 2, "label": f"batched-bench PP={pp} TG={tg} B={b}",
-           "notes": "llama-batched-bench: random token per sequence (uniform routing)"}
+                           "notes": "llama-batched-bench: random token per sequence (uniform routing)"}
     if tg_separate:
-        row.update(batch=1, step_time_s=t_tg / (b * tg), notes=row["notes"] + "; is_tg_separate: sequences one after another")
+        row.update(batch=1, step_time_s=_step(rec, "t_tg", "the time of the TG steps [s]", b * tg),
+                   notes=row["notes"] + "; is_tg_separate: sequences one after another")
     else:
-        row.update(batch=b, step_time_s=t_tg / tg)
-    if int(float(rec.get("is_pp_shared", 0) or 0)):
+        row.update(batch=b, step_time_s=_step(rec, "t_tg", "the time of the TG steps [s]", tg))
+    if f.count(rec, "is_pp_shared", "0 or 1", maximum=1, default=0):
         row["notes"] += "; prompt shared (is_pp_shared): one prefix in the cache"
     return row
 
@@ -226,47 +271,74 @@ _BATCHED_MD = {"PP": "pp", "TG": "tg", "B": "pl", "N_KV": "n_kv", "T_TG s": "t_t
 
 
 # ---------------------------------------------------------------- serving benchmarks
+_LATENCY_KEYS = ("mean_e2el_ms", "mean_e2e_latency_ms")
+
+
+def _serving_batch(rec: dict[str, Any]) -> tuple[float, str] | None:
+    """(batch, how it was found) of a serving run, or None when nothing tells it."""
+    if f.present(rec, "max_concurrency"):
+        return float(f.count(rec, "max_concurrency", "the client's concurrency", minimum=1,
+                             maximum=f.MAX_BATCH)), "max_concurrency"
+    concurrency = f.number(rec, "concurrency", "the measured mean concurrency", default=0.0)
+    if concurrency:
+        if concurrency > f.MAX_BATCH:
+            raise f.BadField("concurrency", rec["concurrency"], f"the measured mean concurrency: at most {f.MAX_BATCH:,}")
+        return concurrency, "measured mean concurrency"
+    key = next((k for k in _LATENCY_KEYS if f.present(rec, k)), _LATENCY_KEYS[0])
+    throughput = f.number(rec, "request_throughput", "requests per second", default=0.0)
+    latency = f.number(rec, key, "the mean end-to-end latency [ms]", default=0.0)
+    if not (throughput and latency):
+        return None
+    batch = throughput * latency / 1e3
+    if not batch <= f.MAX_BATCH:
+        raise f.BadField("request_throughput", rec["request_throughput"],
+                         f"requests per second that, times {key} = {latency:g} ms, give at most {f.MAX_BATCH:,} "
+                         "sequences in flight (Little's law)")
+    return batch, "Little's law (throughput x latency)"
+
+
 def _serving(rec: dict[str, Any]) -> dict[str, Any] | str:
-    completed = float(rec.get("completed") or 0)
-    tpot = rec.get("mean_tpot_ms")
-    if not completed or tpot in (None, 0):
+    completed = f.count(rec, "completed", "the number of completed requests", maximum=f.MAX_REQUESTS, default=0)
+    tpot = f.number(rec, "mean_tpot_ms", "the mean time per output token [ms]", default=0.0)
+    if not completed or not tpot:
         return "no completed requests or no mean_tpot_ms"
-    p = float(rec["total_input_tokens"]) / completed
-    o = float(rec["total_output_tokens"]) / completed
-    if rec.get("max_concurrency"):
-        batch, how = float(rec["max_concurrency"]), "max_concurrency"
-    elif rec.get("concurrency"):
-        batch, how = float(rec["concurrency"]), "measured mean concurrency"
-    elif rec.get("request_throughput") and rec.get("mean_e2el_ms", rec.get("mean_e2e_latency_ms")):
-        latency: Any = rec.get("mean_e2el_ms", rec.get("mean_e2e_latency_ms"))  # one of them is set (checked above)
-        e2e = float(latency)
-        batch, how = float(rec["request_throughput"]) * e2e / 1e3, "Little's law (throughput x latency)"
-    else:
+    p = f.count(rec, "total_input_tokens", _TOKENS) / completed
+    o = f.count(rec, "total_output_tokens", _TOKENS) / completed
+    found = _serving_batch(rec)
+    if found is None:
         return "no max_concurrency, concurrency or latency to tell the batch"
+    batch, how = found
+    backend = f.text(rec, "backend", "the name of the serving backend") or "serving"
+    model_id = f.text(rec, "model_id", "a model name")
+    model = model_id or f.text(rec, "model", "a model name")
     row: dict[str, Any] = {
-        "batch": max(batch, 1.0), "context": mean_request_context(p, o), "step_time_s": float(tpot) / 1e3,
-        "label": " ".join(p for p in (str(rec.get("backend") or "serving"), str(rec.get("model_id") or "").split("/")[-1],
-                                      f"B={batch:g}") if p),
+        "batch": max(batch, 1.0), "context": mean_request_context(p, o),
+        "step_time_s": _step(rec, "mean_tpot_ms", "the mean time per output token [ms]", 1e3),
+        "label": " ".join(p for p in (backend, model_id.split("/")[-1], f"B={batch:g}") if p),
         "notes": f"batch from {how}; mean TPOT includes interleaved prefills (an upper estimate of the step)",
     }
-    if rec.get("std_tpot_ms") is not None:
-        row["step_time_std_s"] = float(rec["std_tpot_ms"]) / 1e3
-    model = rec.get("model_id") or rec.get("model")
-    if model and model_id_of(str(model)):
-        row["model"] = model_id_of(str(model))
+    std = f.number(rec, "std_tpot_ms", "the standard deviation of the time per output token [ms]", default=None)
+    if std is not None:
+        row["step_time_std_s"] = std / 1e3
+    if model and model_id_of(model):
+        row["model"] = model_id_of(model)
     for key, field in (("tensor_parallel_size", "num_devices"), ("tp", "num_devices"),
                        ("pipeline_parallel_size", "pipeline_parallel"), ("pp", "pipeline_parallel")):
-        if rec.get(key) not in (None, ""):
-            row[field] = int(float(rec[key]))
+        if f.present(rec, key):
+            row[field] = f.count(rec, key, "a number of devices", minimum=1, maximum=f.MAX_DEVICES)
     return row
 
 
 def _one_batch(rec: dict[str, Any]) -> dict[str, Any] | str:
     if rec.get("median_decode_latency") is None:
         return "no decode steps (output_len <= 1)"
-    il, ol, b = (float(rec[k]) for k in ("input_len", "output_len", "batch_size"))
-    return {"batch": b, "context": mean_request_context(il, ol), "step_time_s": float(rec["median_decode_latency"]),
-            "label": f"sglang bench_one_batch {rec.get('run_name', '')} B={b:g} in={il:g} out={ol:g}".replace("  ", " "),
+    il = f.count(rec, "input_len", "input tokens per sequence")
+    ol = f.count(rec, "output_len", "output tokens per sequence (a decode latency needs 2 or more)", minimum=2)
+    b = f.count(rec, "batch_size", "sequences in the batch", minimum=1, maximum=f.MAX_BATCH)
+    step = _step(rec, "median_decode_latency", "the median decode step [s]", 1.0)
+    name = f.text(rec, "run_name", "the name of the run")
+    return {"batch": b, "context": mean_request_context(il, ol), "step_time_s": step,
+            "label": f"sglang bench_one_batch {name} B={b:g} in={il:g} out={ol:g}".replace("  ", " "),
             "notes": "median decode step of a static batch"}
 
 
@@ -286,8 +358,8 @@ def _layout(record: dict[str, Any], layouts: tuple[tuple[set[str], str], ...]) -
     return next((layout for keys, layout in layouts if keys <= set(record)), None)
 
 
-def _classify(text: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]] | None:
-    records = _json_records(text)
+def _classify(text: str, source: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]] | None:
+    records = _json_records(text, source)
     if records:
         layout = _layout(records[0], _JSON_LAYOUTS)
         return None if layout is None else (layout, records, {})
@@ -299,7 +371,8 @@ def _classify(text: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]] | N
             shared = re.search(r"is_pp_shared\s*=\s*(\d)", text)
             batched = [{_BATCHED_MD.get(k, k): v for k, v in r.items()} | {"is_pp_shared": shared[1] if shared else 0}
                        for r in md]
-            return layout, batched, {"tg_separate": bool(separate and separate[1] == "1")}
+            return layout, batched, {"tg_separate": bool(separate and separate[1] == "1"),
+                                     "columns": {v: k for k, v in _BATCHED_MD.items()}}
         return None if layout is None else (layout, md, {})
     rows = _csv_records(text)
     if rows and {"avg_ts", "n_gen", "model_type"} <= set(rows[0]):
@@ -312,12 +385,22 @@ ENGINE_LAYOUTS = ("llama-bench", "llama-batched-bench", "serving-benchmark", "sg
 
 
 def engine_layout(path: str | Path) -> str | None:
-    """The engine layout of a file (one of :data:`ENGINE_LAYOUTS`), or None."""
+    """The engine layout of a file (one of :data:`ENGINE_LAYOUTS`), or None: also when the file
+    cannot be read, is not UTF-8 text or is larger than :data:`MAX_FILE_BYTES` (no engine
+    writes that much; the reader of generic measurement files takes it, or says why not).
+
+    Raises
+    ------
+    MeasurementFileError
+        The file holds JSON nested too deeply or an integer too long: whatever it is, no reader
+        should go on.
+    """
+    path = Path(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = _text(path)
+    except MeasurementFileError:
         return None
-    found = _classify(text)
+    found = _classify(text, str(path))
     return found[0] if found else None
 
 
@@ -329,7 +412,14 @@ def load_engine_results(path: str | Path, **defaults: Any) -> PublishedRows:
     Raises
     ------
     MeasurementFileError
-        The file cannot be read, matches none of :data:`ENGINE_LAYOUTS`, or a row is invalid.
+        The file cannot be read, is larger than :data:`MAX_FILE_BYTES`, holds JSON nested too
+        deeply, matches none of :data:`ENGINE_LAYOUTS`, or a field the reader needs holds a
+        value it does not allow (a count that is negative, fractional, a boolean or beyond
+        :mod:`~roofline_decode.measure._engine_fields`' limits; a number that is not finite; text
+        where a number belongs or a number where text belongs): the message names the file,
+        the row, the field, the value and what is allowed.  Bad fields are refused, never
+        turned into rows; records that are not decode steps (``pp`` tests, ``TG = 0``) are
+        listed in ``skipped``.
 
     Examples
     --------
@@ -344,21 +434,26 @@ def load_engine_results(path: str | Path, **defaults: Any) -> PublishedRows:
     >>> os.unlink(f.name)
     """
     path = Path(path)
-    found = _classify(_text(path))
+    found = _classify(_text(path), str(path))
     if found is None:
         raise MeasurementFileError(str(path), None, "(layout)", "not a known engine output: " + ", ".join(ENGINE_LAYOUTS))
     layout, records, options = found
     readers: dict[str, Callable[[dict[str, Any]], dict[str, Any] | str]] = {
         "llama-bench": _llama_bench, "serving-benchmark": _serving, "sglang-bench-one-batch": _one_batch,
         "llama-batched-bench": lambda r: _batched_bench(r, options.get("tg_separate", False))}
-    reader = readers[layout]
+    reader, columns = readers[layout], options.get("columns", {})
     out = PublishedRows()
     base = {k: v for k, v in defaults.items() if v is not None}
     for number, rec in enumerate(records, start=1):
         where = f"{path.name}#{number}"
         try:
             mapped = reader(rec)
-        except (KeyError, TypeError, ValueError) as exc:
+        except f.BadField as exc:
+            raise MeasurementFileError(str(path), number, columns.get(exc.key, exc.key), exc.problem) from None
+        except KeyError as exc:
+            raise MeasurementFileError(str(path), number, columns.get(str(exc.args[0]), str(exc.args[0])),
+                                       f"missing from this {layout} record") from None
+        except (TypeError, ValueError, ArithmeticError) as exc:
             raise MeasurementFileError(str(path), number, "(row)", f"cannot read this {layout} record: {exc!r}") from None
         if isinstance(mapped, str):
             out.skipped.append((where, mapped))

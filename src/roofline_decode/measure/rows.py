@@ -116,6 +116,10 @@ class MeasurementRow(Spec):
     def _time_given_and_consistent(self) -> MeasurementRow:
         if self.step_time_s is None and self.tokens_per_s is None:
             raise ValueError("give step_time_s or tokens_per_s (neither is set)")
+        for name, given in (("step_time_s", self.step_time_s), ("tokens_per_s", self.tokens_per_s)):
+            if given is not None and not math.isfinite(self.batch / given):  # 5e-324: the other one is infinite
+                raise ValueError(f"{name}={given:g} is too small: batch / {name} = {self.batch:g} / {given:g} is "
+                                 "beyond any float")
         if self.step_time_s is not None and self.tokens_per_s is not None:
             implied = self.batch / self.step_time_s
             if abs(self.tokens_per_s - implied) > TOKENS_PER_S_RTOL * implied:

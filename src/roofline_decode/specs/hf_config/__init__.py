@@ -25,6 +25,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from ..._json_limits import shown
 from ...errors import ConfigError
 from .families import READERS
 from .families_hybrid import HYBRID_READERS
@@ -87,14 +88,14 @@ def hf_config_fields(config: str | PathLike[str] | Mapping[str, Any], name: str 
     if not isinstance(model_type, str) or model_type not in READERS:
         raise ConfigError(
             source, "model_type",
-            f"unsupported model_type {model_type!r}; supported: {', '.join(sorted(READERS))}",
+            f"unsupported model_type {shown(model_type)}; supported: {', '.join(sorted(READERS))}",
         )
     fields = READERS[model_type](reader)
     if "weight_format" not in overrides:
         fields.update(quantization_formats(reader, fields, model_type))
     meta = data.get("_roofline") or {}
     if not isinstance(meta, dict):
-        raise ConfigError(source, "_roofline", f"expected an object, got {meta!r}")
+        raise ConfigError(source, "_roofline", f"expected an object, got {shown(meta)}")
     if name is None:
         architectures = data.get("architectures")
         named = architectures[0] if isinstance(architectures, list) and architectures and isinstance(
@@ -124,7 +125,7 @@ def _language_model(data: dict[str, Any], source: str) -> dict[str, Any]:
     wrapper = data.get("model_type")
     if not _known(merged.get("model_type"), READERS):
         if not isinstance(wrapper, str) or wrapper not in WRAPPERS:
-            raise ConfigError(source, "model_type", f"unsupported multimodal wrapper {wrapper!r} with a text_config; "
+            raise ConfigError(source, "model_type", f"unsupported multimodal wrapper {shown(wrapper)} with a text_config; "
                                                     f"supported: {', '.join(sorted(WRAPPERS))}")
         merged["model_type"] = WRAPPERS[wrapper]
     for key in ("_roofline", "_name_or_path", "architectures", "quantization_config", "tie_word_embeddings",

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from ..._json_limits import shown
 from .reader import REQUIRED_KEYS, ConfigReader
 
 # -- pieces shared by the families -------------------------------------------------------------
@@ -24,7 +25,7 @@ def activation_of(r: ConfigReader, *keys: str) -> None:
         value = r.config.get(key)
         if value is not None:
             if not isinstance(value, str) or value not in _ACTIVATIONS:
-                raise r.error(key, f"unsupported activation {value!r}; supported: {', '.join(sorted(_ACTIVATIONS))}")
+                raise r.error(key, f"unsupported activation {shown(value)}; supported: {', '.join(sorted(_ACTIVATIONS))}")
             return
 
 
@@ -71,11 +72,11 @@ def attention_layers(r: ConfigReader, num_layers: int, window: int | None,
     if raw is not None:
         if not isinstance(raw, list) or len(raw) != num_layers:
             raise r.error("layer_types",
-                          f"expected a list of {num_layers} attention kinds (num_hidden_layers), got {raw!r}")
+                          f"expected a list of {num_layers} attention kinds (num_hidden_layers), got {shown(raw)}")
         for i, kind in enumerate(raw):
             if not isinstance(kind, str) or kind not in _LAYER_KINDS:
                 raise r.error(f"layer_types[{i}]",
-                              f"unsupported attention kind {kind!r}; supported: {', '.join(_LAYER_KINDS)}")
+                              f"unsupported attention kind {shown(kind)}; supported: {', '.join(_LAYER_KINDS)}")
         types = [_LAYER_KINDS[kind] for kind in raw]
     else:
         types = default if default is not None else ["sliding"] * num_layers

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import formulas as f
+from ..._json_limits import shown
 from .families import activation_of, core_fields, moe_fields
 from .reader import REQUIRED_KEYS, ConfigReader
 
@@ -83,7 +84,7 @@ def _granitemoehybrid(r: ConfigReader) -> dict[str, Any]:
     raw = r.require("layer_types")
     if not isinstance(raw, list) or len(raw) != layers or any(not isinstance(k, str) or k not in _MAMBA_KINDS
                                                               for k in raw):
-        raise r.error("layer_types", f"expected {layers} of mamba / attention, got {raw!r}")
+        raise r.error("layer_types", f"expected {layers} of mamba / attention, got {shown(raw)}")
     bias = r.boolean("attention_bias", False)
     fields.update(qkv_bias=bias, o_bias=bias)
     if "mamba" in raw:
@@ -112,7 +113,7 @@ def _nemotron_h(r: ConfigReader) -> dict[str, Any]:
     blocks = r.integer("num_hidden_layers", minimum=1)
     pattern = r.require("hybrid_override_pattern")
     if not isinstance(pattern, str) or len(pattern) != blocks or set(pattern) - set("M*-E"):
-        raise r.error("hybrid_override_pattern", f"expected {blocks} characters of M, *, - and E, got {pattern!r}")
+        raise r.error("hybrid_override_pattern", f"expected {blocks} characters of M, *, - and E, got {shown(pattern)}")
     mamba, attention, dense, moe = (pattern.count(c) for c in "M*-E")
     if mamba + attention == 0 or dense + moe > mamba + attention:
         raise r.error("hybrid_override_pattern", f"{dense + moe} feed-forward blocks for {mamba + attention} mixer "

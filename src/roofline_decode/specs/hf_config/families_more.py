@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ... import formulas as f
+from ..._json_limits import shown
 from .families import activation_of, attention_layers, core_fields, deepseek_fields, llama_shapes, moe_fields, layer_pattern
 from .reader import REQUIRED_KEYS, ConfigReader
 
@@ -120,8 +121,8 @@ def _qwen3_next(r: ConfigReader) -> dict[str, Any]:
     raw = r.config.get("layer_types")
     if raw is not None:
         kinds = {"linear_attention": "recurrent", "full_attention": "full"}
-        if not isinstance(raw, list) or len(raw) != layers or any(k not in kinds for k in raw):
-            raise r.error("layer_types", f"expected {layers} of linear_attention / full_attention, got {raw!r}")
+        if not isinstance(raw, list) or len(raw) != layers or any(not isinstance(k, str) or k not in kinds for k in raw):
+            raise r.error("layer_types", f"expected {layers} of linear_attention / full_attention, got {shown(raw)}")
         types = [kinds[k] for k in raw]
     else:
         every = r.integer("full_attention_interval", default=4, minimum=1)
@@ -159,14 +160,17 @@ def _llama4(r: ConfigReader) -> dict[str, Any]:
     if rope is None or rope == []:
         every = r.integer("nope_layer_interval", default=4, minimum=1)
         rope = [int((i + 1) % every != 0) for i in range(layers)]
-    if not isinstance(rope, list) or len(rope) != layers:
-        raise r.error("no_rope_layers", f"expected a list of {layers} flags, got {rope!r}")
+    if not isinstance(rope, list) or len(rope) != layers or any(flag not in (0, 1) for flag in rope):
+        raise r.error("no_rope_layers", f"expected a list of {layers} flags (0 or 1), got {shown(rope)}")
     chunk = r.integer("attention_chunk_size", default=None, minimum=1)
     if chunk is not None:
         fields.update(attention_chunk_size=chunk, layer_types=tuple("chunked" if flag else "full" for flag in rope))
     step = r.integer("interleave_moe_layer_step", default=1, minimum=1)
     moe_layers = r.config.get("moe_layers")
-    is_moe: Callable[[int], bool] = ((lambda i: i in set(moe_layers)) if isinstance(moe_layers, list)
+    if moe_layers is not None and not isinstance(moe_layers, list):
+        raise r.error("moe_layers", f"expected a list of layer indices, got {shown(moe_layers)}")
+    listed = set(r.integer_list("moe_layers")) if moe_layers is not None else None
+    is_moe: Callable[[int], bool] = ((lambda i: i in listed) if listed is not None
                                      else (lambda i: (i + 1) % step == 0))
     width = r.integer("intermediate_size", minimum=1)
     fields.update(moe_fields(

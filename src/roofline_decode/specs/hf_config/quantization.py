@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Callable
 from typing import Any
 
+from ..._json_limits import shown
 from ...formats import ComputePrecision, NumberFormat, get_format, group_quantized
 from .reader import ConfigReader
 
@@ -41,7 +43,7 @@ def quantization_formats(r: ConfigReader, fields: dict[str, Any], model_type: st
     if q is None:
         return {}
     if not isinstance(q, dict):
-        raise r.error("quantization_config", f"expected an object, got {q!r}")
+        raise r.error("quantization_config", f"expected an object, got {shown(q)}")
     method = q.get("quant_method")
     key = "quantization_config.quant_method"
     if method is None:
@@ -68,10 +70,10 @@ def quantization_formats(r: ConfigReader, fields: dict[str, Any], model_type: st
         if isinstance(q.get("ignore"), list):  # targets "Linear": the list says what stays wide
             converted |= {"lm_head", "router"}
     else:
-        raise r.error(key, f"unsupported quantization {method!r}; supported: {', '.join(_QUANT_METHODS)} "
+        raise r.error(key, f"unsupported quantization {shown(method)}; supported: {', '.join(_QUANT_METHODS)} "
                            "(pass weight_format=... to state the format yourself)")
-    listed = _not_converted(r, q, method)
-    shares = _module_shares(fields, model_type, listed)
+    listed_key, listed = _not_converted(r, q, method)
+    shares = _module_shares(r, fields, model_type, listed, listed_key)
     formats: dict[str, NumberFormat] = {}
     for group in ("embedding", "lm_head", "attention", "mlp", "experts", "shared_experts", "router", "norms"):
         kept = 1.0 if group not in converted else shares.get(group, 0.0)
@@ -84,13 +86,13 @@ def quantization_formats(r: ConfigReader, fields: dict[str, Any], model_type: st
 def _fp8(r: ConfigReader, q: dict[str, Any]) -> NumberFormat:
     kind = str(q.get("fmt") or "e4m3").lower()
     if kind not in ("e4m3", "e5m2"):
-        raise r.error("quantization_config.fmt", f"expected 'e4m3' or 'e5m2', got {kind!r}")
+        raise r.error("quantization_config.fmt", f"expected 'e4m3' or 'e5m2', got {shown(kind)}")
     block = q.get("weight_block_size")
     if block is None:
         return get_format(f"fp8_{kind}")
     if not (isinstance(block, list) and len(block) == 2
-            and all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
-        raise r.error("quantization_config.weight_block_size", f"expected two positive integers, got {block!r}")
+            and all(isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= 1 << 20 for b in block)):
+        raise r.error("quantization_config.weight_block_size", f"expected two integers from 1 to 2**20, got {shown(block)}")
     return NumberFormat(  # one fp32 scale per block (DeepSeek-V3 weight_scale_inv)
         name=f"fp8_{kind}-b{block[0]}x{block[1]}", bits_per_element=8 + 32 / (block[0] * block[1]),
         compute_precision="fp8",
@@ -102,12 +104,12 @@ def _gptq_awq(r: ConfigReader, q: dict[str, Any], method: str) -> NumberFormat:
     bits = q.get("bits", q.get("w_bit"))
     group = q.get("group_size", q.get("q_group_size", 128))
     if isinstance(bits, bool) or not isinstance(bits, int) or bits not in (2, 3, 4, 8):
-        raise r.error("quantization_config.bits", f"expected 2, 3, 4 or 8, got {bits!r}")
+        raise r.error("quantization_config.bits", f"expected 2, 3, 4 or 8, got {shown(bits)}")
     if group == -1:  # per output channel: scales are negligible
         return NumberFormat(name=f"{method}-int{bits}", bits_per_element=bits, compute_precision="bf16",
                             description=f"{method} per-channel")
     if isinstance(group, bool) or not isinstance(group, int) or not 1 <= group <= 1 << 20:
-        raise r.error("quantization_config.group_size", f"expected an integer from 1 to 2**20, or -1, got {group!r}")
+        raise r.error("quantization_config.group_size", f"expected an integer from 1 to 2**20, or -1, got {shown(group)}")
     # fp16 scale and a packed `bits`-bit zero point per group (GPTQ and AWQ checkpoints)
     return group_quantized(bits, group, 16, bits, name=f"{method}-int{bits}-g{group}")
 
@@ -118,7 +120,7 @@ def _bitsandbytes(r: ConfigReader, q: dict[str, Any]) -> NumberFormat:
     if q.get("load_in_4bit"):
         kind = q.get("bnb_4bit_quant_type") or "fp4"
         if kind not in ("fp4", "nf4"):
-            raise r.error("quantization_config.bnb_4bit_quant_type", f"expected 'fp4' or 'nf4', got {kind!r}")
+            raise r.error("quantization_config.bnb_4bit_quant_type", f"expected 'fp4' or 'nf4', got {shown(kind)}")
         # blocks of 64 with an fp32 absmax; double quantization stores it in 8 bits + fp32 per 256 blocks
         bits = 4 + (8 / 64 + 32 / (64 * 256) if q.get("bnb_4bit_use_double_quant") else 32 / 64)
         return NumberFormat(name=f"bnb-{kind}", bits_per_element=bits, compute_precision="bf16",
@@ -131,12 +133,12 @@ def _compressed_tensors(r: ConfigReader, q: dict[str, Any]) -> NumberFormat:
     groups = q.get("config_groups")
     key = "quantization_config.config_groups"
     if not isinstance(groups, dict) or not groups:
-        raise r.error(key, f"expected an object of quantization schemes, got {groups!r}")
+        raise r.error(key, f"expected an object of quantization schemes, got {shown(groups)}")
     schemes = []
     for name, scheme in groups.items():
         weights = scheme.get("weights") if isinstance(scheme, dict) else None
         if not isinstance(weights, dict):
-            raise r.error(f"{key}.{name}.weights", f"expected an object, got {weights!r}")
+            raise r.error(f"{key}.{name}.weights", f"expected an object, got {shown(weights)}")
         activations = scheme.get("input_activations")
         schemes.append((weights, activations if isinstance(activations, dict) else None, f"{key}.{name}"))
     if len({repr(s[:2]) for s in schemes}) > 1:
@@ -144,9 +146,9 @@ def _compressed_tensors(r: ConfigReader, q: dict[str, Any]) -> NumberFormat:
     weights, activations, where = schemes[0]
     bits, kind = weights.get("num_bits"), weights.get("type", "int")
     if isinstance(bits, bool) or not isinstance(bits, int) or bits not in (2, 3, 4, 8):
-        raise r.error(f"{where}.weights.num_bits", f"expected 2, 3, 4 or 8, got {bits!r}")
+        raise r.error(f"{where}.weights.num_bits", f"expected 2, 3, 4 or 8, got {shown(bits)}")
     if kind not in ("int", "float"):
-        raise r.error(f"{where}.weights.type", f"expected 'int' or 'float', got {kind!r}")
+        raise r.error(f"{where}.weights.type", f"expected 'int' or 'float', got {shown(kind)}")
     strategy = weights.get("strategy", "tensor")
     group = weights.get("group_size")
     if kind == "float" and bits == 4 and group == 16:
@@ -155,6 +157,10 @@ def _compressed_tensors(r: ConfigReader, q: dict[str, Any]) -> NumberFormat:
         fmt = get_format("fp8_e4m3")
         if strategy == "block":
             block = weights.get("block_structure") or [128, 128]
+            if not (isinstance(block, list) and len(block) == 2
+                    and all(isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= 1 << 20 for b in block)):
+                raise r.error(f"{where}.weights.block_structure",
+                              f"expected two integers from 1 to 2**20, got {shown(block)}")
             fmt = NumberFormat(name=f"fp8_e4m3-b{block[0]}x{block[1]}", compute_precision="fp8",
                                bits_per_element=8 + 16 / (block[0] * block[1]),
                                description="FP8 E4M3 with one 16-bit scale per block (compressed-tensors)")
@@ -164,29 +170,48 @@ def _compressed_tensors(r: ConfigReader, q: dict[str, Any]) -> NumberFormat:
         compute = "int8"
     if strategy == "group":
         if isinstance(group, bool) or not isinstance(group, int) or not 1 <= group <= 1 << 20:
-            raise r.error(f"{where}.weights.group_size", f"expected an integer from 1 to 2**20, got {group!r}")
+            raise r.error(f"{where}.weights.group_size", f"expected an integer from 1 to 2**20, got {shown(group)}")
         zero = 0 if weights.get("symmetric", True) else bits
         return group_quantized(bits, group, 16, zero, name=f"ct-int{bits}-g{group}" + ("-sym" if not zero else ""))
     if kind == "float":
-        raise r.error(f"{where}.weights", f"unsupported float scheme of {bits} bits, strategy {strategy!r}")
+        raise r.error(f"{where}.weights", f"unsupported float scheme of {bits} bits, strategy {shown(strategy)}")
     return NumberFormat(name="int8_w8a8" if compute == "int8" else f"ct-int{bits}", bits_per_element=bits,
                         compute_precision=compute,
                         description=f"compressed-tensors int{bits}, per-{strategy} scales (negligible)")
 
 
-def _not_converted(r: ConfigReader, q: dict[str, Any], method: str) -> list[str]:
+#: Most module names or patterns a ``modules_to_not_convert``-like list may hold, and the
+#: longest pattern: real lists name a few modules per layer.
+_MAX_PATTERNS, _MAX_PATTERN_LENGTH = 100_000, 1_000
+#: Most (module, pattern) pairs matched: about 100 layers x 10 modules x 10,000 patterns.
+_MATCH_BUDGET = 10**7
+
+
+def _not_converted(r: ConfigReader, q: dict[str, Any], method: str) -> tuple[str, list[str]]:
+    """(key, module names or patterns) of the modules a quantizer leaves wide."""
     key = {"compressed-tensors": "ignore", "bitsandbytes": "llm_int8_skip_modules"}.get(method, "modules_to_not_convert")
     value = q.get(key)
     if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise r.error(f"quantization_config.{key}", f"expected a list of module names, got {value!r}")
-    return value
+        return key, []
+    if not isinstance(value, list) or len(value) > _MAX_PATTERNS or not all(
+            isinstance(v, str) and len(v) <= _MAX_PATTERN_LENGTH for v in value):
+        raise r.error(f"quantization_config.{key}", f"expected a list of at most {_MAX_PATTERNS:,} module names of at "
+                                                    f"most {_MAX_PATTERN_LENGTH:,} characters, got {shown(value)}")
+    for i, pattern in enumerate(value):
+        if pattern.startswith("re:"):
+            try:
+                re.compile(pattern[3:])
+            except (re.error, RecursionError, OverflowError) as exc:
+                raise r.error(f"quantization_config.{key}[{i}]",
+                              f"expected a regular expression after 're:', got {shown(pattern)} ({exc})") from None
+    return key, value
 
 
-def _matches(pattern: str, name: str) -> bool:
-    if pattern.startswith("re:"):
-        return re.match(pattern[3:], name) is not None
+def _matches(pattern: str | Callable[[str], re.Match[str] | None], name: str) -> bool:
+    """Whether a module name is listed: a compiled ``re:`` pattern's match, a glob with ``*``,
+    else a substring."""
+    if not isinstance(pattern, str):
+        return pattern(name) is not None
     if "*" in pattern:
         return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name, pattern + ".*")
     return pattern in name
@@ -233,14 +258,21 @@ def _module_names(fields: dict[str, Any], model_type: str) -> dict[str, list[tup
     return names
 
 
-def _module_shares(fields: dict[str, Any], model_type: str, patterns: list[str]) -> dict[str, float]:
+def _module_shares(r: ConfigReader, fields: dict[str, Any], model_type: str, patterns: list[str],
+                   key: str) -> dict[str, float]:
     """Share of each group's parameters that ``patterns`` keep wide [1]."""
     if not patterns:
         return {}
+    names = _module_names(fields, model_type)
+    modules = sum(len(group) for group in names.values())
+    if modules * len(patterns) > _MATCH_BUDGET:
+        raise r.error(f"quantization_config.{key}", f"{len(patterns):,} module names for {modules:,} modules: expected "
+                                                    f"at most {_MATCH_BUDGET:,} pairs of name and module to match")
+    compiled = [re.compile(p[3:]).match if p.startswith("re:") else p for p in patterns]
     shares = {}
-    for group, modules in _module_names(fields, model_type).items():
-        total = sum(p for _, p in modules)
-        kept = sum(p for name, p in modules if any(_matches(pattern, name) for pattern in patterns))
+    for group, listed in names.items():
+        total = sum(p for _, p in listed)
+        kept = sum(p for name, p in listed if any(_matches(pattern, name) for pattern in compiled))
         if total:
             shares[group] = kept / total
     return shares

@@ -7,12 +7,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..._parse import ParseProblem, parse_json
+from ..._json_limits import JSONProblem, load_file, shown
 from ...errors import ConfigError
 from .._limits import MAX_LAYERS, MAX_SIZE
 
 #: Largest value of a layer-count key (readers loop over the layers) and of any other integer key.
 _MAXIMA = {"num_hidden_layers": MAX_LAYERS, "n_layer": MAX_LAYERS}
+
+#: Largest config.json read [B]: real ones are a few kB (a long ``id2label`` table: a few hundred).
+MAX_FILE_BYTES = 64 * 2**20
 
 #: Marks a key without a default: ``ConfigReader.integer(..., default=REQUIRED_KEYS)`` (the default)
 #: raises when it is absent.
@@ -51,9 +54,8 @@ class ConfigReader:
         key = next(k for k in keys if self.config.get(k) is not None)
         maximum = _MAXIMA.get(key, MAX_SIZE)
         if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-            shown = f"an integer of {len(str(value))} digits" if isinstance(value, int) and value > 10**30 else repr(value)
             high = f" and <= {maximum:,}" if isinstance(value, int) and value > maximum else ""
-            raise self.error(key, f"expected an integer >= {minimum}{high}, got {shown}")
+            raise self.error(key, f"expected an integer >= {minimum}{high}, got {shown(value)}")
         return value
 
     def boolean(self, key: str, default: bool) -> bool:
@@ -61,13 +63,13 @@ class ConfigReader:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise self.error(key, f"expected true or false, got {value!r}")
+            raise self.error(key, f"expected true or false, got {shown(value)}")
         return value
 
     def integer_list(self, key: str) -> list[int]:
         value = self.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            raise self.error(key, f"expected a list of integers, got {value!r}")
+            raise self.error(key, f"expected a list of integers, got {shown(value)}")
         return value
 
 
@@ -81,13 +83,12 @@ def read_config(config: str | PathLike[str] | Mapping[str, Any]) -> tuple[dict[s
     try:
         if path.is_dir():
             path = path / "config.json"
-        text = path.read_bytes()
-    except OSError as exc:
+    except OSError as exc:  # a name too long for the file system
         raise ConfigError(path, "(file)", f"cannot read: {exc.strerror or exc}") from None
     try:
-        data = parse_json(text)
-    except ParseProblem as exc:
-        raise ConfigError(path, exc.where, str(exc)) from None
+        data = load_file(path, max_bytes=MAX_FILE_BYTES)
+    except JSONProblem as exc:
+        raise ConfigError(path, exc.where, exc.problem) from None
     if not isinstance(data, dict):
         raise ConfigError(path, "(root)", f"expected a JSON object, got {type(data).__name__}")
     return data, str(path)
