@@ -147,4 +147,4 @@ def timed_step(model: Model, accelerator: Accelerator, batch: np.ndarray, contex
 
 def _scalar_or_array(value: float | np.ndarray) -> float | np.ndarray:
     """A float for a single peak (as before groups were timed apart), else the array."""
-    return float(value) if np.ndim(value) == 0 else value
+    return value if isinstance(value, np.ndarray) and value.ndim else float(value)

@@ -234,7 +234,9 @@ def step_traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: 
 class GroupFlops(Mapping[str, np.ndarray]):
     """FLOPs per compute group, each computed on first use: a model whose groups share one
     peak never needs them (its compute time is FLOPs / peak), and on a large grid each group
-    is a full array (the 1M-point grid spent a fifth of its time on them)."""
+    is a full array (the 1M-point grid spent a fifth of its time on them).  At one point
+    (``shape`` ``()``) ``batch`` and ``scores`` may be numpy floats (what :func:`compact` makes of
+    a 0-d array), and so is each group's FLOPs."""
 
     def __init__(self, batch: np.ndarray, counts: dict[str, float], scores: np.ndarray, shape: tuple[int, ...]):
         self._batch, self._counts, self._shape = batch, counts, shape
