@@ -41,14 +41,15 @@ class GridLimits:
     notes: tuple[str, ...]
 
 
-def _max_batch(model: Model, accelerator: Accelerator, context: np.ndarray, usable: float) -> np.ndarray:
+def _max_batch(model: Model, accelerator: Accelerator, context: np.ndarray, usable: float,
+               weights: float) -> np.ndarray:
     """Largest whole batch at each context (planning's rule); +inf where a sequence holds no
-    KV cache (context 0) and the weights fit, 0 where the weights alone do not fit."""
+    KV cache (context 0) and the ``weights`` [B] fit, 0 where the weights alone do not fit."""
     from .capacity import max_batch
 
     positive = np.maximum(context, 1.0)
     largest = np.asarray(max_batch(model, accelerator, positive), dtype=float)
-    unbounded = np.inf if model.weight_bytes <= usable else 0.0
+    unbounded = np.inf if weights <= usable else 0.0
     return np.where(context > 0, largest, unbounded)
 
 
@@ -68,10 +69,10 @@ def context_limits(model: Model, accelerator: Accelerator, context_axis: np.ndar
     from .capacity import kv_bytes_per_sequence
 
     per_sequence = kv_bytes_per_sequence(model, context_axis)
+    weights = model.weight_bytes  # a sum over the weight groups on each access
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a tiny KV per sequence: unbounded
-        capacity = np.where(per_sequence > 0, (usable - model.weight_bytes) / per_sequence,
-                            np.inf if model.weight_bytes <= usable else -np.inf)
-    largest = _max_batch(model, accelerator, np.asarray(context_axis, dtype=float), usable)
+        capacity = np.where(per_sequence > 0, (usable - weights) / per_sequence, np.inf if weights <= usable else -np.inf)
+    largest = _max_batch(model, accelerator, np.asarray(context_axis, dtype=float), usable, weights)
     return ContextLimits(per_sequence, capacity, largest)
 
 
