@@ -215,3 +215,18 @@ def test_compare_cli_routing(tmp_path, capsys):
     assert between["routing"] == "identical" and between["flags"] == [FASTER_THAN_UNIFORM]
     assert below["flags"][0] == IMPOSSIBLE
     assert between["floor_step_time_s"] == between["strict_floor_step_time_s"] < between["uniform_floor_step_time_s"]
+
+
+def test_experts_read_is_the_same_for_a_number_a_0d_array_and_a_grid():
+    """U(B) takes its power through numpy's ufunc for every container: a batch given as a 0-d
+    array (general path), a Python float (scalar fast path) and a grid agree bit for bit.
+    Python's ``**`` on numpy scalars (the C library's pow) and the ufunc (vectorised on AVX-512
+    machines) differ in the last bit for about 2 % of (k/E, B) pairs; B = 1.6712736255243155 on
+    gpt-oss-120b was one of them."""
+    model = rd.load_model("gpt-oss-120b")
+    batches = [1.6712736255243155, *np.random.default_rng(7).uniform(1, 5000, 300)]
+    grid = decode_floor(model, "h100-sxm", np.array(batches), 0).experts_read
+    for batch, expected in zip(batches, grid):
+        as_array = decode_floor(model, "h100-sxm", np.array(batch), 0).experts_read
+        as_number = decode_floor(model, "h100-sxm", float(batch), 0).experts_read
+        assert float(as_array) == float(as_number) == float(expected), batch

@@ -1,16 +1,21 @@
 """The scalar fast path of :func:`~roofline_decode.decode_floor` (issue 18).
 
 A notebook loop calls ``decode_floor`` once per configuration with one batch and one context.
-The general path builds 0-d arrays and re-derives every model and device term on each call;
-here the terms that depend only on the model, or on (model, accelerator, sparse, routing,
-latency profile), are computed once (:class:`_Plan`, cached by the identity of the frozen spec
-objects), the terms that depend on the context alone (critical batch, largest batch, KV bytes
-per sequence) once per context (a bounded memo in the plan), and the point itself is evaluated
-with the *same formula functions* on Python floats.  Additions, products and quotients are
-IEEE operations whatever the container, and the one transcendental (the routed-expert power
-q**B) goes through the same numpy ufunc, so every field equals the general path's bit for bit,
-with the same types and flags (``tests/foundation/test_fast_path.py`` compares them on random
-models, devices and points).
+The general path builds arrays and re-derives every model and device term on each call; here
+what depends only on (model, accelerator, sparse, routing, latency profile) is derived once
+(:class:`_Plan`, cached by the identity of the frozen spec objects: the model's
+:class:`~roofline_decode.floors.traffic.StepCoefficients`, the peaks, the serial chain, the
+notes, the usable memory), what depends on the context alone (critical batch, largest batch, KV
+bytes per sequence) once per context (a bounded memo in the plan), and the point itself on
+Python floats.  No term is written here: each comes from the function the general path calls
+(:func:`~roofline_decode.floors.traffic.step_terms`,
+:func:`~roofline_decode.floors.step_timing.step_times`,
+:func:`~roofline_decode.floors.critical_batch.decode_critical_batch`,
+:func:`~roofline_decode.floors.limits.context_limits`).  Those run the formulas' operations in
+the same order on floats as on arrays (IEEE arithmetic whatever the container; the one
+transcendental, the routed-expert power, goes through numpy's ufunc for both), so every field
+equals the general path's bit for bit, with the same types and flags
+(``tests/foundation/test_fast_path.py`` compares them on random models, devices and points).
 
 The result is assembled without the dataclass ``__init__`` (a frozen dataclass sets each of its
 fields through ``object.__setattr__``: a third of a call's time); the fields are the same,
@@ -25,22 +30,19 @@ and the general path answers, with its notes and its error messages.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from .critical_batch import decode_critical_batch
+from .limits import context_limits, fit_note
 from .peaks import group_peaks
 from .results import DecodeFloor
-from .step_timing import chain_time
-from ..formulas.flops import matmul_flops
-from ..formulas.roofline import compute_time, memory_time, ridge_point
-from .limits import fit_note
 from .routing import Routing
+from .step_timing import chain_time, step_assumptions, step_times
+from .traffic import GroupFlops, step_coefficients, step_terms
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
-from .traffic import layer_terms, matrix_parameters_per_token, streamed_terms
 
 if TYPE_CHECKING:
     from ..specs.latency import LatencyProfile
@@ -86,207 +88,41 @@ class _Plan:
         from .capacity import usable_memory
 
         self.keep = (model, accelerator, routing, profile)  # the ids in the key stay valid
-        self.model, self.routing = model, routing
+        self.model, self.device, self.routing = model, accelerator, routing
         self.peaks = peaks = group_peaks(model, accelerator, sparse)
-        self.has_peak: bool = peaks.bounded
-        self.uniform: bool = peaks.uniform
-        self.single_peak: float = next(iter(peaks.peaks.values())) if self.uniform and self.has_peak else math.nan
-        self.peak_list = [(g, peak) for g, peak in peaks.peaks.items() if not np.isnan(peak)]
-        self.summary = peaks.summary()
+        self.coefficients = step_coefficients(model)
         self.bandwidth: float = accelerator.memory_bandwidth
-        self.streamed: tuple[float, float, float] = streamed_terms(model)
-        self.b_e: float = model.routed_expert_format.bytes_per_element
-        layers, self.m_kv, self.experts = layer_terms(model)
-        self.layers: tuple[int, int, float] = layers
-        self.is_moe: bool = model.is_moe
-        # weight_bytes_read skips the expert term when L_moe is the int 0
-        self.dense = isinstance(self.experts[0], int) and self.experts[0] == 0
-        self.row_bytes: float = model.embedding_row_bytes
-        self.streamed_bytes: float = model.streamed_weight_bytes
-        self.expert_layer_bytes = self.b_e * model.num_moe_layers
-        self.expert_parameters: float = model.expert_parameters
-        self.matmul: float = model.matmul_parameters_per_token
-        self.group_counts = matrix_parameters_per_token(model)
-        self.num_heads: int = model.num_heads
-        self.width: float = model.score_value_width
-        self.vocab: int = model.vocab_size
-        self.num_layers: int = model.num_attention_layers  # layers that write KV
-        # chunked, sparse and recurrent layers (estimate.mixer_terms): the general path answers
-        self.mixers = bool(model.num_chunked_layers or model.num_sparse_layers or model.num_recurrent_layers)
-        self.fixed_state: float = model.cache_residency[3]
-        self.chain = chain_time(model, profile)
-        notes = peaks.notes
-        if profile is not None:
-            notes = (*notes, f"serial chain from latency profile {profile.label!r} "
-                             f"({profile.operations_per_layer:g} operations per layer at "
-                             f"{profile.operation_latency * 1e6:.3g} us): "
-                             "an estimate for that runtime, not a physical floor")
-        self.assumptions = notes + tuple(n for n in (routing.note(model),) if n)
+        # no compute peak, or chunked, sparse and recurrent layers (traffic.mixer_terms): the general path answers
+        self.declined = not peaks.bounded or bool(model.num_chunked_layers or model.num_sparse_layers
+                                                   or model.num_recurrent_layers)
+        self.assumptions = step_assumptions(model, peaks, routing, profile)
         self.usable: float = usable_memory(accelerator)
         self.weight_bytes: float = model.weight_bytes
+        self.names = (model.name, accelerator.id or accelerator.name, model.weight_format.name, model.kv_format.name)
         # weights larger than the device: every point's fit note is this one sentence
-        self.weights_note = (fit_note(model, accelerator.id or accelerator.name, np.array(1.0), np.array(0.0),
-                                       np.array(0.0), np.array(False), self.usable)
-                             if self.weight_bytes > self.usable else None)
+        self.weights_note = (fit_note(model, self.names[1], np.array(1.0), np.array(0.0), np.array(0.0),
+                                      np.array(False), self.usable) if self.weight_bytes > self.usable else None)
         self.positions: int | None = model.max_position_embeddings
         self.profile_label = None if profile is None else profile.label
-        self.k: int = model.num_experts_per_token
-        self.num_experts: int = model.num_experts
-        self.device = accelerator
+        self.summary = peaks.summary()
         self.at: dict[float, _AtContext] = {}
         # fields every result of this plan shares: immutable values, and read-only arrays
-        self.chain_array = _shared(self.chain)
+        self.chain = _shared(chain_time(model, profile))
         self.within_positions = _shared(False)
         self.no_experts = _shared(0.0)
-        self.names = (model.name, accelerator.id or accelerator.name, model.weight_format.name, model.kv_format.name)
-        # the uniform-routing identity k/E of experts_read
-        self.effective_experts: int = self.num_experts if routing.kind == "uniform" else self.k
-        # one peak: the effective peak and the ridge do not depend on the point
-        self.ridge = float(ridge_point(self.single_peak, self.bandwidth)) if self.uniform else math.nan
-
-    # --- the general path's terms, on floats -------------------------------------------------
-
-    def experts_read(self, batch: float) -> Any:
-        """``Routing.experts_read`` at one batch (same ufunc for the power); None for a dense model."""
-        if not self.is_moe:
-            return None
-        effective = self.effective_experts
-        return effective * (1 - np.power(1 - self.k / effective, batch))
-
-    def attended(self, context: float) -> float:
-        """``formulas.attended_positions``: G·T + S·min(T, W) (numpy's minimum gives a float)."""
-        num_global, num_sliding, window = self.layers
-        return num_global * context + num_sliding * float(context if context <= window else window)
-
-    def traffic(self, batch: float, context: float, experts_read: Any) -> tuple[Any, float, float, float, float]:
-        """``estimate.step_traffic`` on floats: the formulas' operations in their order
-        (``weight_bytes_read``, ``kv_read_bytes``, ``kv_write_bytes``, ``matmul_flops``,
-        ``attention_flops``); the fast-path test holds them equal to the formulas."""
-        streamed, row, b_w = self.streamed
-        gathered = float(batch if batch <= self.vocab else self.vocab) * row
-        experts = 0 if self.dense else self.experts[0] * experts_read
-        weight = b_w * (streamed + gathered) + self.b_e * experts * self.expert_parameters
-        attended = self.attended(context)
-        kv_read = batch * self.m_kv * attended
-        kv_write = batch * self.m_kv * self.num_layers
-        scores = 2 * batch * self.num_heads * self.width * attended
-        flops = 2 * batch * self.matmul + scores
-        return weight, kv_read, kv_write, flops, scores
-
-    def compute_time(self, flops: float, batch: float, scores: float) -> Any:
-        """``Peaks.compute_time`` (share 1) on floats: FLOPs / F for one peak, else the sum
-        over the groups with a peak (each group's FLOPs as ``GroupFlops`` computes them)."""
-        if self.uniform:
-            return compute_time(flops, self.single_peak)
-        counts = self.group_counts
-        return 0.0 + sum(compute_time(scores if g == "attention_scores" else matmul_flops(batch, counts[g]), peak)
-                         for g, peak in self.peak_list)
-
-    def effective_peak(self, flops: float, compute: Any) -> Any:
-        if self.uniform:
-            return self.single_peak
-        return flops / compute if compute > 0 else math.nan
 
     def context_terms(self, context: float) -> _AtContext:
-        """The terms at ``context`` that do not depend on the batch (computed once per context)."""
-        # planning.capacity.kv_bytes_per_sequence: formulas.kv_cache_bytes at B = 1, plus the fixed state
-        per_sequence = np.asarray(float(1 * self.m_kv * self.attended(context)), dtype=float) + self.fixed_state
-        if per_sequence > 0:
-            capacity = (self.usable - self.weight_bytes) / float(per_sequence)
-        else:
-            capacity = np.inf if self.weight_bytes <= self.usable else -np.inf
-        if not self.is_moe:
-            critical = self.critical_batch(context, None)
-        elif self.routing.kind != "uniform":
-            critical = self.critical_batch(context, self.experts_read(1.0))
-        else:
-            critical = self.moe_critical_batch(context)
-        terms = _AtContext(per_sequence, capacity, _shared(critical), _shared(_max_batch(self, context)))
+        """The terms at ``context`` that do not depend on the batch (computed once per context,
+        by the general path's functions)."""
+        limits = context_limits(self.model, self.device, context, self.usable)
+        critical = decode_critical_batch(self.model, context, self.peaks, self.bandwidth, self.routing,
+                                         self.coefficients)
+        terms = _AtContext(limits.kv_bytes_per_sequence, float(limits.capacity), _shared(critical),
+                           _shared(limits.max_batch))
         if len(self.at) >= _MAX_CONTEXTS:
             self.at.clear()
         self.at[context] = terms
         return terms
-
-    def critical_batch(self, context: float, fixed_experts: Any) -> float:
-        """``critical_batch.closed_form_critical_batch`` at one context (closed form), as a float."""
-        _, kv_read, kv_write, flops, scores = self.traffic(1.0, context, self.experts_read(1.0))
-        peak = self.effective_peak(flops, self.compute_time(flops, 1.0, scores))
-        kv_per_sequence = kv_read + kv_write
-        row, vocab = self.row_bytes, self.vocab
-        fixed = self.streamed_bytes
-        if fixed_experts is not None:
-            fixed = fixed + (self.expert_layer_bytes * fixed_experts * self.expert_parameters)
-        below = _critical(fixed, kv_per_sequence + row, flops, peak, self.bandwidth)
-        above = _critical(fixed + vocab * row, kv_per_sequence, flops, peak, self.bandwidth)
-        return below if below <= vocab else above
-
-    def moe_critical_batch(self, context: float) -> float:
-        """``critical_batch.moe_critical_batch`` at one context: the same Newton iteration, operation
-        for operation on floats (the power through the same ufunc), so the same iterates."""
-        _, kv_read, kv_write, flops, scores = self.traffic(1.0, context, self.experts_read(1.0))
-        t_sequence = self.compute_time(flops, 1.0, scores)
-        peak = self.effective_peak(flops, t_sequence)
-        kv_per_sequence = kv_read + kv_write
-        row, vocab, fixed, bandwidth = self.row_bytes, self.vocab, self.streamed_bytes, self.bandwidth
-        expert_bytes = self.expert_layer_bytes * self.expert_parameters
-        experts, k = self.num_experts, self.k
-        fixed_all = fixed + expert_bytes * experts
-        upper = min(_critical(fixed_all, kv_per_sequence + row, flops, peak, bandwidth),
-                    _critical(fixed_all + vocab * row, kv_per_sequence, flops, peak, bandwidth))
-        if not math.isfinite(upper):
-            return math.inf
-        q = 1 - k / experts
-        log_q = math.log(q) if q > 0 else 0.0
-        x = upper
-        for _ in range(100):
-            power = np.power(q, x)
-            touched = experts * (1 - power)
-            gathered = x if x <= vocab else float(vocab)
-            margin = x * t_sequence - (fixed + expert_bytes * touched + gathered * row + x * kv_per_sequence) / bandwidth
-            slope = t_sequence - (expert_bytes * (-experts * power * log_q) + (float(row) if x < vocab else 0.0)
-                                  + kv_per_sequence) / bandwidth
-            step = margin / slope if margin > 0 and slope > 0 else 0.0
-            following = x - step
-            if not following < x:
-                break
-            x = following
-        return float(x)
-
-
-def _critical(fixed: Any, per_sequence_bytes: Any, flops: Any, peak: Any, bandwidth: float) -> float:
-    """``formulas.critical_batch`` on floats: its ratio where the margin is positive, else inf."""
-    margin = flops / peak - per_sequence_bytes / bandwidth
-    return float(fixed / bandwidth) / float(margin) if margin > 0 else math.inf
-
-
-class _PointGroups(Mapping[str, np.float64]):
-    """FLOPs per compute group at one point, each computed on first use (as ``GroupFlops``
-    does on a grid): a model whose groups share one peak never needs them."""
-
-    __slots__ = ("_batch", "_counts", "_scores", "_done")
-
-    def __init__(self, batch: float, counts: dict[str, float], scores: float) -> None:
-        self._batch, self._counts, self._scores = batch, counts, scores
-        self._done: dict[str, np.float64] | None = None
-
-    def _all(self) -> dict[str, np.float64]:
-        if self._done is None:
-            done = {group: np.float64(matmul_flops(self._batch, count)) for group, count in self._counts.items()}
-            done["attention_scores"] = np.float64(self._scores)
-            self._done = done
-        return self._done
-
-    def __getitem__(self, group: str) -> np.float64:
-        return self._all()[group]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._all())
-
-    def __len__(self) -> int:
-        return len(self._counts) + 1
-
-    def __repr__(self) -> str:
-        return repr(self._all())
 
 
 def _plan(model: Model, accelerator: Accelerator, sparse: bool, routing: Routing,
@@ -313,11 +149,6 @@ def _real(value: Any, minimum: float) -> float | None:
     return x if minimum <= x <= 9007199254740992.0 else None
 
 
-def _larger(a: Any, b: Any) -> Any:
-    """``np.maximum`` of two floats: the larger one, NaN if either is NaN."""
-    return a if a >= b or a != a else b
-
-
 def scalar_floor(model: Model, accelerator: Accelerator, batch: Any, context: Any, sparse: bool, routing: Routing,
                  profile: LatencyProfile | None) -> DecodeFloor | None:
     """The :class:`~roofline_decode.DecodeFloor` of one point, or None where the general path
@@ -327,10 +158,8 @@ def scalar_floor(model: Model, accelerator: Accelerator, batch: Any, context: An
     if b is None or t is None or routing.measured is not None:
         return None
     plan = _plan(model, accelerator, sparse, routing, profile)
-    if not plan.has_peak or plan.mixers:
-        return None
     # beyond the positions the general path words the note
-    if plan.positions and t >= plan.positions:
+    if plan.declined or (plan.positions and t >= plan.positions):
         return None
     at = plan.at.get(t)
     if at is None:
@@ -338,37 +167,34 @@ def scalar_floor(model: Model, accelerator: Accelerator, batch: Any, context: An
     fits = np.True_ if b <= at.capacity else np.False_  # grid_limits: np.float64(b) <= capacity
     notes = plan.assumptions
     if not fits:
-        notes = notes + (plan.weights_note or fit_note(plan.model, plan.names[1], np.array(b), np.array(t),
+        notes = notes + (plan.weights_note or fit_note(model, plan.names[1], np.array(b), np.array(t),
                                                         at.per_sequence, np.array(fits), plan.usable,
                                                         plan.weight_bytes),)
-    experts = plan.experts_read(b)
-    weight, kv_read, kv_write, flops, scores = plan.traffic(b, t, experts)
-    bandwidth = plan.bandwidth
-    bytes_total = weight + kv_read + kv_write
-    memory = memory_time(bytes_total, bandwidth)
-    compute = plan.compute_time(flops, b, scores)
-    step = _larger(_larger(memory, compute), plan.chain)  # formulas.step_time, then the chain
-    if plan.uniform:
-        peak, ridge = float(plan.single_peak), plan.ridge
-    else:
-        peak = plan.effective_peak(flops, compute)
-        peak, ridge = float(peak), float(ridge_point(peak, bandwidth))
+    coefficients = plan.coefficients
+    experts = routing.experts_read(model, b) if coefficients.is_moe else None
+    terms = step_terms(coefficients, b, t, experts)
+    # numpy floats, as the general path's compact() makes of a 0-d grid
+    groups = GroupFlops(cast(np.ndarray, np.float64(b)), coefficients.group_parameters,
+                        cast(np.ndarray, np.float64(terms.score_flops)), ())
+    times = step_times(terms, groups, b, plan.peaks, plan.bandwidth, plan.chain)
     names = plan.names
     values = {  # every field of DecodeFloor (tests/foundation/test_fast_path.py), in its order
         "model": names[0], "accelerator": names[1], "compute_precision": plan.summary,
-        "weight_bytes": np.float64(weight), "kv_read_bytes": np.float64(kv_read),
-        "kv_write_bytes": np.float64(kv_write), "bytes_total": np.float64(bytes_total), "flops": np.float64(flops),
-        "memory_time_s": np.float64(memory), "compute_time_s": np.float64(compute),
-        "weight_format": names[2], "kv_format": names[3], "batch": np.array(b), "context": np.array(t),
-        "step_time_s": np.float64(step), "tokens_per_s": np.float64(b / step),
-        "per_sequence_tokens_per_s": np.float64(1.0 / step), "arithmetic_intensity": np.float64(flops / bytes_total),
-        "ridge_point": ridge, "critical_batch": at.critical, "memory_bandwidth": bandwidth, "peak_flops": peak,
+        "weight_bytes": np.float64(terms.weight_bytes), "kv_read_bytes": np.float64(terms.kv_read_bytes),
+        "kv_write_bytes": np.float64(terms.kv_write_bytes), "bytes_total": np.float64(times.bytes_total),
+        "flops": np.float64(terms.flops), "memory_time_s": np.float64(times.memory_time),
+        "compute_time_s": np.float64(times.compute_time), "weight_format": names[2], "kv_format": names[3],
+        "batch": np.array(b), "context": np.array(t), "step_time_s": np.float64(times.step_time),
+        "tokens_per_s": np.float64(times.tokens_per_s),
+        "per_sequence_tokens_per_s": np.float64(times.per_sequence_tokens_per_s),
+        "arithmetic_intensity": np.float64(times.arithmetic_intensity), "ridge_point": times.ridge_point,
+        "critical_batch": at.critical, "memory_bandwidth": plan.bandwidth, "peak_flops": times.peak_flops,
         "spec": model, "compute_precisions": dict(plan.peaks.precisions), "group_peak_flops": dict(plan.peaks.peaks),
-        "group_flops": _PointGroups(b, plan.group_counts, scores), "notes": notes, "routing": routing.kind,
+        "group_flops": groups, "notes": notes, "routing": routing.kind,
         "experts_read": plan.no_experts if experts is None else _shared(experts), "_routing": routing,
         "fits": fits, "max_batch": at.largest, "kv_bytes_per_sequence": at.per_sequence,
         "usable_memory": plan.usable, "beyond_positions": plan.within_positions,
-        "assumptions": plan.assumptions, "chain_time_s": plan.chain_array,
+        "assumptions": plan.assumptions, "chain_time_s": plan.chain,
         "latency_profile": plan.profile_label, "device": accelerator,
     }
     if _CHECKED_INIT:  # a __post_init__ that checks the fields: let it run
@@ -376,20 +202,3 @@ def scalar_floor(model: Model, accelerator: Accelerator, batch: Any, context: An
     result = object.__new__(DecodeFloor)
     result.__dict__.update(values)
     return result
-
-
-def _max_batch(plan: _Plan, context: float) -> float:
-    """``limits._max_batch`` (planning's ``max_batch`` rule) at one context, as a float."""
-    weights, usable = plan.weight_bytes, plan.usable
-    if context <= 0:
-        return math.inf if weights <= usable else 0.0
-    positive = max(context, 1.0)  # planning's max_batch holds at least one token per sequence
-    per_sequence = 1 * plan.m_kv * plan.attended(positive)
-    real = (usable - weights) / per_sequence if per_sequence > 0 else math.inf
-    batch = max(real, 0.0)
-    batch = float(math.floor(batch)) if math.isfinite(batch) else batch
-    if weights + batch * per_sequence > usable:
-        batch = max(batch - 1, 0.0)
-    if weights + (batch + 1) * per_sequence <= usable:
-        batch = batch + 1
-    return float(min(batch, 9007199254740992.0))

@@ -14,7 +14,7 @@ bytes per sequence are computed on the context axis once and broadcast against t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
 
-__all__ = ["GridLimits", "grid_limits", "point_notes"]
+__all__ = ["GridLimits", "grid_limits", "context_limits", "point_notes"]
 
 
 @dataclass(frozen=True)
@@ -41,15 +41,39 @@ class GridLimits:
     notes: tuple[str, ...]
 
 
-def _max_batch(model: Model, accelerator: Accelerator, context: np.ndarray, usable: float) -> np.ndarray:
+def _max_batch(model: Model, accelerator: Accelerator, context: np.ndarray, usable: float,
+               weights: float) -> np.ndarray:
     """Largest whole batch at each context (planning's rule); +inf where a sequence holds no
-    KV cache (context 0) and the weights fit, 0 where the weights alone do not fit."""
+    KV cache (context 0) and the ``weights`` [B] fit, 0 where the weights alone do not fit."""
     from .capacity import max_batch
 
     positive = np.maximum(context, 1.0)
     largest = np.asarray(max_batch(model, accelerator, positive), dtype=float)
-    unbounded = np.inf if model.weight_bytes <= usable else 0.0
+    unbounded = np.inf if weights <= usable else 0.0
     return np.where(context > 0, largest, unbounded)
+
+
+class ContextLimits(NamedTuple):
+    """What fits at each context (arrays of the context's shape)."""
+
+    kv_bytes_per_sequence: np.ndarray  # resident KV cache of one sequence [B]
+    capacity: np.ndarray  # the real-valued batch that fills the usable memory [1]
+    max_batch: np.ndarray  # the largest whole batch that fits [1] (planning's rule)
+
+
+def context_limits(model: Model, accelerator: Accelerator, context_axis: np.ndarray | float,
+                   usable: float) -> ContextLimits:
+    """The :class:`ContextLimits` at each context of ``context_axis`` with ``usable`` bytes
+    (:func:`~roofline_decode.floors.capacity.usable_memory`): :func:`grid_limits` computes them
+    on a grid's context axis, the scalar fast path once per context."""
+    from .capacity import kv_bytes_per_sequence
+
+    per_sequence = kv_bytes_per_sequence(model, context_axis)
+    weights = model.weight_bytes  # a sum over the weight groups on each access
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a tiny KV per sequence: unbounded
+        capacity = np.where(per_sequence > 0, (usable - weights) / per_sequence, np.inf if weights <= usable else -np.inf)
+    largest = _max_batch(model, accelerator, np.asarray(context_axis, dtype=float), usable, weights)
+    return ContextLimits(per_sequence, capacity, largest)
 
 
 def grid_limits(model: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray, context_axis: np.ndarray) -> GridLimits:
@@ -58,19 +82,14 @@ def grid_limits(model: Model, accelerator: Accelerator, batch: np.ndarray, conte
     ``context_axis`` is the context before it was broadcast against the batch (the limits
     per context are computed on it once).
     """
-    from .capacity import kv_bytes_per_sequence, usable_memory
+    from .capacity import usable_memory
 
     usable = usable_memory(accelerator)
-    per_sequence = kv_bytes_per_sequence(model, context_axis)
-    # the real-valued batch that fills the usable memory, per context: one comparison on the grid
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a tiny KV per sequence: unbounded
-        capacity = np.where(per_sequence > 0, (usable - model.weight_bytes) / per_sequence,
-                            np.inf if model.weight_bytes <= usable else -np.inf)
+    per_sequence, capacity, largest = context_limits(model, accelerator, context_axis, usable)
     fits = compact(batch) <= capacity  # one comparison per distinct point, broadcast back
     if np.shape(fits) != batch.shape:
         fits = np.broadcast_to(fits, batch.shape)
-    largest = np.broadcast_to(_max_batch(model, accelerator, np.asarray(context_axis, dtype=float), usable),
-                              batch.shape)
+    largest = np.broadcast_to(largest, batch.shape)
     positions = model.max_position_embeddings
     beyond = np.broadcast_to(np.asarray(context_axis) >= positions if positions else False, batch.shape)
     name = accelerator.id or accelerator.name

@@ -8,7 +8,10 @@ a step's FLOPs at those peaks.  Separate from :mod:`roofline_decode.floors.decod
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -73,12 +76,12 @@ class Peaks:
     peaks: dict[str, float]
     notes: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def bounded(self) -> bool:
         """Whether some group has a published peak."""
         return any(not np.isnan(p) for p in self.peaks.values())
 
-    @property
+    @cached_property
     def uniform(self) -> bool:
         """Every group at the same peak (or none with a peak)."""
         values = list(self.peaks.values())
@@ -87,21 +90,24 @@ class Peaks:
         return not any(np.isnan(p) for p in values) and len(set(values)) == 1
 
     def compute_time(self, traffic: StepTraffic, share: float = 1) -> np.ndarray:
-        """T_comp = Σ_g (FLOPs_g / share) / F_g [s] (``share``: devices splitting the FLOPs);
-        FLOPs / F when every group has the same peak F (bit for bit what a single-precision
-        model had before groups were timed apart).  Groups without a peak add nothing."""
+        """T_comp = Σ_g (FLOPs_g / share) / F_g [s] of a step's traffic (``share``: devices
+        splitting the FLOPs); see :meth:`time_of`."""
+        time: np.ndarray = self.time_of(traffic.flops, traffic.group_flops, share)
+        return time
+
+    def time_of(self, flops: Any, group_flops: Mapping[str, Any], share: float = 1) -> Any:
+        """T_comp = Σ_g (FLOPs_g / share) / F_g [s] of ``flops`` split into ``group_flops``
+        (arrays, or numbers at one point); FLOPs / F when every group has the same peak F (bit
+        for bit what a single-precision model had before groups were timed apart).  Groups
+        without a peak add nothing."""
         if self.uniform and self.bounded:
-            flops = traffic.flops if share == 1 else traffic.flops / share
-            time: np.ndarray = f.compute_time(flops, next(iter(self.peaks.values())))
-            return time
-        zero = np.zeros(np.shape(traffic.flops))
-        groups = traffic.group_flops
+            return f.compute_time(flops if share == 1 else flops / share, next(iter(self.peaks.values())))
+        zero = np.zeros(np.shape(flops))
         # each group's FLOPs as computed (a matrix group on the batch axis alone): the same sums
         # element by element, broadcast once by the addition of the full-grid terms and ``zero``
-        flops_of = groups.compact if isinstance(groups, GroupFlops) else groups.__getitem__
-        total: np.ndarray = zero + sum(f.compute_time(flops_of(g) if share == 1 else flops_of(g) / share, peak)
-                                       for g, peak in self.peaks.items() if not np.isnan(peak))
-        return total
+        flops_of = group_flops.compact if isinstance(group_flops, GroupFlops) else group_flops.__getitem__
+        return zero + sum(f.compute_time(flops_of(g) if share == 1 else flops_of(g) / share, peak)
+                          for g, peak in self.peaks.items() if not np.isnan(peak))
 
     def summary(self) -> str:
         """One precision name if all groups share it, else each precision with its groups:

@@ -64,8 +64,10 @@ class Routing:
         if self.kind == "measured":
             assert self.measured is not None  # resolve_routing gives kind "measured" its count
             return self.measured
-        # D depends on the batch alone: evaluate it on the batch axis, not on the whole grid
-        distinct: FloatArray | np.float64 = f.distinct_experts_read(k, compact(batch),
+        # D depends on the batch alone: evaluate it on the batch axis, not on the whole grid.  An
+        # array, also for one point: its power goes through numpy's ufunc, as on a grid (a numpy
+        # scalar's ``**`` is the C library's pow, which differs in the last bit now and then)
+        distinct: FloatArray | np.float64 = f.distinct_experts_read(k, np.asarray(compact(batch)),
                                                                      experts if self.kind == "uniform" else k)
         return distinct
 

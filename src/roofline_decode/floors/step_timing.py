@@ -1,8 +1,10 @@
 """The times of a decode step on one device: memory, compute, serial chain, critical batch.
 
 :func:`timed_step` turns a step's bytes and FLOPs (:mod:`roofline_decode.floors.traffic`) into a
-:class:`~roofline_decode.floors.results.DecodeFloor`; :func:`chain_time` is the serial chain under a
-latency profile and :func:`load_profile` loads (and remembers) one.  Separate from
+:class:`~roofline_decode.floors.results.DecodeFloor`; :func:`step_times` is its roofline
+arithmetic (on a grid's arrays, or on the floats of one point: the scalar fast path calls it
+too), :func:`step_assumptions` the notes every point shares, :func:`chain_time` the serial chain
+under a latency profile and :func:`load_profile` loads (and remembers) one.  Separate from
 :mod:`roofline_decode.floors.decode`: :func:`~roofline_decode.floors.decode.decode_floor` and
 :func:`~roofline_decode.floors.sweeps.sweep` both time their grids here.
 """
@@ -10,25 +12,26 @@ latency profile and :func:`load_profile` loads (and remembers) one.  Separate fr
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from .. import formulas as f
-from .critical_batch import closed_form_critical_batch
+from .critical_batch import decode_critical_batch
 from .results import DecodeFloor
 from .limits import grid_limits
-from .peaks import effective_peak, group_peaks
+from .peaks import Peaks, effective_peak, group_peaks
 from .routing import UNIFORM, Routing
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
-from .traffic import StepTraffic
+from .traffic import StepTerms, StepTraffic
 
 if TYPE_CHECKING:
     # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
     from ..specs.latency import LatencyProfile
 
-__all__ = ["chain_time"]
+__all__ = ["chain_time", "step_times", "step_assumptions"]
 
 
 def load_profile(latency: LatencyProfile | str) -> LatencyProfile:
@@ -67,6 +70,47 @@ def chain_time(model: Model, profile: LatencyProfile | None) -> float:
                                      step_latency=profile.step_latency))
 
 
+class StepTimes(NamedTuple):
+    """The roofline of a step at each point (arrays, or numpy floats at one point)."""
+
+    bytes_total: Any  # [B]
+    memory_time: Any  # [s]
+    compute_time: Any  # [s]
+    step_time: Any  # max(T_mem, T_comp, T_chain) [s]
+    tokens_per_s: Any  # [1/s]
+    per_sequence_tokens_per_s: Any  # [1/s]
+    arithmetic_intensity: Any  # [FLOP/B]
+    peak_flops: float | np.ndarray  # the effective peak [FLOP/s]: a float for one peak (or one point)
+    ridge_point: float | np.ndarray  # [FLOP/B], likewise
+
+
+def step_times(traffic: StepTraffic | StepTerms, group_flops: Mapping[str, Any], batch: Any, peaks: Peaks,
+               bandwidth: float, chain: Any) -> StepTimes:
+    """Times of a step of ``traffic`` (FLOPs split into ``group_flops``) at ``batch`` on a device
+    of ``peaks`` and ``bandwidth`` with a serial chain of ``chain`` seconds: T_step =
+    max(T_mem, T_comp, T_chain).  A group without a published peak adds no compute time; no
+    peak at all leaves the memory time (``compute_time`` 0)."""
+    bytes_total = traffic.weight_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
+    memory = f.memory_time(bytes_total, bandwidth)
+    compute = peaks.time_of(traffic.flops, group_flops) if peaks.bounded else np.zeros_like(memory)
+    peak = effective_peak(traffic.flops, compute, peaks)
+    step = np.maximum(f.step_time(memory, compute), chain)
+    return StepTimes(bytes_total, memory, compute, step, f.tokens_per_second(batch, step), 1.0 / step,
+                     f.arithmetic_intensity(traffic.flops, bytes_total), _scalar_or_array(peak),
+                     _scalar_or_array(f.ridge_point(peak, bandwidth)))
+
+
+def step_assumptions(model: Model, peaks: Peaks, routing: Routing, profile: LatencyProfile | None) -> tuple[str, ...]:
+    """The notes every point of a step shares: the peaks' fallbacks, the latency profile's
+    chain, the MoE routing assumption."""
+    notes = peaks.notes
+    if profile is not None:
+        notes = (*notes, f"serial chain from latency profile {profile.label!r} "
+                         f"({profile.operations_per_layer:g} operations per layer at {profile.operation_latency * 1e6:.3g} us): "
+                         "an estimate for that runtime, not a physical floor")
+    return notes + tuple(n for n in (routing.note(model),) if n)
+
+
 def timed_step(model: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray, traffic: StepTraffic,
            sparse: bool, context_input: np.ndarray, routing: Routing = UNIFORM,
            profile: LatencyProfile | None = None) -> DecodeFloor:
@@ -76,43 +120,22 @@ def timed_step(model: Model, accelerator: Accelerator, batch: np.ndarray, contex
     # Each FLOP group at its own peak; a group without a published peak on this device adds
     # no compute time (memory bound kept).
     peaks = group_peaks(model, accelerator, sparse)
-    notes = peaks.notes
-    has_peak = peaks.bounded
     bandwidth = accelerator.memory_bandwidth
-    bytes_total = traffic.weight_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
-    memory = f.memory_time(bytes_total, bandwidth)
-    compute = peaks.compute_time(traffic) if has_peak else np.zeros_like(memory)
-    peak = effective_peak(traffic.flops, compute, peaks)
-    chain = np.broadcast_to(chain_time(model, profile), memory.shape)
-    step = np.maximum(f.step_time(memory, compute), chain)
+    chain = np.broadcast_to(chain_time(model, profile), np.shape(traffic.flops))
+    times = step_times(traffic, traffic.group_flops, batch, peaks, bandwidth, chain)
     experts = routing.experts_read(model, batch)
-    if profile is not None:
-        notes = (*notes, f"serial chain from latency profile {profile.label!r} "
-                         f"({profile.operations_per_layer:g} operations per layer at {profile.operation_latency * 1e6:.3g} us): "
-                         "an estimate for that runtime, not a physical floor")
-    if not has_peak:
-        critical = np.full(np.shape(context_input), np.nan)
-    elif model.is_moe and routing.kind != "uniform":  # experts held fixed: closed form
-        fixed = routing.experts_read(model, np.ones(()))  # k, or the measured count
-        critical = closed_form_critical_batch(model, context_input, peaks, bandwidth, np.broadcast_to(fixed, np.shape(fixed)))
-    elif model.is_moe:  # Newton's method: solve once per distinct context
-        contexts, inverse = np.unique(context_input, return_inverse=True)
-        critical = closed_form_critical_batch(model, contexts, peaks, bandwidth)[inverse].reshape(context_input.shape)
-    else:
-        critical = closed_form_critical_batch(model, context_input, peaks, bandwidth)
-    critical = np.broadcast_to(critical, context.shape)
+    critical = np.broadcast_to(decode_critical_batch(model, context_input, peaks, bandwidth, routing), context.shape)
     limits = grid_limits(model, accelerator, batch, context, context_input)
-    assumptions = notes + tuple(n for n in (routing.note(model),) if n)
+    assumptions = step_assumptions(model, peaks, routing, profile)
     return DecodeFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name,
         weight_format=model.weight_format.name, kv_format=model.kv_format.name, compute_precision=peaks.summary(),
         batch=batch, context=context, weight_bytes=traffic.weight_bytes, kv_read_bytes=traffic.kv_read_bytes,
-        kv_write_bytes=traffic.kv_write_bytes, bytes_total=bytes_total, flops=traffic.flops,
-        memory_time_s=memory, compute_time_s=compute, step_time_s=step,
-        tokens_per_s=f.tokens_per_second(batch, step), per_sequence_tokens_per_s=1.0 / step,
-        arithmetic_intensity=f.arithmetic_intensity(traffic.flops, bytes_total),
-        ridge_point=_scalar_or_array(f.ridge_point(peak, bandwidth)), critical_batch=critical,
-        memory_bandwidth=bandwidth, peak_flops=_scalar_or_array(peak), spec=model,
+        kv_write_bytes=traffic.kv_write_bytes, bytes_total=times.bytes_total, flops=traffic.flops,
+        memory_time_s=times.memory_time, compute_time_s=times.compute_time, step_time_s=times.step_time,
+        tokens_per_s=times.tokens_per_s, per_sequence_tokens_per_s=times.per_sequence_tokens_per_s,
+        arithmetic_intensity=times.arithmetic_intensity, ridge_point=times.ridge_point, critical_batch=critical,
+        memory_bandwidth=bandwidth, peak_flops=times.peak_flops, spec=model,
         compute_precisions=peaks.precisions, group_peak_flops=peaks.peaks, group_flops=traffic.group_flops,
         notes=assumptions + limits.notes, routing=routing.kind,
         experts_read=np.broadcast_to(experts, context.shape), _routing=routing, fits=limits.fits,
@@ -124,4 +147,4 @@ def timed_step(model: Model, accelerator: Accelerator, batch: np.ndarray, contex
 
 def _scalar_or_array(value: float | np.ndarray) -> float | np.ndarray:
     """A float for a single peak (as before groups were timed apart), else the array."""
-    return float(value) if np.ndim(value) == 0 else value
+    return value if isinstance(value, np.ndarray) and value.ndim else float(value)

@@ -4,13 +4,18 @@
 read per tensor group, KV read and written, the state of recurrent layers, FLOPs per compute
 group); :func:`traffic_breakdown` splits the same totals by component.  :mod:`roofline_decode.floors.decode`
 times them on a device.
+
+The formulas are called in one place, :func:`step_terms`, on the model's
+:class:`StepCoefficients` (read once): :func:`step_traffic` calls it on the grid's arrays, the
+critical batch on one sequence, and the scalar fast path on Python floats, so every term has
+one source (DESIGN.md §2).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -96,6 +101,46 @@ def streamed_terms(model: Model) -> tuple[float, float, float]:
 
 
 @dataclass(frozen=True)
+class StepCoefficients:
+    """The arguments of a model's step formulas that depend neither on the batch nor on the
+    context, read once from the :class:`~roofline_decode.Model` (whose properties are computed
+    on each access): what :func:`step_terms` passes to the formulas, and the model constants of
+    the critical batch."""
+
+    streamed: float  # streamed parameters (bytes with per-group formats), see streamed_terms
+    row: float  # one gathered embedding row, in the same units
+    bytes_per_weight: float  # b_w (1 with per-group formats)
+    vocab_size: int
+    experts: tuple[int, int, int]  # (L_moe, E, k) as weight_bytes_read takes them, see layer_terms
+    expert_parameters: int  # P_expert
+    bytes_per_expert_weight: float  # b_e
+    layers: tuple[int, int, float]  # (global, sliding, window), see layer_terms
+    kv_bytes_per_token_per_layer: float
+    kv_layers: int  # layers that write KV (all but the recurrent ones)
+    matmul_parameters_per_token: int
+    num_heads: int
+    score_value_width: int
+    group_parameters: dict[str, float]  # matrix_parameters_per_token
+    is_moe: bool
+    streamed_bytes: float  # Model.streamed_weight_bytes
+    row_bytes: float  # Model.embedding_row_bytes
+
+
+def step_coefficients(model: Model) -> StepCoefficients:
+    """The :class:`StepCoefficients` of ``model``."""
+    layers, m_kv, experts = layer_terms(model)
+    streamed, row, b_w = streamed_terms(model)
+    return StepCoefficients(
+        streamed=streamed, row=row, bytes_per_weight=b_w, vocab_size=model.vocab_size, experts=experts,
+        expert_parameters=model.expert_parameters, bytes_per_expert_weight=model.routed_expert_format.bytes_per_element,
+        layers=layers, kv_bytes_per_token_per_layer=m_kv, kv_layers=model.num_attention_layers,
+        matmul_parameters_per_token=model.matmul_parameters_per_token, num_heads=model.num_heads,
+        score_value_width=model.score_value_width, group_parameters=matrix_parameters_per_token(model),
+        is_moe=model.is_moe, streamed_bytes=model.streamed_weight_bytes, row_bytes=model.embedding_row_bytes,
+    )
+
+
+@dataclass(frozen=True)
 class MixerTerms:
     """Terms of the chunked, sparse and recurrent layers (DESIGN.md §4b); zero for a model
     with full and sliding attention only."""
@@ -107,9 +152,13 @@ class MixerTerms:
     state_flops: np.ndarray | float = 0.0
 
 
+#: the mixer terms of a model with full and sliding attention only
+NO_MIXERS = MixerTerms()
+
+
 def mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> MixerTerms:
     if not (model.num_chunked_layers or model.num_sparse_layers or model.num_recurrent_layers):
-        return MixerTerms()
+        return NO_MIXERS
     m_kv, heads, width = model.kv_bytes_per_token_per_layer, model.num_heads, model.score_value_width
     read = write = scores = 0.0
     if model.num_chunked_layers:
@@ -138,6 +187,35 @@ def _full(value: Any, shape: tuple[int, ...]) -> Any:
     return value if np.shape(value) == shape else np.array(np.broadcast_to(value, shape))
 
 
+class StepTerms(NamedTuple):
+    """Bytes [B] and FLOPs [FLOP] of a step at each point (arrays, or floats at one point)."""
+
+    weight_bytes: Any
+    kv_read_bytes: Any
+    kv_write_bytes: Any
+    flops: Any
+    score_flops: Any  # the part of ``flops`` timed at the KV format's peak ("attention_scores")
+
+
+def step_terms(coefficients: StepCoefficients, batch: Any, context: Any, experts_read: Any,
+               mixers: MixerTerms = NO_MIXERS) -> StepTerms:
+    """The terms of a step: the formulas on ``coefficients`` at ``batch`` and ``context``
+    (numpy arrays that broadcast, or Python floats: the same operations in the same order, so
+    the same numbers), with ``experts_read`` distinct routed experts per MoE layer (None for a
+    dense model) and the ``mixers``' terms added."""
+    c = coefficients
+    weight = f.weight_bytes_read(batch, c.streamed, c.row, c.vocab_size, c.bytes_per_weight, *c.experts,
+                                 c.expert_parameters, c.bytes_per_expert_weight, experts_read=experts_read)
+    m_kv = c.kv_bytes_per_token_per_layer
+    kv_read = f.kv_read_bytes(batch, context, m_kv, *c.layers) + mixers.kv_read + mixers.state
+    kv_write = f.kv_write_bytes(batch, m_kv, c.kv_layers) + mixers.kv_write + mixers.state
+    matmul = f.matmul_flops(batch, c.matmul_parameters_per_token)
+    scores = f.attention_flops(batch, context, c.num_heads, c.score_value_width, *c.layers)
+    # chunked/sparse attention scores, the indexer and recurrent state updates: timed with the scores
+    scores = scores + mixers.scores + mixers.state_flops
+    return StepTerms(weight, kv_read, kv_write, matmul + scores, scores)
+
+
 def step_traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: Routing = UNIFORM) -> StepTraffic:
     # Evaluate each term once per distinct value: a (B, T) grid made by broadcasting an (n, 1)
     # batch against a (1, m) context computes the context-only terms on m values and the
@@ -145,30 +223,20 @@ def step_traffic(model: Model, batch: np.ndarray, context: np.ndarray, routing: 
     # arithmetic of every element is unchanged, so are the numbers.
     shape = np.broadcast_shapes(np.shape(batch), np.shape(context))
     batch, context = compact(batch), compact(context)
-    b_e = model.routed_expert_format.bytes_per_element
-    layers, m_kv, experts = layer_terms(model)
-
-    streamed, row, b_w = streamed_terms(model)
-    weight = f.weight_bytes_read(
-        batch, streamed, row, model.vocab_size, b_w, *experts, model.expert_parameters, b_e,
-        experts_read=routing.experts_read(model, batch) if model.is_moe else None,
-    )
-    mixers = mixer_terms(model, batch, context)
-    kv_read = f.kv_read_bytes(batch, context, m_kv, *layers) + mixers.kv_read + mixers.state
-    kv_write = f.kv_write_bytes(batch, m_kv, model.num_attention_layers) + mixers.kv_write + mixers.state
-    matmul = f.matmul_flops(batch, model.matmul_parameters_per_token)
-    scores = f.attention_flops(batch, context, model.num_heads, model.score_value_width, *layers)
-    # chunked/sparse attention scores, the indexer and recurrent state updates: timed with the scores
-    scores = scores + mixers.scores + mixers.state_flops
-    groups = GroupFlops(batch, matrix_parameters_per_token(model), _full(scores, shape), shape)
-    return StepTraffic(_full(weight, shape), _full(kv_read, shape), _full(kv_write, shape), _full(matmul + scores, shape),
-                    groups)
+    coefficients = step_coefficients(model)
+    experts = routing.experts_read(model, batch) if coefficients.is_moe else None
+    terms = step_terms(coefficients, batch, context, experts, mixer_terms(model, batch, context))
+    groups = GroupFlops(batch, coefficients.group_parameters, _full(terms.score_flops, shape), shape)
+    return StepTraffic(_full(terms.weight_bytes, shape), _full(terms.kv_read_bytes, shape),
+                       _full(terms.kv_write_bytes, shape), _full(terms.flops, shape), groups)
 
 
 class GroupFlops(Mapping[str, np.ndarray]):
     """FLOPs per compute group, each computed on first use: a model whose groups share one
     peak never needs them (its compute time is FLOPs / peak), and on a large grid each group
-    is a full array (the 1M-point grid spent a fifth of its time on them)."""
+    is a full array (the 1M-point grid spent a fifth of its time on them).  At one point
+    (``shape`` ``()``) ``batch`` and ``scores`` may be numpy floats (what :func:`compact` makes of
+    a 0-d array), and so is each group's FLOPs."""
 
     def __init__(self, batch: np.ndarray, counts: dict[str, float], scores: np.ndarray, shape: tuple[int, ...]):
         self._batch, self._counts, self._shape = batch, counts, shape
