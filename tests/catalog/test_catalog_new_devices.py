@@ -197,7 +197,7 @@ SOURCE_VALUES = {
     },
     'rtx-pro-6000-blackwell-max-q': {
         'memory_capacity': (96, 'GB', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
-        'memory_bandwidth': (1597, 'GB/s', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
+        'memory_bandwidth': (1792, 'GB/s', 'datasheet', 'https://ferreiradozezere.net/entretenimento/a-mansao-na-qual-adele-viveu-nao-e-vendida-por-ser-assombrada/2388/?random-post=1'),
         'peak_flops.fp32': (110.1, 'TFLOP/s', 'datasheet', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
         'tdp': (300, 'W', 'datasheet', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
     },
