@@ -344,36 +344,46 @@ SOURCE_VALUES = {
     'm1-pro': {
         'memory_capacity': (32, 'GB', 'datasheet', 'https://semiwiki.com/forum/index.php?goto/post&id=48836'),
         'memory_bandwidth': (200, 'GB/s', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+        'peak_flops.fp16': (5.31, 'TFLOP/s', 'derived', 'https://github.com/philipturner/metal-benchmarks'),
     },
     'm2': {
         'memory_capacity': (24, 'GB', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
         'memory_bandwidth': (100, 'GB/s', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+        'peak_flops.fp16': (3.58, 'TFLOP/s', 'derived', 'https://github.com/philipturner/metal-benchmarks'),
     },
     'm2-pro': {
         'memory_capacity': (32, 'GB', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
         'memory_bandwidth': (200, 'GB/s', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+        'peak_flops.fp16': (6.8, 'TFLOP/s', 'derived', 'https://github.com/philipturner/metal-benchmarks'),
     },
     'm3': {
         'memory_capacity': (24, 'GB', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
         'memory_bandwidth': (100, 'GB/s', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+        'peak_flops.fp16': (3.58, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple_10_core_m3'),
     },
     'm3-pro': {
         'memory_capacity': (36, 'GB', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
         'memory_bandwidth': (150, 'GB/s', 'datasheet', 'https://www.macrumors.com/2023/10/31/apple-m3-pro-less-memory-bandwidth/'),
         'peak_flops.fp32': (6.44, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-apple-18-core-m3-pro'),
+        'peak_flops.fp16': (6.44, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-apple-18-core-m3-pro'),
     },
     'm4': {
         'memory_capacity': (32, 'GB', 'datasheet', 'https://mactrast.com/?p=168123'),
         'memory_bandwidth': (120, 'GB/s', 'datasheet', 'https://mactrast.com/?p=168123'),
         'peak_flops.fp32': (3.76, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-10-core-m4-vs-apple-30-core-m3-max'),
+        'peak_flops.fp16': (3.76, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-10-core-m4-vs-apple-30-core-m3-max'),
     },
     'm4-pro': {
         'memory_capacity': (64, 'GB', 'datasheet', 'https://techmoran.com/2024/10/31/apple-unveils-its-most-powerful-chips-the-m4-pro-and-m4-max/?amp=1'),
         'memory_bandwidth': (273, 'GB/s', 'datasheet', 'https://techmoran.com/2024/10/31/apple-unveils-its-most-powerful-chips-the-m4-pro-and-m4-max/?amp=1'),
+        'peak_flops.fp16': (7.53, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-20-core-m4-pro-vs-intel-hd-620-1000mhz'),
     },
     'm5': {
         'memory_capacity': (32, 'GB', 'datasheet', 'https://www.lowyat.net/2025/369913/apple-m5'),
         'memory_bandwidth': (153, 'GB/s', 'datasheet', 'https://www.lowyat.net/2025/369913/apple-m5'),
+        'peak_flops.fp32': (4.45, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-10-core-m4-fl-vs-apple-10-core-m5-fl'),
+        'peak_flops.bf16': (17.82, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-10-core-m4-fl-vs-apple-10-core-m5-fl'),
+        'peak_flops.fp16': (17.82, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-10-core-m4-fl-vs-apple-10-core-m5-fl'),
     },
     'm5-max': {
         'memory_capacity': (128, 'GB', 'datasheet', 'https://thedailyscout.com/s/RBeSWv0Jfmg'),
@@ -383,11 +393,13 @@ SOURCE_VALUES = {
         'memory_capacity': (36, 'GB', 'datasheet', 'https://huggingface.co/datasets/Yinxing/LLM_Dataset/blob/main/MacPro.txt'),
         'memory_bandwidth': (410, 'GB/s', 'datasheet', 'https://goodnewsapodcast.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-each-other'),
         'peak_flops.fp32': (13.74, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-apple-18-core-m3-pro'),
+        'peak_flops.fp16': (13.75, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-apple-18-core-m3-pro'),
     },
     'm3-max-30c': {
         'memory_capacity': (36, 'GB', 'datasheet', 'https://huggingface.co/spaces/Vokturz/can-it-run-llm/discussions/11'),
         'memory_bandwidth': (300, 'GB/s', 'datasheet', 'https://www.macrumors.com/2023/10/31/apple-m3-pro-less-memory-bandwidth/'),
         'peak_flops.fp32': (10.74, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-10-core-m4-vs-apple-30-core-m3-max'),
+        'peak_flops.fp16': (10.74, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-10-core-m4-vs-apple-30-core-m3-max'),
     },
     'epyc-9004-genoa': {
         'memory_capacity': (768, 'GB', 'derived', 'https://tech2sports.com/amd-epyc-genoa-2'),
