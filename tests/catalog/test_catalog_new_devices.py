@@ -37,6 +37,9 @@ SOURCE_VALUES = {
     'rtx-3070': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://fudzilla.net/news/graphics/51457-nvidia-rtx-30-series-specifications-are-now-official'),
         'memory_bandwidth': (448, 'GB/s', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
+        'peak_flops.fp32': (20.31, 'TFLOP/s', 'derived', 'https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3070-and-GeForce-RTX-2060-12-GB-comparison.html'),
+        'peak_flops.bf16': (40.62, 'TFLOP/s', 'derived', 'https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3070-and-GeForce-RTX-2060-12-GB-comparison.html'),
+        'peak_flops.fp16': (40.62, 'TFLOP/s', 'derived', 'https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3070-and-GeForce-RTX-2060-12-GB-comparison.html'),
         'tdp': (220, 'W', 'datasheet', 'https://fudzilla.net/news/graphics/51457-nvidia-rtx-30-series-specifications-are-now-official'),
     },
     'rtx-3070-ti': {
@@ -110,6 +113,9 @@ SOURCE_VALUES = {
     'rtx-4080-super': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.cnews.cz/clanky/specifikace-grafik-geforce-rtx-4000-super-uz-jsou-venku-vykon-muze-stoupnout-o-10-25/'),
         'memory_bandwidth': (736, 'GB/s', 'datasheet', 'https://www.cnews.cz/clanky/specifikace-grafik-geforce-rtx-4000-super-uz-jsou-venku-vykon-muze-stoupnout-o-10-25/'),
+        'peak_flops.fp32': (52.22, 'TFLOP/s', 'datasheet', 'https://fpsbench.com/compare/gpu/amd-radeon-540-vs-nvidia-geforce-rtx-4080-super'),
+        'peak_flops.bf16': (104.44, 'TFLOP/s', 'derived', 'https://fpsbench.com/compare/gpu/amd-radeon-540-vs-nvidia-geforce-rtx-4080-super'),
+        'peak_flops.fp16': (104.44, 'TFLOP/s', 'derived', 'https://fpsbench.com/compare/gpu/amd-radeon-540-vs-nvidia-geforce-rtx-4080-super'),
         'tdp': (320, 'W', 'datasheet', 'https://www.cnews.cz/clanky/specifikace-grafik-geforce-rtx-4000-super-uz-jsou-venku-vykon-muze-stoupnout-o-10-25/'),
     },
     'rtx-5080': {
@@ -186,6 +192,9 @@ SOURCE_VALUES = {
     'rtx-6000-ada': {
         'memory_capacity': (48, 'GB', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
         'memory_bandwidth': (960, 'GB/s', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
+        'peak_flops.fp32': (91.1, 'TFLOP/s', 'datasheet', 'https://www.grafikkarten.com/de/news/nvidia-rtx-6000-grafikkarte-der-ada-generation'),
+        'peak_flops.bf16': (364.4, 'TFLOP/s', 'derived', 'https://www.grafikkarten.com/de/news/nvidia-rtx-6000-grafikkarte-der-ada-generation'),
+        'peak_flops.fp16': (364.4, 'TFLOP/s', 'derived', 'https://www.grafikkarten.com/de/news/nvidia-rtx-6000-grafikkarte-der-ada-generation'),
         'tdp': (300, 'W', 'datasheet', 'https://www.hardwareluxx.de/index.php/news/hardware/grafikkarten/59532-l40-und-rtx-6000-ada-generation-sind-die-ersten-profi-karten-der-neuen-generation.html'),
     },
     'rtx-pro-6000-blackwell': {
@@ -229,6 +238,9 @@ SOURCE_VALUES = {
     'jetson-agx-thor': {
         'memory_capacity': (128, 'GB', 'datasheet', 'https://developer.ridgerun.com/wiki/index.php/NVIDIA_Jetson_AGX_Thor/Introduction/SoM_Overview'),
         'memory_bandwidth': (273, 'GB/s', 'datasheet', 'https://developer.ridgerun.com/wiki/index.php/NVIDIA_Jetson_AGX_Thor/Introduction/SoM_Overview'),
+        'peak_flops.bf16': (257.2, 'TFLOP/s', 'derived', 'https://torring.dev/blog/2026/rtx-spark-throttling/'),
+        'peak_flops.fp16': (257.2, 'TFLOP/s', 'derived', 'https://torring.dev/blog/2026/rtx-spark-throttling/'),
+        'peak_flops.fp4': (1035, 'TFLOP/s', 'derived', 'https://learnaivisually.com/ai-explained/jetson-thor-edge-blackwell'),
         'tdp': (130, 'W', 'datasheet', 'https://learnaivisually.com/ai-explained/jetson-thor-edge-blackwell'),
     },
     'jetson-agx-orin-64gb': {
@@ -270,6 +282,8 @@ SOURCE_VALUES = {
     'rx-6900-xt': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
         'memory_bandwidth': (512, 'GB/s', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
+        'peak_flops.fp32': (23.04, 'TFLOP/s', 'datasheet', 'http://www.topcpu.net/en/gpu-c/radeon-hd-7970-ghz-edition-vs-radeon-rx-6900-xt'),
+        'peak_flops.fp16': (46.08, 'TFLOP/s', 'datasheet', 'http://www.topcpu.net/en/gpu-c/radeon-hd-7970-ghz-edition-vs-radeon-rx-6900-xt'),
         'tdp': (300, 'W', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
         'onchip_cache': (128, 'MB', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
     },
@@ -284,12 +298,16 @@ SOURCE_VALUES = {
     'rx-9070': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
         'memory_bandwidth': (640, 'GB/s', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
+        'peak_flops.fp32': (44.24, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/amd-radeon-rx-9070-vs-xfx-radeon-rx-6800-xt-speedster-merc-319'),
+        'peak_flops.fp16': (88.47, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/amd-radeon-rx-9070-vs-xfx-radeon-rx-6800-xt-speedster-merc-319'),
         'tdp': (220, 'W', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
         'onchip_cache': (64, 'MB', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
     },
     'rx-7800-xt': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.purepc.pl/amd-radeon-rx-7800-xt-powercolor-opublikowal-pelna-specyfikacje-nadchodzacej-karty-graficznej-rdna-3'),
         'memory_bandwidth': (576, 'GB/s', 'datasheet', 'https://www.purepc.pl/amd-radeon-rx-7800-xt-powercolor-opublikowal-pelna-specyfikacje-nadchodzacej-karty-graficznej-rdna-3'),
+        'peak_flops.fp32': (37.32, 'TFLOP/s', 'datasheet', 'https://www.topcpu.net/es/gpu-c/radeon-rx-7800-xt-vs-radeon-hd-6970'),
+        'peak_flops.fp16': (74.65, 'TFLOP/s', 'datasheet', 'https://www.topcpu.net/es/gpu-c/radeon-rx-7800-xt-vs-radeon-hd-6970'),
         'tdp': (263, 'W', 'datasheet', 'https://www.sportskeeda.com/gaming-tech/news-amd-radeon-rx-7800-xt-specs-prices-performance'),
     },
     'radeon-pro-w6900x': {
@@ -309,6 +327,8 @@ SOURCE_VALUES = {
     'ryzen-ai-max-395': {
         'memory_capacity': (128, 'GB', 'datasheet', 'https://modelfit.io/blog/amd-strix-halo-local-ai-128gb/'),
         'memory_bandwidth': (256, 'GB/s', 'derived', 'https://spawningpoint.com/article/amd-strix-halo-review-2026-is-the-ryzen-ai-max-395-the-ai-inference-answer'),
+        'peak_flops.fp32': (14.85, 'TFLOP/s', 'datasheet', 'https://fpsbench.com/compare/gpu/amd-radeon-8060s-vs-amd-radeon-r9-m295x'),
+        'peak_flops.fp16': (59.39, 'TFLOP/s', 'derived', 'https://fpsbench.com/compare/gpu/amd-radeon-8060s-vs-amd-radeon-r9-m295x'),
         'tdp': (55, 'W', 'datasheet', 'https://www.purepc.pl/amd-ryzen-ai-max-395-apu-strix-halo-test-recenzja-opinia'),
     },
     'arc-a770': {
