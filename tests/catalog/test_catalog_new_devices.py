@@ -5,6 +5,10 @@ value and unit as printed, and the figure's kind (``derived`` rows give the arit
 file's ``derivation``).  A spec file that drifts from what its source says, or a figure added
 without a row here, fails its device's test.  These devices have no row in the shared reference CSV;
 ``test_catalog_reference.py`` checks the older ones against it.
+
+Every catalog device either has a compute peak or says in its ``notes`` why it has none
+(``No compute peak: <reason>``): a floor without a peak is the memory time alone, and the reader
+should know whether that is a gap in the sources or a property of the device.
 """
 
 from __future__ import annotations
@@ -469,3 +473,18 @@ def test_the_catalog_has_100_accelerators_in_every_category():
     assert categories == {"datacenter", "workstation", "consumer", "soc", "cpu"}
     # devices without a reference CSV row are exactly the ones pinned here
     assert {stem for stem, p in files.items() if "reference_id" not in raw(p)} == set(SOURCE_VALUES)
+
+
+NO_PEAK = "No compute peak:"
+
+
+@pytest.mark.parametrize("path", ACCELERATOR_FILES, ids=[p.stem for p in ACCELERATOR_FILES])
+def test_every_device_has_a_compute_peak_or_says_why_not(path):
+    gpu = spec(path)
+    notes = gpu.notes or ""
+    if gpu.peak_flops:
+        assert NO_PEAK not in notes, "the notes say there is no compute peak, but the file has one"
+    else:
+        assert NO_PEAK in notes, f"no peak_flops: put '{NO_PEAK} <reason>' in the file's notes"
+        reason = notes.split(NO_PEAK, 1)[1].strip()
+        assert len(reason) > 20, "say why no credible peak was found"
