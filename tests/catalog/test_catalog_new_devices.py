@@ -447,6 +447,34 @@ SOURCE_VALUES = {
         'memory_capacity': (512, 'GB', 'derived', 'https://technosports.co.in/intel-next-gen-lga-7529-xeon-cpus'),
         'memory_bandwidth': (307.2, 'GB/s', 'datasheet', 'https://technosports.co.in/intel-next-gen-lga-7529-xeon-cpus'),
     },
+    # issue 28: devices added with their sources (laptop GPUs at the top of NVIDIA's ranges)
+    'gb300': {
+        'memory_capacity': (288, 'GB', 'datasheet', 'https://awesomeagents.ai/hardware/nvidia-gb300-nvl72'),
+        'memory_bandwidth': (8, 'TB/s', 'derived', 'https://vendordeep.com/report/nvidia-launches-blackwell-ultra-gb300'),
+        'peak_flops.fp32': (0.08, 'PFLOP/s', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+        'peak_flops.tf32': (1.25, 'PFLOP/s', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+        'peak_flops.bf16': (2.5, 'PFLOP/s', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+        'peak_flops.fp16': (2.5, 'PFLOP/s', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+        'peak_flops.fp8': (5, 'PFLOP/s', 'derived', 'https://vendordeep.com/report/nvidia-launches-blackwell-ultra-gb300'),
+        'peak_flops.fp4': (15, 'PFLOP/s', 'derived', 'https://vendordeep.com/report/nvidia-launches-blackwell-ultra-gb300'),
+        'sparse_peak_flops.fp8': (10, 'PFLOP/s', 'derived', 'https://vendordeep.com/report/nvidia-launches-blackwell-ultra-gb300'),
+        'sparse_peak_flops.fp4': (20, 'PFLOP/s', 'derived', 'https://vendordeep.com/report/nvidia-launches-blackwell-ultra-gb300'),
+        'tdp': (1.4, 'kW', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+        'interconnect.bandwidth': (1.8, 'TB/s', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+    },
+    'max-1550': {
+        'memory_capacity': (128, 'GB', 'datasheet', 'https://glennklockwood.com/garden/processors/pvc'),
+        'memory_bandwidth': (3.2768, 'TB/s', 'datasheet', 'https://glennklockwood.com/garden/processors/pvc'),
+        'peak_flops.fp32': (52.43, 'TFLOP/s', 'derived', 'https://glennklockwood.com/garden/processors/pvc'),
+        'peak_flops.bf16': (838.9, 'TFLOP/s', 'derived', 'https://glennklockwood.com/garden/processors/pvc'),
+        'peak_flops.fp16': (838.9, 'TFLOP/s', 'derived', 'https://glennklockwood.com/garden/processors/pvc'),
+        'tdp': (600, 'W', 'datasheet', 'https://glennklockwood.com/garden/processors/pvc'),
+    },
+    'sn40l': {
+        'memory_capacity': (64, 'GB', 'datasheet', 'https://www.sgpjbg.com/baogao/465014.html'),
+        'memory_bandwidth': (1.6, 'TB/s', 'derived', 'https://www.sgpjbg.com/baogao/465014.html'),
+        'peak_flops.bf16': (638, 'TFLOP/s', 'datasheet', 'https://www.sgpjbg.com/baogao/465014.html'),
+    },
 }
 
 _UNITS = {**BYTE_UNITS, **BANDWIDTH_UNITS, **FLOPS_UNITS, **POWER_UNITS}
