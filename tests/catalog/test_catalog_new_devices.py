@@ -475,6 +475,33 @@ SOURCE_VALUES = {
         'memory_bandwidth': (1.6, 'TB/s', 'derived', 'https://www.sgpjbg.com/baogao/465014.html'),
         'peak_flops.bf16': (638, 'TFLOP/s', 'datasheet', 'https://www.sgpjbg.com/baogao/465014.html'),
     },
+    'rtx-4000-ada': {
+        'memory_capacity': (20, 'GB', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'memory_bandwidth': (360.0, 'GB/s', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'peak_flops.fp32': (26.73, 'TFLOP/s', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'peak_flops.bf16': (106.91, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-5000-ada-vs-nvidia-rtx-4000-ada'),
+        'peak_flops.fp16': (106.91, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-5000-ada-vs-nvidia-rtx-4000-ada'),
+        'tdp': (130, 'W', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'onchip_cache': (48, 'MB', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+    },
+    'rtx-5000-ada': {
+        'memory_capacity': (32, 'GB', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'memory_bandwidth': (576.0, 'GB/s', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'peak_flops.fp32': (65.28, 'TFLOP/s', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'peak_flops.bf16': (261.12, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-5000-ada-vs-nvidia-rtx-4000-ada'),
+        'peak_flops.fp16': (261.12, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-5000-ada-vs-nvidia-rtx-4000-ada'),
+        'tdp': (250, 'W', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'onchip_cache': (72, 'MB', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+    },
+    'rtx-4070-ti-super': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+        'memory_bandwidth': (672.3, 'GB/s', 'datasheet', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+        'peak_flops.fp32': (44.1, 'TFLOP/s', 'datasheet', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+        'peak_flops.bf16': (88.2, 'TFLOP/s', 'derived', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+        'peak_flops.fp16': (88.2, 'TFLOP/s', 'derived', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+        'tdp': (285, 'W', 'datasheet', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+        'onchip_cache': (48, 'MB', 'datasheet', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+    },
 }
 
 _UNITS = {**BYTE_UNITS, **BANDWIDTH_UNITS, **FLOPS_UNITS, **POWER_UNITS}
