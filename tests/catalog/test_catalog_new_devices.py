@@ -502,6 +502,58 @@ SOURCE_VALUES = {
         'tdp': (285, 'W', 'datasheet', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
         'onchip_cache': (48, 'MB', 'datasheet', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
     },
+    'rtx-4090-laptop': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'memory_bandwidth': (640.0, 'GB/s', 'derived', 'https://www.notebookcheck.pl/NVIDIA-NVIDIA-GeForce-RTX-4050-Laptop-GPU.771530.0.html'),
+        'peak_flops.fp32': (39.69, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.bf16': (79.38, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.fp16': (79.38, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'tdp': (150, 'W', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+    },
+    'rtx-4080-laptop': {
+        'memory_capacity': (12, 'GB', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'memory_bandwidth': (480.0, 'GB/s', 'derived', 'https://www.notebookcheck.pl/NVIDIA-NVIDIA-GeForce-RTX-4050-Laptop-GPU.771530.0.html'),
+        'peak_flops.fp32': (33.85, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.bf16': (67.7, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.fp16': (67.7, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'tdp': (150, 'W', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+    },
+    'rtx-4070-laptop': {
+        'memory_capacity': (8, 'GB', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'memory_bandwidth': (256.0, 'GB/s', 'derived', 'https://www.notebookcheck.pl/NVIDIA-NVIDIA-GeForce-RTX-4050-Laptop-GPU.771530.0.html'),
+        'peak_flops.fp32': (20.04, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.bf16': (40.08, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.fp16': (40.08, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'tdp': (115, 'W', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+    },
+    'rtx-4060-laptop': {
+        'memory_capacity': (8, 'GB', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'memory_bandwidth': (256.0, 'GB/s', 'derived', 'https://www.notebookcheck.pl/NVIDIA-NVIDIA-GeForce-RTX-4050-Laptop-GPU.771530.0.html'),
+        'peak_flops.fp32': (14.56, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.bf16': (29.12, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.fp16': (29.12, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'tdp': (115, 'W', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+    },
+    'rtx-4050-laptop': {
+        'memory_capacity': (6, 'GB', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'memory_bandwidth': (192.0, 'GB/s', 'derived', 'https://www.notebookcheck.pl/NVIDIA-NVIDIA-GeForce-RTX-4050-Laptop-GPU.771530.0.html'),
+        'peak_flops.fp32': (12.13, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.bf16': (24.26, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.fp16': (24.26, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'tdp': (115, 'W', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+    },
+    'rtx-5090-laptop': {
+        'memory_capacity': (24, 'GB', 'datasheet', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
+        'memory_bandwidth': (896, 'GB/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-5090-laptop-140w-vs-nvidia-geforce-rtx-4090-laptop-120w'),
+        'peak_flops.fp32': (45.34, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-5090-laptop-150w-vs-nvidia-rtx-5000-max-q'),
+        'peak_flops.fp4': (912, 'TFLOP/s', 'derived', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
+        'sparse_peak_flops.fp4': (1824, 'TFLOP/s', 'datasheet', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
+        'tdp': (150, 'W', 'datasheet', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
+    },
+    'rtx-5060-laptop': {
+        'memory_capacity': (8, 'GB', 'datasheet', 'https://fpsbench.com/compare/gpu/nvidia-t550-mobile-vs-nvidia-geforce-rtx-5060-mobile'),
+        'memory_bandwidth': (384.0, 'GB/s', 'datasheet', 'https://fpsbench.com/compare/gpu/nvidia-t550-mobile-vs-nvidia-geforce-rtx-5060-mobile'),
+    },
 }
 
 _UNITS = {**BYTE_UNITS, **BANDWIDTH_UNITS, **FLOPS_UNITS, **POWER_UNITS}
