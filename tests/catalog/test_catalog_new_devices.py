@@ -1,10 +1,11 @@
-"""One test per device added by issue 13: each figure against the value its source prints.
+"""One test per device added without a reference CSV row (issues 13 and 28): each figure against the value its source prints.
 
 The table below was written while reading the sources (the URL is the one the spec file cites): the
 value and unit as printed, and the figure's kind (``derived`` rows give the arithmetic in the spec
 file's ``derivation``).  A spec file that drifts from what its source says, or a figure added
 without a row here, fails its device's test.  These devices have no row in the shared reference CSV;
-``test_catalog_reference.py`` checks the older ones against it.
+``test_catalog_reference.py`` checks the older ones against it.  The devices of issue 28 (GB300, Max 1550,
+SN40L, laptop GPUs, more workstation cards and SoCs) are listed last.
 
 Every catalog device either has a compute peak or says in its ``notes`` why it has none
 (``No compute peak: <reason>``): a floor without a peak is the memory time alone, and the reader
@@ -16,6 +17,7 @@ from __future__ import annotations
 import pytest
 
 from roofline_decode import catalog
+from roofline_decode.cli import main
 from roofline_decode.units import BANDWIDTH_UNITS, BYTE_UNITS, FLOPS_UNITS, POWER_UNITS
 
 from .helpers import ACCELERATOR_FILES, raw, spec
@@ -554,6 +556,32 @@ SOURCE_VALUES = {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://fpsbench.com/compare/gpu/nvidia-t550-mobile-vs-nvidia-geforce-rtx-5060-mobile'),
         'memory_bandwidth': (384.0, 'GB/s', 'datasheet', 'https://fpsbench.com/compare/gpu/nvidia-t550-mobile-vs-nvidia-geforce-rtx-5060-mobile'),
     },
+    'm1': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://yogabas.blogg.se/2022/october/large-clock-for-mac-desktop.html'),
+        'memory_bandwidth': (68.26, 'GB/s', 'derived', 'https://nanoreview.info/en/gpu/apple-m1-gpu'),
+        'peak_flops.fp32': (2.6, 'TFLOP/s', 'datasheet', 'https://nanoreview.info/en/gpu/apple-m1-gpu'),
+        'peak_flops.fp16': (2.62, 'TFLOP/s', 'derived', 'https://github.com/philipturner/metal-benchmarks'),
+    },
+    'm5-pro': {
+        'memory_capacity': (64, 'GB', 'datasheet', 'https://allyoucantech.com/?p=178375'),
+        'memory_bandwidth': (307, 'GB/s', 'datasheet', 'https://allyoucantech.com/?p=178375'),
+    },
+    'snapdragon-x-elite': {
+        'memory_capacity': (64, 'GB', 'datasheet', 'https://www.tweaktown.com/news/93943/qualcomm-snapdragon-elite-4-6-tflops-more-gpu-power-than-xbox-series/index.html'),
+        'memory_bandwidth': (136, 'GB/s', 'datasheet', 'https://www.tweaktown.com/news/93943/qualcomm-snapdragon-elite-4-6-tflops-more-gpu-power-than-xbox-series/index.html'),
+        'peak_flops.fp32': (4.6, 'TFLOP/s', 'datasheet', 'https://www.tweaktown.com/news/93943/qualcomm-snapdragon-elite-4-6-tflops-more-gpu-power-than-xbox-series/index.html'),
+    },
+    'arc-140v': {
+        'memory_capacity': (32, 'GB', 'datasheet', 'https://www.notebookcheck.net/Intel-Core-Ultra-7-256V-Processor-Benchmarks-and-Specs.892554.0.html'),
+        'memory_bandwidth': (136, 'GB/s', 'datasheet', 'https://runlocalai.co/hardware/intel-lunar-lake-258v'),
+    },
+    'iris-xe-max': {
+        'memory_capacity': (4, 'GB', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
+        'memory_bandwidth': (68.26, 'GB/s', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
+        'peak_flops.fp32': (2.534, 'TFLOP/s', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
+        'peak_flops.fp16': (5.069, 'TFLOP/s', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
+        'tdp': (25, 'W', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
+    },
 }
 
 _UNITS = {**BYTE_UNITS, **BANDWIDTH_UNITS, **FLOPS_UNITS, **POWER_UNITS}
@@ -584,6 +612,13 @@ def test_the_catalog_has_100_accelerators_in_every_category():
 
 NO_PEAK = "No compute peak:"
 
+#: Devices added by issue 28 (item 4): `roofline-decode list gpus` must show each of them.
+ISSUE_28_DEVICES = [
+    "gb300", "max-1550", "sn40l", "rtx-4000-ada", "rtx-5000-ada", "rtx-4070-ti-super", "rtx-4090-laptop",
+    "rtx-4080-laptop", "rtx-4070-laptop", "rtx-4060-laptop", "rtx-4050-laptop", "rtx-5090-laptop", "rtx-5060-laptop",
+    "m1", "m5-pro", "snapdragon-x-elite", "arc-140v", "iris-xe-max",
+]
+
 
 @pytest.mark.parametrize("path", ACCELERATOR_FILES, ids=[p.stem for p in ACCELERATOR_FILES])
 def test_every_device_has_a_compute_peak_or_says_why_not(path):
@@ -595,3 +630,11 @@ def test_every_device_has_a_compute_peak_or_says_why_not(path):
         assert NO_PEAK in notes, f"no peak_flops: put '{NO_PEAK} <reason>' in the file's notes"
         reason = notes.split(NO_PEAK, 1)[1].strip()
         assert len(reason) > 20, "say why no credible peak was found"
+
+
+def test_list_gpus_shows_the_issue_28_devices(capsys):
+    assert set(ISSUE_28_DEVICES) <= set(SOURCE_VALUES)
+    assert main(["list", "gpus"]) == 0
+    listed = {line.split()[0] for line in capsys.readouterr().out.splitlines()[1:] if line.strip()}
+    assert set(ISSUE_28_DEVICES) <= listed, set(ISSUE_28_DEVICES) - listed
+
