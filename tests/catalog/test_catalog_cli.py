@@ -75,7 +75,8 @@ def test_list_gpus_shows_printed_units_and_marks_the_fp16_fallback(gpu_rows):
     assert rows["tpu-v4"][2] == "32 GiB" and rows["h100-sxm"][2] == "80 GB"
     assert rows["h100-sxm"][3:] == ["3350 GB/s", "989.5", "295.4", "datacenter", "80"]
     assert rows["t4"][4] == "65 (fp16)" and rows["t4"][7] == "15"  # 15,360 MiB with ECC on
-    assert rows["m1-max"][4:] == ["-", "-", "soc", "48"]  # 3/4 of 64 GiB
+    assert rows["m1-max"][4:] == ["10.62 (fp16)", "26.55", "soc", "48"]  # the GPU ALU rate; 3/4 of 64 GiB
+    assert rows["m5-max"][4:] == ["-", "-", "soc", "96"]  # no compute peak (the notes say why); 3/4 of 128 GiB
     assert any(line.startswith("(fp16):") for line in lines)
 
 

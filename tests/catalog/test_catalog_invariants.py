@@ -37,6 +37,7 @@ SPARSE_NOT_TWICE_DENSE = {
     ("l40s", "bf16"): "NVIDIA's L40S datasheet prints 362.05 dense | 733 sparse (2.02x)",
     ("l40s", "fp16"): "NVIDIA's L40S datasheet prints 362.05 dense | 733 sparse (2.02x)",
     ("b300", "fp4"): "HGX B300 prints FP4 108 PF dense | 144 PF sparse: Blackwell Ultra sparsity gives 1.33x",
+    ("gb300", "fp4"): "GB300 NVL72 prints FP4 1,080 PF dense | 1,440 PF sparse (per GPU 15 | 20): 1.33x, as on B300",
 }
 
 #: Plausible ranges, in the units named.  Each band is narrower than 1000x the smallest value

@@ -1,10 +1,15 @@
-"""One test per device added by issue 13: each figure against the value its source prints.
+"""One test per device added without a reference CSV row (issues 13 and 28): each figure against the value its source prints.
 
 The table below was written while reading the sources (the URL is the one the spec file cites): the
 value and unit as printed, and the figure's kind (``derived`` rows give the arithmetic in the spec
 file's ``derivation``).  A spec file that drifts from what its source says, or a figure added
 without a row here, fails its device's test.  These devices have no row in the shared reference CSV;
-``test_catalog_reference.py`` checks the older ones against it.
+``test_catalog_reference.py`` checks the older ones against it.  The devices of issue 28 (GB300, Max 1550,
+SN40L, laptop GPUs, more workstation cards and SoCs) are listed last.
+
+Every catalog device either has a compute peak or says in its ``notes`` why it has none
+(``No compute peak: <reason>``): a floor without a peak is the memory time alone, and the reader
+should know whether that is a gap in the sources or a property of the device.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import pytest
 
 from roofline_decode import catalog
+from roofline_decode.cli import main
 from roofline_decode.units import BANDWIDTH_UNITS, BYTE_UNITS, FLOPS_UNITS, POWER_UNITS
 
 from .helpers import ACCELERATOR_FILES, raw, spec
@@ -37,6 +43,9 @@ SOURCE_VALUES = {
     'rtx-3070': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://fudzilla.net/news/graphics/51457-nvidia-rtx-30-series-specifications-are-now-official'),
         'memory_bandwidth': (448, 'GB/s', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
+        'peak_flops.fp32': (20.31, 'TFLOP/s', 'derived', 'https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3070-and-GeForce-RTX-2060-12-GB-comparison.html'),
+        'peak_flops.bf16': (40.62, 'TFLOP/s', 'derived', 'https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3070-and-GeForce-RTX-2060-12-GB-comparison.html'),
+        'peak_flops.fp16': (40.62, 'TFLOP/s', 'derived', 'https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3070-and-GeForce-RTX-2060-12-GB-comparison.html'),
         'tdp': (220, 'W', 'datasheet', 'https://fudzilla.net/news/graphics/51457-nvidia-rtx-30-series-specifications-are-now-official'),
     },
     'rtx-3070-ti': {
@@ -110,6 +119,9 @@ SOURCE_VALUES = {
     'rtx-4080-super': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.cnews.cz/clanky/specifikace-grafik-geforce-rtx-4000-super-uz-jsou-venku-vykon-muze-stoupnout-o-10-25/'),
         'memory_bandwidth': (736, 'GB/s', 'datasheet', 'https://www.cnews.cz/clanky/specifikace-grafik-geforce-rtx-4000-super-uz-jsou-venku-vykon-muze-stoupnout-o-10-25/'),
+        'peak_flops.fp32': (52.22, 'TFLOP/s', 'datasheet', 'https://fpsbench.com/compare/gpu/amd-radeon-540-vs-nvidia-geforce-rtx-4080-super'),
+        'peak_flops.bf16': (104.44, 'TFLOP/s', 'derived', 'https://fpsbench.com/compare/gpu/amd-radeon-540-vs-nvidia-geforce-rtx-4080-super'),
+        'peak_flops.fp16': (104.44, 'TFLOP/s', 'derived', 'https://fpsbench.com/compare/gpu/amd-radeon-540-vs-nvidia-geforce-rtx-4080-super'),
         'tdp': (320, 'W', 'datasheet', 'https://www.cnews.cz/clanky/specifikace-grafik-geforce-rtx-4000-super-uz-jsou-venku-vykon-muze-stoupnout-o-10-25/'),
     },
     'rtx-5080': {
@@ -186,6 +198,9 @@ SOURCE_VALUES = {
     'rtx-6000-ada': {
         'memory_capacity': (48, 'GB', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
         'memory_bandwidth': (960, 'GB/s', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
+        'peak_flops.fp32': (91.1, 'TFLOP/s', 'datasheet', 'https://www.grafikkarten.com/de/news/nvidia-rtx-6000-grafikkarte-der-ada-generation'),
+        'peak_flops.bf16': (364.4, 'TFLOP/s', 'derived', 'https://www.grafikkarten.com/de/news/nvidia-rtx-6000-grafikkarte-der-ada-generation'),
+        'peak_flops.fp16': (364.4, 'TFLOP/s', 'derived', 'https://www.grafikkarten.com/de/news/nvidia-rtx-6000-grafikkarte-der-ada-generation'),
         'tdp': (300, 'W', 'datasheet', 'https://www.hardwareluxx.de/index.php/news/hardware/grafikkarten/59532-l40-und-rtx-6000-ada-generation-sind-die-ersten-profi-karten-der-neuen-generation.html'),
     },
     'rtx-pro-6000-blackwell': {
@@ -197,7 +212,7 @@ SOURCE_VALUES = {
     },
     'rtx-pro-6000-blackwell-max-q': {
         'memory_capacity': (96, 'GB', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
-        'memory_bandwidth': (1597, 'GB/s', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
+        'memory_bandwidth': (1792, 'GB/s', 'datasheet', 'https://ferreiradozezere.net/entretenimento/a-mansao-na-qual-adele-viveu-nao-e-vendida-por-ser-assombrada/2388/?random-post=1'),
         'peak_flops.fp32': (110.1, 'TFLOP/s', 'datasheet', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
         'tdp': (300, 'W', 'datasheet', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
     },
@@ -229,6 +244,9 @@ SOURCE_VALUES = {
     'jetson-agx-thor': {
         'memory_capacity': (128, 'GB', 'datasheet', 'https://developer.ridgerun.com/wiki/index.php/NVIDIA_Jetson_AGX_Thor/Introduction/SoM_Overview'),
         'memory_bandwidth': (273, 'GB/s', 'datasheet', 'https://developer.ridgerun.com/wiki/index.php/NVIDIA_Jetson_AGX_Thor/Introduction/SoM_Overview'),
+        'peak_flops.bf16': (257.2, 'TFLOP/s', 'derived', 'https://torring.dev/blog/2026/rtx-spark-throttling/'),
+        'peak_flops.fp16': (257.2, 'TFLOP/s', 'derived', 'https://torring.dev/blog/2026/rtx-spark-throttling/'),
+        'peak_flops.fp4': (1035, 'TFLOP/s', 'derived', 'https://learnaivisually.com/ai-explained/jetson-thor-edge-blackwell'),
         'tdp': (130, 'W', 'datasheet', 'https://learnaivisually.com/ai-explained/jetson-thor-edge-blackwell'),
     },
     'jetson-agx-orin-64gb': {
@@ -270,6 +288,8 @@ SOURCE_VALUES = {
     'rx-6900-xt': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
         'memory_bandwidth': (512, 'GB/s', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
+        'peak_flops.fp32': (23.04, 'TFLOP/s', 'datasheet', 'http://www.topcpu.net/en/gpu-c/radeon-hd-7970-ghz-edition-vs-radeon-rx-6900-xt'),
+        'peak_flops.fp16': (46.08, 'TFLOP/s', 'datasheet', 'http://www.topcpu.net/en/gpu-c/radeon-hd-7970-ghz-edition-vs-radeon-rx-6900-xt'),
         'tdp': (300, 'W', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
         'onchip_cache': (128, 'MB', 'datasheet', 'https://www.tomshardware.com/uk/news/nvidia-driver-geforce-rtx-3080-ti-ampere-gpu'),
     },
@@ -284,12 +304,16 @@ SOURCE_VALUES = {
     'rx-9070': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
         'memory_bandwidth': (640, 'GB/s', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
+        'peak_flops.fp32': (44.24, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/amd-radeon-rx-9070-vs-xfx-radeon-rx-6800-xt-speedster-merc-319'),
+        'peak_flops.fp16': (88.47, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/amd-radeon-rx-9070-vs-xfx-radeon-rx-6800-xt-speedster-merc-319'),
         'tdp': (220, 'W', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
         'onchip_cache': (64, 'MB', 'datasheet', 'https://multiplayer.it/notizie/amd-radeon-rx-9070-xt-rx-9070-specifiche.html'),
     },
     'rx-7800-xt': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.purepc.pl/amd-radeon-rx-7800-xt-powercolor-opublikowal-pelna-specyfikacje-nadchodzacej-karty-graficznej-rdna-3'),
         'memory_bandwidth': (576, 'GB/s', 'datasheet', 'https://www.purepc.pl/amd-radeon-rx-7800-xt-powercolor-opublikowal-pelna-specyfikacje-nadchodzacej-karty-graficznej-rdna-3'),
+        'peak_flops.fp32': (37.32, 'TFLOP/s', 'datasheet', 'https://www.topcpu.net/es/gpu-c/radeon-rx-7800-xt-vs-radeon-hd-6970'),
+        'peak_flops.fp16': (74.65, 'TFLOP/s', 'datasheet', 'https://www.topcpu.net/es/gpu-c/radeon-rx-7800-xt-vs-radeon-hd-6970'),
         'tdp': (263, 'W', 'datasheet', 'https://www.sportskeeda.com/gaming-tech/news-amd-radeon-rx-7800-xt-specs-prices-performance'),
     },
     'radeon-pro-w6900x': {
@@ -309,6 +333,8 @@ SOURCE_VALUES = {
     'ryzen-ai-max-395': {
         'memory_capacity': (128, 'GB', 'datasheet', 'https://modelfit.io/blog/amd-strix-halo-local-ai-128gb/'),
         'memory_bandwidth': (256, 'GB/s', 'derived', 'https://spawningpoint.com/article/amd-strix-halo-review-2026-is-the-ryzen-ai-max-395-the-ai-inference-answer'),
+        'peak_flops.fp32': (14.85, 'TFLOP/s', 'datasheet', 'https://fpsbench.com/compare/gpu/amd-radeon-8060s-vs-amd-radeon-r9-m295x'),
+        'peak_flops.fp16': (59.39, 'TFLOP/s', 'derived', 'https://fpsbench.com/compare/gpu/amd-radeon-8060s-vs-amd-radeon-r9-m295x'),
         'tdp': (55, 'W', 'datasheet', 'https://www.purepc.pl/amd-ryzen-ai-max-395-apu-strix-halo-test-recenzja-opinia'),
     },
     'arc-a770': {
@@ -344,36 +370,46 @@ SOURCE_VALUES = {
     'm1-pro': {
         'memory_capacity': (32, 'GB', 'datasheet', 'https://semiwiki.com/forum/index.php?goto/post&id=48836'),
         'memory_bandwidth': (200, 'GB/s', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+        'peak_flops.fp16': (5.31, 'TFLOP/s', 'derived', 'https://github.com/philipturner/metal-benchmarks'),
     },
     'm2': {
         'memory_capacity': (24, 'GB', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
         'memory_bandwidth': (100, 'GB/s', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+        'peak_flops.fp16': (3.58, 'TFLOP/s', 'derived', 'https://github.com/philipturner/metal-benchmarks'),
     },
     'm2-pro': {
         'memory_capacity': (32, 'GB', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
         'memory_bandwidth': (200, 'GB/s', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+        'peak_flops.fp16': (6.8, 'TFLOP/s', 'derived', 'https://github.com/philipturner/metal-benchmarks'),
     },
     'm3': {
         'memory_capacity': (24, 'GB', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
         'memory_bandwidth': (100, 'GB/s', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
+        'peak_flops.fp16': (3.58, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple_10_core_m3'),
     },
     'm3-pro': {
         'memory_capacity': (36, 'GB', 'datasheet', 'https://abachy.com/news/apples-m3-series-chips-enhanced-performance-and-advanced-gpus'),
         'memory_bandwidth': (150, 'GB/s', 'datasheet', 'https://www.macrumors.com/2023/10/31/apple-m3-pro-less-memory-bandwidth/'),
         'peak_flops.fp32': (6.44, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-apple-18-core-m3-pro'),
+        'peak_flops.fp16': (6.44, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-apple-18-core-m3-pro'),
     },
     'm4': {
         'memory_capacity': (32, 'GB', 'datasheet', 'https://mactrast.com/?p=168123'),
         'memory_bandwidth': (120, 'GB/s', 'datasheet', 'https://mactrast.com/?p=168123'),
         'peak_flops.fp32': (3.76, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-10-core-m4-vs-apple-30-core-m3-max'),
+        'peak_flops.fp16': (3.76, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-10-core-m4-vs-apple-30-core-m3-max'),
     },
     'm4-pro': {
         'memory_capacity': (64, 'GB', 'datasheet', 'https://techmoran.com/2024/10/31/apple-unveils-its-most-powerful-chips-the-m4-pro-and-m4-max/?amp=1'),
         'memory_bandwidth': (273, 'GB/s', 'datasheet', 'https://techmoran.com/2024/10/31/apple-unveils-its-most-powerful-chips-the-m4-pro-and-m4-max/?amp=1'),
+        'peak_flops.fp16': (7.53, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-20-core-m4-pro-vs-intel-hd-620-1000mhz'),
     },
     'm5': {
         'memory_capacity': (32, 'GB', 'datasheet', 'https://www.lowyat.net/2025/369913/apple-m5'),
         'memory_bandwidth': (153, 'GB/s', 'datasheet', 'https://www.lowyat.net/2025/369913/apple-m5'),
+        'peak_flops.fp32': (4.45, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-10-core-m4-fl-vs-apple-10-core-m5-fl'),
+        'peak_flops.bf16': (17.82, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-10-core-m4-fl-vs-apple-10-core-m5-fl'),
+        'peak_flops.fp16': (17.82, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-10-core-m4-fl-vs-apple-10-core-m5-fl'),
     },
     'm5-max': {
         'memory_capacity': (128, 'GB', 'datasheet', 'https://thedailyscout.com/s/RBeSWv0Jfmg'),
@@ -383,11 +419,13 @@ SOURCE_VALUES = {
         'memory_capacity': (36, 'GB', 'datasheet', 'https://huggingface.co/datasets/Yinxing/LLM_Dataset/blob/main/MacPro.txt'),
         'memory_bandwidth': (410, 'GB/s', 'datasheet', 'https://goodnewsapodcast.com/apples-m4-m4-pro-and-m4-max-compared-to-past-generations-and-to-each-other'),
         'peak_flops.fp32': (13.74, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-apple-18-core-m3-pro'),
+        'peak_flops.fp16': (13.75, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-32-core-m4-max-vs-apple-18-core-m3-pro'),
     },
     'm3-max-30c': {
         'memory_capacity': (36, 'GB', 'datasheet', 'https://huggingface.co/spaces/Vokturz/can-it-run-llm/discussions/11'),
         'memory_bandwidth': (300, 'GB/s', 'datasheet', 'https://www.macrumors.com/2023/10/31/apple-m3-pro-less-memory-bandwidth/'),
         'peak_flops.fp32': (10.74, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/apple-10-core-m4-vs-apple-30-core-m3-max'),
+        'peak_flops.fp16': (10.74, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/apple-10-core-m4-vs-apple-30-core-m3-max'),
     },
     'epyc-9004-genoa': {
         'memory_capacity': (768, 'GB', 'derived', 'https://tech2sports.com/amd-epyc-genoa-2'),
@@ -410,6 +448,139 @@ SOURCE_VALUES = {
     'xeon-sapphire-rapids': {
         'memory_capacity': (512, 'GB', 'derived', 'https://technosports.co.in/intel-next-gen-lga-7529-xeon-cpus'),
         'memory_bandwidth': (307.2, 'GB/s', 'datasheet', 'https://technosports.co.in/intel-next-gen-lga-7529-xeon-cpus'),
+    },
+    # issue 28: devices added with their sources (laptop GPUs at the top of NVIDIA's ranges)
+    'gb300': {
+        'memory_capacity': (288, 'GB', 'datasheet', 'https://awesomeagents.ai/hardware/nvidia-gb300-nvl72'),
+        'memory_bandwidth': (8, 'TB/s', 'derived', 'https://vendordeep.com/report/nvidia-launches-blackwell-ultra-gb300'),
+        'peak_flops.fp32': (0.08, 'PFLOP/s', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+        'peak_flops.tf32': (1.25, 'PFLOP/s', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+        'peak_flops.bf16': (2.5, 'PFLOP/s', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+        'peak_flops.fp16': (2.5, 'PFLOP/s', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+        'peak_flops.fp8': (5, 'PFLOP/s', 'derived', 'https://vendordeep.com/report/nvidia-launches-blackwell-ultra-gb300'),
+        'peak_flops.fp4': (15, 'PFLOP/s', 'derived', 'https://vendordeep.com/report/nvidia-launches-blackwell-ultra-gb300'),
+        'sparse_peak_flops.fp8': (10, 'PFLOP/s', 'derived', 'https://vendordeep.com/report/nvidia-launches-blackwell-ultra-gb300'),
+        'sparse_peak_flops.fp4': (20, 'PFLOP/s', 'derived', 'https://vendordeep.com/report/nvidia-launches-blackwell-ultra-gb300'),
+        'tdp': (1.4, 'kW', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+        'interconnect.bandwidth': (1.8, 'TB/s', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+    },
+    'max-1550': {
+        'memory_capacity': (128, 'GB', 'datasheet', 'https://glennklockwood.com/garden/processors/pvc'),
+        'memory_bandwidth': (3.2768, 'TB/s', 'datasheet', 'https://glennklockwood.com/garden/processors/pvc'),
+        'peak_flops.fp32': (52.43, 'TFLOP/s', 'derived', 'https://glennklockwood.com/garden/processors/pvc'),
+        'peak_flops.bf16': (838.9, 'TFLOP/s', 'derived', 'https://glennklockwood.com/garden/processors/pvc'),
+        'peak_flops.fp16': (838.9, 'TFLOP/s', 'derived', 'https://glennklockwood.com/garden/processors/pvc'),
+        'tdp': (600, 'W', 'datasheet', 'https://glennklockwood.com/garden/processors/pvc'),
+    },
+    'sn40l': {
+        'memory_capacity': (64, 'GB', 'datasheet', 'https://www.sgpjbg.com/baogao/465014.html'),
+        'memory_bandwidth': (1.6, 'TB/s', 'derived', 'https://www.sgpjbg.com/baogao/465014.html'),
+        'peak_flops.bf16': (638, 'TFLOP/s', 'datasheet', 'https://www.sgpjbg.com/baogao/465014.html'),
+    },
+    'rtx-4000-ada': {
+        'memory_capacity': (20, 'GB', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'memory_bandwidth': (360.0, 'GB/s', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'peak_flops.fp32': (26.73, 'TFLOP/s', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'peak_flops.bf16': (106.91, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-5000-ada-vs-nvidia-rtx-4000-ada'),
+        'peak_flops.fp16': (106.91, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-5000-ada-vs-nvidia-rtx-4000-ada'),
+        'tdp': (130, 'W', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'onchip_cache': (48, 'MB', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+    },
+    'rtx-5000-ada': {
+        'memory_capacity': (32, 'GB', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'memory_bandwidth': (576.0, 'GB/s', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'peak_flops.fp32': (65.28, 'TFLOP/s', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'peak_flops.bf16': (261.12, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-5000-ada-vs-nvidia-rtx-4000-ada'),
+        'peak_flops.fp16': (261.12, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-5000-ada-vs-nvidia-rtx-4000-ada'),
+        'tdp': (250, 'W', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+        'onchip_cache': (72, 'MB', 'datasheet', 'https://topcpu.net/en/gpu-c/rtx-4000-ada-generation-vs-rtx-5000-ada-generation'),
+    },
+    'rtx-4070-ti-super': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+        'memory_bandwidth': (672.3, 'GB/s', 'datasheet', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+        'peak_flops.fp32': (44.1, 'TFLOP/s', 'datasheet', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+        'peak_flops.bf16': (88.2, 'TFLOP/s', 'derived', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+        'peak_flops.fp16': (88.2, 'TFLOP/s', 'derived', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+        'tdp': (285, 'W', 'datasheet', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+        'onchip_cache': (48, 'MB', 'datasheet', 'https://www.topcpu.net/vi/gpu-c/geforce-rtx-4070-ti-super-vs-geforce-rtx-2060-tu104'),
+    },
+    'rtx-4090-laptop': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'memory_bandwidth': (640.0, 'GB/s', 'derived', 'https://www.notebookcheck.pl/NVIDIA-NVIDIA-GeForce-RTX-4050-Laptop-GPU.771530.0.html'),
+        'peak_flops.fp32': (39.69, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.bf16': (79.38, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.fp16': (79.38, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'tdp': (150, 'W', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+    },
+    'rtx-4080-laptop': {
+        'memory_capacity': (12, 'GB', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'memory_bandwidth': (480.0, 'GB/s', 'derived', 'https://www.notebookcheck.pl/NVIDIA-NVIDIA-GeForce-RTX-4050-Laptop-GPU.771530.0.html'),
+        'peak_flops.fp32': (33.85, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.bf16': (67.7, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.fp16': (67.7, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'tdp': (150, 'W', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+    },
+    'rtx-4070-laptop': {
+        'memory_capacity': (8, 'GB', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'memory_bandwidth': (256.0, 'GB/s', 'derived', 'https://www.notebookcheck.pl/NVIDIA-NVIDIA-GeForce-RTX-4050-Laptop-GPU.771530.0.html'),
+        'peak_flops.fp32': (20.04, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.bf16': (40.08, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.fp16': (40.08, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'tdp': (115, 'W', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+    },
+    'rtx-4060-laptop': {
+        'memory_capacity': (8, 'GB', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'memory_bandwidth': (256.0, 'GB/s', 'derived', 'https://www.notebookcheck.pl/NVIDIA-NVIDIA-GeForce-RTX-4050-Laptop-GPU.771530.0.html'),
+        'peak_flops.fp32': (14.56, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.bf16': (29.12, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.fp16': (29.12, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'tdp': (115, 'W', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+    },
+    'rtx-4050-laptop': {
+        'memory_capacity': (6, 'GB', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'memory_bandwidth': (192.0, 'GB/s', 'derived', 'https://www.notebookcheck.pl/NVIDIA-NVIDIA-GeForce-RTX-4050-Laptop-GPU.771530.0.html'),
+        'peak_flops.fp32': (12.13, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.bf16': (24.26, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'peak_flops.fp16': (24.26, 'TFLOP/s', 'derived', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+        'tdp': (115, 'W', 'datasheet', 'https://nvidia.com/de-de/geforce/gaming-laptops/compare'),
+    },
+    'rtx-5090-laptop': {
+        'memory_capacity': (24, 'GB', 'datasheet', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
+        'memory_bandwidth': (896, 'GB/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-5090-laptop-140w-vs-nvidia-geforce-rtx-4090-laptop-120w'),
+        'peak_flops.fp32': (45.34, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-5090-laptop-150w-vs-nvidia-rtx-5000-max-q'),
+        'peak_flops.fp4': (912, 'TFLOP/s', 'derived', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
+        'sparse_peak_flops.fp4': (1824, 'TFLOP/s', 'datasheet', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
+        'tdp': (150, 'W', 'datasheet', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
+    },
+    'rtx-5060-laptop': {
+        'memory_capacity': (8, 'GB', 'datasheet', 'https://fpsbench.com/compare/gpu/nvidia-t550-mobile-vs-nvidia-geforce-rtx-5060-mobile'),
+        'memory_bandwidth': (384.0, 'GB/s', 'datasheet', 'https://fpsbench.com/compare/gpu/nvidia-t550-mobile-vs-nvidia-geforce-rtx-5060-mobile'),
+    },
+    'm1': {
+        'memory_capacity': (16, 'GB', 'datasheet', 'https://yogabas.blogg.se/2022/october/large-clock-for-mac-desktop.html'),
+        'memory_bandwidth': (68.26, 'GB/s', 'derived', 'https://nanoreview.info/en/gpu/apple-m1-gpu'),
+        'peak_flops.fp32': (2.6, 'TFLOP/s', 'datasheet', 'https://nanoreview.info/en/gpu/apple-m1-gpu'),
+        'peak_flops.fp16': (2.62, 'TFLOP/s', 'derived', 'https://github.com/philipturner/metal-benchmarks'),
+    },
+    'm5-pro': {
+        'memory_capacity': (64, 'GB', 'datasheet', 'https://allyoucantech.com/?p=178375'),
+        'memory_bandwidth': (307, 'GB/s', 'datasheet', 'https://allyoucantech.com/?p=178375'),
+    },
+    'snapdragon-x-elite': {
+        'memory_capacity': (64, 'GB', 'datasheet', 'https://www.tweaktown.com/news/93943/qualcomm-snapdragon-elite-4-6-tflops-more-gpu-power-than-xbox-series/index.html'),
+        'memory_bandwidth': (136, 'GB/s', 'datasheet', 'https://www.tweaktown.com/news/93943/qualcomm-snapdragon-elite-4-6-tflops-more-gpu-power-than-xbox-series/index.html'),
+        'peak_flops.fp32': (4.6, 'TFLOP/s', 'datasheet', 'https://www.tweaktown.com/news/93943/qualcomm-snapdragon-elite-4-6-tflops-more-gpu-power-than-xbox-series/index.html'),
+    },
+    'arc-140v': {
+        'memory_capacity': (32, 'GB', 'datasheet', 'https://www.notebookcheck.net/Intel-Core-Ultra-7-256V-Processor-Benchmarks-and-Specs.892554.0.html'),
+        'memory_bandwidth': (136, 'GB/s', 'datasheet', 'https://runlocalai.co/hardware/intel-lunar-lake-258v'),
+    },
+    'iris-xe-max': {
+        'memory_capacity': (4, 'GB', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
+        'memory_bandwidth': (68.26, 'GB/s', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
+        'peak_flops.fp32': (2.534, 'TFLOP/s', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
+        'peak_flops.fp16': (5.069, 'TFLOP/s', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
+        'tdp': (25, 'W', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
     },
 }
 
@@ -437,3 +608,33 @@ def test_the_catalog_has_100_accelerators_in_every_category():
     assert categories == {"datacenter", "workstation", "consumer", "soc", "cpu"}
     # devices without a reference CSV row are exactly the ones pinned here
     assert {stem for stem, p in files.items() if "reference_id" not in raw(p)} == set(SOURCE_VALUES)
+
+
+NO_PEAK = "No compute peak:"
+
+#: Devices added by issue 28 (item 4): `roofline-decode list gpus` must show each of them.
+ISSUE_28_DEVICES = [
+    "gb300", "max-1550", "sn40l", "rtx-4000-ada", "rtx-5000-ada", "rtx-4070-ti-super", "rtx-4090-laptop",
+    "rtx-4080-laptop", "rtx-4070-laptop", "rtx-4060-laptop", "rtx-4050-laptop", "rtx-5090-laptop", "rtx-5060-laptop",
+    "m1", "m5-pro", "snapdragon-x-elite", "arc-140v", "iris-xe-max",
+]
+
+
+@pytest.mark.parametrize("path", ACCELERATOR_FILES, ids=[p.stem for p in ACCELERATOR_FILES])
+def test_every_device_has_a_compute_peak_or_says_why_not(path):
+    gpu = spec(path)
+    notes = gpu.notes or ""
+    if gpu.peak_flops:
+        assert NO_PEAK not in notes, "the notes say there is no compute peak, but the file has one"
+    else:
+        assert NO_PEAK in notes, f"no peak_flops: put '{NO_PEAK} <reason>' in the file's notes"
+        reason = notes.split(NO_PEAK, 1)[1].strip()
+        assert len(reason) > 20, "say why no credible peak was found"
+
+
+def test_list_gpus_shows_the_issue_28_devices(capsys):
+    assert set(ISSUE_28_DEVICES) <= set(SOURCE_VALUES)
+    assert main(["list", "gpus"]) == 0
+    listed = {line.split()[0] for line in capsys.readouterr().out.splitlines()[1:] if line.strip()}
+    assert set(ISSUE_28_DEVICES) <= listed, set(ISSUE_28_DEVICES) - listed
+

@@ -41,9 +41,9 @@ def test_floor_csv(capsys):
     assert code == 0 and lines[0] == ",".join(RECORD_KEYS + EXTRA_RECORD_KEYS) and len(lines) == 3
 
 
-# "No compute peak published" (M1 Max) and "memory-bound at any batch" (H100 at 32K) are two
+# "No compute peak published" (M5 Max) and "memory-bound at any batch" (H100 at 32K) are two
 # different things, each with one spelling per output format.
-NO_PEAK_VS_MEMORY_BOUND = ["floor", "--model", "llama-3.1-8b", "--gpu", "m1-max", "--gpu", "h100-sxm", "--context", "32K"]
+NO_PEAK_VS_MEMORY_BOUND = ["floor", "--model", "llama-3.1-8b", "--gpu", "m5-max", "--gpu", "h100-sxm", "--context", "32K"]
 
 
 def test_no_peak_and_memory_bound_in_json(capsys):
@@ -51,7 +51,7 @@ def test_no_peak_and_memory_bound_in_json(capsys):
     apple, h100 = json.loads(out)
     assert code == 0
     assert apple["ridge_point"] is None and apple["critical_batch"] is None and apple["compute_time_s"] == 0
-    assert any("no compute peak published for m1-max" in note for note in apple["notes"])
+    assert any("no compute peak published for m5-max" in note for note in apple["notes"])
     assert h100["critical_batch"] == "inf" and float(h100["critical_batch"]) == float("inf")
     assert h100["ridge_point"] > 0 and h100["notes"] == []
 

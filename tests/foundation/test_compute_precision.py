@@ -73,7 +73,7 @@ def test_ggml_fallback_chain_int8_then_fp16_then_none():
                             peak_flops={"fp16": 2e14, "bf16": 1e14})
     r = decode_floor(rd.load_model("llama-3.1-8b", weights="q4_0"), fp16_only, batch=64, context=0)
     assert r.compute_precisions["mlp"] == "fp16" and r.group_peak_flops["mlp"] == 2e14
-    apple = decode_floor(rd.load_model("llama-3.1-8b", weights="q4_0"), "m2-max", batch=64, context=0)
+    apple = decode_floor(rd.load_model("llama-3.1-8b", weights="q4_0"), "m5-max", batch=64, context=0)
     assert not apple.compute_bounded and float(apple.compute_time_s) == 0
 
 

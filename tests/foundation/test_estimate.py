@@ -106,14 +106,14 @@ def test_sparse_uses_sparse_peak():
 
 
 def test_device_without_published_peak_keeps_memory_bound():
-    apple = rd.load_accelerator("m2-ultra")
+    apple = rd.load_accelerator("m5-max")
     r = decode_floor("llama-3.1-8b", apple, batch=[1, 4096], context=0)
     np.testing.assert_array_equal(r.compute_time_s, 0)
     assert list(r.bound) == ["memory", "memory"]
     # not defined (NaN), never +inf: inf means "memory-bound at any batch" on a device with a peak
     assert np.isnan(r.peak_flops) and np.isnan(r.ridge_point) and np.isnan(r.critical_batch).all()
     assert r.compute_precision == NO_COMPUTE_PEAK
-    assert r.notes == ("no compute peak published for m2-ultra (bf16 weights): compute time not bounded, "
+    assert r.notes == ("no compute peak published for m5-max (bf16 weights): compute time not bounded, "
                        "the floor is the memory time",)
 
 

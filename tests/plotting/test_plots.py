@@ -86,15 +86,15 @@ def test_ridge_plot_draws_on_a_given_axes_and_handles_no_published_peak():
     import matplotlib.pyplot as plt
 
     _, given = plt.subplots()
-    ax = plotting.ridge_plot("llama-3.1-8b", ["m2-max", "h100-sxm"], context=0, ax=given)
+    ax = plotting.ridge_plot("llama-3.1-8b", ["m5-max", "h100-sxm"], context=0, ax=given)
     assert ax is given
     labels = [line.get_label() for line in ax.get_lines()]
     assert any("no compute peak published" in label for label in labels)
     assert len(by_gid(ax, "ridge-point")) == 1  # only the H100 has a ridge
     box = by_gid(ax, "critical-batch")[0].get_text()
-    assert f"{rd.load_accelerator('m2-max').name}: n/a (no compute peak published)" in box
+    assert f"{rd.load_accelerator('m5-max').name}: n/a (no compute peak published)" in box
     assert "∞" not in box  # at context 0 the H100 reaches its ridge; no KV-cache note
-    assert ax.get_title().endswith("bf16 weights, bf16 KV, bf16 compute")  # the H100's; the M2 Max has none
+    assert ax.get_title().endswith("bf16 weights, bf16 KV, bf16 compute")  # the H100's; the M5 Max has none
 
 
 def test_ridge_plot_title_names_the_compute_precision_only_when_all_share_it():
@@ -105,7 +105,7 @@ def test_ridge_plot_title_names_the_compute_precision_only_when_all_share_it():
     assert same.get_title().endswith("fp8_e4m3 weights, bf16 KV, fp8 (attention projections, mlp, lm_head), bf16 (attention scores) compute")
     all_fp8 = plotting.ridge_plot(fp8.with_precision(kv="fp8"), ["h100-sxm", "h200-sxm"], context=1024)
     assert all_fp8.get_title().endswith("fp8_e4m3 weights, fp8_e4m3 KV, fp8 compute")
-    none = plotting.ridge_plot("llama-3.1-8b", "m2-max", context=1024)
+    none = plotting.ridge_plot("llama-3.1-8b", "m5-max", context=1024)
     assert none.get_title().endswith("bf16 weights, bf16 KV")
 
 
