@@ -44,7 +44,7 @@ def register(subparsers: Subparsers) -> None:
 
     listing = subparsers.add_parser("list", help="list catalog ids")
     listing.add_argument("what", choices=("models", "gpus", "tiers", "formats", "latency"))
-    listing.add_argument("--vendor", help="gpus only: one vendor (NVIDIA, AMD, Intel, Apple, Google, AWS; any case)")
+    listing.add_argument("--vendor", help="gpus only: one vendor (NVIDIA, AMD, Intel, Apple, Google, AWS, Qualcomm, SambaNova; any case)")
     listing.add_argument("--category", choices=CATEGORIES,
                          help="gpus only: datacenter, workstation, consumer, soc (laptop/SoC, unified memory) or cpu")
     listing.set_defaults(handler=run_list)
