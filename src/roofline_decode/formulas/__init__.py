@@ -46,7 +46,7 @@ from .recurrent import (
     recurrent_state_bytes,
     recurrent_update_flops,
 )
-from .sparse_attention import chunked_attended_positions, indexer_flops, indexer_read_bytes
+from .sparse_attention import chunked_attended_positions, indexer_bytes_per_token, indexer_flops, indexer_read_bytes
 from .roofline import (
     arithmetic_intensity,
     compute_time,
@@ -102,7 +102,7 @@ PUBLIC_FORMULAS = {
         mamba_matrix_parameters, mamba_state_elements,
         mamba2_matrix_parameters, mamba2_state_elements, gated_deltanet_matrix_parameters,
         gated_deltanet_state_elements, recurrent_state_bytes, recurrent_update_flops,
-        chunked_attended_positions, indexer_read_bytes, indexer_flops,
+        chunked_attended_positions, indexer_bytes_per_token, indexer_read_bytes, indexer_flops,
         data_movement_energy, board_energy, energy_per_token, cost_per_token,
     )
 }
@@ -129,6 +129,7 @@ __all__ = [
     "expected_tokens_per_round",
     "gated_deltanet_matrix_parameters",
     "gated_deltanet_state_elements",
+    "indexer_bytes_per_token",
     "indexer_flops",
     "indexer_read_bytes",
     "kv_bytes_per_token_per_layer",
