@@ -269,3 +269,70 @@ def test_tensor_parallel_options_are_checked(kwargs, field):
     # strings are refused like everywhere in the API (even "8"); the CLI parses its own text
     with pytest.raises(InvalidValueError, match=field):
         tensor_parallel_floor("llama-3.1-8b", "h100-sxm", 1, 0, **kwargs)
+
+
+# -- issue 27 item 6.1: the recurrent state splits over the recurrent heads, not the KV heads --------
+
+#: Qwen3-Next-80B-A3B: 36 Gated DeltaNet layers, each with a state of 32 value heads x 128 x 128 plus
+#: 3 x 8192 convolution inputs = 548,864 bf16 elements per sequence (formulas.gated_deltanet_state_elements);
+#: 12 full-attention layers with 2 KV heads of 256 (2 x 2 x 256 x 2 B = 2048 B per token and layer).
+QWEN3_NEXT_STATE = 36 * 548_864 * 2  # B per sequence
+
+
+@pytest.mark.parametrize("model, heads", [
+    ("qwen3-next-80b-a3b", 32),        # linear_num_value_heads (not the 16 key heads, nor the 2 KV heads)
+    ("mamba-codestral-7b", 128),       # Mamba-2 num_heads
+    ("granite-4.0-h-small", 128),      # mamba_n_heads
+    ("nemotron-3-nano-30b-a3b", 64),   # mamba_num_heads
+    ("jamba-v0.1", 8192),              # Mamba (v1): no heads, d_in = 2 x 4096 independent channels
+])
+def test_recurrent_heads_come_from_the_mixer_fields(model, heads):
+    assert rd.load_model(model).recurrent_heads == heads
+
+
+def test_qwen3_next_state_splits_eight_ways_on_eight_devices():
+    # B = 128, T = 0 on 8 H200s, routing "identical": the state read and written per step is
+    # 128 x 36 x 548,864 x 2 B = 5,058,330,624 B each way.  vLLM shards it by value heads (32 // 8 = 4 per
+    # rank): each device reads and writes 1/8 of it, 632,291,328 B each way; before, it split only over the
+    # 2 KV heads (1/2 each way), 2 x 5,058,330,624 x (1/2 - 1/8) = 3,793,747,968 B more per device:
+    # 6.029 GB -> 2.235 GB per device, 1.256 ms -> 0.466 ms at 4.8 TB/s.  At T = 0 the KV cache holds
+    # nothing and the step writes one token: 128 x 12 x 2048 B, split over the 2 KV heads.
+    from roofline_decode.floors.parallel import device_traffic
+
+    model = rd.load_model("qwen3-next-80b-a3b")
+    state = 128 * QWEN3_NEXT_STATE
+    assert state == 5_058_330_624
+    floor = tensor_parallel_floor(model, "h200-sxm", 128, 0, 8, routing="identical")
+    assert float(floor.kv_bytes_per_device) == state / 8 == 632_291_328
+    weights = float(device_traffic(model, np.array(128.0), np.array(0.0), 8, "identical").weight_read_bytes)
+    cache = 2 * state / 8 + 128 * 12 * 2048 / 2
+    assert float(floor.bytes_read_per_device) == pytest.approx(weights + cache, rel=1e-12)
+    assert float(floor.bytes_read_per_device) / 1e9 == pytest.approx(2.2351, abs=5e-5)
+    assert float(floor.step_time_s) * 1e3 == pytest.approx(2.2351e9 / 4.8e12 * 1e3, rel=1e-4)  # memory-bound
+    assert not any("recurrent heads" in note for note in floor.notes)
+
+
+def test_recurrent_state_and_its_flops_stop_splitting_at_the_recurrent_heads():
+    # 64 devices > 32 value heads: each head's state sits on 2 devices, so a device holds 1/32 of the
+    # state and runs 1/32 of its update FLOPs, 128 x 36 x 4,259,840 / 32 (f_rec = 8 x 32 x 128 x 128
+    # + 2 x 8192 x 4 per layer and token); the rest of the FLOPs splits 64 ways.
+    model = rd.load_model("qwen3-next-80b-a3b")
+    from roofline_decode.floors.parallel import device_traffic
+
+    one = device_traffic(model, np.array(128.0), np.array(0.0), 1)
+    many = device_traffic(model, np.array(128.0), np.array(0.0), 64)
+    state_flops = 128 * 36 * 4_259_840
+    assert float(many.flops) == pytest.approx((float(one.flops) - state_flops) / 64 + state_flops / 32, rel=1e-12)
+    assert float(many.group_flops["attention_scores"]) == pytest.approx(
+        (float(one.group_flops["attention_scores"]) - state_flops) / 64 + state_flops / 32, rel=1e-12)
+    assert float(many.kv_bytes) == 128 * QWEN3_NEXT_STATE / 32
+    floor = tensor_parallel_floor(model, "h200-sxm", 128, 0, 64, link_bandwidth=450e9)
+    assert any("64 devices > 32 recurrent heads" in note for note in floor.notes)
+
+
+def test_recurrent_heads_not_given_split_over_every_device():
+    # a hand-made hybrid without recurrent_heads: the state splits n ways (the smallest it can be)
+    from roofline_decode.floors.parallel import device_traffic
+
+    model = rd.load_model("qwen3-next-80b-a3b").model_copy(update={"recurrent_heads": 0})
+    assert float(device_traffic(model, np.array(4.0), np.array(0.0), 16).kv_bytes) == 4 * QWEN3_NEXT_STATE / 16

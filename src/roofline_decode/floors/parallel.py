@@ -8,6 +8,10 @@ Tensor parallelism over n devices (Megatron):
   every device (treated as H_kv = 1), and so are the MLA latent down-projections q_a and kv_a
   (replicated, as serving engines do; their FLOPs run on every device).  Norm vectors are
   replicated.
+* the state of recurrent layers (Mamba, Gated DeltaNet) and its update FLOPs split over the
+  recurrent heads (``Model.recurrent_heads``: Gated DeltaNet's value heads, Mamba-2's SSM
+  heads), up to n = H_rec ways (:func:`~roofline_decode.formulas.recurrent_state_share`; vLLM
+  gives each rank ``num_v_heads // tp`` heads), not over the KV heads of the attention layers.
 * two all-reduces per layer of B·d activations (activation_format bytes), each costing
   ``collective_latency + 2(n−1)/n · size / link_bandwidth`` (ring), plus one all-reduce of the
   vocab-parallel embedding's B·d output and one all-gather of the B·V vocab-parallel logits
@@ -80,6 +84,7 @@ class DeviceTraffic:
     kv_share: float
     group_flops: dict[str, np.ndarray] = field(default_factory=dict)  # per FLOP group (estimate.COMPUTE_GROUPS), one device
     replicated_parameters: int = 0  # MLA latent projections held whole by every device
+    state_share: float = 1.0  # of the recurrent state and its FLOPs (formulas.recurrent_state_share)
 
 
 def latent_projection_parameters(model: Model) -> int:
@@ -117,7 +122,12 @@ def _grid(batch: Broadcastable, context: Broadcastable) -> tuple[np.ndarray, np.
 def device_traffic(model: Model, batch: np.ndarray, context: np.ndarray, num_devices: int = 1,
                    routing: Routing | str | float = "uniform") -> DeviceTraffic:
     """Per-device resident bytes, bytes moved and FLOPs under n-way tensor parallelism
-    (routed experts read under ``routing``, :mod:`roofline_decode.floors.routing`)."""
+    (routed experts read under ``routing``, :mod:`roofline_decode.floors.routing`).
+
+    The KV cache splits over the KV heads (:func:`~roofline_decode.formulas.kv_head_share`), the
+    state of recurrent layers and its update FLOPs over the recurrent heads
+    (:func:`~roofline_decode.formulas.recurrent_state_share`), everything else n ways but the
+    replicated parts (norm vectors, MLA latent projections)."""
     from .traffic import step_traffic
     from .routing import resolve_routing
 
@@ -130,22 +140,31 @@ def device_traffic(model: Model, batch: np.ndarray, context: np.ndarray, num_dev
     share = float(f.kv_head_share(kv_heads, n))
     b_attention = model.group_format("attention").bytes_per_element
     kv_proj = 0.0 if model.is_mla else b_attention * model.num_layers * 2 * model.hidden_size * model.num_kv_heads * model.head_dim
+    # the recurrent state (read, written and resident: B x its bytes per sequence) and its FLOPs
+    state_share = float(f.recurrent_state_share(model.recurrent_heads or n, n))
+    state = batch * model.recurrent_state_bytes_per_sequence
+    state_flops = f.recurrent_update_flops(batch, model.num_recurrent_layers, model.recurrent_flops_per_token)
 
     def split(total_bytes: float | np.ndarray) -> ArrayOrExpr:
         return f.sharded_bytes(total_bytes - replicated - kv_proj, replicated + kv_proj * share, n)
 
+    def cache(total_bytes: np.ndarray) -> np.ndarray:  # KV by KV heads, the state by recurrent heads
+        return (total_bytes - state) * share + state * state_share
+
+    latent_flops = f.matmul_flops(batch, latent) * (1 - 1 / n) if latent else 0.0
+    extra = {"attention": latent_flops, "attention_scores": state_flops * (state_share - 1 / n)}
     kv_resident = batch * kv_bytes_per_sequence(model, context)
     return DeviceTraffic(
         weight_bytes=float(split(model.weight_bytes)),
-        kv_bytes=kv_resident * share,
+        kv_bytes=cache(kv_resident),
         weight_read_bytes=split(total.weight_bytes),
-        kv_read_bytes=total.kv_read_bytes * share,
-        kv_write_bytes=total.kv_write_bytes * share,
-        flops=total.flops / n + (f.matmul_flops(batch, latent) * (1 - 1 / n) if latent else 0.0),
+        kv_read_bytes=cache(total.kv_read_bytes),
+        kv_write_bytes=cache(total.kv_write_bytes),
+        flops=total.flops / n + latent_flops + extra["attention_scores"],
         kv_share=share,
-        group_flops={g: v / n + (f.matmul_flops(batch, latent) * (1 - 1 / n) if latent and g == "attention" else 0.0)
-                     for g, v in total.group_flops.items()},
+        group_flops={g: v / n + extra.get(g, 0.0) for g, v in total.group_flops.items()},
         replicated_parameters=latent,
+        state_share=state_share,
     )
 
 
@@ -282,7 +301,7 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
     link, notes = link_bandwidth_of(accelerator, link_bandwidth, n)
     from .peaks import group_peaks
     from .routing import resolve_routing
-    from .traffic import step_traffic, StepTraffic
+    from .traffic import StepTraffic
 
     routing = resolve_routing(routing, model, batch)
     routing_note = routing.note(model)
@@ -293,11 +312,8 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
     memory = f.memory_time(read, accelerator.memory_bandwidth)
     # each FLOP group at its own precision (as decode_floor), split n ways but the latent projections
     peaks = group_peaks(model, accelerator, False)
-    if traffic.replicated_parameters:
-        compute = peaks.compute_time(StepTraffic(read, traffic.kv_read_bytes, traffic.kv_write_bytes, traffic.flops,
-                                              traffic.group_flops))
-    else:
-        compute = peaks.compute_time(step_traffic(model, batch, context), n)
+    compute = peaks.compute_time(StepTraffic(read, traffic.kv_read_bytes, traffic.kv_write_bytes, traffic.flops,
+                                             traffic.group_flops))
     b_act = model.activation_format.bytes_per_element
     comm = (f.tensor_parallel_communication_time(batch, model.hidden_size, b_act, model.num_layers, n, link,
                                                  collective_latency)
@@ -327,6 +343,9 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
     replication = max(n / kv_heads, 1.0)
     if replication > 1:
         notes.append(f"{n} devices > {kv_heads} KV heads: each KV head is replicated on {replication:g} devices")
+    if model.num_recurrent_layers and traffic.state_share > 1 / n:
+        notes.append(f"{n} devices > {model.recurrent_heads} recurrent heads: each head's state is replicated on "
+                     f"{n / model.recurrent_heads:g} devices")
     return ParallelFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, strategy="tensor", num_devices=n,
         batch=batch, context=context, weight_bytes_per_device=traffic.weight_bytes,

@@ -47,6 +47,8 @@ class ModelCounts:
         recurrent_matrix_parameters: int
         recurrent_vector_parameters: int
         recurrent_state_elements: int
+        recurrent_flops_per_token: int
+        recurrent_heads: int
         attention_output_gate: bool
         num_experts: int
         num_experts_per_token: int
