@@ -110,11 +110,18 @@ def test_kv_heads_replicate_beyond_h_kv():
     assert sixteen.kv_replication == 2.0 and any("replicated" in note for note in sixteen.notes)
 
 
-def test_mla_latent_cache_is_whole_on_every_device():
+def test_mla_latent_cache_splits_by_context_in_the_strict_floor():
+    # DeepSeek-V2-Lite at B = 4, T = 4096: 4 x 27 layers x 4096 x (512 + 64) x 2 B of latents; split by
+    # context over 2 devices in the strict floor, whole on each under the engines' replicated layout
     one = tensor_parallel_floor("deepseek-v2-lite", "h100-sxm", 4, 4096, 1)
     two = tensor_parallel_floor("deepseek-v2-lite", "h100-sxm", 4, 4096, 2)
-    assert float(two.kv_bytes_per_device) == pytest.approx(float(one.kv_bytes_per_device))
-    assert two.weight_bytes_per_device < one.weight_bytes_per_device
+    whole = tensor_parallel_floor("deepseek-v2-lite", "h100-sxm", 4, 4096, 2, mla_layout="replicated")
+    assert float(one.kv_bytes_per_device) == 4 * 27 * 4096 * 576 * 2
+    assert float(two.kv_bytes_per_device) == pytest.approx(float(one.kv_bytes_per_device) / 2, rel=1e-15)
+    assert float(whole.kv_bytes_per_device) == pytest.approx(float(one.kv_bytes_per_device))
+    assert two.weight_bytes_per_device < whole.weight_bytes_per_device < one.weight_bytes_per_device
+    assert (two.mla_layout, whole.mla_layout, two.kv_replication, whole.kv_replication) == ("sharded", "replicated", 1, 2)
+    assert tensor_parallel_floor("llama-3.1-8b", "h100-sxm", 1, 0, 2).mla_layout is None
 
 
 def test_one_device_equals_decode_floor():
@@ -147,24 +154,52 @@ def test_ring_all_gather_is_half_the_link_time_of_an_all_reduce():
     assert f.ring_all_gather_time(1e6, 1, 1e9, 1e-3) == 0
 
 
-@pytest.mark.parametrize("weights, before_gb, after_gb", [("fp8", 4.58, 5.39), (None, 4.71, 5.52)])
-def test_mla_latent_projections_are_replicated_under_tensor_parallelism(weights, before_gb, after_gb):
-    # DeepSeek-V3 TP = 8, batch 1: q_a (7168 x 1536) and kv_a (7168 x 576) of 61 layers, 923,467,776
-    # parameters, are whole on every device instead of split 8 ways: + 7/8 of them per device
+@pytest.mark.parametrize("weights, sharded_gb, replicated_gb", [("fp8", 4.58, 5.39), (None, 4.71, 5.52)])
+def test_mla_latent_projections_shard_in_the_strict_floor_and_replicate_as_engines_do(weights, sharded_gb,
+                                                                                       replicated_gb):
+    # issue 27 item 6.2, DeepSeek-V3 TP = 8, batch 1, context 0: q_a (7168 x 1536) and kv_a (7168 x 576) of
+    # 61 layers, 923,467,776 parameters, split 8 ways like every other matrix in the strict floor (two small
+    # all-gathers of the latents per layer) and the latent cache split by context; the engines' layout
+    # holds both whole on every device: + 7/8 of the projections and + 7/8 of the one token's latent the
+    # step writes (61 x 576 x 2 B = 70,272 B).  Strict floor 5.52 -> 4.71 GB per device (fp8: 5.39 -> 4.58).
     model = rd.load_model("deepseek-v3", weights=weights)
     b = model.group_format("attention").bytes_per_element
     latent = 61 * 7168 * (1536 + 512 + 64)
     assert latent == 923_467_776
-    floor = tensor_parallel_floor(model, "h100-sxm", batch=1, context=0, num_devices=8)
-    one = tensor_parallel_floor(model, "h100-sxm", batch=1, context=0, num_devices=1)
-    split_share = (float(one.bytes_read_per_device) - latent * b - model.group_format("norms").bytes_per_element
-                   * model.parameter_groups["layer_vector"] - float(one.kv_bytes_per_device)) / 8
-    assert float(floor.bytes_read_per_device) / 1e9 == pytest.approx(after_gb, abs=0.005)
-    assert float(floor.bytes_read_per_device) / 1e9 - 7 / 8 * latent * b / 1e9 == pytest.approx(before_gb, abs=0.005)
-    assert split_share > 0
-    # their FLOPs run on every device too
-    flops = tensor_parallel_floor(model, "h100-sxm", batch=4, context=0, num_devices=8)
-    assert any("held whole" in note for note in flops.notes)
+    strict = tensor_parallel_floor(model, "h100-sxm", batch=1, context=0, num_devices=8)
+    engines = tensor_parallel_floor(model, "h100-sxm", batch=1, context=0, num_devices=8, mla_layout="replicated")
+    assert float(strict.bytes_read_per_device) / 1e9 == pytest.approx(sharded_gb, abs=0.005)
+    assert float(engines.bytes_read_per_device) / 1e9 == pytest.approx(replicated_gb, abs=0.005)
+    assert float(engines.bytes_read_per_device) - float(strict.bytes_read_per_device) == pytest.approx(
+        7 / 8 * (latent * b + 61 * 576 * 2), rel=1e-9)
+    # the variant is recorded in the result and its notes
+    assert strict.mla_layout == "sharded" and any("mla_layout='sharded' (the strict floor)" in n for n in strict.notes)
+    assert engines.mla_layout == "replicated" and any("held whole" in n for n in engines.notes)
+    # the replicated projections' FLOPs run on every device: 2 x 4 x latent x 7/8 more per device at B = 4
+    four = tensor_parallel_floor(model, "h100-sxm", batch=4, context=0, num_devices=8)
+    four_whole = tensor_parallel_floor(model, "h100-sxm", batch=4, context=0, num_devices=8, mla_layout="replicated")
+    assert float(four_whole.compute_time_s) > float(four.compute_time_s)
+    from roofline_decode.floors.parallel import device_traffic
+
+    flops = [float(device_traffic(model, np.array(4.0), np.array(0.0), 8, mla_layout=layout).flops)
+             for layout in ("sharded", "replicated")]
+    assert flops[1] - flops[0] == pytest.approx(2 * 4 * latent * 7 / 8, rel=1e-9)
+
+
+def test_mla_long_context_cache_splits_eight_ways():
+    # DeepSeek-V3 TP = 8 at B = 64, T = 32,768 on H100s: the latent cache is 64 x 61 x 32,768 x 576 x 2 B =
+    # 147,371,065,344 B, whole on every device before; split by context, 18,421,383,168 B per device
+    # (the step 66.08 -> 27.35 ms)
+    strict = tensor_parallel_floor("deepseek-v3", "h100-sxm", 64, 32768, 8)
+    engines = tensor_parallel_floor("deepseek-v3", "h100-sxm", 64, 32768, 8, mla_layout="replicated")
+    assert float(engines.kv_bytes_per_device) == 64 * 61 * 32768 * 576 * 2 == 147_371_065_344
+    assert float(strict.kv_bytes_per_device) == 147_371_065_344 / 8 == 18_421_383_168
+    assert float(strict.step_time_s) < float(engines.step_time_s)
+
+
+def test_mla_layout_is_checked():
+    with pytest.raises(InvalidValueError, match="mla_layout"):
+        tensor_parallel_floor("deepseek-v3", "h100-sxm", 1, 0, 8, mla_layout="whole")
 
 
 def test_ring_all_reduce_costs_nothing_on_one_device():
