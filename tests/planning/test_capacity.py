@@ -254,3 +254,23 @@ def test_reserves_larger_than_the_device_leave_nothing_usable():
     assert usable_memory("h100-sxm", reserve_fraction=0.984375) == 0.0
     row = plan("llama-3.1-8b", "h100-sxm", batch=1, context=0, reserve_fraction=0.984375)[0]
     assert row.usable_bytes_per_device == 0.0
+
+
+# -- issue 27 item 6.5: capacity --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", ["rtx-3090", "l40s", "h100-sxm", "m1-max"])
+def test_replacing_a_field_with_its_own_value_changes_nothing(device):
+    # rtx-3090 prints "24 GB", stored as 24e9 B and read as 24 GiB by the usable-memory rule.  Replacing
+    # memory_capacity with that same 24e9 dropped the printed figure, so 24e9 B = 22.35 GiB was taken:
+    # usable (no reserve) 24.00 -> 22.35 GiB.  A field given its current value is unchanged.
+    from roofline_decode.planning import device_memory
+
+    gpu = rd.load_accelerator(device)
+    same = gpu.replace(memory_capacity=gpu.memory_capacity, memory_bandwidth=gpu.memory_bandwidth)
+    assert same.figures == gpu.figures and same.usable_memory_capacity == gpu.usable_memory_capacity
+    assert usable_memory(same) == usable_memory(gpu) and device_memory(same) == device_memory(gpu)
+    if device == "rtx-3090":
+        assert usable_memory(same, reserve=0) / GiB == 24.0 != round(24e9 / GiB, 2) == 22.35
+    # a changed value still drops the stale figure (test_replacing_the_capacity_drops_the_stale_printed_figure)
+    assert "memory_capacity" not in gpu.replace(memory_capacity=gpu.memory_capacity * 2).figures
