@@ -274,3 +274,26 @@ def test_replacing_a_field_with_its_own_value_changes_nothing(device):
         assert usable_memory(same, reserve=0) / GiB == 24.0 != round(24e9 / GiB, 2) == 22.35
     # a changed value still drops the stale figure (test_replacing_the_capacity_drops_the_stale_printed_figure)
     assert "memory_capacity" not in gpu.replace(memory_capacity=gpu.memory_capacity * 2).figures
+
+
+def test_a_recurrent_state_bounds_the_batch_at_context_zero():
+    # issue 27 item 6.5: max_batch was +inf at context 0 whatever the model, though a recurrent model's
+    # sequence holds its fixed state from the first step.  Mamba-Codestral-7B: 64 Mamba-2 layers x
+    # 1,079,296 bf16 state elements = 138,149,888 B per sequence; on an A100 80GB (80 GiB - 2 GiB reserve
+    # = 83,751,862,272 B) beside 14,570,807,296 B of weights: floor(69,181,054,976 / 138,149,888) = 500
+    # at every context (no KV cache) - before: inf at context 0, 500 from context 1.
+    codestral = rd.load_model("mamba-codestral-7b")
+    assert codestral.recurrent_state_bytes_per_sequence == 64 * 1_079_296 * 2 == 138_149_888
+    assert codestral.weight_bytes == 14_570_807_296 and usable_memory("a100-80gb-sxm") == 83_751_862_272
+    r = rd.decode_floor(codestral, "a100-80gb-sxm", batch=1, context=[0, 1, 4096])
+    assert list(r.max_batch) == [500, 500, 500] == [(83_751_862_272 - 14_570_807_296) // 138_149_888] * 3
+    # Qwen3-Next on a B200 (180 GiB - 2 GiB = 191,126,044,672 B, weights 159,348,585,984 B): 36 x 548,864
+    # x 2 B = 39,518,208 B of state per sequence at context 0 -> 804; one token of KV more in 12 layers
+    # (12 x 2048 B) at context 1 -> 803
+    qwen = rd.load_model("qwen3-next-80b-a3b")
+    free = usable_memory("b200") - qwen.weight_bytes
+    assert free == 191_126_044_672 - 159_348_585_984
+    r = rd.decode_floor(qwen, "b200", batch=1, context=[0, 1])
+    assert list(r.max_batch) == [free // 39_518_208, free // (39_518_208 + 12 * 2048)] == [804, 803]
+    # a model without a state is still unbounded at context 0
+    assert math.isinf(float(rd.decode_floor("llama-3.1-8b", "h100-sxm", batch=[1, 2], context=0).max_batch[0]))

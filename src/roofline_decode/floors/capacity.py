@@ -63,6 +63,7 @@ __all__ = [
     "kv_bytes_per_sequence",
     "resident_bytes",
     "max_batch",
+    "fitting_batch",
     "max_context",
 ]
 
@@ -251,13 +252,37 @@ def max_batch(model: Model | str, accelerator: Accelerator | str, context: Broad
     model, accelerator = _load(model, accelerator)
     context = checked_array("context", context, 1, inclusive=True)
     usable = usable_memory(accelerator, reserve, reserve_fraction, binary_units)
-    per_sequence = kv_bytes_per_sequence(model, context)
-    real: FloatArray = f.batch_capacity(usable, model.weight_bytes, per_sequence)
+    return fitting_batch(usable, model.weight_bytes, kv_bytes_per_sequence(model, context)).astype(np.int64)
+
+
+def fitting_batch(usable: float, weight_bytes: float, per_sequence: Broadcastable) -> FloatArray:
+    """Largest whole number of sequences of ``per_sequence`` bytes each that fit beside
+    ``weight_bytes`` in ``usable`` bytes (:func:`max_batch`'s rule; a float array).
+
+    ``weights + B·q <= usable < weights + (B+1)·q`` (:func:`~roofline_decode.formulas.batch_capacity`
+    rounded down, guarded at an exact boundary), 0 when the weights alone do not fit, capped at
+    the largest batch accepted (2**53); a sequence of 0 bytes fits without bound (the cap).
+
+    Examples
+    --------
+    A recurrent model holds its fixed state at every context, 0 included: Mamba-Codestral-7B's
+    138,149,888 B per sequence beside its 14.6 GB of weights on an A100 80GB (78 GiB usable).
+
+    >>> from roofline_decode import load_model
+    >>> m = load_model("mamba-codestral-7b")
+    >>> float(fitting_batch(usable_memory("a100-80gb-sxm"), m.weight_bytes, m.recurrent_state_bytes_per_sequence))
+    500.0
+    """
+    per_sequence = np.asarray(per_sequence, dtype=np.float64)
+    empty = per_sequence <= 0  # 0 bytes per sequence: unbounded (the cap)
+    q = np.where(empty, 1.0, per_sequence)
+    real: FloatArray = f.batch_capacity(usable, weight_bytes, q)
     batch = np.floor(np.maximum(real, 0))
     # guard the floor against rounding at an exact boundary: B must fit, B + 1 must not
-    batch = np.where(model.weight_bytes + batch * per_sequence > usable, np.maximum(batch - 1, 0), batch)
-    batch = np.where(model.weight_bytes + (batch + 1) * per_sequence <= usable, batch + 1, batch)
-    return np.minimum(batch, MAX_GRID_VALUE).astype(np.int64)  # capped at the largest batch accepted
+    batch = np.where(weight_bytes + batch * q > usable, np.maximum(batch - 1, 0), batch)
+    batch = np.where(weight_bytes + (batch + 1) * q <= usable, batch + 1, batch)
+    batch = np.where(weight_bytes > usable, 0.0, np.where(empty, np.inf, batch))
+    return np.minimum(batch, MAX_GRID_VALUE)  # capped at the largest batch accepted
 
 
 def max_context(model: Model | str, accelerator: Accelerator | str, batch: Broadcastable = 1,

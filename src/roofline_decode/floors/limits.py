@@ -42,14 +42,19 @@ class GridLimits:
 
 
 def _max_batch(model: Model, accelerator: Accelerator, context: np.ndarray, usable: float) -> np.ndarray:
-    """Largest whole batch at each context (planning's rule); +inf where a sequence holds no
-    KV cache (context 0) and the weights fit, 0 where the weights alone do not fit."""
-    from .capacity import max_batch
+    """Largest whole batch at each context (planning's rule); at context 0 a sequence holds only
+    its fixed recurrent state (+inf where it holds nothing and the weights fit), 0 where the
+    weights alone do not fit."""
+    from .capacity import fitting_batch, max_batch
 
     positive = np.maximum(context, 1.0)
     largest = np.asarray(max_batch(model, accelerator, positive), dtype=float)
-    unbounded = np.inf if model.weight_bytes <= usable else 0.0
-    return np.where(context > 0, largest, unbounded)
+    state = model.recurrent_state_bytes_per_sequence  # held at every context, 0 included
+    if state > 0:
+        at_zero = float(fitting_batch(usable, model.weight_bytes, state))
+    else:
+        at_zero = np.inf if model.weight_bytes <= usable else 0.0
+    return np.where(context > 0, largest, at_zero)
 
 
 def grid_limits(model: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray, context_axis: np.ndarray) -> GridLimits:
