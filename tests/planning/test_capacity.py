@@ -36,21 +36,27 @@ def test_user_built_accelerator_keeps_bytes():
     assert usable_memory(gpu, reserve=0) == 64e9
 
 
+H100_MIB = 81559  # nvidia-smi memory.total of an H100 80GB HBM3 (hardware_specs/nvidia/h100-sxm.toml)
+
+
 def test_reserve_is_overridable():
     assert DEFAULT_RESERVE == 2 * GiB
-    assert usable_memory("h100-sxm") == 78 * GiB
-    assert usable_memory("h100-sxm", reserve=0) == 80 * GiB
+    assert usable_memory("h100-sxm") == H100_MIB * 2**20 - 2 * GiB
+    assert usable_memory("h100-sxm", reserve=0) == H100_MIB * 2**20
     # vLLM's gpu_memory_utilization = 0.9 as a fractional reserve
-    assert usable_memory("h100-sxm", reserve=0, reserve_fraction=0.1) == pytest.approx(72 * GiB)
+    assert usable_memory("h100-sxm", reserve=0, reserve_fraction=0.1) == pytest.approx(0.9 * H100_MIB * 2**20)
     # usable stays below what nvidia-smi reports for an H100 (about 79.6 GiB, SPECS_NOTES §2)
     assert usable_memory("h100-sxm") < 79.6 * GiB
 
 
 def test_fixed_and_fractional_reserves_combine_as_documented():
     # M (1 - f) - R (formulas.usable_memory): the fraction is of the whole capacity, and the
-    # fixed reserve comes off after it.  H100 SXM, 80 GiB, R = 2 GiB, f = 0.1:
+    # fixed reserve comes off after it.  A100 80GB SXM, 80 GiB, R = 2 GiB, f = 0.1:
     # 80 x 0.9 - 2 = 70 GiB (not (80 - 2) x 0.9 = 70.2 GiB).
-    assert usable_memory("h100-sxm", reserve=2 * GiB, reserve_fraction=0.1) == pytest.approx(70 * GiB, rel=1e-12)
+    assert usable_memory("a100-80gb-sxm", reserve=2 * GiB, reserve_fraction=0.1) == pytest.approx(70 * GiB, rel=1e-12)
+    # H100 SXM: the fraction is of the 81,559 MiB the runtime exposes
+    assert usable_memory("h100-sxm", reserve=2 * GiB, reserve_fraction=0.1) == pytest.approx(
+        0.9 * H100_MIB * 2**20 - 2 * GiB, rel=1e-12)
     gpu = rd.Accelerator(name="my-gpu", memory_bandwidth=4.0e11, memory_capacity=64e9, peak_flops={"bf16": 1e14})
     # 64e9 x 0.75 - 1e9 = 47e9 B (not (64e9 - 1e9) x 0.75 = 47.25e9)
     assert usable_memory(gpu, reserve=1e9, reserve_fraction=0.25) == pytest.approx(47e9, rel=1e-12)
@@ -74,7 +80,7 @@ def test_kv_per_sequence_values():
 
 
 def test_max_batch_value_llama_8b_h100():
-    # 78 GiB usable - 16.06 GB weights = 67.7 GB; 4 GiB of KV per sequence at 32K -> 15 sequences
+    # 77.65 GiB usable - 16.06 GB weights = 67.3 GB; 4 GiB of KV per sequence at 32K -> 15 sequences
     assert int(max_batch("llama-3.1-8b", "h100-sxm", 32768)) == 15
     assert int(max_batch("llama-3.1-70b", "h100-sxm", 32768)) == 0  # 141 GB of weights do not fit
 
@@ -179,10 +185,22 @@ def test_l40s_usable_no_longer_exceeds_its_physical_memory():
     assert usable_memory("l40s") < 46068 * 2**20
 
 
-def test_hbm_devices_keep_their_whole_capacity():
+def test_one_rule_for_every_device_the_measured_figure_where_there_is_one():
+    # issue 27 item 6.5: an H100's "80 GB" was read as 81,920 MiB although nvidia-smi shows 81,559 MiB
+    # (the driver and firmware keep 361 MiB; HBM's ECC sits beside the data and takes none), while the
+    # L40S already took its measured 46,068 MiB.  Now every device takes its usable_memory figure where a
+    # source measures one, whatever its memory: device memory 81,920 -> 81,559 MiB, usable (2 GiB reserve)
+    # 78.00 -> 77.65 GiB.
     from roofline_decode.planning import device_memory
 
-    for device in ("h100-sxm", "a100-80gb-sxm", "mi300x", "tpu-v4"):
+    h100 = rd.load_accelerator("h100-sxm")
+    assert h100.memory_type == "HBM3" and h100.figures["usable_memory"].kind == "measured"
+    assert capacity_bytes(h100) == 81920 * 2**20 and device_memory(h100) == 81559 * 2**20
+    assert round(usable_memory(h100) / GiB, 2) == 77.65
+    assert device_memory("l40s") == 46068 * 2**20  # GDDR6 with ECC on: the same rule
+    # devices without a measured figure keep their whole capacity
+    for device in ("a100-80gb-sxm", "mi300x", "tpu-v4"):
+        assert "usable_memory" not in rd.load_accelerator(device).figures
         assert device_memory(device) == capacity_bytes(device)
 
 

@@ -3,18 +3,20 @@
 The usable-memory rule
 ----------------------
 1. **Capacity as printed, read as binary.**  A vendor's memory "GB" is physically GiB (DRAM
-   dies have power-of-two densities: an H100's "80 GB" is 5 × 16 GiB stacks, nvidia-smi shows
-   about 79.6 GiB).  The catalog keeps the printed unit in
+   dies have power-of-two densities: an H100's "80 GB" is 5 × 16 GiB stacks).  The catalog
+   keeps the printed unit in
    ``accelerator.figures["memory_capacity"].unit``; with ``binary_units=True`` (default) a
    printed ``GB``/``MB``/``TB`` is read as GiB/MiB/TiB and a printed ``GiB`` is taken as is.
    An Accelerator built from plain numbers (no figures) keeps ``memory_capacity`` in bytes.
 2. **The device's share.**  What the accelerator itself can fill, by device kind
    (:func:`device_memory`):
 
-   * a sourced ``usable_memory`` figure where the runtime exposes less than the capacity:
-     NVIDIA's GDDR data-center cards run with ECC on and give up 1/16 of it (nvidia-smi: T4
-     15,360 MiB of 16 GiB, L4 23,034 MiB and A10/A10G 23,028 MiB of 24 GiB, L40S and A40 46,068 MiB of
-     48 GiB).  HBM parts carry ECC beside the data and lose nothing;
+   * a sourced ``usable_memory`` figure where the runtime exposes less than the capacity, one
+     rule for every device and kind of memory (nvidia-smi ``memory.total``): NVIDIA's GDDR
+     data-center cards run with ECC on and give up 1/16 of it (T4 15,360 MiB of 16 GiB, L4
+     23,034 MiB and A10/A10G 23,028 MiB of 24 GiB, L40S and A40 46,068 MiB of 48 GiB); HBM parts
+     carry ECC beside the data but the driver and firmware keep a few hundred MiB (H100 SXM
+     81,559 of 81,920 MiB).  A device without a measured figure keeps its whole capacity;
    * unified memory on Apple silicon: macOS lets the GPU wire only part of the RAM by default
      (Metal's ``recommendedMaxWorkingSetSize``): 2/3 of it up to 32 GiB, 3/4 above
      (:data:`APPLE_GPU_SHARE_SMALL`, :data:`APPLE_GPU_SHARE_LARGE`); ``sudo sysctl
@@ -155,8 +157,8 @@ def device_memory(accelerator: Accelerator | str, binary_units: bool = True) -> 
     46068.0
     >>> device_memory("m1-max") / 2**30      # 3/4 of 64 GiB
     48.0
-    >>> device_memory("h100-sxm") / 2**30
-    80.0
+    >>> device_memory("h100-sxm") / 2**20    # nvidia-smi: 81,559 MiB of 80 GiB of HBM3
+    81559.0
     """
     from ..catalog import load_accelerator
 
@@ -190,10 +192,10 @@ def usable_memory(accelerator: Accelerator | str, reserve: float = DEFAULT_RESER
 
     Examples
     --------
-    >>> round(usable_memory("h100-sxm") / 2**30, 2)
-    78.0
+    >>> round(usable_memory("h100-sxm") / 2**30, 2)   # 81,559 MiB - 2 GiB
+    77.65
     >>> round(usable_memory("h100-sxm", reserve=0, reserve_fraction=0.1) / 2**30, 2)
-    72.0
+    71.68
     """
     reserve = non_negative("reserve", reserve, "a finite number of bytes >= 0")
     reserve_fraction = fraction("reserve_fraction", reserve_fraction, closed=False)
@@ -299,7 +301,7 @@ def max_context(model: Model | str, accelerator: Accelerator | str, batch: Broad
     Examples
     --------
     >>> int(max_context("llama-3.1-8b", "h100-sxm", batch=16))
-    32277
+    32097
     """
     model, accelerator = _load(model, accelerator)
     batch = checked_array("batch", batch, 1, inclusive=True)

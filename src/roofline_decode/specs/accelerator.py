@@ -207,7 +207,8 @@ class Accelerator(_Hardware):
     usable_memory_capacity : float, optional
         Memory the runtime exposes [B] where a source gives it and it is less than the capacity
         (NVIDIA GDDR data-center cards with ECC on give up 1/16: an L40S shows 46,068 MiB of its
-        48 GiB).  Set it to None for a card run with ECC off.
+        48 GiB; an H100 SXM 81,559 MiB of its 80 GiB of HBM3).  Set it to None for a card run
+        with ECC off.
     gpu_memory_share : float, optional
         Fraction of a unified memory the accelerator may use, in (0, 1].  None: the rule of the
         device kind (:func:`roofline_decode.planning.device_memory`; Apple silicon: macOS's
