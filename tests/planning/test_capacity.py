@@ -315,3 +315,27 @@ def test_a_recurrent_state_bounds_the_batch_at_context_zero():
     assert list(r.max_batch) == [free // 39_518_208, free // (39_518_208 + 12 * 2048)] == [804, 803]
     # a model without a state is still unbounded at context 0
     assert math.isinf(float(rd.decode_floor("llama-3.1-8b", "h100-sxm", batch=[1, 2], context=0).max_batch[0]))
+
+
+def test_a_model_inside_the_on_chip_cache_gets_a_note():
+    # issue 27 item 6.5: the onchip_cache figure was read by nothing.  GPT-2 in bf16: 124,439,808
+    # parameters x 2 B = 248,879,616 B of weights; its KV cache 12 layers x 2 x 12 heads x 64 x 2 B = 36,864 B
+    # per token.  An MI300X's Infinity Cache holds 256 MB: weights + T x 36,864 <= 256e6 up to
+    # T = floor((256e6 - 248,879,616) / 36,864) = 193 at batch 1.  There a run may serve the step from the
+    # cache, faster than the 5.3 TB/s HBM the memory-bound floor divides by: each such point says so.
+    from roofline_decode.planning import pipeline_parallel_floor, tensor_parallel_floor
+    from roofline_decode.floors.capacity import onchip_cache_bytes
+
+    gpt2 = rd.load_model("gpt2")
+    assert gpt2.weight_bytes == 248_879_616 and gpt2.kv_bytes_per_token == 36_864
+    assert onchip_cache_bytes("mi300x") == 256e6 and (256e6 - 248_879_616) // 36_864 == 193
+    r = rd.decode_floor(gpt2, "mi300x", batch=1, context=[0, 193, 194, 4096])
+    inside = [any("on-chip cache of mi300x" in note for note in record["notes"]) for record in r.to_records()]
+    assert inside == [True, True, False, False]
+    # an H100's 50 MB L2 holds none of it; a device without the figure has no note
+    assert not any(record["notes"] for record in rd.decode_floor(gpt2, "h100-sxm", batch=1, context=[0]).to_records())
+    # per device under tensor and pipeline parallelism: about 124.5 MB each on 2 MI300X at context 0
+    tp = tensor_parallel_floor(gpt2, "mi300x", 1, 0, 2)
+    assert any("MB resident per device fit in the 256 MB on-chip cache" in note for note in tp.notes)
+    assert any("on-chip cache" in note for note in pipeline_parallel_floor(gpt2, "mi300x", 1, 0, 2).notes)
+    assert not any("on-chip cache" in note for note in tensor_parallel_floor("llama-3.1-8b", "mi300x", 1, 0, 2).notes)

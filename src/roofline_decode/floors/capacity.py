@@ -67,6 +67,8 @@ __all__ = [
     "max_batch",
     "fitting_batch",
     "max_context",
+    "onchip_cache_bytes",
+    "onchip_cache_note",
 ]
 
 #: Default runtime reserve per device [B]: 2 GiB (SPECS_NOTES §2: "often 1-3 GiB per GPU").
@@ -324,3 +326,57 @@ def max_context(model: Model | str, accelerator: Accelerator | str, batch: Broad
     up = np.minimum(tokens + 1, MAX_GRID_VALUE)
     tokens = np.where(resident_bytes(model, batch, up) <= usable, up, tokens)
     return tokens.astype(np.int64)
+
+
+def onchip_cache_bytes(accelerator: Accelerator | str) -> float:
+    """On-chip cache of an accelerator [B] (its ``onchip_cache`` figure: L2, Infinity Cache,
+    SRAM, as printed), 0 where the spec gives none.
+
+    Examples
+    --------
+    >>> onchip_cache_bytes("h100-sxm") / 1e6, onchip_cache_bytes("mi300x") / 1e6
+    (50.0, 256.0)
+    """
+    from ..catalog import load_accelerator
+
+    figure = load_accelerator(accelerator).figures.get("onchip_cache")
+    return 0.0 if figure is None else float(figure.si_value)
+
+
+def onchip_cache_note(resident: Broadcastable, accelerator: Accelerator | str, per_device: bool = False) -> str | None:
+    """The note of a floor whose resident bytes fit in the device's on-chip cache, or None.
+
+    Once the weights and the KV cache fit in the on-chip cache, the steps after the first may
+    read them from there, faster than the memory bandwidth the floor divides by: a run may beat
+    a memory-bound floor (its compute bound still holds).
+
+    Parameters
+    ----------
+    resident : array_like
+        Resident bytes at each grid point [B] (weights plus KV cache, of one device).
+    accelerator : Accelerator or str
+    per_device : bool
+        Say "per device" (a tensor- or pipeline-parallel floor).
+
+    Examples
+    --------
+    GPT-2 in bf16 (248.9 MB of weights) on an MI300X (256 MB Infinity Cache) at context 0:
+
+    >>> from roofline_decode import load_model
+    >>> onchip_cache_note(load_model("gpt2").weight_bytes, "mi300x")[:60]
+    '248.9 MB resident fit in the 256 MB on-chip cache of mi300x '
+    """
+    from ..catalog import load_accelerator
+
+    accelerator = load_accelerator(accelerator)
+    cache = onchip_cache_bytes(accelerator)
+    resident = np.asarray(resident, dtype=np.float64)
+    inside = resident <= cache
+    if cache <= 0 or not inside.any():
+        return None
+    figure = accelerator.figures["onchip_cache"]
+    where = "" if resident.size == 1 else f" at {int(inside.sum())} of {resident.size} grid points"
+    return (f"{float(resident[inside].min()) / 1e6:.4g} MB resident{' per device' if per_device else ''} fit in the "
+            f"{cache / 1e6:.4g} MB on-chip cache of {accelerator.id or accelerator.name}"
+            f"{f' ({figure.structure})' if figure.structure else ''}{where}: steps may read the weights and KV cache "
+            "from the cache, faster than the memory bandwidth, and beat this memory-bound floor")

@@ -110,17 +110,24 @@ def fit_note(model: Model, name: str, batch: np.ndarray, context: np.ndarray, pe
 
 
 def point_notes(floor: DecodeFloor) -> list[list[str]]:
-    """The notes of each grid point (flat order): its own limits, then the result's
-    assumptions (fallbacks, routing)."""
+    """The notes of each grid point (flat order): its own limits (beyond memory, beyond the
+    positions, inside the on-chip cache), then the result's assumptions (fallbacks, routing)."""
+    from .capacity import onchip_cache_bytes, onchip_cache_note
+
     fits = np.ravel(floor.fits)
     beyond = np.ravel(np.broadcast_to(floor.beyond_positions, floor.shape))
-    resident = np.ravel(floor.resident_bytes) if not fits.all() else np.empty(0)  # read only where a point misses
+    cache = 0.0 if floor.device is None else onchip_cache_bytes(floor.device)
+    cached = cache > 0 and floor.spec.weight_bytes <= cache  # else no point is inside the cache
+    # read only where a point misses, or may sit in the on-chip cache
+    resident = np.ravel(floor.resident_bytes) if cached or not fits.all() else np.empty(0)
     usable = f"{floor.usable_memory / GB:.4g} GB usable on {floor.accelerator}"
     out: list[list[str]] = []
     for i in range(fits.size):
         own: list[str] = []
         if not fits[i]:
             own.append(f"does not fit: {resident[i] / GB:.4g} GB resident > {usable}")
+        if cached and floor.device is not None and (note := onchip_cache_note(resident[i], floor.device)):
+            own.append(note)
         if beyond[i]:
             own.append(f"context beyond max_position_embeddings = {floor.spec.max_position_embeddings}")
         out.append(own + list(floor.assumptions))

@@ -55,7 +55,7 @@ from .. import formulas as f
 from .._typing import ArrayOrExpr, Broadcastable, FloatArray
 from ..errors import InvalidValueError
 from ..checks import non_negative, positive, whole_number
-from .capacity import kv_bytes_per_sequence
+from .capacity import kv_bytes_per_sequence, onchip_cache_note
 
 if TYPE_CHECKING:
     from .routing import Routing
@@ -376,6 +376,9 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
     replication = max(n / kv_heads, 1.0)
     if replication > 1:
         notes.append(f"{n} devices > {kv_heads} KV heads: each KV head is replicated on {replication:g} devices")
+    onchip = onchip_cache_note(traffic.weight_bytes + traffic.kv_bytes, accelerator, per_device=n > 1)
+    if onchip:
+        notes.append(onchip)
     if model.num_recurrent_layers and traffic.state_share > 1 / n:
         notes.append(f"{n} devices > {model.recurrent_heads} recurrent heads: each head's state is replicated on "
                      f"{n / model.recurrent_heads:g} devices")
@@ -456,11 +459,13 @@ def pipeline_parallel_floor(model: Model | str, accelerator: Accelerator | str, 
     hop = (collective_latency + micro * model.hidden_size * model.activation_format.bytes_per_element / link) if p > 1 else 0.0
     step = np.asarray(f.pipeline_step_time(stage, p, m, hop), dtype=np.float64)
     kv_resident = batch * kv_bytes_per_sequence(model, context) / p
+    onchip = onchip_cache_note(model.weight_bytes / p + kv_resident, accelerator, per_device=p > 1)
     return ParallelFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, strategy="pipeline", num_devices=p,
         batch=batch, context=context, weight_bytes_per_device=model.weight_bytes / p, kv_bytes_per_device=kv_resident,
         bytes_read_per_device=read * m, memory_time_s=memory * m, compute_time_s=compute * m,
         communication_time_s=np.zeros_like(step) + p * hop, step_time_s=step,
         tokens_per_s=f.tokens_per_second(batch, step), kv_replication=1.0, link_bandwidth=link,
-        collective_latency=collective_latency, notes=tuple(notes), device=accelerator,
+        collective_latency=collective_latency, notes=tuple(notes) + ((onchip,) if onchip else ()),
+        device=accelerator,
     )
