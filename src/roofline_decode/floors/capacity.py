@@ -277,10 +277,13 @@ def fitting_batch(usable: float, weight_bytes: float, per_sequence: Broadcastabl
     >>> float(fitting_batch(usable_memory("a100-80gb-sxm"), m.weight_bytes, m.recurrent_state_bytes_per_sequence))
     500.0
     """
-    per_sequence = np.asarray(per_sequence, dtype=np.float64)
+    usable = non_negative("usable", usable, "a finite number of bytes >= 0")
+    weight_bytes = non_negative("weight_bytes", weight_bytes, "a finite number of bytes >= 0")
+    per_sequence = checked_array("per_sequence", per_sequence, 0, inclusive=True)
     empty = per_sequence <= 0  # 0 bytes per sequence: unbounded (the cap)
     q = np.where(empty, 1.0, per_sequence)
-    real: FloatArray = f.batch_capacity(usable, weight_bytes, q)
+    with np.errstate(over="ignore"):  # a tiny sequence beside a large room: +inf, capped below
+        real: FloatArray = f.batch_capacity(usable, weight_bytes, q)
     batch = np.floor(np.maximum(real, 0))
     # guard the floor against rounding at an exact boundary: B must fit, B + 1 must not
     batch = np.where(weight_bytes + batch * q > usable, np.maximum(batch - 1, 0), batch)
@@ -370,7 +373,7 @@ def onchip_cache_note(resident: Broadcastable, accelerator: Accelerator | str, p
 
     accelerator = load_accelerator(accelerator)
     cache = onchip_cache_bytes(accelerator)
-    resident = np.asarray(resident, dtype=np.float64)
+    resident = checked_array("resident", resident, 0, inclusive=True)
     inside = resident <= cache
     if cache <= 0 or not inside.any():
         return None
