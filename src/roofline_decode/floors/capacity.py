@@ -48,6 +48,7 @@ from .._typing import Broadcastable, FloatArray
 from .grid import MAX_GRID_VALUE, checked_array
 from ..units import GiB, MiB, TiB
 from ..checks import fraction, non_negative
+from ..errors import InvalidValueError
 
 if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
@@ -279,7 +280,7 @@ def fitting_batch(usable: float, weight_bytes: float, per_sequence: Broadcastabl
     """
     usable = non_negative("usable", usable, "a finite number of bytes >= 0")
     weight_bytes = non_negative("weight_bytes", weight_bytes, "a finite number of bytes >= 0")
-    per_sequence = checked_array("per_sequence", per_sequence, 0, inclusive=True)
+    per_sequence = _byte_counts("per_sequence", per_sequence)
     empty = per_sequence <= 0  # 0 bytes per sequence: unbounded (the cap)
     q = np.where(empty, 1.0, per_sequence)
     with np.errstate(over="ignore"):  # a tiny sequence beside a large room: +inf, capped below
@@ -331,6 +332,21 @@ def max_context(model: Model | str, accelerator: Accelerator | str, batch: Broad
     return tokens.astype(np.int64)
 
 
+def _byte_counts(name: str, value: Broadcastable) -> FloatArray:
+    """``value`` as a float array of byte counts: real numbers, finite and >= 0 (no 2**53 cap:
+    the bytes of a long context may pass it)."""
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):  # ragged lists, ...
+        raw = np.asarray(None)
+    if raw.dtype.kind not in "iuf" or raw.size == 0:
+        raise InvalidValueError(name, value, "a number of bytes or an array of them (no booleans or strings)")
+    array = raw.astype(np.float64)
+    if not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise InvalidValueError(name, value, "finite numbers of bytes >= 0")
+    return array
+
+
 def onchip_cache_bytes(accelerator: Accelerator | str) -> float:
     """On-chip cache of an accelerator [B] (its ``onchip_cache`` figure: L2, Infinity Cache,
     SRAM, as printed), 0 where the spec gives none.
@@ -373,7 +389,7 @@ def onchip_cache_note(resident: Broadcastable, accelerator: Accelerator | str, p
 
     accelerator = load_accelerator(accelerator)
     cache = onchip_cache_bytes(accelerator)
-    resident = checked_array("resident", resident, 0, inclusive=True)
+    resident = _byte_counts("resident", resident)
     inside = resident <= cache
     if cache <= 0 or not inside.any():
         return None

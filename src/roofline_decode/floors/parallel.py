@@ -183,7 +183,7 @@ def device_traffic(model: Model, batch: np.ndarray, context: np.ndarray, num_dev
 
 
 def _mla_layout(value: object) -> str:
-    if value not in MLA_LAYOUTS:
+    if not isinstance(value, str) or value not in MLA_LAYOUTS:
         raise InvalidValueError("mla_layout", value, "'sharded' (the strict floor) or 'replicated' (serving engines)")
     return str(value)
 
