@@ -5,7 +5,7 @@ energy and cost of four data-center GPUs"; a test keeps the page current): for b
 at a 4K context, in bf16,
 
 * **J/token floor**: the data-movement energy floor, bytes moved x the access energy of the
-  device's memory technology (HBM3 4.29 pJ/bit *derived*, HBM3E 3.9 pJ/bit; see
+  device's memory technology (HBM3 4.29 pJ/bit, HBM3E 2.4 pJ/bit, both *derived*; see
   ``memory_energy/``), summed over the devices of the plan, per generated token;
 * **J/token @ board power**: an *estimate*, not a floor: the devices at their full board power
   (the spec's ``tdp``) for the floor's step time, per generated token;

@@ -73,7 +73,7 @@ def test_list_gpus_row_matches_the_spec(gpu_rows, path):
 def test_list_gpus_shows_printed_units_and_marks_the_fp16_fallback(gpu_rows):
     _, rows, lines = gpu_rows
     assert rows["tpu-v4"][2] == "32 GiB" and rows["h100-sxm"][2] == "80 GB"
-    assert rows["h100-sxm"][3:] == ["3350 GB/s", "989.5", "295.4", "datacenter", "80"]
+    assert rows["h100-sxm"][3:] == ["3350 GB/s", "989.5", "295.4", "datacenter", "79.65"]  # 81,559 MiB (nvidia-smi)
     assert rows["t4"][4] == "65 (fp16)" and rows["t4"][7] == "15"  # 15,360 MiB with ECC on
     assert rows["m1-max"][4:] == ["10.62 (fp16)", "26.55", "soc", "48"]  # the GPU ALU rate; 3/4 of 64 GiB
     assert rows["m5-max"][4:] == ["-", "-", "soc", "96"]  # no compute peak (the notes say why); 3/4 of 128 GiB
@@ -157,7 +157,8 @@ def test_show_prints_every_figure_with_unit_kind_source_and_derivation(capsys, p
     ("l40s", "device memory: 44.99 GiB (category datacenter; the runtime exposes 46068 MiB)"),
     ("m1-max", "device memory: 48 GiB (category soc; unified: 0.75 of it by macOS's default GPU wired limit"),
     ("dgx-spark", "device memory: 128 GiB (category soc; unified: all of it counted"),
-    ("h100-sxm", "device memory: 80 GiB (category datacenter)"),
+    ("h100-sxm", "device memory: 79.65 GiB (category datacenter; the runtime exposes 81559 MiB)"),
+    ("a100-80gb-sxm", "device memory: 80 GiB (category datacenter)"),
 ])
 def test_show_states_the_device_memory_rule(capsys, gpu, expected):
     code, out, _ = run(capsys, "show", gpu)

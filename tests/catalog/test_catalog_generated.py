@@ -53,7 +53,7 @@ def test_page_lists_every_spec_with_its_source_links():
 def test_page_row_values():
     rows = {line.split(" | ")[0][3:-1]: line.split(" | ") for line in catalog_docs.render_catalog_page().splitlines()
             if line.startswith("| `")}
-    assert rows["h100-sxm"][2:8] == ["datacenter", "80 GB", "3350", "989.5 †", "1979 †", "295.4"]
+    assert rows["h100-sxm"][2:8] == ["datacenter", "80 GB (81559 MiB usable)", "3350", "989.5 †", "1979 †", "295.4"]
     assert rows["tpu-v4"][3:8] == ["32 GiB", "1200", "275", "-", "229.2"]
     assert rows["t4"][3:6] == ["16 GB (15360 MiB usable)", "320", "65 (fp16)"]
     assert rows["m1-max"][2] == "soc"

@@ -119,4 +119,4 @@ def test_installed_wheel_ships_the_memory_energies(installed):
                             "print(float(decode_floor('llama-3.1-8b', 'h200-sxm', batch=1, context=4096)"
                             ".joules_per_token_floor))")
     assert result.returncode == 0, result.stderr
-    assert float(result.stdout) == 8 * 15_546_859_520 * 3.9e-12
+    assert float(result.stdout) == 8 * 15_546_859_520 * 2.4e-12

@@ -27,9 +27,11 @@ def test_llama_8b_bf16_batch_1_by_hand_on_hbm3e():
     r = decode_floor("llama-3.1-8b", "h200-sxm", batch=1, context=4096)
     bytes_by_hand = 2 * _PARAMS_READ + _KV_READ + _KV_WRITE
     assert float(r.bytes_total) == bytes_by_hand == 15_546_859_520
-    # Samsung HBM3E 3.9 pJ/bit: 8 bits per byte
-    assert float(r.joules_per_token_floor) == pytest.approx(8 * bytes_by_hand * 3.9e-12, rel=1e-12)
-    assert float(r.tokens_per_joule_floor) == pytest.approx(1 / (8 * bytes_by_hand * 3.9e-12), rel=1e-12)
+    # HBM3E 2.4 pJ/bit (Micron HBM2E 6.0 / 2.5, the smaller vendor figure): 8 bits per byte,
+    # 8 x 15,546,859,520 x 2.4e-12 = 0.2985 J (0.4851 J at Samsung's 3.9 pJ/bit before)
+    assert float(r.joules_per_token_floor) == pytest.approx(8 * bytes_by_hand * 2.4e-12, rel=1e-12)
+    assert round(float(r.joules_per_token_floor), 4) == 0.2985
+    assert float(r.tokens_per_joule_floor) == pytest.approx(1 / (8 * bytes_by_hand * 2.4e-12), rel=1e-12)
     # at board power: 700 W (NVIDIA H200 SXM) x the step time
     assert float(r.joules_per_token_at_board_power) == pytest.approx(700 * bytes_by_hand / 4.8e12, rel=1e-12)
     assert r.memory_technology == "HBM3E" and r.board_power_w == 700.0
@@ -100,12 +102,12 @@ def test_tensor_parallel_multiplies_by_the_device_count():
 
 def test_prefill_and_request_energy_and_cost():
     p = prefill_floor("llama-3.1-8b", "h200-sxm", prompt=4096)
-    assert float(p.joules_per_token_floor) == pytest.approx(8 * float(p.bytes_total) * 3.9e-12 / 4096)
+    assert float(p.joules_per_token_floor) == pytest.approx(8 * float(p.bytes_total) * 2.4e-12 / 4096)
     assert float(p.cost_per_million_tokens(2.0)) == pytest.approx(1e6 * 2.0 * float(p.time_s) / 3600 / 4096)
     q = request_floor("llama-3.1-8b", "h200-sxm", prompt=1024, output=128, batch=4)
     assert float(q.cost_per_request(2.0)) == pytest.approx(2.0 * float(q.latency_s) / 3600 / 4)
     assert float(q.joules_per_token_floor) == pytest.approx(
-        8 * (float(q.prefill_bytes) + float(q.decode_bytes)) * 3.9e-12 / (4 * 128))
+        8 * (float(q.prefill_bytes) + float(q.decode_bytes)) * 2.4e-12 / (4 * 128))
 
 
 def test_energy_records_align_with_records():
@@ -126,7 +128,7 @@ def test_cli_floor_energy_json_keeps_the_keys_and_adds(capsys):
     assert all(rich[0][k] == v for k, v in plain[0].items())
     # HBM3 (H100): 4.29 pJ/bit x 15.55 GB; HBM3E (H200) at batch 64
     assert rich[0]["joules_per_token_floor"] == pytest.approx(8 * 15_546_859_520 * 4.29e-12, rel=1e-9)
-    assert rich[-1]["joules_per_token_floor"] == pytest.approx(0.02407202, rel=1e-6)
+    assert rich[-1]["joules_per_token_floor"] == pytest.approx(0.02407202 * 2.4 / 3.9, rel=1e-6)  # 0.01481355
     assert rich[-1]["usd_per_million_tokens"] > 0 and rich[-1]["price_per_hour"] == 2.5
 
 
@@ -151,8 +153,11 @@ def test_every_path_of_decode_floor_keeps_the_device():
 
 
 def test_a_derived_access_energy_is_named_as_an_estimate_in_the_notes():
-    # HBM3 (H100) is scaled from Samsung's relative claim; HBM3E (H200) is a printed figure
+    # HBM3 (H100) is scaled from Samsung's relative claim, HBM3E (H200) from Micron's; GDDR6X (RTX 4090) is
+    # a printed figure
     derived = decode_floor("llama-3.1-8b", "h100-sxm", batch=1, context=4096).energy_notes
-    printed = decode_floor("llama-3.1-8b", "h200-sxm", batch=1, context=4096).energy_notes
+    micron = decode_floor("llama-3.1-8b", "h200-sxm", batch=1, context=4096).energy_notes
+    printed = decode_floor("llama-3.1-8b", "rtx-4090", batch=1, context=4096).energy_notes
     assert any("HBM3 access energy is derived" in n and "x 1.1" in n for n in derived)
+    assert any("HBM3E access energy is derived" in n and "/ 2.5" in n for n in micron)
     assert not any("is derived" in n for n in printed)

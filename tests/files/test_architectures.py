@@ -48,17 +48,48 @@ def test_llama4_chunked_layers_read_their_chunk_only():
     assert m.num_moe_layers == 24 and m.num_dense_mlp_layers == 24
 
 
+#: Indexer key bytes per token and layer of DeepSeek-V3.2 (index_head_dim = 128): fp8 keys (128 x 1 B)
+#: plus one fp32 scale per 128 elements (4 B), DeepSeek-V3.2-Exp inference/model.py (k_cache
+#: float8_e4m3fn, k_scale_cache float32 of head_dim // block_size) and vLLM's DeepseekV32IndexerCache
+#: (index_head_dim + index_head_dim // 128 * 4 bytes).
+INDEXER_BYTES = 128 * 1 + 128 // 128 * 4
+
+
 def test_deepseek_v32_sparse_attention_reads_top_k_plus_indexer():
     m = rd.load_model("deepseek-v3.2-exp", kv="bf16")
     assert m.num_sparse_layers == 61 and m.sparse_top_k == 2048
+    assert INDEXER_BYTES == 132 and m.indexer_bytes_per_token_per_layer == 132
+    assert rd.formulas.indexer_bytes_per_token(128) == 132 and rd.formulas.indexer_bytes_per_token(256) == 264
     r = decode_floor(m, "h100-sxm", batch=1, context=[1000, 100_000])
     latent = 576 * 2
-    expected = 61 * (np.minimum([1000, 100_000], 2048) * latent + np.array([1000, 100_000]) * 128 * 2)
+    expected = 61 * (np.minimum([1000, 100_000], 2048) * latent + np.array([1000, 100_000]) * INDEXER_BYTES)
     np.testing.assert_array_equal(r.kv_read_bytes, expected)
-    # the dense DeepSeek-V3 reads all 100,000 latents: 4.1x more at that context
+    # the dense DeepSeek-V3 reads all 100,000 latents: 7.4x more at that context
+    # (100,000 x 1152 / (2048 x 1152 + 100,000 x 132) = 115.2e6 / 15,559,296)
     dense = decode_floor("deepseek-v3", "h100-sxm", batch=1, context=100_000)
     assert float(dense.kv_read_bytes) / float(r.kv_read_bytes[1]) == pytest.approx(
-        100_000 * 576 / (2048 * 576 + 100_000 * 128), rel=1e-12)
+        100_000 * 1152 / (2048 * 1152 + 100_000 * INDEXER_BYTES), rel=1e-12)
+
+
+@pytest.mark.parametrize("kv, latent_bytes", [("bf16", 2), ("fp8", 1)])
+def test_deepseek_v32_indexer_keys_are_fp8_with_a_scale_at_any_kv_format(kv, latent_bytes):
+    # issue 27 item 6: the indexer keys were counted at the KV width (128 x 2 B = 256 B in bf16); a real
+    # system caches 132 B.  B = 64 at T = 131,072 (128K) on 61 sparse layers, top-k 2048 latents of 576:
+    #   KV read = 64 x 61 x (2048 x 576 x b_kv + 131,072 x 132)
+    #   bf16: 64 x 61 x (2,359,296 + 17,301,504) = 76,755,763,200 B  (before: 64 x 61 x (2,359,296
+    #         + 33,554,432) = 140,207,194,112 B, 1.83x what a real system reads)
+    #   written: one token's latent and indexer key per layer, 64 x 61 x (576 x b_kv + 132)
+    m = rd.load_model("deepseek-v3.2-exp", kv=kv)
+    r = decode_floor(m, "h200-sxm", batch=64, context=131_072)
+    expected = 64 * 61 * (2048 * 576 * latent_bytes + 131_072 * INDEXER_BYTES)
+    assert float(r.kv_read_bytes) == expected
+    assert float(r.kv_write_bytes) == 64 * 61 * (576 * latent_bytes + INDEXER_BYTES)
+    if kv == "bf16":
+        assert expected == 76_755_763_200
+    # resident: every latent and every indexer key of the 131,072 tokens
+    from roofline_decode.floors.capacity import kv_bytes_per_sequence
+
+    assert float(kv_bytes_per_sequence(m, 131_072)) == 61 * 131_072 * (576 * latent_bytes + INDEXER_BYTES)
 
 
 def test_text_config_wrapper_and_names():
@@ -93,8 +124,8 @@ def test_families_by_exact_count(model_type, extra, count):
 def test_resident_cache_of_sparse_chunked_and_recurrent_layers():
     from roofline_decode.floors.capacity import kv_bytes_per_sequence
 
-    # DeepSeek-V3.2 keeps every latent and every indexer key: 61 x T x (576 + 128) x 2 B
-    assert float(kv_bytes_per_sequence("deepseek-v3.2-exp", 8192)) == 61 * 8192 * (576 + 128) * 2
+    # DeepSeek-V3.2 keeps every latent and every indexer key: 61 x T x (576 x 2 B + 132 B)
+    assert float(kv_bytes_per_sequence("deepseek-v3.2-exp", 8192)) == 61 * 8192 * (576 * 2 + 132)
     # Llama 4: 12 global layers keep T tokens, 36 chunked layers at most one chunk of 8192
     per_token = 2 * 8 * 128 * 2
     assert float(kv_bytes_per_sequence("llama-4-maverick", 20_000)) == per_token * (12 * 20_000 + 36 * 8192)

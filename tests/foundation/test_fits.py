@@ -22,10 +22,11 @@ def test_llama_70b_batch_256_at_8k_on_one_h100_does_not_fit_and_says_so():
     assert round(float(r.tokens_per_s)) == 1038  # the floor is still reported ...
     assert not bool(r.fits) and float(r.max_batch) == 0  # ... but it does not fit
     assert r.usable_memory == usable_memory("h100-sxm")
-    assert any(n.startswith("does not fit: the weights alone (141.1 GB) > 83.75 GB usable on h100-sxm") for n in r.notes)
+    # 81,559 MiB (nvidia-smi) - 2 GiB = 83,373,326,336 B
+    assert any(n.startswith("does not fit: the weights alone (141.1 GB) > 83.37 GB usable on h100-sxm") for n in r.notes)
     (record,) = r.to_records()
     assert record["fits"] is False
-    assert record["notes"] == ["does not fit: 828.3 GB resident > 83.75 GB usable on h100-sxm"]
+    assert record["notes"] == ["does not fit: 828.3 GB resident > 83.37 GB usable on h100-sxm"]
     # on a B200 batch 1 fits, batch 256 does not
     b200 = decode_floor("llama-3.1-70b", "b200", batch=[1, 256], context=8192)
     assert list(b200.fits) == [True, False]
@@ -42,7 +43,7 @@ def test_fits_and_max_batch_follow_the_planning_rule():
     assert np.isinf(r.max_batch[0, 0])  # context 0: no KV cache, the weights fit
     np.testing.assert_array_equal(r.fits, batches <= r.max_batch)  # whole batches: fits iff B <= max_batch
     assert int(r.max_batch[0, 3]) == 15  # planning's doctest: 15 sequences at 32K
-    assert r.notes == (f"does not fit at {int((~r.fits).sum())} of 50 grid points (weights + KV cache > 83.75 GB "
+    assert r.notes == (f"does not fit at {int((~r.fits).sum())} of 50 grid points (weights + KV cache > 83.37 GB "
                        "usable on h100-sxm (2 GiB reserve)); see fits, resident_bytes and max_batch",)
 
 

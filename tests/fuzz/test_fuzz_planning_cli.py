@@ -55,6 +55,33 @@ def test_capacity_functions(model, gpu, value, function, reserve):
             finite_non_negative(function, answer)
 
 
+@fuzz(300)
+@given(model=st.sampled_from(["deepseek-v2-lite", "qwen3-next-80b-a3b", "gpt2"]), n=st.one_of(st.integers(1, 64), anything),
+       batch=st.one_of(st.integers(1, 512), anything), context=st.one_of(st.integers(0, 131072), anything),
+       layout=st.one_of(st.sampled_from(["sharded", "replicated"]), anything))
+def test_tensor_parallel_mla_layout_and_recurrent_split(model, n, batch, context, layout):
+    result = outcome("tensor_parallel_floor", lambda: planning.tensor_parallel_floor(
+        model, "mi300x", batch, context, n, mla_layout=layout, link_bandwidth=64e9))
+    if result is not None:
+        finite_positive("step_time_s", result.step_time_s)
+        finite_positive("bytes_read_per_device", result.bytes_read_per_device)
+        finite_non_negative("kv_bytes_per_device", result.kv_bytes_per_device)
+
+
+@fuzz(300)
+@given(usable=st.one_of(st.floats(0, 1e13), anything), weights=st.floats(0, 1e13),
+       per_sequence=st.one_of(st.floats(0, 1e12), st.lists(st.floats(0, 1e12), max_size=4)),
+       resident=st.one_of(st.floats(0, 1e9), st.lists(st.floats(0, 1e9), max_size=4), anything))
+def test_fitting_batch_and_onchip_note(usable, weights, per_sequence, resident):
+    from roofline_decode.floors.capacity import fitting_batch, onchip_cache_note
+
+    batch = outcome("capacity.fitting_batch", lambda: fitting_batch(usable, weights, per_sequence))
+    if batch is not None:  # None: a negative or non-numeric usable, or an empty list, refused by name
+        finite_non_negative("fitting_batch", batch)
+    note = outcome("capacity.onchip_cache_note", lambda: onchip_cache_note(resident, "mi300x"))
+    assert note is None or "on-chip cache" in note
+
+
 WORK = Path(tempfile.mkdtemp(prefix="roofline-fuzz-cli-"))
 ROWS = WORK / "rows.csv"
 ROWS.write_text("batch,context,step_time_ms\n1,1024,9.5\n8,1024,11\n16,4096,14\n")

@@ -36,21 +36,27 @@ def test_user_built_accelerator_keeps_bytes():
     assert usable_memory(gpu, reserve=0) == 64e9
 
 
+H100_MIB = 81559  # nvidia-smi memory.total of an H100 80GB HBM3 (hardware_specs/nvidia/h100-sxm.toml)
+
+
 def test_reserve_is_overridable():
     assert DEFAULT_RESERVE == 2 * GiB
-    assert usable_memory("h100-sxm") == 78 * GiB
-    assert usable_memory("h100-sxm", reserve=0) == 80 * GiB
+    assert usable_memory("h100-sxm") == H100_MIB * 2**20 - 2 * GiB
+    assert usable_memory("h100-sxm", reserve=0) == H100_MIB * 2**20
     # vLLM's gpu_memory_utilization = 0.9 as a fractional reserve
-    assert usable_memory("h100-sxm", reserve=0, reserve_fraction=0.1) == pytest.approx(72 * GiB)
+    assert usable_memory("h100-sxm", reserve=0, reserve_fraction=0.1) == pytest.approx(0.9 * H100_MIB * 2**20)
     # usable stays below what nvidia-smi reports for an H100 (about 79.6 GiB, SPECS_NOTES §2)
     assert usable_memory("h100-sxm") < 79.6 * GiB
 
 
 def test_fixed_and_fractional_reserves_combine_as_documented():
     # M (1 - f) - R (formulas.usable_memory): the fraction is of the whole capacity, and the
-    # fixed reserve comes off after it.  H100 SXM, 80 GiB, R = 2 GiB, f = 0.1:
+    # fixed reserve comes off after it.  A100 80GB SXM, 80 GiB, R = 2 GiB, f = 0.1:
     # 80 x 0.9 - 2 = 70 GiB (not (80 - 2) x 0.9 = 70.2 GiB).
-    assert usable_memory("h100-sxm", reserve=2 * GiB, reserve_fraction=0.1) == pytest.approx(70 * GiB, rel=1e-12)
+    assert usable_memory("a100-80gb-sxm", reserve=2 * GiB, reserve_fraction=0.1) == pytest.approx(70 * GiB, rel=1e-12)
+    # H100 SXM: the fraction is of the 81,559 MiB the runtime exposes
+    assert usable_memory("h100-sxm", reserve=2 * GiB, reserve_fraction=0.1) == pytest.approx(
+        0.9 * H100_MIB * 2**20 - 2 * GiB, rel=1e-12)
     gpu = rd.Accelerator(name="my-gpu", memory_bandwidth=4.0e11, memory_capacity=64e9, peak_flops={"bf16": 1e14})
     # 64e9 x 0.75 - 1e9 = 47e9 B (not (64e9 - 1e9) x 0.75 = 47.25e9)
     assert usable_memory(gpu, reserve=1e9, reserve_fraction=0.25) == pytest.approx(47e9, rel=1e-12)
@@ -74,7 +80,7 @@ def test_kv_per_sequence_values():
 
 
 def test_max_batch_value_llama_8b_h100():
-    # 78 GiB usable - 16.06 GB weights = 67.7 GB; 4 GiB of KV per sequence at 32K -> 15 sequences
+    # 77.65 GiB usable - 16.06 GB weights = 67.3 GB; 4 GiB of KV per sequence at 32K -> 15 sequences
     assert int(max_batch("llama-3.1-8b", "h100-sxm", 32768)) == 15
     assert int(max_batch("llama-3.1-70b", "h100-sxm", 32768)) == 0  # 141 GB of weights do not fit
 
@@ -179,10 +185,22 @@ def test_l40s_usable_no_longer_exceeds_its_physical_memory():
     assert usable_memory("l40s") < 46068 * 2**20
 
 
-def test_hbm_devices_keep_their_whole_capacity():
+def test_one_rule_for_every_device_the_measured_figure_where_there_is_one():
+    # issue 27 item 6.5: an H100's "80 GB" was read as 81,920 MiB although nvidia-smi shows 81,559 MiB
+    # (the driver and firmware keep 361 MiB; HBM's ECC sits beside the data and takes none), while the
+    # L40S already took its measured 46,068 MiB.  Now every device takes its usable_memory figure where a
+    # source measures one, whatever its memory: device memory 81,920 -> 81,559 MiB, usable (2 GiB reserve)
+    # 78.00 -> 77.65 GiB.
     from roofline_decode.planning import device_memory
 
-    for device in ("h100-sxm", "a100-80gb-sxm", "mi300x", "tpu-v4"):
+    h100 = rd.load_accelerator("h100-sxm")
+    assert h100.memory_type == "HBM3" and h100.figures["usable_memory"].kind == "measured"
+    assert capacity_bytes(h100) == 81920 * 2**20 and device_memory(h100) == 81559 * 2**20
+    assert round(usable_memory(h100) / GiB, 2) == 77.65
+    assert device_memory("l40s") == 46068 * 2**20  # GDDR6 with ECC on: the same rule
+    # devices without a measured figure keep their whole capacity
+    for device in ("a100-80gb-sxm", "mi300x", "tpu-v4"):
+        assert "usable_memory" not in rd.load_accelerator(device).figures
         assert device_memory(device) == capacity_bytes(device)
 
 
@@ -254,3 +272,70 @@ def test_reserves_larger_than_the_device_leave_nothing_usable():
     assert usable_memory("h100-sxm", reserve_fraction=0.984375) == 0.0
     row = plan("llama-3.1-8b", "h100-sxm", batch=1, context=0, reserve_fraction=0.984375)[0]
     assert row.usable_bytes_per_device == 0.0
+
+
+# -- issue 27 item 6.5: capacity --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", ["rtx-3090", "l40s", "h100-sxm", "m1-max"])
+def test_replacing_a_field_with_its_own_value_changes_nothing(device):
+    # rtx-3090 prints "24 GB", stored as 24e9 B and read as 24 GiB by the usable-memory rule.  Replacing
+    # memory_capacity with that same 24e9 dropped the printed figure, so 24e9 B = 22.35 GiB was taken:
+    # usable (no reserve) 24.00 -> 22.35 GiB.  A field given its current value is unchanged.
+    from roofline_decode.planning import device_memory
+
+    gpu = rd.load_accelerator(device)
+    same = gpu.replace(memory_capacity=gpu.memory_capacity, memory_bandwidth=gpu.memory_bandwidth)
+    assert same.figures == gpu.figures and same.usable_memory_capacity == gpu.usable_memory_capacity
+    assert usable_memory(same) == usable_memory(gpu) and device_memory(same) == device_memory(gpu)
+    if device == "rtx-3090":
+        assert usable_memory(same, reserve=0) / GiB == 24.0 != round(24e9 / GiB, 2) == 22.35
+    # a changed value still drops the stale figure (test_replacing_the_capacity_drops_the_stale_printed_figure)
+    assert "memory_capacity" not in gpu.replace(memory_capacity=gpu.memory_capacity * 2).figures
+
+
+def test_a_recurrent_state_bounds_the_batch_at_context_zero():
+    # issue 27 item 6.5: max_batch was +inf at context 0 whatever the model, though a recurrent model's
+    # sequence holds its fixed state from the first step.  Mamba-Codestral-7B: 64 Mamba-2 layers x
+    # 1,079,296 bf16 state elements = 138,149,888 B per sequence; on an A100 80GB (80 GiB - 2 GiB reserve
+    # = 83,751,862,272 B) beside 14,570,807,296 B of weights: floor(69,181,054,976 / 138,149,888) = 500
+    # at every context (no KV cache) - before: inf at context 0, 500 from context 1.
+    codestral = rd.load_model("mamba-codestral-7b")
+    assert codestral.recurrent_state_bytes_per_sequence == 64 * 1_079_296 * 2 == 138_149_888
+    assert codestral.weight_bytes == 14_570_807_296 and usable_memory("a100-80gb-sxm") == 83_751_862_272
+    r = rd.decode_floor(codestral, "a100-80gb-sxm", batch=1, context=[0, 1, 4096])
+    assert list(r.max_batch) == [500, 500, 500] == [(83_751_862_272 - 14_570_807_296) // 138_149_888] * 3
+    # Qwen3-Next on a B200 (180 GiB - 2 GiB = 191,126,044,672 B, weights 159,348,585,984 B): 36 x 548,864
+    # x 2 B = 39,518,208 B of state per sequence at context 0 -> 804; one token of KV more in 12 layers
+    # (12 x 2048 B) at context 1 -> 803
+    qwen = rd.load_model("qwen3-next-80b-a3b")
+    free = usable_memory("b200") - qwen.weight_bytes
+    assert free == 191_126_044_672 - 159_348_585_984
+    r = rd.decode_floor(qwen, "b200", batch=1, context=[0, 1])
+    assert list(r.max_batch) == [free // 39_518_208, free // (39_518_208 + 12 * 2048)] == [804, 803]
+    # a model without a state is still unbounded at context 0
+    assert math.isinf(float(rd.decode_floor("llama-3.1-8b", "h100-sxm", batch=[1, 2], context=0).max_batch[0]))
+
+
+def test_a_model_inside_the_on_chip_cache_gets_a_note():
+    # issue 27 item 6.5: the onchip_cache figure was read by nothing.  GPT-2 in bf16: 124,439,808
+    # parameters x 2 B = 248,879,616 B of weights; its KV cache 12 layers x 2 x 12 heads x 64 x 2 B = 36,864 B
+    # per token.  An MI300X's Infinity Cache holds 256 MB: weights + T x 36,864 <= 256e6 up to
+    # T = floor((256e6 - 248,879,616) / 36,864) = 193 at batch 1.  There a run may serve the step from the
+    # cache, faster than the 5.3 TB/s HBM the memory-bound floor divides by: each such point says so.
+    from roofline_decode.planning import pipeline_parallel_floor, tensor_parallel_floor
+    from roofline_decode.floors.capacity import onchip_cache_bytes
+
+    gpt2 = rd.load_model("gpt2")
+    assert gpt2.weight_bytes == 248_879_616 and gpt2.kv_bytes_per_token == 36_864
+    assert onchip_cache_bytes("mi300x") == 256e6 and (256e6 - 248_879_616) // 36_864 == 193
+    r = rd.decode_floor(gpt2, "mi300x", batch=1, context=[0, 193, 194, 4096])
+    inside = [any("on-chip cache of mi300x" in note for note in record["notes"]) for record in r.to_records()]
+    assert inside == [True, True, False, False]
+    # an H100's 50 MB L2 holds none of it; a device without the figure has no note
+    assert not any(record["notes"] for record in rd.decode_floor(gpt2, "h100-sxm", batch=1, context=[0]).to_records())
+    # per device under tensor and pipeline parallelism: about 124.5 MB each on 2 MI300X at context 0
+    tp = tensor_parallel_floor(gpt2, "mi300x", 1, 0, 2)
+    assert any("MB resident per device fit in the 256 MB on-chip cache" in note for note in tp.notes)
+    assert any("on-chip cache" in note for note in pipeline_parallel_floor(gpt2, "mi300x", 1, 0, 2).notes)
+    assert not any("on-chip cache" in note for note in tensor_parallel_floor("llama-3.1-8b", "mi300x", 1, 0, 2).notes)

@@ -110,11 +110,18 @@ def test_kv_heads_replicate_beyond_h_kv():
     assert sixteen.kv_replication == 2.0 and any("replicated" in note for note in sixteen.notes)
 
 
-def test_mla_latent_cache_is_whole_on_every_device():
+def test_mla_latent_cache_splits_by_context_in_the_strict_floor():
+    # DeepSeek-V2-Lite at B = 4, T = 4096: 4 x 27 layers x 4096 x (512 + 64) x 2 B of latents; split by
+    # context over 2 devices in the strict floor, whole on each under the engines' replicated layout
     one = tensor_parallel_floor("deepseek-v2-lite", "h100-sxm", 4, 4096, 1)
     two = tensor_parallel_floor("deepseek-v2-lite", "h100-sxm", 4, 4096, 2)
-    assert float(two.kv_bytes_per_device) == pytest.approx(float(one.kv_bytes_per_device))
-    assert two.weight_bytes_per_device < one.weight_bytes_per_device
+    whole = tensor_parallel_floor("deepseek-v2-lite", "h100-sxm", 4, 4096, 2, mla_layout="replicated")
+    assert float(one.kv_bytes_per_device) == 4 * 27 * 4096 * 576 * 2
+    assert float(two.kv_bytes_per_device) == pytest.approx(float(one.kv_bytes_per_device) / 2, rel=1e-15)
+    assert float(whole.kv_bytes_per_device) == pytest.approx(float(one.kv_bytes_per_device))
+    assert two.weight_bytes_per_device < whole.weight_bytes_per_device < one.weight_bytes_per_device
+    assert (two.mla_layout, whole.mla_layout, two.kv_replication, whole.kv_replication) == ("sharded", "replicated", 1, 2)
+    assert tensor_parallel_floor("llama-3.1-8b", "h100-sxm", 1, 0, 2).mla_layout is None
 
 
 def test_one_device_equals_decode_floor():
@@ -147,24 +154,52 @@ def test_ring_all_gather_is_half_the_link_time_of_an_all_reduce():
     assert f.ring_all_gather_time(1e6, 1, 1e9, 1e-3) == 0
 
 
-@pytest.mark.parametrize("weights, before_gb, after_gb", [("fp8", 4.58, 5.39), (None, 4.71, 5.52)])
-def test_mla_latent_projections_are_replicated_under_tensor_parallelism(weights, before_gb, after_gb):
-    # DeepSeek-V3 TP = 8, batch 1: q_a (7168 x 1536) and kv_a (7168 x 576) of 61 layers, 923,467,776
-    # parameters, are whole on every device instead of split 8 ways: + 7/8 of them per device
+@pytest.mark.parametrize("weights, sharded_gb, replicated_gb", [("fp8", 4.58, 5.39), (None, 4.71, 5.52)])
+def test_mla_latent_projections_shard_in_the_strict_floor_and_replicate_as_engines_do(weights, sharded_gb,
+                                                                                       replicated_gb):
+    # issue 27 item 6.2, DeepSeek-V3 TP = 8, batch 1, context 0: q_a (7168 x 1536) and kv_a (7168 x 576) of
+    # 61 layers, 923,467,776 parameters, split 8 ways like every other matrix in the strict floor (two small
+    # all-gathers of the latents per layer) and the latent cache split by context; the engines' layout
+    # holds both whole on every device: + 7/8 of the projections and + 7/8 of the one token's latent the
+    # step writes (61 x 576 x 2 B = 70,272 B).  Strict floor 5.52 -> 4.71 GB per device (fp8: 5.39 -> 4.58).
     model = rd.load_model("deepseek-v3", weights=weights)
     b = model.group_format("attention").bytes_per_element
     latent = 61 * 7168 * (1536 + 512 + 64)
     assert latent == 923_467_776
-    floor = tensor_parallel_floor(model, "h100-sxm", batch=1, context=0, num_devices=8)
-    one = tensor_parallel_floor(model, "h100-sxm", batch=1, context=0, num_devices=1)
-    split_share = (float(one.bytes_read_per_device) - latent * b - model.group_format("norms").bytes_per_element
-                   * model.parameter_groups["layer_vector"] - float(one.kv_bytes_per_device)) / 8
-    assert float(floor.bytes_read_per_device) / 1e9 == pytest.approx(after_gb, abs=0.005)
-    assert float(floor.bytes_read_per_device) / 1e9 - 7 / 8 * latent * b / 1e9 == pytest.approx(before_gb, abs=0.005)
-    assert split_share > 0
-    # their FLOPs run on every device too
-    flops = tensor_parallel_floor(model, "h100-sxm", batch=4, context=0, num_devices=8)
-    assert any("held whole" in note for note in flops.notes)
+    strict = tensor_parallel_floor(model, "h100-sxm", batch=1, context=0, num_devices=8)
+    engines = tensor_parallel_floor(model, "h100-sxm", batch=1, context=0, num_devices=8, mla_layout="replicated")
+    assert float(strict.bytes_read_per_device) / 1e9 == pytest.approx(sharded_gb, abs=0.005)
+    assert float(engines.bytes_read_per_device) / 1e9 == pytest.approx(replicated_gb, abs=0.005)
+    assert float(engines.bytes_read_per_device) - float(strict.bytes_read_per_device) == pytest.approx(
+        7 / 8 * (latent * b + 61 * 576 * 2), rel=1e-9)
+    # the variant is recorded in the result and its notes
+    assert strict.mla_layout == "sharded" and any("mla_layout='sharded' (the strict floor)" in n for n in strict.notes)
+    assert engines.mla_layout == "replicated" and any("held whole" in n for n in engines.notes)
+    # the replicated projections' FLOPs run on every device: 2 x 4 x latent x 7/8 more per device at B = 4
+    four = tensor_parallel_floor(model, "h100-sxm", batch=4, context=0, num_devices=8)
+    four_whole = tensor_parallel_floor(model, "h100-sxm", batch=4, context=0, num_devices=8, mla_layout="replicated")
+    assert float(four_whole.compute_time_s) > float(four.compute_time_s)
+    from roofline_decode.floors.parallel import device_traffic
+
+    flops = [float(device_traffic(model, np.array(4.0), np.array(0.0), 8, mla_layout=layout).flops)
+             for layout in ("sharded", "replicated")]
+    assert flops[1] - flops[0] == pytest.approx(2 * 4 * latent * 7 / 8, rel=1e-9)
+
+
+def test_mla_long_context_cache_splits_eight_ways():
+    # DeepSeek-V3 TP = 8 at B = 64, T = 32,768 on H100s: the latent cache is 64 x 61 x 32,768 x 576 x 2 B =
+    # 147,371,065,344 B, whole on every device before; split by context, 18,421,383,168 B per device
+    # (the step 66.08 -> 27.35 ms)
+    strict = tensor_parallel_floor("deepseek-v3", "h100-sxm", 64, 32768, 8)
+    engines = tensor_parallel_floor("deepseek-v3", "h100-sxm", 64, 32768, 8, mla_layout="replicated")
+    assert float(engines.kv_bytes_per_device) == 64 * 61 * 32768 * 576 * 2 == 147_371_065_344
+    assert float(strict.kv_bytes_per_device) == 147_371_065_344 / 8 == 18_421_383_168
+    assert float(strict.step_time_s) < float(engines.step_time_s)
+
+
+def test_mla_layout_is_checked():
+    with pytest.raises(InvalidValueError, match="mla_layout"):
+        tensor_parallel_floor("deepseek-v3", "h100-sxm", 1, 0, 8, mla_layout="whole")
 
 
 def test_ring_all_reduce_costs_nothing_on_one_device():
@@ -269,3 +304,70 @@ def test_tensor_parallel_options_are_checked(kwargs, field):
     # strings are refused like everywhere in the API (even "8"); the CLI parses its own text
     with pytest.raises(InvalidValueError, match=field):
         tensor_parallel_floor("llama-3.1-8b", "h100-sxm", 1, 0, **kwargs)
+
+
+# -- issue 27 item 6.1: the recurrent state splits over the recurrent heads, not the KV heads --------
+
+#: Qwen3-Next-80B-A3B: 36 Gated DeltaNet layers, each with a state of 32 value heads x 128 x 128 plus
+#: 3 x 8192 convolution inputs = 548,864 bf16 elements per sequence (formulas.gated_deltanet_state_elements);
+#: 12 full-attention layers with 2 KV heads of 256 (2 x 2 x 256 x 2 B = 2048 B per token and layer).
+QWEN3_NEXT_STATE = 36 * 548_864 * 2  # B per sequence
+
+
+@pytest.mark.parametrize("model, heads", [
+    ("qwen3-next-80b-a3b", 32),        # linear_num_value_heads (not the 16 key heads, nor the 2 KV heads)
+    ("mamba-codestral-7b", 128),       # Mamba-2 num_heads
+    ("granite-4.0-h-small", 128),      # mamba_n_heads
+    ("nemotron-3-nano-30b-a3b", 64),   # mamba_num_heads
+    ("jamba-v0.1", 8192),              # Mamba (v1): no heads, d_in = 2 x 4096 independent channels
+])
+def test_recurrent_heads_come_from_the_mixer_fields(model, heads):
+    assert rd.load_model(model).recurrent_heads == heads
+
+
+def test_qwen3_next_state_splits_eight_ways_on_eight_devices():
+    # B = 128, T = 0 on 8 H200s, routing "identical": the state read and written per step is
+    # 128 x 36 x 548,864 x 2 B = 5,058,330,624 B each way.  vLLM shards it by value heads (32 // 8 = 4 per
+    # rank): each device reads and writes 1/8 of it, 632,291,328 B each way; before, it split only over the
+    # 2 KV heads (1/2 each way), 2 x 5,058,330,624 x (1/2 - 1/8) = 3,793,747,968 B more per device:
+    # 6.029 GB -> 2.235 GB per device, 1.256 ms -> 0.466 ms at 4.8 TB/s.  At T = 0 the KV cache holds
+    # nothing and the step writes one token: 128 x 12 x 2048 B, split over the 2 KV heads.
+    from roofline_decode.floors.parallel import device_traffic
+
+    model = rd.load_model("qwen3-next-80b-a3b")
+    state = 128 * QWEN3_NEXT_STATE
+    assert state == 5_058_330_624
+    floor = tensor_parallel_floor(model, "h200-sxm", 128, 0, 8, routing="identical")
+    assert float(floor.kv_bytes_per_device) == state / 8 == 632_291_328
+    weights = float(device_traffic(model, np.array(128.0), np.array(0.0), 8, "identical").weight_read_bytes)
+    cache = 2 * state / 8 + 128 * 12 * 2048 / 2
+    assert float(floor.bytes_read_per_device) == pytest.approx(weights + cache, rel=1e-12)
+    assert float(floor.bytes_read_per_device) / 1e9 == pytest.approx(2.2351, abs=5e-5)
+    assert float(floor.step_time_s) * 1e3 == pytest.approx(2.2351e9 / 4.8e12 * 1e3, rel=1e-4)  # memory-bound
+    assert not any("recurrent heads" in note for note in floor.notes)
+
+
+def test_recurrent_state_and_its_flops_stop_splitting_at_the_recurrent_heads():
+    # 64 devices > 32 value heads: each head's state sits on 2 devices, so a device holds 1/32 of the
+    # state and runs 1/32 of its update FLOPs, 128 x 36 x 4,259,840 / 32 (f_rec = 8 x 32 x 128 x 128
+    # + 2 x 8192 x 4 per layer and token); the rest of the FLOPs splits 64 ways.
+    model = rd.load_model("qwen3-next-80b-a3b")
+    from roofline_decode.floors.parallel import device_traffic
+
+    one = device_traffic(model, np.array(128.0), np.array(0.0), 1)
+    many = device_traffic(model, np.array(128.0), np.array(0.0), 64)
+    state_flops = 128 * 36 * 4_259_840
+    assert float(many.flops) == pytest.approx((float(one.flops) - state_flops) / 64 + state_flops / 32, rel=1e-12)
+    assert float(many.group_flops["attention_scores"]) == pytest.approx(
+        (float(one.group_flops["attention_scores"]) - state_flops) / 64 + state_flops / 32, rel=1e-12)
+    assert float(many.kv_bytes) == 128 * QWEN3_NEXT_STATE / 32
+    floor = tensor_parallel_floor(model, "h200-sxm", 128, 0, 64, link_bandwidth=450e9)
+    assert any("64 devices > 32 recurrent heads" in note for note in floor.notes)
+
+
+def test_recurrent_heads_not_given_split_over_every_device():
+    # a hand-made hybrid without recurrent_heads: the state splits n ways (the smallest it can be)
+    from roofline_decode.floors.parallel import device_traffic
+
+    model = rd.load_model("qwen3-next-80b-a3b").model_copy(update={"recurrent_heads": 0})
+    assert float(device_traffic(model, np.array(4.0), np.array(0.0), 16).kv_bytes) == 4 * QWEN3_NEXT_STATE / 16

@@ -66,8 +66,9 @@ def test_capacity_rule_is_the_planning_module_s():
     from roofline_decode.floors import capacity
 
     spec, gpu = rd.load_model("llama-3.1-8b"), rd.load_accelerator("h100-sxm")
-    assert plotting.usable_memory(gpu) == capacity.usable_memory(gpu) == 78 * 2**30  # 80 "GB" as GiB - 2 GiB
-    assert _common.memory_label(gpu) == "78 GiB usable"
+    # 81,559 MiB (nvidia-smi's figure for the 80 "GB" read as 80 GiB) - 2 GiB
+    assert plotting.usable_memory(gpu) == capacity.usable_memory(gpu) == 81559 * 2**20 - 2 * 2**30
+    assert _common.memory_label(gpu) == "77.65 GiB usable"
     assert plotting.max_batch(spec, gpu, 4096) == capacity.max_batch(spec, gpu, 4096)
     floor = rd.sweep([spec], [gpu], batch=[1, 64], context=[0, 4096])[0]
     np.testing.assert_array_equal(plotting.resident_bytes(spec, floor),

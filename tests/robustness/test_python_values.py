@@ -57,12 +57,13 @@ def test_the_envelope_axis_is_one_name():
 
 
 def test_the_default_frontier_grid_holds_the_largest_batch_that_fits():
-    """Llama-3.1-8B bf16 at 4096 tokens on one H100: 78 GiB usable, 16.06 GB of weights and
-    0.537 GB of KV per sequence: (83.75e9 - 16.06e9) / 0.537e9 -> 126 sequences (capacity.max_batch)."""
+    """Llama-3.1-8B bf16 at 4096 tokens on one H100: 81,559 MiB less 2 GiB = 77.647 GiB usable
+    (83,373,326,336 B), 16,060,522,496 B of weights and 536,870,912 B of KV per sequence:
+    (83,373,326,336 - 16,060,522,496) / 536,870,912 = 125.4 -> 125 sequences (capacity.max_batch)."""
     front = rd.planning.frontier("llama-3.1-8b", ["h100-sxm"], 4096, tp=[1])
     largest = rd.planning.max_batch("llama-3.1-8b", "h100-sxm", context=4096)
     fitting = [p.batch for p in front.points if p.fits]
-    assert max(fitting) == largest == 126
+    assert max(fitting) == largest == 125
     assert not any(p.fits for p in front.points if p.batch > largest)
 
 

@@ -3,18 +3,20 @@
 The usable-memory rule
 ----------------------
 1. **Capacity as printed, read as binary.**  A vendor's memory "GB" is physically GiB (DRAM
-   dies have power-of-two densities: an H100's "80 GB" is 5 × 16 GiB stacks, nvidia-smi shows
-   about 79.6 GiB).  The catalog keeps the printed unit in
+   dies have power-of-two densities: an H100's "80 GB" is 5 × 16 GiB stacks).  The catalog
+   keeps the printed unit in
    ``accelerator.figures["memory_capacity"].unit``; with ``binary_units=True`` (default) a
    printed ``GB``/``MB``/``TB`` is read as GiB/MiB/TiB and a printed ``GiB`` is taken as is.
    An Accelerator built from plain numbers (no figures) keeps ``memory_capacity`` in bytes.
 2. **The device's share.**  What the accelerator itself can fill, by device kind
    (:func:`device_memory`):
 
-   * a sourced ``usable_memory`` figure where the runtime exposes less than the capacity:
-     NVIDIA's GDDR data-center cards run with ECC on and give up 1/16 of it (nvidia-smi: T4
-     15,360 MiB of 16 GiB, L4 23,034 MiB and A10/A10G 23,028 MiB of 24 GiB, L40S and A40 46,068 MiB of
-     48 GiB).  HBM parts carry ECC beside the data and lose nothing;
+   * a sourced ``usable_memory`` figure where the runtime exposes less than the capacity, one
+     rule for every device and kind of memory (nvidia-smi ``memory.total``): NVIDIA's GDDR
+     data-center cards run with ECC on and give up 1/16 of it (T4 15,360 MiB of 16 GiB, L4
+     23,034 MiB and A10/A10G 23,028 MiB of 24 GiB, L40S and A40 46,068 MiB of 48 GiB); HBM parts
+     carry ECC beside the data but the driver and firmware keep a few hundred MiB (H100 SXM
+     81,559 of 81,920 MiB).  A device without a measured figure keeps its whole capacity;
    * unified memory on Apple silicon: macOS lets the GPU wire only part of the RAM by default
      (Metal's ``recommendedMaxWorkingSetSize``): 2/3 of it up to 32 GiB, 3/4 above
      (:data:`APPLE_GPU_SHARE_SMALL`, :data:`APPLE_GPU_SHARE_LARGE`); ``sudo sysctl
@@ -46,6 +48,7 @@ from .._typing import Broadcastable, FloatArray
 from .grid import MAX_GRID_VALUE, checked_array
 from ..units import GiB, MiB, TiB
 from ..checks import fraction, non_negative
+from ..errors import InvalidValueError
 
 if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
@@ -63,7 +66,10 @@ __all__ = [
     "kv_bytes_per_sequence",
     "resident_bytes",
     "max_batch",
+    "fitting_batch",
     "max_context",
+    "onchip_cache_bytes",
+    "onchip_cache_note",
 ]
 
 #: Default runtime reserve per device [B]: 2 GiB (SPECS_NOTES §2: "often 1-3 GiB per GPU").
@@ -154,8 +160,8 @@ def device_memory(accelerator: Accelerator | str, binary_units: bool = True) -> 
     46068.0
     >>> device_memory("m1-max") / 2**30      # 3/4 of 64 GiB
     48.0
-    >>> device_memory("h100-sxm") / 2**30
-    80.0
+    >>> device_memory("h100-sxm") / 2**20    # nvidia-smi: 81,559 MiB of 80 GiB of HBM3
+    81559.0
     """
     from ..catalog import load_accelerator
 
@@ -189,10 +195,10 @@ def usable_memory(accelerator: Accelerator | str, reserve: float = DEFAULT_RESER
 
     Examples
     --------
-    >>> round(usable_memory("h100-sxm") / 2**30, 2)
-    78.0
+    >>> round(usable_memory("h100-sxm") / 2**30, 2)   # 81,559 MiB - 2 GiB
+    77.65
     >>> round(usable_memory("h100-sxm", reserve=0, reserve_fraction=0.1) / 2**30, 2)
-    72.0
+    71.68
     """
     reserve = non_negative("reserve", reserve, "a finite number of bytes >= 0")
     reserve_fraction = fraction("reserve_fraction", reserve_fraction, closed=False)
@@ -251,13 +257,40 @@ def max_batch(model: Model | str, accelerator: Accelerator | str, context: Broad
     model, accelerator = _load(model, accelerator)
     context = checked_array("context", context, 1, inclusive=True)
     usable = usable_memory(accelerator, reserve, reserve_fraction, binary_units)
-    per_sequence = kv_bytes_per_sequence(model, context)
-    real: FloatArray = f.batch_capacity(usable, model.weight_bytes, per_sequence)
+    return fitting_batch(usable, model.weight_bytes, kv_bytes_per_sequence(model, context)).astype(np.int64)
+
+
+def fitting_batch(usable: float, weight_bytes: float, per_sequence: Broadcastable) -> FloatArray:
+    """Largest whole number of sequences of ``per_sequence`` bytes each that fit beside
+    ``weight_bytes`` in ``usable`` bytes (:func:`max_batch`'s rule; a float array).
+
+    ``weights + B·q <= usable < weights + (B+1)·q`` (:func:`~roofline_decode.formulas.batch_capacity`
+    rounded down, guarded at an exact boundary), 0 when the weights alone do not fit, capped at
+    the largest batch accepted (2**53); a sequence of 0 bytes fits without bound (the cap).
+
+    Examples
+    --------
+    A recurrent model holds its fixed state at every context, 0 included: Mamba-Codestral-7B's
+    138,149,888 B per sequence beside its 14.6 GB of weights on an A100 80GB (78 GiB usable).
+
+    >>> from roofline_decode import load_model
+    >>> m = load_model("mamba-codestral-7b")
+    >>> float(fitting_batch(usable_memory("a100-80gb-sxm"), m.weight_bytes, m.recurrent_state_bytes_per_sequence))
+    500.0
+    """
+    usable = non_negative("usable", usable, "a finite number of bytes >= 0")
+    weight_bytes = non_negative("weight_bytes", weight_bytes, "a finite number of bytes >= 0")
+    per_sequence = _byte_counts("per_sequence", per_sequence)
+    empty = per_sequence <= 0  # 0 bytes per sequence: unbounded (the cap)
+    q = np.where(empty, 1.0, per_sequence)
+    with np.errstate(over="ignore"):  # a tiny sequence beside a large room: +inf, capped below
+        real: FloatArray = f.batch_capacity(usable, weight_bytes, q)
     batch = np.floor(np.maximum(real, 0))
     # guard the floor against rounding at an exact boundary: B must fit, B + 1 must not
-    batch = np.where(model.weight_bytes + batch * per_sequence > usable, np.maximum(batch - 1, 0), batch)
-    batch = np.where(model.weight_bytes + (batch + 1) * per_sequence <= usable, batch + 1, batch)
-    return np.minimum(batch, MAX_GRID_VALUE).astype(np.int64)  # capped at the largest batch accepted
+    batch = np.where(weight_bytes + batch * q > usable, np.maximum(batch - 1, 0), batch)
+    batch = np.where(weight_bytes + (batch + 1) * q <= usable, batch + 1, batch)
+    batch = np.where(weight_bytes > usable, 0.0, np.where(empty, np.inf, batch))
+    return np.minimum(batch, MAX_GRID_VALUE)  # capped at the largest batch accepted
 
 
 def max_context(model: Model | str, accelerator: Accelerator | str, batch: Broadcastable = 1,
@@ -274,7 +307,7 @@ def max_context(model: Model | str, accelerator: Accelerator | str, batch: Broad
     Examples
     --------
     >>> int(max_context("llama-3.1-8b", "h100-sxm", batch=16))
-    32277
+    32097
     """
     model, accelerator = _load(model, accelerator)
     batch = checked_array("batch", batch, 1, inclusive=True)
@@ -297,3 +330,72 @@ def max_context(model: Model | str, accelerator: Accelerator | str, batch: Broad
     up = np.minimum(tokens + 1, MAX_GRID_VALUE)
     tokens = np.where(resident_bytes(model, batch, up) <= usable, up, tokens)
     return tokens.astype(np.int64)
+
+
+def _byte_counts(name: str, value: Broadcastable) -> FloatArray:
+    """``value`` as a float array of byte counts: real numbers, finite and >= 0 (no 2**53 cap:
+    the bytes of a long context may pass it)."""
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):  # ragged lists, ...
+        raw = np.asarray(None)
+    if raw.dtype.kind not in "iuf" or raw.size == 0:
+        raise InvalidValueError(name, value, "a number of bytes or an array of them (no booleans or strings)")
+    array = raw.astype(np.float64)
+    if not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise InvalidValueError(name, value, "finite numbers of bytes >= 0")
+    return array
+
+
+def onchip_cache_bytes(accelerator: Accelerator | str) -> float:
+    """On-chip cache of an accelerator [B] (its ``onchip_cache`` figure: L2, Infinity Cache,
+    SRAM, as printed), 0 where the spec gives none.
+
+    Examples
+    --------
+    >>> onchip_cache_bytes("h100-sxm") / 1e6, onchip_cache_bytes("mi300x") / 1e6
+    (50.0, 256.0)
+    """
+    from ..catalog import load_accelerator
+
+    figure = load_accelerator(accelerator).figures.get("onchip_cache")
+    return 0.0 if figure is None else float(figure.si_value)
+
+
+def onchip_cache_note(resident: Broadcastable, accelerator: Accelerator | str, per_device: bool = False) -> str | None:
+    """The note of a floor whose resident bytes fit in the device's on-chip cache, or None.
+
+    Once the weights and the KV cache fit in the on-chip cache, the steps after the first may
+    read them from there, faster than the memory bandwidth the floor divides by: a run may beat
+    a memory-bound floor (its compute bound still holds).
+
+    Parameters
+    ----------
+    resident : array_like
+        Resident bytes at each grid point [B] (weights plus KV cache, of one device).
+    accelerator : Accelerator or str
+    per_device : bool
+        Say "per device" (a tensor- or pipeline-parallel floor).
+
+    Examples
+    --------
+    GPT-2 in bf16 (248.9 MB of weights) on an MI300X (256 MB Infinity Cache) at context 0:
+
+    >>> from roofline_decode import load_model
+    >>> onchip_cache_note(load_model("gpt2").weight_bytes, "mi300x")[:60]
+    '248.9 MB resident fit in the 256 MB on-chip cache of mi300x '
+    """
+    from ..catalog import load_accelerator
+
+    accelerator = load_accelerator(accelerator)
+    cache = onchip_cache_bytes(accelerator)
+    resident = _byte_counts("resident", resident)
+    inside = resident <= cache
+    if cache <= 0 or not inside.any():
+        return None
+    figure = accelerator.figures["onchip_cache"]
+    where = "" if resident.size == 1 else f" at {int(inside.sum())} of {resident.size} grid points"
+    return (f"{float(resident[inside].min()) / 1e6:.4g} MB resident{' per device' if per_device else ''} fit in the "
+            f"{cache / 1e6:.4g} MB on-chip cache of {accelerator.id or accelerator.name}"
+            f"{f' ({figure.structure})' if figure.structure else ''}{where}: steps may read the weights and KV cache "
+            "from the cache, faster than the memory bandwidth, and beat this memory-bound floor")

@@ -20,7 +20,7 @@ Examples
 >>> from roofline_decode import decode_floor
 >>> r = decode_floor("llama-3.1-8b", "h200-sxm", batch=1, context=4096)
 >>> round(float(r.joules_per_token_floor), 3), round(float(r.joules_per_token_at_board_power), 2)
-(0.485, 2.27)
+(0.298, 2.27)
 >>> round(float(r.cost_per_million_tokens(3.50)), 2)
 3.15
 """

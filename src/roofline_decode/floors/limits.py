@@ -41,16 +41,24 @@ class GridLimits:
     notes: tuple[str, ...]
 
 
-def _max_batch(model: Model, accelerator: Accelerator, context: np.ndarray, usable: float,
-               weights: float) -> np.ndarray:
-    """Largest whole batch at each context (planning's rule); +inf where a sequence holds no
-    KV cache (context 0) and the ``weights`` [B] fit, 0 where the weights alone do not fit."""
-    from .capacity import max_batch
+def _max_batch(model: Model, context: np.ndarray, usable: float, weights: float,
+               per_sequence: np.ndarray) -> np.ndarray:
+    """Largest whole batch at each context (planning's rule, :func:`~roofline_decode.floors.capacity.max_batch`,
+    on the ``per_sequence`` bytes already computed); at context 0 a sequence holds only its
+    fixed recurrent state (+inf where it holds nothing and the ``weights`` [B] fit), 0 where the
+    weights alone do not fit."""
+    from .capacity import fitting_batch, kv_bytes_per_sequence
 
-    positive = np.maximum(context, 1.0)
-    largest = np.asarray(max_batch(model, accelerator, positive), dtype=float)
-    unbounded = np.inf if weights <= usable else 0.0
-    return np.where(context > 0, largest, unbounded)
+    # max_batch counts a context below one token as one: only a fractional context needs its own bytes
+    fractional = (context > 0) & (context < 1)
+    at_least_one = kv_bytes_per_sequence(model, np.maximum(context, 1.0)) if fractional.any() else per_sequence
+    largest = fitting_batch(usable, weights, at_least_one)
+    state = model.recurrent_state_bytes_per_sequence  # held at every context, 0 included
+    if state > 0:
+        at_zero = float(fitting_batch(usable, weights, state))
+    else:
+        at_zero = np.inf if weights <= usable else 0.0
+    return np.where(context > 0, largest, at_zero)
 
 
 class ContextLimits(NamedTuple):
@@ -72,7 +80,7 @@ def context_limits(model: Model, accelerator: Accelerator, context_axis: np.ndar
     weights = model.weight_bytes  # a sum over the weight groups on each access
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a tiny KV per sequence: unbounded
         capacity = np.where(per_sequence > 0, (usable - weights) / per_sequence, np.inf if weights <= usable else -np.inf)
-    largest = _max_batch(model, accelerator, np.asarray(context_axis, dtype=float), usable, weights)
+    largest = _max_batch(model, np.asarray(context_axis, dtype=float), usable, weights, np.asarray(per_sequence))
     return ContextLimits(per_sequence, capacity, largest)
 
 
@@ -124,17 +132,24 @@ def fit_note(model: Model, name: str, batch: np.ndarray, context: np.ndarray, pe
 
 
 def point_notes(floor: DecodeFloor) -> list[list[str]]:
-    """The notes of each grid point (flat order): its own limits, then the result's
-    assumptions (fallbacks, routing)."""
+    """The notes of each grid point (flat order): its own limits (beyond memory, beyond the
+    positions, inside the on-chip cache), then the result's assumptions (fallbacks, routing)."""
+    from .capacity import onchip_cache_bytes, onchip_cache_note
+
     fits = np.ravel(floor.fits)
     beyond = np.ravel(np.broadcast_to(floor.beyond_positions, floor.shape))
-    resident = np.ravel(floor.resident_bytes) if not fits.all() else np.empty(0)  # read only where a point misses
+    cache = 0.0 if floor.device is None else onchip_cache_bytes(floor.device)
+    cached = cache > 0 and floor.spec.weight_bytes <= cache  # else no point is inside the cache
+    # read only where a point misses, or may sit in the on-chip cache
+    resident = np.ravel(floor.resident_bytes) if cached or not fits.all() else np.empty(0)
     usable = f"{floor.usable_memory / GB:.4g} GB usable on {floor.accelerator}"
     out: list[list[str]] = []
     for i in range(fits.size):
         own: list[str] = []
         if not fits[i]:
             own.append(f"does not fit: {resident[i] / GB:.4g} GB resident > {usable}")
+        if cached and floor.device is not None and (note := onchip_cache_note(resident[i], floor.device)):
+            own.append(note)
         if beyond[i]:
             own.append(f"context beyond max_position_embeddings = {floor.spec.max_position_embeddings}")
         out.append(own + list(floor.assumptions))

@@ -4,10 +4,19 @@ Tensor parallelism over n devices (Megatron):
 
 * every weight matrix is split n ways, except the k/v projections, which split only up to
   H_kv ways: beyond n = H_kv each KV head (and its cache) is **replicated** on n / H_kv
-  devices, so per-device KV bytes stop shrinking.  An MLA latent cache is needed whole by
-  every device (treated as H_kv = 1), and so are the MLA latent down-projections q_a and kv_a
-  (replicated, as serving engines do; their FLOPs run on every device).  Norm vectors are
-  replicated.
+  devices, so per-device KV bytes stop shrinking.  Norm vectors are replicated.
+* MLA (``mla_layout``): the strict floor (``"sharded"``, default) splits the latent
+  down-projections q_a and kv_a n ways like every other matrix (two small all-gathers of the
+  latents per layer) and the latent cache by context (vLLM's decode context parallelism), both
+  valid implementations; ``"replicated"`` is the serving engines' convention: q_a and kv_a whole
+  on every device with their FLOPs (vLLM ``ReplicatedLinear``), and the latent cache too
+  (treated as H_kv = 1).  The sharded layout's extra collectives are left out of the floor:
+  the replicated layout needs none, and the floor takes each term (memory, compute,
+  communication) at the smaller of the two.
+* the state of recurrent layers (Mamba, Gated DeltaNet) and its update FLOPs split over the
+  recurrent heads (``Model.recurrent_heads``: Gated DeltaNet's value heads, Mamba-2's SSM
+  heads), up to n = H_rec ways (:func:`~roofline_decode.formulas.recurrent_state_share`; vLLM
+  gives each rank ``num_v_heads // tp`` heads), not over the KV heads of the attention layers.
 * two all-reduces per layer of B·d activations (activation_format bytes), each costing
   ``collective_latency + 2(n−1)/n · size / link_bandwidth`` (ring), plus one all-reduce of the
   vocab-parallel embedding's B·d output and one all-gather of the B·V vocab-parallel logits
@@ -46,7 +55,7 @@ from .. import formulas as f
 from .._typing import ArrayOrExpr, Broadcastable, FloatArray
 from ..errors import InvalidValueError
 from ..checks import non_negative, positive, whole_number
-from .capacity import kv_bytes_per_sequence
+from .capacity import kv_bytes_per_sequence, onchip_cache_note
 
 if TYPE_CHECKING:
     from .routing import Routing
@@ -56,6 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_COLLECTIVE_LATENCY",
+    "MLA_LAYOUTS",
     "ParallelFloor",
     "tensor_parallel_floor",
     "pipeline_parallel_floor",
@@ -65,6 +75,10 @@ __all__ = [
 
 #: Fixed cost of one all-reduce or stage hand-off [s] (see the module docstring).
 DEFAULT_COLLECTIVE_LATENCY = 5e-6
+
+#: Layouts of an MLA model's latent projections and cache under tensor parallelism: ``"sharded"``
+#: (the strict floor, default) and ``"replicated"`` (serving engines; see the module docstring).
+MLA_LAYOUTS = ("sharded", "replicated")
 
 
 @dataclass(frozen=True)
@@ -79,16 +93,18 @@ class DeviceTraffic:
     flops: np.ndarray
     kv_share: float
     group_flops: dict[str, np.ndarray] = field(default_factory=dict)  # per FLOP group (estimate.COMPUTE_GROUPS), one device
-    replicated_parameters: int = 0  # MLA latent projections held whole by every device
+    replicated_parameters: int = 0  # MLA latent projections held whole by every device (mla_layout="replicated")
+    state_share: float = 1.0  # of the recurrent state and its FLOPs (formulas.recurrent_state_share)
 
 
 def latent_projection_parameters(model: Model) -> int:
-    """Parameters every tensor-parallel device holds whole [1]: the MLA latent down-projections
-    q_a (d × r_q, when the query is compressed) and kv_a (d × (r_kv + d_rope)) of every layer.
+    """Parameters of the MLA latent down-projections [1]: q_a (d × r_q, when the query is
+    compressed) and kv_a (d × (r_kv + d_rope)) of every layer.
 
     Serving engines shard the per-head projections (q_b, kv_b, o) by heads but replicate the
     down-projections, whose outputs every head needs (vLLM ``ReplicatedLinear`` for
-    ``q_a_proj`` / ``kv_a_proj_with_mqa`` in ``deepseek_v2.py``).  0 for other attention.
+    ``q_a_proj`` / ``kv_a_proj_with_mqa`` in ``deepseek_v2.py``): every tensor-parallel device
+    holds them whole under ``mla_layout="replicated"``.  0 for other attention.
 
     Examples
     --------
@@ -115,38 +131,61 @@ def _grid(batch: Broadcastable, context: Broadcastable) -> tuple[np.ndarray, np.
 
 
 def device_traffic(model: Model, batch: np.ndarray, context: np.ndarray, num_devices: int = 1,
-                   routing: Routing | str | float = "uniform") -> DeviceTraffic:
+                   routing: Routing | str | float = "uniform", mla_layout: str = "sharded") -> DeviceTraffic:
     """Per-device resident bytes, bytes moved and FLOPs under n-way tensor parallelism
-    (routed experts read under ``routing``, :mod:`roofline_decode.floors.routing`)."""
+    (routed experts read under ``routing``, :mod:`roofline_decode.floors.routing`).
+
+    The KV cache splits over the KV heads (:func:`~roofline_decode.formulas.kv_head_share`; an
+    MLA latent cache by context, or not at all under ``mla_layout="replicated"``), the state of
+    recurrent layers and its update FLOPs over the recurrent heads
+    (:func:`~roofline_decode.formulas.recurrent_state_share`), everything else n ways but the
+    replicated parts (norm vectors; MLA latent projections under ``"replicated"``)."""
     from .traffic import step_traffic
     from .routing import resolve_routing
 
     n = num_devices
     total = step_traffic(model, batch, context, resolve_routing(routing, model, batch))
-    latent = latent_projection_parameters(model)
+    whole_latent = model.is_mla and _mla_layout(mla_layout) == "replicated"
+    latent = latent_projection_parameters(model) if whole_latent else 0
     replicated = (model.group_format("norms").bytes_per_element * model.parameter_groups["layer_vector"]
                   + model.group_format("attention").bytes_per_element * latent)
-    kv_heads = 1 if model.is_mla else model.num_kv_heads
+    # a sharded latent cache splits by context: n ways, as if it had n heads
+    kv_heads = (1 if whole_latent else n) if model.is_mla else model.num_kv_heads
     share = float(f.kv_head_share(kv_heads, n))
     b_attention = model.group_format("attention").bytes_per_element
     kv_proj = 0.0 if model.is_mla else b_attention * model.num_layers * 2 * model.hidden_size * model.num_kv_heads * model.head_dim
+    # the recurrent state (read, written and resident: B x its bytes per sequence) and its FLOPs
+    state_share = float(f.recurrent_state_share(model.recurrent_heads or n, n))
+    state = batch * model.recurrent_state_bytes_per_sequence
+    state_flops = f.recurrent_update_flops(batch, model.num_recurrent_layers, model.recurrent_flops_per_token)
 
     def split(total_bytes: float | np.ndarray) -> ArrayOrExpr:
         return f.sharded_bytes(total_bytes - replicated - kv_proj, replicated + kv_proj * share, n)
 
+    def cache(total_bytes: np.ndarray) -> np.ndarray:  # KV by KV heads, the state by recurrent heads
+        return (total_bytes - state) * share + state * state_share
+
+    latent_flops = f.matmul_flops(batch, latent) * (1 - 1 / n) if latent else 0.0
+    extra = {"attention": latent_flops, "attention_scores": state_flops * (state_share - 1 / n)}
     kv_resident = batch * kv_bytes_per_sequence(model, context)
     return DeviceTraffic(
         weight_bytes=float(split(model.weight_bytes)),
-        kv_bytes=kv_resident * share,
+        kv_bytes=cache(kv_resident),
         weight_read_bytes=split(total.weight_bytes),
-        kv_read_bytes=total.kv_read_bytes * share,
-        kv_write_bytes=total.kv_write_bytes * share,
-        flops=total.flops / n + (f.matmul_flops(batch, latent) * (1 - 1 / n) if latent else 0.0),
+        kv_read_bytes=cache(total.kv_read_bytes),
+        kv_write_bytes=cache(total.kv_write_bytes),
+        flops=total.flops / n + latent_flops + extra["attention_scores"],
         kv_share=share,
-        group_flops={g: v / n + (f.matmul_flops(batch, latent) * (1 - 1 / n) if latent and g == "attention" else 0.0)
-                     for g, v in total.group_flops.items()},
+        group_flops={g: v / n + extra.get(g, 0.0) for g, v in total.group_flops.items()},
         replicated_parameters=latent,
+        state_share=state_share,
     )
+
+
+def _mla_layout(value: object) -> str:
+    if not isinstance(value, str) or value not in MLA_LAYOUTS:
+        raise InvalidValueError("mla_layout", value, "'sharded' (the strict floor) or 'replicated' (serving engines)")
+    return str(value)
 
 
 def link_bandwidth_of(accelerator: Accelerator, link_bandwidth: float | None, num_devices: int) -> tuple[float, list[str]]:
@@ -199,6 +238,7 @@ class ParallelFloor(EnergyAndCost):
     chain_time_s: np.ndarray | float = 0.0
     latency_profile: str | None = None
     device: Accelerator | None = field(default=None, repr=False, compare=False)
+    mla_layout: str | None = None  # an MLA model's layout under tensor parallelism (MLA_LAYOUTS)
 
     @property
     def _energy_bytes(self) -> np.ndarray:
@@ -218,7 +258,7 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
                           context: Broadcastable = 0, num_devices: int = 1, *,
                           collective_latency: float = 0.0, link_bandwidth: float | None = None,
                           overlap_communication: bool = True, routing: Routing | str | float = "uniform",
-                          latency: LatencyProfile | str | None = None) -> ParallelFloor:
+                          latency: LatencyProfile | str | None = None, mla_layout: str = "sharded") -> ParallelFloor:
     """Decode step floor of ``model`` split over ``num_devices`` devices by tensor parallelism.
 
     The defaults give the **strict floor**: collectives cost their link time only (no fixed
@@ -230,8 +270,10 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
 
     Communication per step: two all-reduces of B·d activations per layer, the all-reduce of the
     vocab-parallel embedding's output (B·d) and the all-gather of the vocab-parallel logits
-    (B·V), all in the activation format.  MLA latent down-projections (q_a, kv_a) are held
-    whole by every device (:func:`latent_projection_parameters`), with their FLOPs.
+    (B·V), all in the activation format.  An MLA model's latent down-projections (q_a, kv_a)
+    and latent cache are split n ways in the strict floor, or held whole by every device
+    (``mla_layout="replicated"``, :func:`latent_projection_parameters`; see the module
+    docstring).
 
     Parameters
     ----------
@@ -258,6 +300,10 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
         all-reduce, the logits all-gather and the profile's per-step cost.  The step becomes
         max(step, chain) and ``chain_time_s`` holds it (an estimate for that runtime; a note
         says so).  None (default): no chain.
+    mla_layout : {"sharded", "replicated"}
+        MLA models only: ``"sharded"`` (default, the strict floor) splits q_a, kv_a and the
+        latent cache n ways; ``"replicated"`` holds them whole on every device, as serving
+        engines do.  Recorded in the result's ``mla_layout`` and notes.
 
     Examples
     --------
@@ -282,22 +328,20 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
     link, notes = link_bandwidth_of(accelerator, link_bandwidth, n)
     from .peaks import group_peaks
     from .routing import resolve_routing
-    from .traffic import step_traffic, StepTraffic
+    from .traffic import StepTraffic
 
     routing = resolve_routing(routing, model, batch)
     routing_note = routing.note(model)
     if routing_note:
         notes.append(routing_note)
-    traffic = device_traffic(model, batch, context, n, routing)
+    layout = _mla_layout(mla_layout) if model.is_mla else None
+    traffic = device_traffic(model, batch, context, n, routing, mla_layout)
     read = traffic.weight_read_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
     memory = f.memory_time(read, accelerator.memory_bandwidth)
     # each FLOP group at its own precision (as decode_floor), split n ways but the latent projections
     peaks = group_peaks(model, accelerator, False)
-    if traffic.replicated_parameters:
-        compute = peaks.compute_time(StepTraffic(read, traffic.kv_read_bytes, traffic.kv_write_bytes, traffic.flops,
-                                              traffic.group_flops))
-    else:
-        compute = peaks.compute_time(step_traffic(model, batch, context), n)
+    compute = peaks.compute_time(StepTraffic(read, traffic.kv_read_bytes, traffic.kv_write_bytes, traffic.flops,
+                                             traffic.group_flops))
     b_act = model.activation_format.bytes_per_element
     comm = (f.tensor_parallel_communication_time(batch, model.hidden_size, b_act, model.num_layers, n, link,
                                                  collective_latency)
@@ -320,13 +364,24 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
                      + ("" if overlap_communication else ", on the critical path after memory and compute")
                      + ": an estimate for such a runtime, not a floor (the strict floor: collective_latency=0, "
                      "overlap_communication=True)")
-    if traffic.replicated_parameters and n > 1:
-        notes.append(f"MLA latent projections q_a and kv_a ({traffic.replicated_parameters:,} parameters) are held "
-                     "whole by every device")
-    kv_heads = 1 if model.is_mla else model.num_kv_heads
+    if layout == "replicated" and n > 1:
+        notes.append(f"mla_layout='replicated' (the serving engines' convention, not the strict floor): MLA latent "
+                     f"projections q_a and kv_a ({traffic.replicated_parameters:,} parameters) and the latent cache are "
+                     "held whole by every device; the strict floor is mla_layout='sharded'")
+    elif layout == "sharded" and n > 1:
+        notes.append(f"mla_layout='sharded' (the strict floor): MLA latent projections q_a and kv_a split {n} ways (two "
+                     "all-gathers of the latents per layer, left out) and the latent cache by context; serving "
+                     "engines replicate them: mla_layout='replicated'")
+    kv_heads = (1 if layout == "replicated" else n) if model.is_mla else model.num_kv_heads
     replication = max(n / kv_heads, 1.0)
     if replication > 1:
         notes.append(f"{n} devices > {kv_heads} KV heads: each KV head is replicated on {replication:g} devices")
+    onchip = onchip_cache_note(traffic.weight_bytes + traffic.kv_bytes, accelerator, per_device=n > 1)
+    if onchip:
+        notes.append(onchip)
+    if model.num_recurrent_layers and traffic.state_share > 1 / n:
+        notes.append(f"{n} devices > {model.recurrent_heads} recurrent heads: each head's state is replicated on "
+                     f"{n / model.recurrent_heads:g} devices")
     return ParallelFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, strategy="tensor", num_devices=n,
         batch=batch, context=context, weight_bytes_per_device=traffic.weight_bytes,
@@ -335,6 +390,7 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
         tokens_per_s=f.tokens_per_second(batch, step), kv_replication=replication,
         link_bandwidth=link, collective_latency=collective_latency, notes=tuple(notes),
         chain_time_s=chain, latency_profile=None if profile is None else profile.label, device=accelerator,
+        mla_layout=layout,
     )
 
 
@@ -403,11 +459,13 @@ def pipeline_parallel_floor(model: Model | str, accelerator: Accelerator | str, 
     hop = (collective_latency + micro * model.hidden_size * model.activation_format.bytes_per_element / link) if p > 1 else 0.0
     step = np.asarray(f.pipeline_step_time(stage, p, m, hop), dtype=np.float64)
     kv_resident = batch * kv_bytes_per_sequence(model, context) / p
+    onchip = onchip_cache_note(model.weight_bytes / p + kv_resident, accelerator, per_device=p > 1)
     return ParallelFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, strategy="pipeline", num_devices=p,
         batch=batch, context=context, weight_bytes_per_device=model.weight_bytes / p, kv_bytes_per_device=kv_resident,
         bytes_read_per_device=read * m, memory_time_s=memory * m, compute_time_s=compute * m,
         communication_time_s=np.zeros_like(step) + p * hop, step_time_s=step,
         tokens_per_s=f.tokens_per_second(batch, step), kv_replication=1.0, link_bandwidth=link,
-        collective_latency=collective_latency, notes=tuple(notes), device=accelerator,
+        collective_latency=collective_latency, notes=tuple(notes) + ((onchip,) if onchip else ()),
+        device=accelerator,
     )

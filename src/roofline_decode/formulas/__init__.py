@@ -11,6 +11,7 @@ from .capacity import batch_capacity, context_capacity, usable_memory
 from .parallel import (
     kv_head_share,
     pipeline_step_time,
+    recurrent_state_share,
     ring_all_gather_time,
     ring_all_reduce_time,
     sharded_bytes,
@@ -46,7 +47,7 @@ from .recurrent import (
     recurrent_state_bytes,
     recurrent_update_flops,
 )
-from .sparse_attention import chunked_attended_positions, indexer_flops, indexer_read_bytes
+from .sparse_attention import chunked_attended_positions, indexer_bytes_per_token, indexer_flops, indexer_read_bytes
 from .roofline import (
     arithmetic_intensity,
     compute_time,
@@ -91,7 +92,8 @@ PUBLIC_FORMULAS = {
         tokens_per_second,
         critical_batch,
         usable_memory, batch_capacity, context_capacity,
-        ring_all_reduce_time, ring_all_gather_time, tensor_parallel_communication_time, kv_head_share, sharded_bytes,
+        ring_all_reduce_time, ring_all_gather_time, tensor_parallel_communication_time, kv_head_share,
+        recurrent_state_share, sharded_bytes,
         pipeline_step_time,
         requests_per_second, littles_law_concurrency, request_rate_at_concurrency,
         tiered_memory_time, overlapped_tiered_memory_time, required_tier_bandwidth,
@@ -102,7 +104,7 @@ PUBLIC_FORMULAS = {
         mamba_matrix_parameters, mamba_state_elements,
         mamba2_matrix_parameters, mamba2_state_elements, gated_deltanet_matrix_parameters,
         gated_deltanet_state_elements, recurrent_state_bytes, recurrent_update_flops,
-        chunked_attended_positions, indexer_read_bytes, indexer_flops,
+        chunked_attended_positions, indexer_bytes_per_token, indexer_read_bytes, indexer_flops,
         data_movement_energy, board_energy, energy_per_token, cost_per_token,
     )
 }
@@ -129,6 +131,7 @@ __all__ = [
     "expected_tokens_per_round",
     "gated_deltanet_matrix_parameters",
     "gated_deltanet_state_elements",
+    "indexer_bytes_per_token",
     "indexer_flops",
     "indexer_read_bytes",
     "kv_bytes_per_token_per_layer",
@@ -155,6 +158,7 @@ __all__ = [
     "prefill_matmul_flops",
     "prefill_weight_bytes",
     "recurrent_state_bytes",
+    "recurrent_state_share",
     "recurrent_update_flops",
     "request_rate_at_concurrency",
     "requests_per_second",

@@ -49,10 +49,11 @@ def usable_memory(
 
     Examples
     --------
-    An H100 SXM ("80 GB" = 80 GiB) with a 2 GiB runtime reserve: 83.75 GB usable.
+    An A100 80GB ("80 GB" = 80 GiB) with a 2 GiB runtime reserve: 83.75 GB usable; an H100 SXM,
+    whose runtime exposes 81,559 MiB of its 80 GiB (nvidia-smi), 83.37 GB.
 
-    >>> usable_memory(80 * 2**30, 2 * 2**30) / 1e9
-    83.751862272
+    >>> usable_memory(80 * 2**30, 2 * 2**30) / 1e9, usable_memory(81559 * 2**20, 2 * 2**30) / 1e9
+    (83.751862272, 83.373326336)
     """
     return memory_capacity * (1 - reserve_fraction) - reserve_bytes
 
@@ -86,7 +87,7 @@ def batch_capacity(
 
     Examples
     --------
-    Llama-3.1-70B in bf16 (141.1 GB of weights, 327,680 B of KV per token) on two H100s
+    Llama-3.1-70B in bf16 (141.1 GB of weights, 327,680 B of KV per token) on two A100 80GB
     (2 × 83.75 GB usable) at 8192 tokens: 9.8 sequences.
 
     >>> round(float(batch_capacity(2 * 83.751862272e9, 141.107412992e9, 8192 * 327680)), 2)

@@ -52,10 +52,11 @@ def data_movement_energy(bytes_moved: Operand, access_energy_per_bit: Operand, f
     Examples
     --------
     Llama-3.1-8B in bf16 at batch 1 and 4K context moves 15.55 GB per step; from HBM3E at
-    3.9 pJ/bit (Samsung) that takes at least 0.485 J, the energy floor of one token.
+    2.4 pJ/bit (Micron, derived: ``memory_energy/hbm3e.toml``) that takes at least 0.299 J, the
+    energy floor of one token.
 
-    >>> round(data_movement_energy(15.547e9, 3.9e-12), 3)
-    0.485
+    >>> round(data_movement_energy(15.547e9, 2.4e-12), 3)
+    0.299
     """
     return 8 * bytes_moved * access_energy_per_bit + flops * energy_per_flop
 

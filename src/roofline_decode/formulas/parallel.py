@@ -16,6 +16,7 @@ __all__ = [
     "ring_all_gather_time",
     "tensor_parallel_communication_time",
     "kv_head_share",
+    "recurrent_state_share",
     "sharded_bytes",
     "pipeline_step_time",
 ]
@@ -206,6 +207,49 @@ def kv_head_share(num_kv_heads: Operand, num_devices: Operand) -> ArrayOrExpr:
     [0.25, 0.125, 0.125]
     """
     return maximum(1 / num_devices, 1 / num_kv_heads)
+
+
+def recurrent_state_share(recurrent_heads: Operand, num_devices: Operand) -> ArrayOrExpr:
+    r"""Fraction of the recurrent state (and of its update FLOPs) one tensor-parallel device holds.
+
+    .. math:: s_{rec} = \max\left(\frac{1}{n}, \frac{1}{H_{rec}}\right)
+
+    Parameters
+    ----------
+    recurrent_heads : array_like
+        Independent parts of a recurrent layer's state H_rec [1]: Gated DeltaNet's value heads,
+        Mamba-2's SSM heads, Mamba (v1)'s inner channels.
+    num_devices : array_like
+        Tensor-parallel degree n [1].
+
+    Returns
+    -------
+    array_like
+        Share [1]: up to n = H_rec each device keeps H_rec / n heads' states and updates them;
+        beyond, a head is the smallest part placed on a device and the share stops shrinking.
+
+    Notes
+    -----
+    The split follows the recurrent heads, not the KV heads of the model's attention layers
+    (Qwen3-Next: 32 value heads, 2 KV heads).  Real-valued, like :func:`kv_head_share`: the
+    busiest device of an uneven split holds ⌈H_rec / n⌉ heads, which this share rounds down, so
+    it never overstates a device's state.
+
+    References
+    ----------
+    .. [1] vLLM ``Qwen3NextGatedDeltaNet`` (``num_v_heads // tp_size`` value heads and their
+       states per rank) and ``MambaMixer2`` (``num_heads // tp_size`` SSM heads per rank);
+       ``MambaStateShapeCalculator`` (state shapes per rank).
+
+    Examples
+    --------
+    Qwen3-Next-80B-A3B (32 Gated DeltaNet value heads): 1/8 of the state on 8 devices, 1/32 on
+    64.
+
+    >>> [float(recurrent_state_share(32, n)) for n in (8, 32, 64)]
+    [0.125, 0.03125, 0.03125]
+    """
+    return maximum(1 / num_devices, 1 / recurrent_heads)
 
 
 def sharded_bytes(split_bytes: Operand, replicated_bytes: Operand, num_devices: Operand) -> ArrayOrExpr:

@@ -6,7 +6,15 @@ from __future__ import annotations
 from .._typing import ArrayOrExpr, Operand
 from .ops import remainder
 
-__all__ = ["chunked_attended_positions", "indexer_read_bytes", "indexer_flops"]
+__all__ = ["chunked_attended_positions", "indexer_bytes_per_token", "indexer_read_bytes", "indexer_flops"]
+
+#: Bytes of one cached indexer key element [B]: fp8 e4m3 (:func:`indexer_bytes_per_token`).
+INDEXER_KEY_BYTES = 1
+#: Bytes of one indexer key scale [B]: fp32.
+INDEXER_SCALE_BYTES = 4
+#: Indexer key elements that share one scale [1] (DeepSeek's ``block_size``, vLLM's
+#: ``quant_block_size``).
+INDEXER_SCALE_BLOCK = 128
 
 
 def chunked_attended_positions(
@@ -52,6 +60,52 @@ def chunked_attended_positions(
     return num_chunked_layers * remainder(context, attention_chunk_size)
 
 
+def indexer_bytes_per_token(indexer_head_dim: Operand) -> ArrayOrExpr:
+    r"""Bytes of one token's lightning-indexer key in one sparse layer, as it is cached.
+
+    .. math:: m_{idx} = d_{idx}\,b_{key} + \frac{d_{idx}}{g}\,b_{scale}
+              = d_{idx}\left(1 + \frac{4}{128}\right)
+
+    The indexer keys are cached in fp8 (e4m3, b_key = 1 B per element) with one fp32 scale
+    (b_scale = 4 B) per block of g = 128 elements, whatever the format of the attention's own
+    KV cache (:data:`INDEXER_KEY_BYTES`, :data:`INDEXER_SCALE_BYTES`, :data:`INDEXER_SCALE_BLOCK`).
+
+    Parameters
+    ----------
+    indexer_head_dim : array_like
+        Indexer head width d_idx (``index_head_dim``) [1].
+
+    Returns
+    -------
+    array_like
+        Indexer key bytes per token and sparse layer m_idx [B].
+
+    Notes
+    -----
+    d_idx is a multiple of g in every released config (128); for another width the scales are
+    counted as the fraction d_idx / g, which never overstates them.  The format belongs to the
+    model (its indexer was trained on fp8 keys), so an fp8 or bf16 attention cache alike stores
+    132 B per token for d_idx = 128, not d_idx elements of the KV format (256 B in bf16).
+
+    References
+    ----------
+    .. [1] deepseek-ai/DeepSeek-V3.2-Exp, ``inference/model.py``, class ``Indexer``: ``k_cache``
+       of ``index_head_dim`` ``float8_e4m3fn`` elements and ``k_scale_cache`` of
+       ``index_head_dim // block_size`` ``float32`` scales per token (``block_size`` = 128).
+    .. [2] vLLM ``DeepseekV32IndexerCache`` (``model_executor/models/deepseek_v2.py``): a uint8
+       cache of ``index_head_dim + index_head_dim // quant_block_size * 4`` bytes per token
+       (``quant_block_size`` = 128).
+
+    Examples
+    --------
+    DeepSeek-V3.2-Exp (``index_head_dim`` = 128): 128 fp8 bytes and one 4-byte scale.
+
+    >>> indexer_bytes_per_token(128)
+    132.0
+    """
+    return indexer_head_dim * (INDEXER_KEY_BYTES + INDEXER_SCALE_BYTES / INDEXER_SCALE_BLOCK)
+
+
 def indexer_read_bytes(
     batch: Operand, context: Operand, num_sparse_layers: Operand, indexer_bytes_per_token: Operand,
 ) -> ArrayOrExpr:
@@ -71,8 +125,8 @@ def indexer_read_bytes(
     num_sparse_layers : array_like
         Layers with sparse attention L_sparse [1].
     indexer_bytes_per_token : array_like
-        Indexer key bytes per token and layer m_idx [B] (``index_head_dim`` elements in the
-        KV-cache format).
+        Indexer key bytes per token and layer m_idx [B]
+        (:func:`indexer_bytes_per_token`: 132 B for ``index_head_dim`` = 128).
 
     Returns
     -------
@@ -86,10 +140,11 @@ def indexer_read_bytes(
 
     Examples
     --------
-    DeepSeek-V3.2-Exp (61 layers, 128-wide bf16 indexer keys) at B = 1, T = 100,000:
+    DeepSeek-V3.2-Exp (61 layers, 128-wide fp8 indexer keys with one fp32 scale, 132 B) at
+    B = 1, T = 100,000:
 
-    >>> indexer_read_bytes(1, 100_000, 61, 256)
-    1561600000
+    >>> indexer_read_bytes(1, 100_000, 61, 132)
+    805200000
     """
     return batch * num_sparse_layers * context * indexer_bytes_per_token
 

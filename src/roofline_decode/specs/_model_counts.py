@@ -47,6 +47,8 @@ class ModelCounts:
         recurrent_matrix_parameters: int
         recurrent_vector_parameters: int
         recurrent_state_elements: int
+        recurrent_flops_per_token: int
+        recurrent_heads: int
         attention_output_gate: bool
         num_experts: int
         num_experts_per_token: int
@@ -116,8 +118,10 @@ class ModelCounts:
 
     @property
     def indexer_bytes_per_token_per_layer(self) -> float:
-        """Lightning-indexer key bytes per token and sparse layer [B] (KV-cache format)."""
-        return float(self.indexer_head_dim * self.kv_format.bytes_per_element) if self.num_sparse_layers else 0.0
+        """Lightning-indexer key bytes per token and sparse layer [B]: fp8 keys plus one fp32
+        scale per 128 elements, whatever the KV-cache format
+        (:func:`~roofline_decode.formulas.indexer_bytes_per_token`; 132 B for DeepSeek-V3.2)."""
+        return float(f.indexer_bytes_per_token(self.indexer_head_dim)) if self.num_sparse_layers else 0.0
 
     @property
     def cache_residency(self) -> tuple[float, int, float, float]:

@@ -154,11 +154,17 @@ class _Hardware(Spec):
 
     def replace(self, **changes: Any) -> Self:
         """A validated copy with some fields changed; the printed figures of changed fields are
-        dropped (they no longer describe the value: planning and ``show`` read the field)."""
+        dropped (they no longer describe the value: planning and ``show`` read the field).  A
+        field given its current value is not changed, and its figures stay."""
         if "figures" not in changes:
-            changed = set(changes) | ({"tdp"} if "tdp_w" in changes else set())
+            changed = set(self.changed_fields(changes))
+            changed |= {"tdp"} if "tdp_w" in changed else set()
             changes["figures"] = {k: v for k, v in self.figures.items() if k.split(".")[0] not in changed}
         return super().replace(**changes)
+
+    def changed_fields(self, changes: dict[str, Any]) -> list[str]:
+        """The fields of ``changes`` whose value differs from this object's."""
+        return [field for field, value in changes.items() if getattr(self, field, None) != value]
 
     @model_validator(mode="after")
     def _sources_resolve(self) -> Self:
@@ -201,7 +207,8 @@ class Accelerator(_Hardware):
     usable_memory_capacity : float, optional
         Memory the runtime exposes [B] where a source gives it and it is less than the capacity
         (NVIDIA GDDR data-center cards with ECC on give up 1/16: an L40S shows 46,068 MiB of its
-        48 GiB).  Set it to None for a card run with ECC off.
+        48 GiB; an H100 SXM 81,559 MiB of its 80 GiB of HBM3).  Set it to None for a card run
+        with ECC off.
     gpu_memory_share : float, optional
         Fraction of a unified memory the accelerator may use, in (0, 1].  None: the rule of the
         device kind (:func:`roofline_decode.planning.device_memory`; Apple silicon: macOS's
@@ -234,16 +241,19 @@ class Accelerator(_Hardware):
 
         Figures describing a changed field are dropped (they would be stale), unless ``figures``
         is given too; a new ``memory_capacity`` also clears ``usable_memory_capacity`` unless
-        that is given (the ECC figure belongs to the old capacity).
+        that is given (the ECC figure belongs to the old capacity).  A field given its current
+        value is not changed: its figures stay (``replace(memory_capacity=gpu.memory_capacity)``
+        keeps the printed "24 GB" that the usable-memory rule reads as 24 GiB).
         """
+        changed = self.changed_fields(changes)
         if "figures" not in changes:
-            stale = tuple(prefix for field in changes for prefix in _FIGURES_OF_FIELD.get(field, ()))
+            stale = tuple(prefix for field in changed for prefix in _FIGURES_OF_FIELD.get(field, ()))
             if stale:
                 changes["figures"] = {
                     key: fig for key, fig in self.figures.items()
                     if not any(key == p or (p.endswith(".") and key.startswith(p)) for p in stale)
                 }
-        if "memory_capacity" in changes and "usable_memory_capacity" not in changes:
+        if "memory_capacity" in changed and "usable_memory_capacity" not in changes:
             changes["usable_memory_capacity"] = None
         return super().replace(**changes)
 

@@ -15,7 +15,7 @@ Examples
 --------
 >>> energy = load_memory_energy("hbm3e")
 >>> energy.name, energy.access_energy_per_bit
-('HBM3E', 3.9e-12)
+('HBM3E', 2.4e-12)
 >>> memory_technologies("HBM3e 12-high"), memory_technologies("LPDDR5/LPDDR5X unified")
 (('hbm3e',), ('lpddr5', 'lpddr5x'))
 """

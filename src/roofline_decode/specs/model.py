@@ -70,6 +70,11 @@ class Model(ModelCounts, Spec):
         ``recurrent_vector_parameters`` per layer and a fixed state of
         ``recurrent_state_elements`` per sequence (``state_format``), updated with
         ``recurrent_flops_per_token`` (DESIGN.md §4b).
+    recurrent_heads : int
+        Independent parts of a recurrent layer's state, the most ways tensor parallelism splits
+        it (``floors.parallel``): Gated DeltaNet's value heads (``linear_num_value_heads``: one
+        d_k × d_v state each), Mamba-2's SSM heads, Mamba (v1)'s inner channels.  0 (not
+        given): as many as there are devices.
     attention_output_gate : bool
         Attention layers carry a sigmoid output gate (Qwen3-Next: q_proj twice as wide).
     num_experts, num_experts_per_token, moe_intermediate_size : int
@@ -123,6 +128,7 @@ class Model(ModelCounts, Spec):
     recurrent_vector_parameters: NonNegativeInt = 0
     recurrent_state_elements: NonNegativeInt = 0
     recurrent_flops_per_token: NonNegativeInt = 0
+    recurrent_heads: NonNegativeInt = 0
     attention_output_gate: bool = False  # a sigmoid gate on the attention output (Qwen3-Next)
     # mixture of experts, and layers with a dense MLP or none
     num_experts: NonNegativeInt = 0

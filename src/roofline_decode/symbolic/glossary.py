@@ -272,6 +272,8 @@ bytes_per_activation | b_act | b_{act} | B | positive | stored bytes per activat
 all_reduces_per_layer | n_AR | k_{AR} | 1 | positive | all-reduces per layer (2 for Megatron attention + MLP)
 tensor_parallel_communication_time | T_comm | T_{comm} | s | positive | all-reduce time of one tensor-parallel step
 kv_head_share | s_kv | s_{kv} | 1 | positive | fraction of the KV heads each tensor-parallel device holds
+recurrent_state_share | s_rec | s_{rec} | 1 | positive | fraction of the recurrent state each tensor-parallel device holds
+recurrent_heads | H_rec | H_{rec} | 1 | positive | independent parts of a recurrent layer's state (value heads, SSM heads)
 split_bytes | Q_split | Q_{split} | B | nonnegative | bytes divided evenly among the devices
 replicated_bytes | Q_repl | Q_{replicated} | B | nonnegative | bytes every device holds a full copy of
 sharded_bytes | Q_dev | Q_{device} | B | positive | bytes one device holds or reads

@@ -34,6 +34,7 @@ def _mamba2_mixer(r: ConfigReader, hidden: int, inner: int, heads: int, groups: 
         "recurrent_vector_parameters": conv_dim * kernel + conv_dim * conv_bias + 3 * heads + inner * gated_norm,
         "recurrent_state_elements": int(f.mamba2_state_elements(inner, groups, state, kernel)),
         "recurrent_flops_per_token": 6 * inner * state + 2 * conv_dim * kernel,
+        "recurrent_heads": heads,  # one (d_in / H) x N state per SSM head
     }
 
 

@@ -137,6 +137,7 @@ def _qwen3_next(r: ConfigReader) -> dict[str, Any]:
         recurrent_vector_parameters=conv_dim * kernel + 2 * hv + dv,  # conv1d, A_log, dt_bias, gated norm
         recurrent_state_elements=int(f.gated_deltanet_state_elements(hk, dk, hv, dv, kernel)),
         recurrent_flops_per_token=8 * hv * dk * dv + 2 * conv_dim * kernel,
+        recurrent_heads=hv,  # one d_k x d_v delta-rule state per value head
     )
     dense_only = set(r.integer_list("mlp_only_layers"))
     step = r.integer("decoder_sparse_step", default=1, minimum=1)
@@ -218,6 +219,7 @@ def _jamba(r: ConfigReader) -> dict[str, Any]:
         + inner * state + inner + dt_rank + 2 * state,
         recurrent_state_elements=int(f.mamba_state_elements(inner, state, kernel)),
         recurrent_flops_per_token=6 * inner * state + 2 * inner * kernel,
+        recurrent_heads=inner,  # no heads: each of the d_in channels has its own N-state SSM
     )
     width = r.integer("intermediate_size", minimum=1)
     fields.update(moe_fields(r, layers, r.integer("num_experts", default=16, minimum=0),
