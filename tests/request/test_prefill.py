@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline_decode import InvalidValueError, decode_floor
-from roofline_decode.floors.prefill import mixed_step_floor, prefill_floor
+from roofline_decode.floors.mixed_step import mixed_step_floor
+from roofline_decode.floors.prefill import prefill_floor
 from roofline_decode.formulas import prefill as fp
 from tests.properties.strategies import accelerators, models
 
@@ -162,3 +163,14 @@ def test_recurrent_layers_write_no_kv_in_prefill_mixed_steps_or_verify():
                              prefill_context=0)
     assert float(mixed.kv_write_bytes) == 64 * 12 * 2048
     assert float(verify_traffic(model, 2, 100, 3).kv_write_bytes) == 2 * 4 * 12 * 2048
+
+
+def test_the_mixed_step_moved_to_its_own_module_and_the_old_path_warns():
+    import roofline_decode as rd
+    from roofline_decode.floors import mixed_step, prefill
+
+    assert rd.mixed_step_floor is mixed_step.mixed_step_floor
+    with pytest.warns(DeprecationWarning, match="floors.mixed_step.mixed_step_floor"):
+        assert prefill.mixed_step_floor is mixed_step.mixed_step_floor
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        prefill.nothing  # noqa: B018

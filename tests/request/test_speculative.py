@@ -68,7 +68,8 @@ def test_speculation_laws(model, draft, device, k, acceptance, batch, context):
 
 
 def test_identical_routing_is_the_strict_floor_everywhere():
-    from roofline_decode.floors.prefill import mixed_step_floor, prefill_floor
+    from roofline_decode.floors.mixed_step import mixed_step_floor
+    from roofline_decode.floors.prefill import prefill_floor
     from roofline_decode.floors.request import request_floor
 
     m = "qwen3-30b-a3b"

@@ -2,7 +2,7 @@
 
 :class:`~roofline_decode.floors.decode.DecodeFloor`,
 :class:`~roofline_decode.floors.prefill.PrefillFloor` and
-:class:`~roofline_decode.floors.prefill.MixedStepFloor` each time bytes at the memory
+:class:`~roofline_decode.floors.mixed_step.MixedStepFloor` each time bytes at the memory
 bandwidth and FLOPs at the compute peaks (DESIGN.md §4); they inherit these fields, and the
 roofline verdict on them, from :class:`RooflineTerms`.
 """
