@@ -20,7 +20,7 @@ small = st.one_of(st.integers(0, 8192), st.lists(st.integers(1, 4096), min_size=
 def test_prefill_floor(prompt, batch, chunk, cached):
     r = outcome("prefill_floor", lambda: rd.prefill_floor(MODEL, GPU, prompt, batch, chunk=chunk, cached=cached))
     if r is not None:
-        finite_positive("time_s", r.time_s)
+        finite_positive("ttft_s", r.ttft_s)
         finite_non_negative("flops", r.flops)
 
 

@@ -16,7 +16,7 @@ def test_latency_is_ttft_plus_the_decode_steps_it_passes_through():
     """Prefill yields the first token; then O - 1 = 511 decode steps at contexts 2048 ... 2558."""
     r = request_floor("llama-3.1-8b", "h100-sxm", 2048, 512, batch=[1, 32])
     for i, batch in enumerate([1, 32]):
-        ttft = float(prefill_floor("llama-3.1-8b", "h100-sxm", 2048, batch).time_s)
+        ttft = float(prefill_floor("llama-3.1-8b", "h100-sxm", 2048, batch).ttft_s)
         steps = decode_floor("llama-3.1-8b", "h100-sxm", batch, np.arange(2048, 2559)).step_time_s
         assert steps.size == 511
         assert float(r.ttft_s[i]) == ttft
@@ -32,7 +32,7 @@ def test_latency_is_ttft_plus_the_decode_steps_it_passes_through():
 
 def test_one_output_token_is_the_prefill_alone():
     r = request_floor("llama-2-7b", "a100-80gb-sxm", 2048, 1)
-    assert float(r.latency_s) == float(prefill_floor("llama-2-7b", "a100-80gb-sxm", 2048).time_s)
+    assert float(r.latency_s) == float(prefill_floor("llama-2-7b", "a100-80gb-sxm", 2048).ttft_s)
     assert np.isnan(r.tpot_s) and float(r.decode_time_s) == 0
 
 

@@ -226,8 +226,9 @@ def _compute_bound_chunk(model: Model, batch: np.ndarray, prompt: np.ndarray, ca
 class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
     """The prefill floor (time to first token) broadcast over batch, prompt, chunk and cached.
 
-    SI units: bytes [B], FLOPs, seconds [s].  ``time_s`` is the floor of the whole prefill
-    (it yields the first output token); ``prompt_tokens_per_s`` is B·P / time.
+    SI units: bytes [B], FLOPs, seconds [s].  ``ttft_s`` is the floor of the whole prefill, the
+    time to first token (the prefill yields it), as :class:`~roofline_decode.RequestFloor` names
+    it; ``prompt_tokens_per_s`` is B·P / TTFT.  ``time_s`` is a deprecated alias of ``ttft_s``.
     ``prompt`` counts a cached prefix (``cached`` of its tokens are not recomputed).
     ``compute_bound_prompt``: smallest prompt whose unchunked prefill (same batch and cached
     prefix) is compute-bound; ``compute_bound_chunk``: smallest chunk at which this prompt's
@@ -241,7 +242,7 @@ class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
     chunk: np.ndarray
     cached: np.ndarray
     num_chunks: np.ndarray
-    time_s: np.ndarray
+    ttft_s: np.ndarray
     prompt_tokens_per_s: np.ndarray
     arithmetic_intensity: np.ndarray
     ridge_point: float | np.ndarray
@@ -253,25 +254,32 @@ class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
     device: Accelerator | None = field(default=None, repr=False, compare=False)
 
     @property
+    def time_s(self) -> np.ndarray:
+        """Deprecated alias of :attr:`ttft_s` (the name until 0.2; goes in the next release)."""
+        warnings.warn("PrefillFloor.time_s is deprecated: use ttft_s (the time to first token, as RequestFloor "
+                      "names it)", DeprecationWarning, stacklevel=2)
+        return self.ttft_s
+
+    @property
     def _energy_time(self) -> np.ndarray:
-        return np.asarray(self.time_s)
+        return np.asarray(self.ttft_s)
 
     @property
     def _energy_tokens(self) -> np.ndarray:  # prompt tokens processed (input tokens)
-        tokens: np.ndarray = np.asarray(self.prompt_tokens_per_s) * np.asarray(self.time_s)
+        tokens: np.ndarray = np.asarray(self.prompt_tokens_per_s) * np.asarray(self.ttft_s)
         return tokens
 
     RECORD_KEYS = (
         "model", "accelerator", "batch", "prompt", "chunk", "cached", "num_chunks", "weight_format", "kv_format",
         "weight_bytes", "kv_read_bytes", "kv_write_bytes", "bytes_total", "flops", "memory_time_s",
-        "compute_time_s", "time_s", "prompt_tokens_per_s", "arithmetic_intensity", "ridge_point", "bound",
+        "compute_time_s", "ttft_s", "prompt_tokens_per_s", "arithmetic_intensity", "ridge_point", "bound",
         "compute_bound_prompt", "compute_bound_chunk",
     )
     COLUMNS = (
         ("batch", "batch", 1.0), ("prompt", "prompt", 1.0), ("chunk", "chunk", 1.0), ("cached", "cached", 1.0),
         ("weights GB", "weight_bytes", 1e9), ("KV read GB", "kv_read_bytes", 1e9),
         ("KV write GB", "kv_write_bytes", 1e9), ("TFLOP", "flops", 1e12), ("mem ms", "memory_time_s", 1e-3),
-        ("comp ms", "compute_time_s", 1e-3), ("TTFT ms", "time_s", 1e-3), ("bound", "bound", None),
+        ("comp ms", "compute_time_s", 1e-3), ("TTFT ms", "ttft_s", 1e-3), ("bound", "bound", None),
         ("P*", "compute_bound_prompt", 1.0), ("chunk*", "compute_bound_chunk", 1.0),
     )
 
@@ -337,7 +345,7 @@ def prefill_floor(
     Llama-2-7B in bf16, a 2,048-token prompt on an A100-80GB SXM: compute-bound, 27.6 TFLOP, 88.5 ms.
 
     >>> r = prefill_floor("llama-2-7b", "a100-80gb-sxm", 2048)
-    >>> f"{float(r.flops):.3g}", round(float(r.time_s) * 1e3, 1), str(r.bound)
+    >>> f"{float(r.flops):.3g}", round(float(r.ttft_s) * 1e3, 1), str(r.bound)
     ('2.76e+13', 88.5, 'compute')
     >>> int(r.compute_bound_prompt)
     157
@@ -363,7 +371,7 @@ def prefill_floor(
         kv_format=model.kv_format.name, compute_precision=timing.precision, batch=batch, prompt=prompt, chunk=chunk,
         cached=cached, num_chunks=np.ceil(new / chunk), weight_bytes=t.weight_bytes, kv_read_bytes=t.kv_read_bytes,
         kv_write_bytes=t.kv_write_bytes, bytes_total=t.bytes_total, flops=t.flops, memory_time_s=memory,
-        compute_time_s=compute, time_s=time, prompt_tokens_per_s=batch * new / time,
+        compute_time_s=compute, ttft_s=time, prompt_tokens_per_s=batch * new / time,
         arithmetic_intensity=f.arithmetic_intensity(t.flops, t.bytes_total),
         ridge_point=ridge_point_of(peak, timing.bandwidth),
         compute_bound_prompt=cached + _compute_bound_prompt(model, batch, cached, timing, routing),

@@ -62,7 +62,7 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
     ax = new_axes(ax)
     for i, device in enumerate(devices):
         r = prefill_floor(spec, device, prompts, batch, chunk=chunk, sparse=sparse)
-        ms = r.time_s * 1e3
+        ms = r.ttft_s * 1e3
         compute = r.compute_time_s >= r.memory_time_s
         label = device.id or device.name
         ax.plot(prompts, np.where(compute, ms, np.nan), color=color(i), lw=2, label=f"{label}")
@@ -73,7 +73,7 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
         star = float(r.compute_bound_prompt.flat[0])
         if np.isfinite(star) and prompts[0] <= star <= prompts[-1]:
             at = prefill_floor(spec, device, star, batch, chunk=None, sparse=sparse)
-            ax.plot([star], [float(at.time_s) * 1e3], "o", color=color(i), ms=6)
+            ax.plot([star], [float(at.ttft_s) * 1e3], "o", color=color(i), ms=6)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("prompt length [tokens]")

@@ -32,7 +32,7 @@ def section_request() -> str:
         out.append(_eq(name))
     r = prefill_floor("llama-2-7b", "a100-80gb-sxm", 2048)
     out.append(f"\nLlama-2-7B, a 2,048-token prompt on the A100-80GB SXM: {float(r.flops):.4g} FLOPs, "
-               f"{float(r.time_s) * 1e3:.1f} ms, {r.bound}-bound; the shortest compute-bound prompt is "
+               f"{float(r.ttft_s) * 1e3:.1f} ms, {r.bound}-bound; the shortest compute-bound prompt is "
                f"{int(r.compute_bound_prompt)} tokens.\n")
     q = request_floor("llama-3.1-8b", "h100-sxm", 2048, 512, batch=[1, 32])
     out.append("\nA request is that prefill, which yields the first token, then O − 1 decode steps at contexts "
