@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
     from ..specs.latency import LatencyProfile
 
-from .grid import broadcast_grid, checked_array
+from .grid import KvLike, WeightsLike, broadcast_grid, checked_array
 from .results import DecodeFloor
 from .step_timing import load_profile, timed_step
 from .traffic import step_traffic
@@ -45,6 +45,8 @@ def decode_floor(
     sparse: bool = False,
     routing: Broadcastable | Routing = "uniform",
     latency: LatencyProfile | str | None = None,
+    weights: WeightsLike = None,
+    kv: KvLike = None,
 ) -> DecodeFloor:
     """The fastest possible decode step of ``model`` on ``accelerator``.
 
@@ -74,6 +76,10 @@ def decode_floor(
         serial chain :func:`~roofline_decode.formulas.serial_chain_time` as a third
         constraint: the step becomes max(T_mem, T_comp, T_chain) and ``bound`` may read
         ``"latency"``.  None (default): the strict floor, no positive latency assumed.
+    weights, kv : str, NumberFormat or dict, optional
+        Serve the model in these weight and KV-cache formats, as
+        :func:`~roofline_decode.load_model` applies them (``weights="fp8"``, ``kv="fp8"``, a
+        llama.cpp preset, a dict per weight group); None (default) keeps the model's.
 
     Returns
     -------
@@ -102,8 +108,8 @@ def decode_floor(
     ...  for r in ("identical", 12.0)]
     [4.0, 12.0]
     """
-    if type(model) is not Model:  # a loaded spec passes as it is (load_model returns it unchanged)
-        model = _catalog.load_model(model)
+    if type(model) is not Model or weights is not None or kv is not None:  # a loaded spec passes as it is
+        model = _catalog.load_model(model, weights=weights, kv=kv)
     if type(accelerator) is not Accelerator:
         accelerator = _catalog.load_accelerator(accelerator)
     if routing.__class__ is str and routing in ("uniform", "identical"):  # one point: the fast path

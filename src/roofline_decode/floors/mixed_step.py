@@ -16,7 +16,7 @@ from .. import formulas as f
 from .._typing import Broadcastable
 from ..errors import InvalidValueError
 from ..formulas import prefill as fp
-from .grid import broadcast_grid, checked_array
+from .grid import KvLike, WeightsLike, broadcast_grid, checked_array
 from .grid_result import GridResult
 from .prefill import (Traffic, device_timing, group_flops, make_traffic, prefill_score_value_width,
                       resolve_model_and_device, ridge_point_of, ridge_text, routed_experts)
@@ -57,8 +57,12 @@ def mixed_traffic(model: Model, decode_batch: np.ndarray, decode_context: np.nda
 
 @dataclass(frozen=True)
 class MixedStepFloor(RooflineTerms, GridResult):
-    """One step of continuous batching: decode tokens beside a prefill chunk (SI units)."""
+    """One step of continuous batching: decode tokens beside a prefill chunk (SI units).
 
+    ``weight_format`` and ``kv_format`` name the formats the model was served in."""
+
+    weight_format: str
+    kv_format: str
     decode_batch: np.ndarray
     decode_context: np.ndarray
     prefill_tokens: np.ndarray
@@ -69,7 +73,7 @@ class MixedStepFloor(RooflineTerms, GridResult):
     peak_flops: np.ndarray
 
     RECORD_KEYS = (
-        "model", "accelerator", "decode_batch", "decode_context", "prefill_tokens", "prefill_context",
+        "model", "accelerator", "weight_format", "kv_format", "decode_batch", "decode_context", "prefill_tokens", "prefill_context",
         "weight_bytes", "kv_read_bytes", "kv_write_bytes", "bytes_total", "flops", "memory_time_s",
         "compute_time_s", "step_time_s", "bound",
     )
@@ -82,7 +86,8 @@ class MixedStepFloor(RooflineTerms, GridResult):
     )
 
     def title(self) -> str:
-        return (f"mixed step of {self.model} on {self.accelerator} (computing in {self.compute_precision}; "
+        return (f"mixed step of {self.model} on {self.accelerator}: {self.weight_format} weights, {self.kv_format} KV "
+                f"(computing in {self.compute_precision}; "
                 f"{ridge_text(self.ridge_point)})")
 
 
@@ -96,10 +101,12 @@ def mixed_step_floor(
     *,
     sparse: bool = False,
     routing: str = "uniform",
+    weights: WeightsLike = None,
+    kv: KvLike = None,
 ) -> MixedStepFloor:
     """The floor of one continuous-batching step carrying decode tokens and a prefill chunk.
 
-    ``model``, ``accelerator``, ``sparse`` and ``routing`` are as in :func:`~roofline_decode.floors.prefill.prefill_floor`.
+    ``model``, ``accelerator``, ``sparse``, ``routing``, ``weights`` and ``kv`` are as in :func:`~roofline_decode.floors.prefill.prefill_floor`.
 
     Parameters
     ----------
@@ -127,7 +134,7 @@ def mixed_step_floor(
     >>> round(float(r.step_time_s) * 1e3, 2), str(r.bound)
     (9.63, 'memory')
     """
-    model, accelerator = resolve_model_and_device(model, accelerator)
+    model, accelerator = resolve_model_and_device(model, accelerator, weights, kv)
     decode_batch = checked_array("decode_batch", decode_batch, 0.0, inclusive=True)
     decode_context = checked_array("decode_context", decode_context, 0.0, inclusive=True)
     prefill_tokens = checked_array("prefill_tokens", prefill_tokens, 0.0, inclusive=True)
@@ -143,7 +150,7 @@ def mixed_step_floor(
     peak = timing.effective_peak(t, compute)
     return MixedStepFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=timing.precision,
-        decode_batch=grid[0], decode_context=grid[1], prefill_tokens=grid[2], prefill_context=grid[3],
+        weight_format=model.weight_format.name, kv_format=model.kv_format.name, decode_batch=grid[0], decode_context=grid[1], prefill_tokens=grid[2], prefill_context=grid[3],
         weight_bytes=t.weight_bytes, kv_read_bytes=t.kv_read_bytes, kv_write_bytes=t.kv_write_bytes,
         bytes_total=t.bytes_total, flops=t.flops, memory_time_s=memory, compute_time_s=compute,
         step_time_s=f.step_time(memory, compute), ridge_point=ridge_point_of(peak, timing.bandwidth),

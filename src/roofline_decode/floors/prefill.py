@@ -24,7 +24,7 @@ from ..errors import InvalidValueError
 from .decode import decode_floor
 from .peaks import Peaks, group_peaks
 from ..formulas import prefill as fp
-from .grid import broadcast_grid, checked_array
+from .grid import KvLike, WeightsLike, broadcast_grid, checked_array
 from .traffic import layer_terms, matrix_parameters_per_token, streamed_terms, StepTraffic
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -288,10 +288,13 @@ class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
                 f"computing in {self.compute_precision}; {ridge_text(self.ridge_point)}")
 
 
-def resolve_model_and_device(model: Model | str, accelerator: Accelerator | str) -> tuple[Model, Accelerator]:
+def resolve_model_and_device(model: Model | str, accelerator: Accelerator | str, weights: WeightsLike = None,
+                             kv: KvLike = None) -> tuple[Model, Accelerator]:
+    """The model (in the ``weights`` and ``kv`` formats, as :func:`~roofline_decode.load_model`
+    applies them; None keeps the model's) and the device, from specs or catalog ids."""
     from ..catalog import load_accelerator, load_model
 
-    return load_model(model), load_accelerator(accelerator)
+    return load_model(model, weights=weights, kv=kv), load_accelerator(accelerator)
 
 
 def prefill_floor(
@@ -304,6 +307,8 @@ def prefill_floor(
     cached: Broadcastable = 0,
     sparse: bool = False,
     routing: str = "uniform",
+    weights: WeightsLike = None,
+    kv: KvLike = None,
 ) -> PrefillFloor:
     """The fastest possible prefill of a prompt: the floor of the time to first token.
 
@@ -327,6 +332,8 @@ def prefill_floor(
     routing : {"uniform", "identical"}
         MoE routing: the expected experts a chunk of independent tokens touches, or the strict
         floor (every token picks the same k experts).
+    weights, kv : str, NumberFormat or dict, optional
+        Weight and KV-cache formats, as in :func:`~roofline_decode.decode_floor` (None: the model's).
 
     Returns
     -------
@@ -350,7 +357,7 @@ def prefill_floor(
     >>> int(r.compute_bound_prompt)
     157
     """
-    model, accelerator = resolve_model_and_device(model, accelerator)
+    model, accelerator = resolve_model_and_device(model, accelerator, weights, kv)
     batch = checked_array("batch", batch, 1.0, inclusive=True)
     prompt = checked_array("prompt", prompt, 1.0, inclusive=True)
     cached = checked_array("cached", cached, 0.0, inclusive=True)

@@ -21,7 +21,7 @@ from .energy import EnergyAndCost, checked_price
 from ..errors import InvalidValueError
 from .decode import decode_floor
 from .prefill import Timing, resolve_model_and_device, device_timing, make_traffic, prefill_traffic, routed_experts
-from .grid import broadcast_grid, checked_array
+from .grid import KvLike, WeightsLike, broadcast_grid, checked_array
 from .traffic import layer_terms
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -83,11 +83,14 @@ class RequestFloor(GridResult, EnergyAndCost):
     at the last decode step (a shared prefix stored once); ``fits``: the weights and that cache
     fit the device's usable memory (:func:`roofline_decode.planning.usable_memory`, defaults);
     ``max_batch``: the largest batch for which they would (the shared prefix stored once).
+    ``weight_format`` and ``kv_format`` name the formats the model was served in.
     """
 
     model: str
     accelerator: str
     compute_precision: str
+    weight_format: str
+    kv_format: str
     batch: np.ndarray
     prompt: np.ndarray
     output: np.ndarray
@@ -137,7 +140,7 @@ class RequestFloor(GridResult, EnergyAndCost):
         return cost
 
     RECORD_KEYS = (
-        "model", "accelerator", "batch", "prompt", "output", "chunk", "cached", "shared_prefix", "cascade",
+        "model", "accelerator", "weight_format", "kv_format", "batch", "prompt", "output", "chunk", "cached", "shared_prefix", "cascade",
         "ttft_s", "prefill_flops", "prefill_bytes", "prefill_bound", "decode_time_s", "decode_flops",
         "decode_bytes", "decode_compute_bound_steps", "first_step_s", "last_step_s", "tpot_s", "latency_s",
         "output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "kv_resident_bytes", "fits",
@@ -159,7 +162,8 @@ class RequestFloor(GridResult, EnergyAndCost):
         share = ""
         if np.any(self.shared_prefix > 0):
             share = f"; shared prefix read {'once (cascade kernel)' if self.cascade else 'per sequence'}"
-        return (f"requests of {self.model} on {self.accelerator} (computing in {self.compute_precision}): "
+        return (f"requests of {self.model} on {self.accelerator}: {self.weight_format} weights, {self.kv_format} KV "
+                f"(computing in {self.compute_precision}): "
                 f"prefill yields the first token, then output - 1 decode steps{share}")
 
 
@@ -227,6 +231,8 @@ def request_floor(
     cascade: bool = False,
     sparse: bool = False,
     routing: str = "uniform",
+    weights: WeightsLike = None,
+    kv: KvLike = None,
 ) -> RequestFloor:
     """The fastest possible request: time to first token, time per output token, end to end.
 
@@ -257,6 +263,8 @@ def request_floor(
         Use 2:4 structured-sparsity peaks.
     routing : {"uniform", "identical"}
         MoE routing assumption of the prefill and every decode step ("identical": the strict floor).
+    weights, kv : str, NumberFormat or dict, optional
+        Weight and KV-cache formats, as in :func:`~roofline_decode.decode_floor` (None: the model's).
 
     Returns
     -------
@@ -272,7 +280,7 @@ def request_floor(
     >>> [round(float(t), 3) for t in r.latency_s]
     [2.366, 4.724]
     """
-    model, accelerator = resolve_model_and_device(model, accelerator)
+    model, accelerator = resolve_model_and_device(model, accelerator, weights, kv)
     routed_experts(model, routing)  # checks the routing
     batch = whole_array("batch", batch, 1)
     prompt = whole_array("prompt", prompt, 1)
@@ -313,7 +321,8 @@ def request_floor(
     fits = model.weight_bytes + out["resident"] <= usable
     largest = _max_batch(model, prompt + output - 1, shared, usable - model.weight_bytes)
     return RequestFloor(
-        model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=timing.precision, batch=batch,
+        model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=timing.precision,
+        weight_format=model.weight_format.name, kv_format=model.kv_format.name, batch=batch,
         prompt=prompt, output=output, chunk=np.where(np.isfinite(chunk_grid), chunk_grid, prompt - cached),
         cached=cached, shared_prefix=shared, cascade=bool(cascade), ttft_s=out["ttft"], prefill_flops=out["flops_p"],
         prefill_bytes=out["bytes_p"], decode_time_s=out["decode"], decode_flops=out["flops_d"],

@@ -23,7 +23,7 @@ from ..errors import InvalidValueError
 from .decode import decode_floor
 from .prefill import Timing, Traffic, resolve_model_and_device, device_timing, group_flops, make_traffic, routed_experts
 from ..formulas import prefill as fp
-from .grid import broadcast_grid, checked_array
+from .grid import KvLike, WeightsLike, broadcast_grid, checked_array
 from .traffic import layer_terms, streamed_terms
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -84,11 +84,14 @@ class SpeculativeFloor(GridResult):
     speedup at this acceptance (0 where none pays); ``max_useful_batch``: the largest batch at
     which this k and acceptance still pay (0: none), at most the plain critical batch;
     ``plain_critical_batch``: the batch at which plain decoding turns compute-bound.
+    ``weight_format`` and ``kv_format`` name the target's formats (the draft keeps its own).
     """
 
     model: str
     draft: str
     accelerator: str
+    weight_format: str
+    kv_format: str
     batch: np.ndarray
     context: np.ndarray
     draft_tokens: np.ndarray
@@ -108,7 +111,7 @@ class SpeculativeFloor(GridResult):
     plain_critical_batch: np.ndarray
 
     RECORD_KEYS = (
-        "model", "draft", "accelerator", "batch", "context", "draft_tokens", "acceptance", "plain_step_s",
+        "model", "draft", "accelerator", "weight_format", "kv_format", "batch", "context", "draft_tokens", "acceptance", "plain_step_s",
         "draft_time_s", "verify_step_s", "verify_bound", "tokens_per_round", "time_per_token_s", "tokens_per_s",
         "speedup", "break_even_acceptance", "best_k", "best_speedup", "max_useful_batch", "plain_critical_batch",
     )
@@ -121,7 +124,8 @@ class SpeculativeFloor(GridResult):
     )
 
     def title(self) -> str:
-        return f"speculative decoding of {self.model} with {self.draft} on {self.accelerator}"
+        return (f"speculative decoding of {self.model} ({self.weight_format} weights, {self.kv_format} KV) with "
+                f"{self.draft} on {self.accelerator}")
 
 
 def _draft_times(draft: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray, k_max: int,
@@ -179,6 +183,8 @@ def speculative_floor(
     context: Broadcastable = 0,
     sparse: bool = False,
     routing: str = "uniform",
+    weights: WeightsLike = None,
+    kv: KvLike = None,
 ) -> SpeculativeFloor:
     """Floor of speculative decoding and its speedup over plain decoding.
 
@@ -204,6 +210,10 @@ def speculative_floor(
     routing : {"uniform", "identical"}
         MoE routing of the target, the draft and the verify step ("identical": every token
         picks the same k experts).
+    weights, kv : str, NumberFormat or dict, optional
+        The target's weight and KV-cache formats, as in :func:`~roofline_decode.decode_floor`
+        (None: the model's); MTP heads are the target's layers and take them too, a ``draft``
+        model keeps its own (pass a loaded :class:`~roofline_decode.Model` for others).
 
     Examples
     --------
@@ -214,7 +224,7 @@ def speculative_floor(
     >>> [round(float(s), 2) for s in r.speedup]
     [3.13, 3.1, 2.92]
     """
-    model, accelerator = resolve_model_and_device(model, accelerator)
+    model, accelerator = resolve_model_and_device(model, accelerator, weights, kv)
     routed_experts(model, routing)  # checks the routing
     if (draft is None) == (mtp_layers is None):
         raise InvalidValueError("draft", draft, "exactly one of draft= (a model) and mtp_layers= (MTP heads)")
@@ -256,7 +266,8 @@ def speculative_floor(
                           dtype=float)
     useful = _max_useful_batch(model, draft_model, accelerator, context, k, acceptance, critical, timing, sparse, routing)
     return SpeculativeFloor(
-        model=model.name, draft=draft_name, accelerator=accelerator.id or accelerator.name, batch=batch,
+        model=model.name, draft=draft_name, accelerator=accelerator.id or accelerator.name,
+        weight_format=model.weight_format.name, kv_format=model.kv_format.name, batch=batch,
         context=context, draft_tokens=k, acceptance=acceptance, plain_step_s=plain, draft_time_s=drafted,
         verify_step_s=verify, verify_bound=bound, tokens_per_round=per_round, time_per_token_s=per_token,
         tokens_per_s=batch / per_token, speedup=speedup, break_even_acceptance=_break_even((drafted + verify) / plain, k),
