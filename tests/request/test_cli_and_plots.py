@@ -86,7 +86,7 @@ def test_speculative_plot_draws_one_line_per_acceptance():
     from roofline_decode.plotting import speculative_plot
 
     ax = speculative_plot("llama-3.1-70b", "h100-sxm", draft="llama-3.2-1b", batch=[1, 8, 64, 512],
-                          acceptance=[0.6, 0.8])
+                          acceptance=[0.6, 0.8], context=2048)  # the plot's default context before 0.2
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["a = 0.6", "a = 0.8"]
     first = ax.get_lines()[0].get_ydata()

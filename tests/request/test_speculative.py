@@ -83,7 +83,7 @@ def test_identical_routing_is_the_strict_floor_everywhere():
     assert float(step.step_time_s) == float(decode_floor(m, "h100-sxm", 8, 1000, routing="identical").step_time_s)
     assert float(request_floor(m, "h100-sxm", 512, 32, 8, routing="identical").latency_s) <= float(
         request_floor(m, "h100-sxm", 512, 32, 8).latency_s)
-    s = speculative_floor(m, "h100-sxm", draft="qwen3-8b", k=3, acceptance=0.7, batch=4, routing="identical")
+    s = speculative_floor(m, "h100-sxm", draft="qwen3-8b", k=3, acceptance=0.7, batch=4, context=0, routing="identical")
     assert float(s.plain_step_s) == float(decode_floor(m, "h100-sxm", 4, 0, routing="identical").step_time_s)
     with pytest.raises(InvalidValueError, match="routing"):
         prefill_floor(m, "h100-sxm", 10, routing="skewed")

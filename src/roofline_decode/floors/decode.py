@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
     from ..specs.latency import LatencyProfile
 
-from .grid import KvLike, WeightsLike, broadcast_grid, checked_array
+from .grid import DEFAULT_CONTEXT, KvLike, WeightsLike, broadcast_grid, checked_array
 from .results import DecodeFloor
 from .step_timing import load_profile, timed_step
 from .traffic import step_traffic
@@ -40,7 +40,7 @@ def decode_floor(
     model: Model | str,
     accelerator: Accelerator | str,
     batch: Broadcastable = 1,
-    context: Broadcastable = 0,
+    context: Broadcastable = DEFAULT_CONTEXT,
     *,
     sparse: bool = False,
     routing: Broadcastable | Routing = "uniform",
@@ -59,7 +59,9 @@ def decode_floor(
     batch : array_like
         Sequences decoded together B [1], >= 1 (a fractional value is a mean batch).
     context : array_like
-        Tokens already cached per sequence T [1], >= 0; broadcasts against ``batch``.
+        Tokens already cached per sequence T [1], >= 0; broadcasts against ``batch``.  Default
+        :data:`~roofline_decode.floors.grid.DEFAULT_CONTEXT` (4096, as the CLI and the plots);
+        0 is the weights-only step, the fastest any context allows.
         Both follow the one rule of :func:`checked_array` (real numbers up to 2**53; no
         booleans, complex numbers or strings).
     sparse : bool

@@ -20,7 +20,14 @@ if TYPE_CHECKING:
 
     from ..formats import NumberFormat
 
-__all__ = ["MAX_GRID_VALUE", "checked_array", "broadcast_grid", "WeightsLike", "KvLike"]
+__all__ = ["MAX_GRID_VALUE", "DEFAULT_CONTEXT", "checked_array", "broadcast_grid", "WeightsLike", "KvLike"]
+
+#: The context T [tokens] of a decode step when none is given: one default for every estimator
+#: (decode, sweep, speculative, parallel, offload, calibrated prediction), the CLI and the plots.
+#: A typical chat turn, not a bound over contexts: ``context=0`` (``--context 0``) is the
+#: weights-only step, the fastest any context allows.  A prefix already cached before a prefill
+#: (``cached``, ``prefill_context``, ``shared_prefix``) is another quantity and defaults to 0.
+DEFAULT_CONTEXT = 4096
 
 #: ``weights=`` of every estimator, as :func:`roofline_decode.load_model` takes it: a format name
 #: or :class:`~roofline_decode.NumberFormat` for every weight group, a llama.cpp preset

@@ -23,7 +23,7 @@ from ..errors import InvalidValueError
 from .decode import decode_floor
 from .prefill import Timing, Traffic, resolve_model_and_device, device_timing, group_flops, make_traffic, routed_experts
 from ..formulas import prefill as fp
-from .grid import KvLike, WeightsLike, broadcast_grid, checked_array
+from .grid import DEFAULT_CONTEXT, KvLike, WeightsLike, broadcast_grid, checked_array
 from .traffic import layer_terms, streamed_terms
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -180,7 +180,7 @@ def speculative_floor(
     k: Broadcastable = 4,
     acceptance: Broadcastable = 0.7,
     batch: Broadcastable = 1,
-    context: Broadcastable = 0,
+    context: Broadcastable = DEFAULT_CONTEXT,
     sparse: bool = False,
     routing: str = "uniform",
     weights: WeightsLike = None,
@@ -204,7 +204,8 @@ def speculative_floor(
     acceptance : array_like
         Per-token acceptance rate a [1], 0 <= a <= 1.
     batch, context : array_like
-        Sequences B and tokens cached T when the round starts.
+        Sequences B and tokens cached T when the round starts (default 1 and
+        :data:`~roofline_decode.floors.grid.DEFAULT_CONTEXT`, 4096, as ``decode_floor``).
     sparse : bool
         Use 2:4 structured-sparsity peaks.
     routing : {"uniform", "identical"}

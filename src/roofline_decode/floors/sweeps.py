@@ -18,7 +18,7 @@ import numpy as np
 from .._typing import Broadcastable
 from ..errors import InvalidValueError
 from .results import DecodeFloor
-from .grid import KvLike, WeightsLike, checked_array
+from .grid import DEFAULT_CONTEXT, KvLike, WeightsLike, checked_array
 from .routing import Routing, resolve_routing
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -70,7 +70,7 @@ class SweepResult(ToDataFrame, list[DecodeFloor]):
 
 
 def sweep(models: ModelRef | Sequence[ModelRef], accelerators: AcceleratorRef | Sequence[AcceleratorRef],
-          batch: Broadcastable = 1, context: Broadcastable = 0, *, sparse: bool = False,
+          batch: Broadcastable = 1, context: Broadcastable = DEFAULT_CONTEXT, *, sparse: bool = False,
           routing: Broadcastable = "uniform", latency: LatencyProfile | str | None = None, weights: WeightsLike = None,
           kv: KvLike = None) -> SweepResult:
     """Floors for every model × accelerator over the outer product of ``batch`` and ``context``.

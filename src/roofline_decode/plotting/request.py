@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._typing import Broadcastable
+from ..floors.grid import DEFAULT_CONTEXT
 from ._common import (
     AcceleratorLike,
     ModelLike,
@@ -89,7 +90,7 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
 def speculative_plot(model: Model | str, accelerator: AcceleratorLike | Sequence[AcceleratorLike], *,
                      draft: Model | str | None = None, mtp_layers: int | None = None, k: int = 4,
                      batch: Broadcastable | None = None, acceptance: Broadcastable | None = None,
-                     context: float = 2048, sparse: bool = False, ax: Axes | None = None) -> Axes:
+                     context: float = DEFAULT_CONTEXT, sparse: bool = False, ax: Axes | None = None) -> Axes:
     """Speedup of speculative decoding over plain decoding against batch, one line per acceptance.
 
     The dotted line at 1 is break-even; the vertical line marks the batch at which plain
