@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 #: speculative keys added to each record
 SPECULATIVE_KEYS = ("speculative_draft", "speculative_k", "speculative_acceptance", "speculative_speedup",
-                    "speculative_tpot_s", "speculative_latency_s", "speculative_break_even_acceptance",
+                    "speculative_tpot_s", "speculative_e2e_latency_s", "speculative_break_even_acceptance",
                     "speculative_best_k", "speculative_max_useful_batch")
 
 
@@ -119,7 +119,7 @@ def _add_speculative(args: argparse.Namespace, model: Model, device: Accelerator
             value = float(column[i])
             whole = key in ("speculative_best_k", "speculative_max_useful_batch") and np.isfinite(value)
             row[key] = int(value) if whole else value
-        row["speculative_latency_s"] = float(ttft[i] + steps[i] * flat["speculative_tpot_s"][i])
+        row["speculative_e2e_latency_s"] = float(ttft[i] + steps[i] * flat["speculative_tpot_s"][i])
 
 
 def _speculative_table(rows: list[dict[str, Any]]) -> str:
@@ -127,8 +127,8 @@ def _speculative_table(rows: list[dict[str, Any]]) -> str:
     header = (f"\nwith speculative decoding ({first['speculative_draft']}, k = {first['speculative_k']}, "
               f"acceptance {first['speculative_acceptance']:g}; at each request's mean decode context)")
     table = [[str(r["batch"]), str(r["prompt"]), str(r["output"]), format_number(r["speculative_speedup"], 4),
-              format_number(r["speculative_tpot_s"] * 1e3, 4), format_number(r["speculative_latency_s"] * 1e3, 4),
+              format_number(r["speculative_tpot_s"] * 1e3, 4), format_number(r["speculative_e2e_latency_s"] * 1e3, 4),
               format_number(r["speculative_break_even_acceptance"], 3), str(r["speculative_best_k"]),
               str(r["speculative_max_useful_batch"])] for r in rows]
-    return header + "\n" + format_table(["batch", "prompt", "output", "speedup", "TPOT ms", "latency ms",
+    return header + "\n" + format_table(["batch", "prompt", "output", "speedup", "TPOT ms", "E2E ms",
                                          "break-even a", "best k", "max batch"], table, align="right")

@@ -10,6 +10,7 @@ convention (decode steps O − 1 at mean context P + (O − 2) / 2).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import overload
 
@@ -77,9 +78,10 @@ class RequestFloor(GridResult, EnergyAndCost):
 
     ``ttft_s``: prefill floor (first token); ``decode_time_s``: sum of the O − 1 decode steps;
     ``tpot_s``: their mean (time per output token after the first; nan for O = 1);
-    ``latency_s`` = TTFT + decode time; ``output_tokens_per_s`` = B·O / latency;
-    ``total_tokens_per_s`` = B·(prompt + O) / latency; ``requests_per_s`` = B / latency (a
-    static batch: all requests start and end together).  ``kv_resident_bytes``: the KV cache
+    ``e2e_latency_s`` = TTFT + decode time (end to end, the E2E of the serving benchmarks; bare
+    "latency" in this library names a latency profile); ``output_tokens_per_s`` = B·O / E2E;
+    ``total_tokens_per_s`` = B·(prompt + O) / E2E; ``requests_per_s`` = B / E2E (a static batch:
+    all requests start and end together).  ``latency_s`` is a deprecated alias of ``e2e_latency_s``.  ``kv_resident_bytes``: the KV cache
     at the last decode step (a shared prefix stored once); ``fits``: the weights and that cache
     fit the device's usable memory (:func:`roofline_decode.planning.usable_memory`, defaults);
     ``max_batch``: the largest batch for which they would (the shared prefix stored once).
@@ -107,7 +109,7 @@ class RequestFloor(GridResult, EnergyAndCost):
     first_step_s: np.ndarray
     last_step_s: np.ndarray
     tpot_s: np.ndarray
-    latency_s: np.ndarray
+    e2e_latency_s: np.ndarray
     output_tokens_per_s: np.ndarray
     total_tokens_per_s: np.ndarray
     requests_per_s: np.ndarray
@@ -125,8 +127,15 @@ class RequestFloor(GridResult, EnergyAndCost):
         return total
 
     @property
+    def latency_s(self) -> np.ndarray:
+        """Deprecated alias of :attr:`e2e_latency_s` (the name until 0.2; goes in the next release)."""
+        warnings.warn("RequestFloor.latency_s is deprecated: use e2e_latency_s (end to end; 'latency' names a "
+                      "latency profile)", DeprecationWarning, stacklevel=2)
+        return self.e2e_latency_s
+
+    @property
     def _energy_time(self) -> np.ndarray:
-        return np.asarray(self.latency_s)
+        return np.asarray(self.e2e_latency_s)
 
     @property
     def _energy_tokens(self) -> np.ndarray:
@@ -136,20 +145,20 @@ class RequestFloor(GridResult, EnergyAndCost):
     def cost_per_request(self, price_per_hour: float) -> np.ndarray:
         """Price of one request [$] at ``price_per_hour`` per device-hour: the device busy for
         the latency of the static batch, shared by its ``batch`` requests."""
-        cost: np.ndarray = f.cost_per_token(checked_price(price_per_hour), self.latency_s, self.batch)
+        cost: np.ndarray = f.cost_per_token(checked_price(price_per_hour), self.e2e_latency_s, self.batch)
         return cost
 
     RECORD_KEYS = (
         "model", "accelerator", "weight_format", "kv_format", "batch", "prompt", "output", "chunk", "cached", "shared_prefix", "cascade",
         "ttft_s", "prefill_flops", "prefill_bytes", "prefill_bound", "decode_time_s", "decode_flops",
-        "decode_bytes", "decode_compute_bound_steps", "first_step_s", "last_step_s", "tpot_s", "latency_s",
+        "decode_bytes", "decode_compute_bound_steps", "first_step_s", "last_step_s", "tpot_s", "e2e_latency_s",
         "output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "kv_resident_bytes", "fits",
         "max_batch",
     )
     COLUMNS = (
         ("batch", "batch", 1.0), ("prompt", "prompt", 1.0), ("output", "output", 1.0),
         ("TTFT ms", "ttft_s", 1e-3), ("prefill", "prefill_bound", None), ("TPOT ms", "tpot_s", 1e-3),
-        ("decode ms", "decode_time_s", 1e-3), ("latency ms", "latency_s", 1e-3),
+        ("decode ms", "decode_time_s", 1e-3), ("E2E ms", "e2e_latency_s", 1e-3),
         ("out tok/s", "output_tokens_per_s", 1.0), ("req/s", "requests_per_s", 1.0),
         ("KV GB", "kv_resident_bytes", 1e9), ("fits", "fits_text", None), ("max B", "max_batch", 1.0),
     )
@@ -277,7 +286,7 @@ def request_floor(
     >>> r = request_floor("llama-3.1-8b", "h100-sxm", 2048, 512, batch=[1, 32])
     >>> [round(float(t) * 1e3, 1) for t in r.ttft_s], [round(float(t) * 1e3, 3) for t in r.tpot_s]
     ([30.0, 960.1], [4.571, 7.365])
-    >>> [round(float(t), 3) for t in r.latency_s]
+    >>> [round(float(t), 3) for t in r.e2e_latency_s]
     [2.366, 4.724]
     """
     model, accelerator = resolve_model_and_device(model, accelerator, weights, kv)
@@ -327,7 +336,7 @@ def request_floor(
         cached=cached, shared_prefix=shared, cascade=bool(cascade), ttft_s=out["ttft"], prefill_flops=out["flops_p"],
         prefill_bytes=out["bytes_p"], decode_time_s=out["decode"], decode_flops=out["flops_d"],
         decode_bytes=out["bytes_d"], first_step_s=out["first"], last_step_s=out["last"], tpot_s=tpot,
-        latency_s=latency, output_tokens_per_s=batch * output / latency,
+        e2e_latency_s=latency, output_tokens_per_s=batch * output / latency,
         total_tokens_per_s=batch * (prompt + output) / latency, requests_per_s=batch / latency,
         kv_resident_bytes=out["resident"], prefill_bound=prefill_compute,
         decode_compute_bound_steps=out["steps_compute"], fits=fits, max_batch=largest, device=accelerator,

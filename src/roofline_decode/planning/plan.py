@@ -265,5 +265,5 @@ def _request_note(model: Model, device: Accelerator, batch: int, prompt: int, ou
     r = request_floor(model, device, prompt, output, batch)
     tpot = "no decode step" if output == 1 else f"TPOT {float(r.tpot_s) * 1e3:.4g} ms"
     return (f"request {prompt} in / {output} out at batch {batch} on one device: TTFT {float(r.ttft_s) * 1e3:.4g} ms, "
-            f"{tpot}, {float(r.latency_s):.4g} s end to end (prefill yields the first token, then {output - 1} "
+            f"{tpot}, {float(r.e2e_latency_s):.4g} s end to end (prefill yields the first token, then {output - 1} "
             "decode steps)")
