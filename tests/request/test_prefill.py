@@ -146,7 +146,9 @@ def test_each_flop_group_runs_at_its_own_precision():
     assert float(r.compute_time_s) == pytest.approx(matmul / 624e12 + attention / 312e12, rel=1e-12)
     none = rd.Accelerator(name="no-peak", memory_bandwidth=4e11, memory_capacity=64e9)
     blind = prefill_floor("llama-2-7b", none, 2048)
-    assert float(blind.compute_time_s) == 0 and str(blind.bound) == "memory" and np.isinf(blind.compute_bound_prompt)
+    # no peak: the prefill has no time (issue 27 item 5; before: compute 0, "memory", P* inf)
+    assert np.isnan(blind.compute_time_s) and str(blind.bound) == "n/a" and np.isnan(blind.compute_bound_prompt)
+    assert np.isnan(blind.ttft_s) and float(blind.memory_time_s) == float(blind.bytes_total) / 4e11
 
 
 def test_recurrent_layers_write_no_kv_in_prefill_mixed_steps_or_verify():

@@ -18,14 +18,19 @@ from ..errors import InvalidValueError
 from ..formulas import prefill as fp
 from .grid import KvLike, WeightsLike, broadcast_grid, checked_array
 from .grid_result import GridResult
-from .prefill import (Traffic, device_timing, group_flops, make_traffic, prefill_score_value_width,
-                      resolve_model_and_device, ridge_point_of, ridge_text, routed_experts)
+from .prefill import (Traffic, compute_text, device_timing, group_flops, make_traffic, prefill_score_value_width,
+                      resolve_model_and_device, ridge_point_of, routed_experts, routing_notes)
 from .terms import RooflineTerms
 from .traffic import layer_terms, streamed_terms
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 
 __all__ = ["MixedStepFloor", "mixed_step_floor", "mixed_traffic"]
+
+#: What a mixed step gives on a device without a compute peak (its note, after the device).
+MIXED_WITHOUT_PEAK = ("a step that carries prefill tokens needs one: its step time and compute time are not given "
+                      "(NaN) and its bound is n/a; a step of decode tokens alone keeps its memory floor, as "
+                      "decode_floor's")
 
 
 def mixed_traffic(model: Model, decode_batch: np.ndarray, decode_context: np.ndarray, prefill_tokens: np.ndarray,
@@ -59,7 +64,12 @@ def mixed_traffic(model: Model, decode_batch: np.ndarray, decode_context: np.nda
 class MixedStepFloor(RooflineTerms, GridResult):
     """One step of continuous batching: decode tokens beside a prefill chunk (SI units).
 
-    ``weight_format`` and ``kv_format`` name the formats the model was served in."""
+    ``weight_format`` and ``kv_format`` name the formats the model was served in.  On a device
+    without a compute peak, a step with prefill tokens (p > 0) has no time (``step_time_s`` and
+    ``compute_time_s`` NaN, ``bound`` ``"n/a"``: its chunk is a prefill, whose time needs the
+    peak); a step of decode tokens alone keeps the memory floor and ``compute_time_s`` 0, as
+    :func:`~roofline_decode.floors.decode.decode_floor` gives it.  ``notes`` says so, with the
+    peak look-ups' fallbacks and the MoE ``routing`` assumption."""
 
     weight_format: str
     kv_format: str
@@ -71,9 +81,12 @@ class MixedStepFloor(RooflineTerms, GridResult):
     ridge_point: float | np.ndarray
     memory_bandwidth: float
     peak_flops: np.ndarray
+    notes: tuple[str, ...] = ()
+    routing: str = "uniform"
 
     RECORD_KEYS = (
-        "model", "accelerator", "weight_format", "kv_format", "decode_batch", "decode_context", "prefill_tokens", "prefill_context",
+        "model", "accelerator", "weight_format", "kv_format", "decode_batch", "decode_context", "prefill_tokens",
+        "prefill_context",
         "weight_bytes", "kv_read_bytes", "kv_write_bytes", "bytes_total", "flops", "memory_time_s",
         "compute_time_s", "step_time_s", "bound",
     )
@@ -87,8 +100,7 @@ class MixedStepFloor(RooflineTerms, GridResult):
 
     def title(self) -> str:
         return (f"mixed step of {self.model} on {self.accelerator}: {self.weight_format} weights, {self.kv_format} KV "
-                f"(computing in {self.compute_precision}; "
-                f"{ridge_text(self.ridge_point)})")
+                f"({compute_text(self.compute_precision, self.ridge_point)})")
 
 
 def mixed_step_floor(
@@ -106,7 +118,8 @@ def mixed_step_floor(
 ) -> MixedStepFloor:
     """The floor of one continuous-batching step carrying decode tokens and a prefill chunk.
 
-    ``model``, ``accelerator``, ``sparse``, ``routing``, ``weights`` and ``kv`` are as in :func:`~roofline_decode.floors.prefill.prefill_floor`.
+    ``model``, ``accelerator``, ``sparse``, ``routing``, ``weights`` and ``kv`` are as in
+    :func:`~roofline_decode.floors.prefill.prefill_floor`.
 
     Parameters
     ----------
@@ -146,13 +159,16 @@ def mixed_step_floor(
         raise InvalidValueError("decode_batch + prefill_tokens", 0, "a step with at least one token (> 0)")
     timing = device_timing(model, accelerator, sparse)
     t = mixed_traffic(model, grid[0], grid[1], grid[2], grid[3], routing=routing)
-    memory, compute = timing.memory_time(t), timing.compute_time(t)
+    prefill = grid[2] > 0  # without a peak a chunk has no time; decode tokens alone keep the memory floor
+    memory = timing.memory_time(t)
+    compute = np.where(prefill, timing.required_compute_time(t), timing.compute_time(t))
     peak = timing.effective_peak(t, compute)
+    notes = timing.notes(MIXED_WITHOUT_PEAK) if prefill.any() else timing.peaks.notes
     return MixedStepFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=timing.precision,
         weight_format=model.weight_format.name, kv_format=model.kv_format.name, decode_batch=grid[0], decode_context=grid[1], prefill_tokens=grid[2], prefill_context=grid[3],
         weight_bytes=t.weight_bytes, kv_read_bytes=t.kv_read_bytes, kv_write_bytes=t.kv_write_bytes,
         bytes_total=t.bytes_total, flops=t.flops, memory_time_s=memory, compute_time_s=compute,
         step_time_s=f.step_time(memory, compute), ridge_point=ridge_point_of(peak, timing.bandwidth),
-        memory_bandwidth=timing.bandwidth, peak_flops=peak,
+        memory_bandwidth=timing.bandwidth, peak_flops=peak, notes=notes + routing_notes(model, routing), routing=routing,
     )

@@ -22,17 +22,18 @@ from .._typing import Broadcastable, Operand
 from .energy import EnergyAndCost
 from ..errors import InvalidValueError
 from .decode import decode_floor
-from .peaks import Peaks, group_peaks
+from .peaks import NO_COMPUTE_PEAK, Peaks, group_peaks
 from ..formulas import prefill as fp
 from .grid import KvLike, WeightsLike, broadcast_grid, checked_array
 from .traffic import layer_terms, matrix_parameters_per_token, streamed_terms, StepTraffic
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
+from .routing import resolve_routing
 from .terms import RooflineTerms
 from .grid_result import GridResult
 
 __all__ = ["PrefillFloor", "prefill_floor", "prefill_traffic", "device_timing", "Timing", "Traffic",
-           "ridge_point_of", "ridge_text"]
+           "ridge_point_of", "ridge_text", "compute_text", "routing_notes"]
 
 
 @dataclass(frozen=True)
@@ -73,11 +74,20 @@ def make_traffic(weight: np.ndarray, kv_read: np.ndarray, kv_write: np.ndarray, 
 @dataclass(frozen=True)
 class Timing:
     """How one device times bytes and FLOPs, exactly as ``decode_floor`` does: memory at the
-    bandwidth, each FLOP group at the peak of its own compute precision (the times add)."""
+    bandwidth, each FLOP group at the peak of its own compute precision (the times add).
+
+    ``device`` and ``weights`` name the device and the weight format in the notes."""
 
     precision: str
     bandwidth: float
     peaks: Peaks
+    device: str = ""
+    weights: str = ""
+
+    @property
+    def bounded(self) -> bool:
+        """Whether some FLOP group has a published peak."""
+        return self.peaks.bounded
 
     def memory_time(self, traffic: Traffic) -> np.ndarray:
         time: np.ndarray = f.memory_time(traffic.bytes_total, self.bandwidth)
@@ -89,6 +99,22 @@ class Timing:
         return self.peaks.compute_time(StepTraffic(traffic.weight_bytes, traffic.kv_read_bytes, traffic.kv_write_bytes,
                                                 traffic.flops, traffic.group_flops))
 
+    def required_compute_time(self, traffic: Traffic) -> np.ndarray:
+        """:meth:`compute_time` of a time that needs a peak (a prefill): NaN on a device without any."""
+        if not self.peaks.bounded:
+            return np.full(np.shape(traffic.flops), np.nan)
+        return self.compute_time(traffic)
+
+    def notes(self, without_peak: str) -> tuple[str, ...]:
+        """The notes of the peak look-ups (precision and sparse fallbacks, groups without a peak);
+        on a device without any peak, one sentence saying ``without_peak``: what is given and
+        what is not (a decode step's wording, "the floor is the memory time", does not fit a
+        prefill)."""
+        if self.peaks.bounded:
+            return self.peaks.notes
+        kept = [note for note in self.peaks.notes if not note.startswith(NO_COMPUTE_PEAK)]
+        return (*kept, f"{NO_COMPUTE_PEAK} for {self.device} ({self.weights} weights): {without_peak}")
+
     def effective_peak(self, traffic: Traffic, compute: np.ndarray) -> np.ndarray:
         """FLOPs / compute time [FLOP/s] (NaN without a published peak)."""
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -98,7 +124,14 @@ class Timing:
 def device_timing(model: Model, accelerator: Accelerator, sparse: bool = False) -> Timing:
     """The :class:`Timing` of ``model`` on ``accelerator`` (``decode_floor``'s peaks and bandwidth)."""
     peaks = group_peaks(model, accelerator, sparse)
-    return Timing(peaks.summary(), float(accelerator.memory_bandwidth), peaks)
+    return Timing(peaks.summary(), float(accelerator.memory_bandwidth), peaks, accelerator.id or accelerator.name,
+                  model.weight_format.name)
+
+
+def routing_notes(model: Model, routing: str) -> tuple[str, ...]:
+    """The MoE routing note of a result (none for a dense model), as ``decode_floor`` words it."""
+    note = resolve_routing(routing, model).note(model)
+    return () if note is None else (note,)
 
 
 def ridge_point_of(peak: np.ndarray, bandwidth: float) -> float | np.ndarray:
@@ -112,11 +145,24 @@ def ridge_point_of(peak: np.ndarray, bandwidth: float) -> float | np.ndarray:
 
 def ridge_text(ridge: float | np.ndarray) -> str:
     if np.ndim(ridge) == 0:
-        return "no compute peak published" if np.isnan(ridge) else f"ridge point {float(ridge):.4g} FLOP/B"
+        return NO_COMPUTE_PEAK if np.isnan(ridge) else f"ridge point {float(ridge):.4g} FLOP/B"
     return "ridge point varies with the mix of precisions"
 
 
+def compute_text(precision: str, ridge: float | np.ndarray | None = None) -> str:
+    """The compute part of a title: "computing in bf16; ridge point 295 FLOP/B" (without the
+    ridge where none is given), or the plain NO_COMPUTE_PEAK where the device has no peak (its
+    name stands for the precision then)."""
+    if precision == NO_COMPUTE_PEAK:
+        return NO_COMPUTE_PEAK
+    return f"computing in {precision}" + ("" if ridge is None else f"; {ridge_text(ridge)}")
+
+
 ROUTINGS = ("uniform", "identical")
+
+#: What a prefill gives on a device without a compute peak (its note, after the device).
+PREFILL_WITHOUT_PEAK = ("a prefill's time needs one: TTFT, prompt tokens/s, the compute time, the bound, P* and "
+                        "chunk* are not given (NaN, n/a); bytes, FLOPs and the memory time are")
 
 
 def routed_experts(model: Model, routing: str = "uniform") -> tuple[int, int, int]:
@@ -191,9 +237,10 @@ def _smallest_whole(predicate: Callable[[np.ndarray], np.ndarray], low: np.ndarr
 
 def _compute_bound_prompt(model: Model, batch: np.ndarray, cached: np.ndarray, timing: Timing,
                           routing: str = "uniform") -> np.ndarray:
-    """Smallest whole prompt whose unchunked prefill is compute-bound (inf: none up to 2^40)."""
+    """Smallest whole prompt whose unchunked prefill is compute-bound (inf: none up to 2^40;
+    NaN: no compute peak published, so none can be told)."""
     if not timing.peaks.bounded:
-        return np.full(np.shape(batch), np.inf)
+        return np.full(np.shape(batch), np.nan)
     high = np.ones(np.shape(batch))
     for _ in range(41):
         below = _margin(model, batch, high, high, cached, timing, routing) < 0
@@ -211,9 +258,10 @@ def _compute_bound_chunk(model: Model, batch: np.ndarray, prompt: np.ndarray, ca
                          routing: str = "uniform") -> np.ndarray:
     """Smallest whole chunk at which the prefill of ``prompt`` is compute-bound (inf: none).
 
-    Bisection over 1 … P: bytes fall as chunks grow, up to the ceiling steps of the chunk count."""
+    Bisection over 1 … P: bytes fall as chunks grow, up to the ceiling steps of the chunk count.
+    NaN without a published compute peak."""
     if not timing.peaks.bounded:
-        return np.full(np.shape(prompt), np.inf)
+        return np.full(np.shape(prompt), np.nan)
     whole = np.ceil(prompt)
     possible = _margin(model, batch, prompt, whole, cached, timing, routing) >= 0
     at_one = _margin(model, batch, prompt, 1.0, cached, timing, routing) >= 0
@@ -233,6 +281,15 @@ class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
     ``compute_bound_prompt``: smallest prompt whose unchunked prefill (same batch and cached
     prefix) is compute-bound; ``compute_bound_chunk``: smallest chunk at which this prompt's
     prefill is compute-bound (inf where even one chunk stays memory-bound).
+
+    **No answer without its ingredients.**  A prefill's time needs a compute peak: on a device
+    that publishes none for the model's precisions (:data:`~roofline_decode.floors.NO_COMPUTE_PEAK`:
+    Apple M-series, several GeForce and Radeon cards, CPUs ...) ``ttft_s``,
+    ``prompt_tokens_per_s``, ``compute_time_s``, ``peak_flops``, ``ridge_point``,
+    ``compute_bound_prompt`` and ``compute_bound_chunk`` are NaN and ``bound`` is ``"n/a"``
+    (the memory time alone would claim any FLOP rate); bytes, FLOPs, ``memory_time_s`` and the
+    arithmetic intensity stand, and ``notes`` says so.  ``notes`` also carries the peak
+    look-ups' fallbacks and, for an MoE model, the ``routing`` assumption.
     """
 
     weight_format: str
@@ -252,6 +309,8 @@ class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
     peak_flops: np.ndarray
     spec: Model = field(repr=False)
     device: Accelerator | None = field(default=None, repr=False, compare=False)
+    notes: tuple[str, ...] = ()
+    routing: str = "uniform"
 
     @property
     def time_s(self) -> np.ndarray:
@@ -266,7 +325,10 @@ class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
 
     @property
     def _energy_tokens(self) -> np.ndarray:  # prompt tokens processed (input tokens)
-        tokens: np.ndarray = np.asarray(self.prompt_tokens_per_s) * np.asarray(self.ttft_s)
+        ttft = np.asarray(self.ttft_s)
+        # B·P directly where the TTFT is not defined (no peak: the data-movement floor per token stands)
+        tokens: np.ndarray = np.where(np.isnan(ttft), self.batch * (self.prompt - self.cached),
+                                      np.asarray(self.prompt_tokens_per_s) * ttft)
         return tokens
 
     RECORD_KEYS = (
@@ -285,7 +347,7 @@ class PrefillFloor(RooflineTerms, GridResult, EnergyAndCost):
 
     def title(self) -> str:
         return (f"prefill of {self.model} on {self.accelerator}: {self.weight_format} weights, {self.kv_format} KV, "
-                f"computing in {self.compute_precision}; {ridge_text(self.ridge_point)}")
+                f"{compute_text(self.compute_precision, self.ridge_point)}")
 
 
 def resolve_model_and_device(model: Model | str, accelerator: Accelerator | str, weights: WeightsLike = None,
@@ -370,7 +432,7 @@ def prefill_floor(
     batch, prompt, chunk, cached, new = broadcast_grid(batch=batch, prompt=prompt, chunk=chunk, cached=cached, new=new)
     timing = device_timing(model, accelerator, sparse)
     t = prefill_traffic(model, batch, new, chunk, cached, routing)
-    memory, compute = timing.memory_time(t), timing.compute_time(t)
+    memory, compute = timing.memory_time(t), timing.required_compute_time(t)
     time = f.step_time(memory, compute)
     peak = timing.effective_peak(t, compute)
     return PrefillFloor(
@@ -384,6 +446,7 @@ def prefill_floor(
         compute_bound_prompt=cached + _compute_bound_prompt(model, batch, cached, timing, routing),
         compute_bound_chunk=_compute_bound_chunk(model, batch, new, cached, timing, routing),
         memory_bandwidth=timing.bandwidth, peak_flops=peak, spec=model, device=accelerator,
+        notes=timing.notes(PREFILL_WITHOUT_PEAK) + routing_notes(model, routing), routing=routing,
     )
 
 

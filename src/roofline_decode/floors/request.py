@@ -21,7 +21,9 @@ from .._typing import Broadcastable, Operand
 from .energy import EnergyAndCost, checked_price
 from ..errors import InvalidValueError
 from .decode import decode_floor
-from .prefill import Timing, resolve_model_and_device, device_timing, make_traffic, prefill_traffic, routed_experts
+from .prefill import (Timing, compute_text, device_timing, make_traffic, prefill_traffic, resolve_model_and_device,
+                      routed_experts, routing_notes)
+from .terms import BOUND_NOT_DEFINED
 from .grid import KvLike, WeightsLike, broadcast_grid, checked_array
 from .traffic import layer_terms
 from ..specs.accelerator import Accelerator
@@ -44,6 +46,11 @@ def decode_steps(output: Operand) -> Operand:
 
 #: Most output tokens per request: the request floor evaluates each of its decode steps.
 MAX_OUTPUT = 2**24
+
+#: What a request gives on a device without a compute peak (its note, after the device).
+REQUEST_WITHOUT_PEAK = ("the prefill needs one: TTFT, E2E, the rates over E2E (tokens/s, requests/s, cost) and the "
+                        "count of compute-bound decode steps are not given (NaN, n/a); the decode steps keep their "
+                        "memory floor, as decode_floor's: decode time, TPOT, first and last step stand")
 
 
 def decode_contexts(prompt: int, output: int) -> np.ndarray:
@@ -86,6 +93,12 @@ class RequestFloor(GridResult, EnergyAndCost):
     fit the device's usable memory (:func:`roofline_decode.planning.usable_memory`, defaults);
     ``max_batch``: the largest batch for which they would (the shared prefix stored once).
     ``weight_format`` and ``kv_format`` name the formats the model was served in.
+
+    On a device without a compute peak (:data:`~roofline_decode.floors.NO_COMPUTE_PEAK`) the
+    prefill has no time: ``ttft_s``, ``e2e_latency_s``, ``output_tokens_per_s``,
+    ``total_tokens_per_s``, ``requests_per_s`` and ``decode_compute_bound_steps`` are NaN and
+    ``prefill_bound`` is ``"n/a"``; the decode steps keep :func:`~roofline_decode.decode_floor`'s
+    memory floor.  ``notes`` says so, with the peak look-ups' fallbacks and the MoE ``routing``.
     """
 
     model: str
@@ -119,6 +132,8 @@ class RequestFloor(GridResult, EnergyAndCost):
     fits: np.ndarray
     max_batch: np.ndarray
     device: Accelerator | None = field(default=None, repr=False, compare=False)
+    notes: tuple[str, ...] = ()
+    routing: str = "uniform"
 
     # energy and cost (roofline_decode.floors.energy): the whole batch of requests, per output token
     @property
@@ -172,7 +187,7 @@ class RequestFloor(GridResult, EnergyAndCost):
         if np.any(self.shared_prefix > 0):
             share = f"; shared prefix read {'once (cascade kernel)' if self.cascade else 'per sequence'}"
         return (f"requests of {self.model} on {self.accelerator}: {self.weight_format} weights, {self.kv_format} KV "
-                f"(computing in {self.compute_precision}): "
+                f"({compute_text(self.compute_precision)}): "
                 f"prefill yields the first token, then output - 1 decode steps{share}")
 
 
@@ -184,7 +199,7 @@ def _prefill_with_prefix(model: Model, batch: float, prompt: float, chunk: float
     them; as one pass, its weight bytes are at least the larger of the two parts' (a floor)."""
     if shared <= cached:
         t = prefill_traffic(model, batch, prompt - cached, chunk, cached, routing)
-        return t.flops, t.bytes_total, timing.compute_time(t)
+        return t.flops, t.bytes_total, timing.required_compute_time(t)
     head = prefill_traffic(model, 1.0, shared - cached, min(chunk, shared - cached), cached, routing)
     tail = prefill_traffic(model, batch, prompt - shared, chunk, shared, routing)
     weights = np.maximum(head.weight_bytes, tail.weight_bytes)
@@ -196,7 +211,7 @@ def _prefill_with_prefix(model: Model, batch: float, prompt: float, chunk: float
     if "lm_head" in groups:
         groups["lm_head"] = groups["lm_head"] - lm_head
     head = make_traffic(head.weight_bytes, head.kv_read_bytes, head.kv_write_bytes, head.flops - lm_head, groups)
-    return head.flops + tail.flops, weights + kv, timing.compute_time(head) + timing.compute_time(tail)
+    return head.flops + tail.flops, weights + kv, timing.required_compute_time(head) + timing.required_compute_time(tail)
 
 
 def _one_request(model: Model, accelerator: Accelerator, batch: float, prompt: float, output: float, chunk: float,
@@ -206,7 +221,7 @@ def _one_request(model: Model, accelerator: Accelerator, batch: float, prompt: f
     flops_p, bytes_p, compute_p = _prefill_with_prefix(model, batch, prompt, chunk, cached, shared, timing, routing)
     memory_p = f.memory_time(bytes_p, timing.bandwidth)
     ttft = float(f.step_time(memory_p, compute_p))
-    bound_p = "compute" if compute_p >= memory_p else "memory"
+    bound_p = BOUND_NOT_DEFINED if np.isnan(compute_p) else "compute" if compute_p >= memory_p else "memory"
     contexts = decode_contexts(int(prompt), int(output))
     end = prompt + output - 1
     resident = float(f.kv_cache_bytes(batch, end, m_kv, *layers)
@@ -221,9 +236,11 @@ def _one_request(model: Model, accelerator: Accelerator, batch: float, prompt: f
         step_bytes = step_bytes - f.shared_prefix_saved_bytes(batch, contexts, shared, m_kv, *layers)
         memory = f.memory_time(step_bytes, d.memory_bandwidth)
     steps = f.step_time(memory, d.compute_time_s)
+    # whether a decode step is compute-bound needs a peak (decode_floor's compute time is 0 without one)
+    steps_compute = float(np.sum(d.compute_time_s >= memory)) if timing.bounded else np.nan
     return dict(ttft=ttft, flops_p=float(flops_p), bytes_p=float(bytes_p), decode=float(np.sum(steps)),
                 flops_d=float(np.sum(d.flops)), bytes_d=float(np.sum(step_bytes)), first=float(steps[0]),
-                last=float(steps[-1]), steps_compute=float(np.sum(d.compute_time_s >= memory)), resident=resident,
+                last=float(steps[-1]), steps_compute=steps_compute, resident=resident,
                 bound_p=bound_p)
 
 
@@ -340,6 +357,7 @@ def request_floor(
         total_tokens_per_s=batch * (prompt + output) / latency, requests_per_s=batch / latency,
         kv_resident_bytes=out["resident"], prefill_bound=prefill_compute,
         decode_compute_bound_steps=out["steps_compute"], fits=fits, max_batch=largest, device=accelerator,
+        notes=timing.notes(REQUEST_WITHOUT_PEAK) + routing_notes(model, routing), routing=routing,
     )
 
 

@@ -47,7 +47,9 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
     """Time to first token (the prefill floor) against prompt length on one or more devices.
 
     Solid where the prefill is compute-bound, dashed where memory-bound; a dot marks the
-    prompt length at which it turns compute-bound.
+    prompt length at which it turns compute-bound.  A device that publishes no compute peak
+    has no TTFT floor (:func:`~roofline_decode.floors.prefill.prefill_floor` gives NaN): its
+    points are missing and its legend entry says why.
 
     Examples
     --------
@@ -55,17 +57,23 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
     >>> ax.get_xlabel()
     'prompt length [tokens]'
     """
+    from ..floors import NO_COMPUTE_PEAK
     from ..floors.prefill import prefill_floor
 
     spec = resolve_model(model, weights, kv)
     devices = resolve_accelerators(accelerators)
     prompts = axis_values("prompt", prompt, DEFAULT_PROMPTS, several=True)
     ax = new_axes(ax)
+    drawn = False
     for i, device in enumerate(devices):
         r = prefill_floor(spec, device, prompts, batch, chunk=chunk, sparse=sparse)
         ms = r.ttft_s * 1e3
         compute = r.compute_time_s >= r.memory_time_s
         label = device.id or device.name
+        if np.isnan(ms).all():  # no peak: no TTFT floor to draw, only the reason in the legend
+            ax.plot([], [], color=color(i), lw=2, ls=":", label=f"{label}: {NO_COMPUTE_PEAK}, no TTFT floor")
+            continue
+        drawn = True
         ax.plot(prompts, np.where(compute, ms, np.nan), color=color(i), lw=2, label=f"{label}")
         ax.plot(prompts, np.where(compute, np.nan, ms), color=color(i), lw=2, ls="--")
         if compute.any() and not compute.all():  # join the two regimes
@@ -76,7 +84,13 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
             at = prefill_floor(spec, device, star, batch, chunk=None, sparse=sparse)
             ax.plot([star], [float(at.ttft_s) * 1e3], "o", color=color(i), ms=6)
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    if drawn:
+        ax.set_yscale("log")
+    else:  # not one device with a peak: an empty frame over the prompts, saying why
+        ax.set_xlim(float(prompts[0]), float(prompts[-1]))
+        ax.set_yticks([])
+        ax.text(0.5, 0.5, f"{NO_COMPUTE_PEAK}:\nno floor of the time to first token", transform=ax.transAxes,
+                ha="center", va="center", color="0.3")
     ax.set_xlabel("prompt length [tokens]")
     ax.set_ylabel("time to first token, floor [ms]")
     chunk_text = "" if chunk is None else f", {int(chunk)}-token chunks"
