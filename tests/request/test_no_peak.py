@@ -154,3 +154,14 @@ def test_a_plan_says_n_a_for_the_request_times_it_cannot_give():
     laptop, h100 = (" ".join(row.notes) for row in rows)
     assert "TTFT n/a (no compute peak published)" in laptop and "end to end n/a" in laptop and "nan" not in laptop
     assert "TTFT 30 ms" in h100
+
+
+def test_the_speculative_plot_says_its_speedups_compare_memory_floors():
+    from roofline_decode.plotting import headless, speculative_plot
+
+    plt = headless()
+    for device, says in ((LAPTOP, True), ("h100-sxm", False)):
+        ax = speculative_plot(MODEL, device, draft="llama-3.2-1b", batch=[1, 8, 64], acceptance=[0.7])
+        assert (f"{NO_COMPUTE_PEAK}: speedups of memory floors" in ax.get_title()) is says
+        ax.figure.canvas.draw()
+        plt.close(ax.figure)

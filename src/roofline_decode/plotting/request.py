@@ -108,7 +108,9 @@ def speculative_plot(model: Model | str, accelerator: AcceleratorLike | Sequence
     """Speedup of speculative decoding over plain decoding against batch, one line per acceptance.
 
     The dotted line at 1 is break-even; the vertical line marks the batch at which plain
-    decoding turns compute-bound (beyond it speculation cannot pay), when it is finite.
+    decoding turns compute-bound (beyond it speculation cannot pay), when it is finite.  On a
+    device without a compute peak that batch is not known: the title says the speedups compare
+    memory floors.
 
     Examples
     --------
@@ -135,7 +137,13 @@ def speculative_plot(model: Model | str, accelerator: AcceleratorLike | Sequence
     ax.set_xscale("log", base=2)
     ax.set_xlabel("batch [sequences]")
     ax.set_ylabel("speedup over plain decoding")
-    ax.set_title(f"{r.model} with {r.draft} on {r.accelerator}: k = {k}, context {context:g}")
+    title = f"{r.model} with {r.draft} on {r.accelerator}: k = {k}, context {context:g}"
+    if np.isnan(critical):  # no compute peak: where plain decoding turns compute-bound cannot be told
+        from ..floors import NO_COMPUTE_PEAK
+
+        title += (f"\n{NO_COMPUTE_PEAK}: speedups of memory floors, the batch where speculation stops paying "
+                  "unknown")
+    ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(title="acceptance", loc="best")
     return ax
