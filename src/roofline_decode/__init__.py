@@ -33,7 +33,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["DecodeFloor", "decode_floor"], "floors.decode"),
     **dict.fromkeys(["RECORD_KEYS"], "floors.results"),
     **dict.fromkeys(["SweepResult", "sweep"], "floors.sweeps"),
-    **dict.fromkeys(["MixedStepFloor", "PrefillFloor", "mixed_step_floor", "prefill_floor"], "floors.prefill"),
+    **dict.fromkeys(["PrefillFloor", "prefill_floor"], "floors.prefill"),
+    **dict.fromkeys(["MixedStepFloor", "mixed_step_floor"], "floors.mixed_step"),
     **dict.fromkeys(["RequestFloor", "request_floor"], "floors.request"),
     **dict.fromkeys(["SpeculativeFloor", "speculative_floor"], "floors.speculative"),
     **dict.fromkeys(["NumberFormat", "get_format", "group_quantized", "list_formats"], "formats"),
@@ -78,7 +79,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     )
     from .floors.decode import DecodeFloor, decode_floor
     from .floors.results import RECORD_KEYS
-    from .floors.prefill import MixedStepFloor, PrefillFloor, mixed_step_floor, prefill_floor
+    from .floors.mixed_step import MixedStepFloor, mixed_step_floor
+    from .floors.prefill import PrefillFloor, prefill_floor
     from .floors.request import RequestFloor, request_floor
     from .floors.speculative import SpeculativeFloor, speculative_floor
     from .floors.sweeps import SweepResult, sweep

@@ -58,6 +58,9 @@ NAMES_MOVED: dict[tuple[str, str], str] = {
     (_OLD_PREFIX + "views_frame", "ToDataFrame"): _OLD_PREFIX + "floors.records",
     (_OLD_PREFIX + "views_frame", "records_to_dataframe"): _OLD_PREFIX + "floors.records",
     (_OLD_PREFIX + "files.ggml_types", "format_of_type"): _OLD_PREFIX + "formats.registry",
+    # the mixed step left the prefill module for floors.mixed_step
+    **{(_OLD_PREFIX + "estimate_prefill", name): _OLD_PREFIX + "floors.mixed_step"
+       for name in ("MixedStepFloor", "mixed_step_floor", "mixed_traffic")},
     # estimate.py was also the hub that re-exported the parts of the decode floor
     **{(_OLD_PREFIX + "estimate", name): _OLD_PREFIX + "floors." + home for name, home in {
         "SweepResult": "sweeps", "sweep": "sweeps", "AcceleratorRef": "sweeps", "ModelRef": "sweeps",

@@ -30,7 +30,8 @@ less time than streaming the weights it reads once.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .errors import InvalidValueError, MissingExtraError
 
@@ -46,8 +47,14 @@ from .formats import ComputePrecision, NumberFormat, list_formats
 from .specs.accelerator import Accelerator
 from .specs.model import Model
 
+#: The public names: the strategies and the constants that bound them, nothing the module
+#: imports for its own use (numpy, hypothesis, the specs, typing); ``dir()`` lists these alone.
 __all__ = ["KINDS", "WEIGHT_FORMATS", "KV_FORMATS", "PRECISIONS", "models", "dense_models", "moe_models",
            "accelerators", "number_formats", "grids"]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
 
 #: Model kinds :func:`models` draws from.
 KINDS = ("dense", "moe", "sliding", "mla", "hybrid")

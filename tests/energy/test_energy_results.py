@@ -103,9 +103,9 @@ def test_tensor_parallel_multiplies_by_the_device_count():
 def test_prefill_and_request_energy_and_cost():
     p = prefill_floor("llama-3.1-8b", "h200-sxm", prompt=4096)
     assert float(p.joules_per_token_floor) == pytest.approx(8 * float(p.bytes_total) * 2.4e-12 / 4096)
-    assert float(p.cost_per_million_tokens(2.0)) == pytest.approx(1e6 * 2.0 * float(p.time_s) / 3600 / 4096)
+    assert float(p.cost_per_million_tokens(2.0)) == pytest.approx(1e6 * 2.0 * float(p.ttft_s) / 3600 / 4096)
     q = request_floor("llama-3.1-8b", "h200-sxm", prompt=1024, output=128, batch=4)
-    assert float(q.cost_per_request(2.0)) == pytest.approx(2.0 * float(q.latency_s) / 3600 / 4)
+    assert float(q.cost_per_request(2.0)) == pytest.approx(2.0 * float(q.e2e_latency_s) / 3600 / 4)
     assert float(q.joules_per_token_floor) == pytest.approx(
         8 * (float(q.prefill_bytes) + float(q.decode_bytes)) * 2.4e-12 / (4 * 128))
 

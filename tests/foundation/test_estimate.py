@@ -120,14 +120,14 @@ def test_device_without_published_peak_keeps_memory_bound():
 def test_sparse_falls_back_to_the_dense_peak_and_says_so():
     # the MI300X publishes no sparse peak: before, sparse=True used an infinite peak (2.94 ms,
     # "memory"); the dense peak gives 47.0 ms, compute-bound
-    dense = decode_floor("llama-3.1-8b", "mi300x", batch=4096)
-    sparse = decode_floor("llama-3.1-8b", "mi300x", batch=4096, sparse=True)
+    dense = decode_floor("llama-3.1-8b", "mi300x", batch=4096, context=0)
+    sparse = decode_floor("llama-3.1-8b", "mi300x", batch=4096, context=0, sparse=True)
     assert float(sparse.step_time_s) == float(dense.step_time_s)
     assert round(float(sparse.step_time_s) * 1e3, 1) == 47.0 and str(sparse.bound) == "compute"
     assert sparse.notes == ("no sparse bf16 peak published for mi300x: the dense bf16 peak is used",)
     assert dense.notes == ()
     # with a sparse peak published, no note
-    assert decode_floor("llama-3.1-8b", "h100-sxm", batch=4096, sparse=True).notes == ()
+    assert decode_floor("llama-3.1-8b", "h100-sxm", batch=4096, context=0, sparse=True).notes == ()
 
 
 def test_precision_fallback_is_noted():

@@ -65,3 +65,20 @@ def test_bad_bounds_are_our_error(call):
 
     with pytest.raises(InvalidValueError):
         draw()
+
+
+def test_the_module_exports_its_strategies_and_constants_only():
+    import roofline_decode.testing as testing
+    from hypothesis.strategies import SearchStrategy
+
+    namespace: dict = {}
+    exec("from roofline_decode.testing import *", namespace)  # noqa: S102 - what a star import brings
+    assert sorted(set(namespace) - {"__builtins__"}) == sorted(testing.__all__) == dir(testing)
+    for name in ("Any", "np", "Model", "Accelerator", "st", "Sequence", "InvalidValueError"):
+        assert name not in testing.__all__ and name not in dir(testing)
+    for name in testing.__all__:
+        value = getattr(testing, name)
+        if name.isupper():  # a constant: the names a strategy draws from
+            assert isinstance(value, tuple) and all(isinstance(v, str) for v in value), name
+        else:  # a strategy, or a function that returns one
+            assert isinstance(value, SearchStrategy) or isinstance(value(), SearchStrategy), name

@@ -122,7 +122,7 @@ def test_tensor_parallel_rows_use_the_aggregate_bandwidth():
     cal = calibrate([one, eight, Measurement(model=MODELS[1], batch=1, context=0, step_time_s=truth(MODELS[1], 1, 0))],
                     H100, models=("bandwidth",))
     assert cal.bandwidth_efficiency == pytest.approx(0.8, rel=1e-6)
-    assert float(cal.predict(MODELS[0], tensor_parallel=8).step_time_s) == pytest.approx(eight.step_time_s, rel=1e-6)
+    assert float(cal.predict(MODELS[0], context=0, tensor_parallel=8).step_time_s) == pytest.approx(eight.step_time_s, rel=1e-6)
     with pytest.raises(InvalidValueError, match="tensor_parallel"):
         cal.predict(MODELS[0], tensor_parallel=0)
 

@@ -36,11 +36,11 @@ def test_request_table_json_csv(capsys):
     code, out, _ = run(capsys, *base, "--format", "json")
     records = json.loads(out)
     expected = request_floor("llama-3.1-8b", "h100-sxm", 2048, 512, batch=[1, 32]).to_records()
-    assert [r["latency_s"] for r in records] == pytest.approx([r["latency_s"] for r in expected], rel=1e-12)
+    assert [r["e2e_latency_s"] for r in records] == pytest.approx([r["e2e_latency_s"] for r in expected], rel=1e-12)
     code, out, _ = run(capsys, *base, "--format", "csv", "--draft", "llama-3.2-1b", "--k", "4", "--acceptance", "0.8")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 2 and float(rows[0]["speculative_speedup"]) > 1
-    assert float(rows[0]["speculative_latency_s"]) < float(rows[0]["latency_s"])
+    assert float(rows[0]["speculative_e2e_latency_s"]) < float(rows[0]["e2e_latency_s"])
 
 
 def test_request_grid_is_an_outer_product(capsys):
@@ -86,7 +86,7 @@ def test_speculative_plot_draws_one_line_per_acceptance():
     from roofline_decode.plotting import speculative_plot
 
     ax = speculative_plot("llama-3.1-70b", "h100-sxm", draft="llama-3.2-1b", batch=[1, 8, 64, 512],
-                          acceptance=[0.6, 0.8])
+                          acceptance=[0.6, 0.8], context=2048)  # the plot's default context before 0.2
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["a = 0.6", "a = 0.8"]
     first = ax.get_lines()[0].get_ydata()

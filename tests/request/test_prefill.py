@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline_decode import InvalidValueError, decode_floor
-from roofline_decode.floors.prefill import mixed_step_floor, prefill_floor
+from roofline_decode.floors.mixed_step import mixed_step_floor
+from roofline_decode.floors.prefill import prefill_floor
 from roofline_decode.formulas import prefill as fp
 from tests.properties.strategies import accelerators, models
 
@@ -25,8 +26,8 @@ def test_llama2_7b_2k_prompt_on_a100_by_hand():
     attention = 4 * 32 * 128 * 32 * 2048 * 2049 // 2
     assert float(r.flops) == matmul + attention == 27_626_028_662_784
     assert str(r.bound) == "compute"
-    assert float(r.time_s) == pytest.approx((matmul + attention) / 312e12, rel=1e-12)
-    assert float(r.time_s) * 1e3 == pytest.approx(88.54, abs=0.01)
+    assert float(r.ttft_s) == pytest.approx((matmul + attention) / 312e12, rel=1e-12)
+    assert float(r.ttft_s) * 1e3 == pytest.approx(88.54, abs=0.01)
     # bytes: bf16 weights once (all but the input embedding) + 2048 gathered rows + KV of 2048 tokens
     weights = 2 * (6_738_415_616 - 32000 * 4096 + 2048 * 4096)
     assert float(r.weight_bytes) == weights and float(r.kv_read_bytes) == 0
@@ -77,13 +78,13 @@ def test_mixed_step_reduces_to_decode_and_to_prefill():
         assert float(getattr(alone, key)) == pytest.approx(float(getattr(prefill, key)), rel=1e-12), key
     both = mixed_step_floor("llama-3.1-8b", "h100-sxm", 16, 3000, 512, 1500)
     assert float(both.weight_bytes) < float(decode.weight_bytes + prefill.weight_bytes)  # read once
-    assert float(both.step_time_s) >= max(float(decode.step_time_s), float(prefill.time_s))
+    assert float(both.step_time_s) >= max(float(decode.step_time_s), float(prefill.ttft_s))
 
 
 def test_results_broadcast_and_render():
     r = prefill_floor("gemma-2-9b", "h100-sxm", [[1024], [16384]], batch=[1, 4], chunk=2048, cached=[0, 100])
     assert float(r.num_chunks[1, 1]) == np.ceil((16384 - 100) / 2048)
-    assert r.time_s.shape == (2, 2) and len(r.to_records()) == 4
+    assert r.ttft_s.shape == (2, 2) and len(r.to_records()) == 4
     record = r.to_records()[-1]
     assert record["prompt"] == 16384 and record["bound"] in ("memory", "compute")
     assert "TTFT ms" in str(r) and "<table>" in r._repr_html_()
@@ -109,14 +110,14 @@ prompts = st.integers(1, 20_000).map(float)
        batch=st.integers(1, 64).map(float), more=st.integers(1, 64).map(float), chunk=st.integers(1, 4096).map(float))
 def test_prefill_laws(model, device, prompt, extra, batch, more, chunk):
     r = prefill_floor(model, device, [prompt, prompt + extra], batch=[[batch], [batch + more]])
-    t = r.time_s
+    t = r.ttft_s
     assert (t[:, 1] >= t[:, 0]).all() and (t[1] >= t[0]).all()  # non-decreasing in prompt and in batch
-    assert (r.time_s >= r.flops / r.peak_flops * (1 - 1e-12)).all()  # TTFT >= FLOPs / peak
+    assert (r.ttft_s >= r.flops / r.peak_flops * (1 - 1e-12)).all()  # TTFT >= FLOPs / peak
     chunked = prefill_floor(model, device, prompt, batch, chunk=chunk)
     whole = prefill_floor(model, device, prompt, batch)
-    assert float(chunked.time_s) >= float(whole.time_s) * (1 - 1e-12)  # chunking never lowers the floor
+    assert float(chunked.ttft_s) >= float(whole.ttft_s) * (1 - 1e-12)  # chunking never lowers the floor
     hit = prefill_floor(model, device, prompt + extra, batch, cached=extra)  # `extra` of the prompt cached
-    assert float(hit.time_s) <= float(r.time_s[0, 1]) * (1 + 1e-12)  # a prefix-cache hit never raises it
+    assert float(hit.ttft_s) <= float(r.ttft_s[0, 1]) * (1 + 1e-12)  # a prefix-cache hit never raises it
 
 
 
@@ -145,7 +146,9 @@ def test_each_flop_group_runs_at_its_own_precision():
     assert float(r.compute_time_s) == pytest.approx(matmul / 624e12 + attention / 312e12, rel=1e-12)
     none = rd.Accelerator(name="no-peak", memory_bandwidth=4e11, memory_capacity=64e9)
     blind = prefill_floor("llama-2-7b", none, 2048)
-    assert float(blind.compute_time_s) == 0 and str(blind.bound) == "memory" and np.isinf(blind.compute_bound_prompt)
+    # no peak: the prefill has no time (issue 27 item 5; before: compute 0, "memory", P* inf)
+    assert np.isnan(blind.compute_time_s) and str(blind.bound) == "n/a" and np.isnan(blind.compute_bound_prompt)
+    assert np.isnan(blind.ttft_s) and float(blind.memory_time_s) == float(blind.bytes_total) / 4e11
 
 
 def test_recurrent_layers_write_no_kv_in_prefill_mixed_steps_or_verify():
@@ -162,3 +165,28 @@ def test_recurrent_layers_write_no_kv_in_prefill_mixed_steps_or_verify():
                              prefill_context=0)
     assert float(mixed.kv_write_bytes) == 64 * 12 * 2048
     assert float(verify_traffic(model, 2, 100, 3).kv_write_bytes) == 2 * 4 * 12 * 2048
+
+
+def test_the_mixed_step_moved_to_its_own_module_and_the_old_path_warns():
+    import roofline_decode as rd
+    from roofline_decode.floors import mixed_step, prefill
+
+    assert rd.mixed_step_floor is mixed_step.mixed_step_floor
+    with pytest.warns(DeprecationWarning, match="floors.mixed_step.mixed_step_floor"):
+        assert prefill.mixed_step_floor is mixed_step.mixed_step_floor
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        prefill.nothing  # noqa: B018
+
+
+def test_the_prefill_names_ttft_as_the_request_does_and_time_s_is_a_deprecated_alias():
+    r = prefill_floor("llama-3.1-8b", "h100-sxm", [1024, 4096])
+    record = r.to_records()[0]
+    assert "ttft_s" in record and "time_s" not in record
+    assert "TTFT ms" in str(r)
+    with pytest.warns(DeprecationWarning, match="use ttft_s"):
+        alias = r.time_s
+    assert alias is r.ttft_s
+    from roofline_decode.floors.request import request_floor
+
+    q = request_floor("llama-3.1-8b", "h100-sxm", 4096, 1)  # one output token: the request is the prefill
+    assert float(q.ttft_s) == float(r.ttft_s[1])

@@ -16,23 +16,23 @@ def test_latency_is_ttft_plus_the_decode_steps_it_passes_through():
     """Prefill yields the first token; then O - 1 = 511 decode steps at contexts 2048 ... 2558."""
     r = request_floor("llama-3.1-8b", "h100-sxm", 2048, 512, batch=[1, 32])
     for i, batch in enumerate([1, 32]):
-        ttft = float(prefill_floor("llama-3.1-8b", "h100-sxm", 2048, batch).time_s)
+        ttft = float(prefill_floor("llama-3.1-8b", "h100-sxm", 2048, batch).ttft_s)
         steps = decode_floor("llama-3.1-8b", "h100-sxm", batch, np.arange(2048, 2559)).step_time_s
         assert steps.size == 511
         assert float(r.ttft_s[i]) == ttft
         assert float(r.decode_time_s[i]) == pytest.approx(float(np.sum(steps)), rel=1e-12)
-        assert float(r.latency_s[i]) == pytest.approx(ttft + float(np.sum(steps)), rel=1e-12)
+        assert float(r.e2e_latency_s[i]) == pytest.approx(ttft + float(np.sum(steps)), rel=1e-12)
         assert float(r.tpot_s[i]) == pytest.approx(float(np.mean(steps)), rel=1e-12)
-        assert float(r.requests_per_s[i]) == pytest.approx(batch / float(r.latency_s[i]))
-        assert float(r.output_tokens_per_s[i]) == pytest.approx(batch * 512 / float(r.latency_s[i]))
+        assert float(r.requests_per_s[i]) == pytest.approx(batch / float(r.e2e_latency_s[i]))
+        assert float(r.output_tokens_per_s[i]) == pytest.approx(batch * 512 / float(r.e2e_latency_s[i]))
     # the worked values of issue 15: batch 1 TTFT 30.0 ms, TPOT 4.571 ms, 2.366 s end to end
     assert [round(float(t) * 1e3, 1) for t in r.ttft_s] == [30.0, 960.1]
-    assert [round(float(t), 3) for t in r.latency_s] == [2.366, 4.724]
+    assert [round(float(t), 3) for t in r.e2e_latency_s] == [2.366, 4.724]
 
 
 def test_one_output_token_is_the_prefill_alone():
     r = request_floor("llama-2-7b", "a100-80gb-sxm", 2048, 1)
-    assert float(r.latency_s) == float(prefill_floor("llama-2-7b", "a100-80gb-sxm", 2048).time_s)
+    assert float(r.e2e_latency_s) == float(prefill_floor("llama-2-7b", "a100-80gb-sxm", 2048).ttft_s)
     assert np.isnan(r.tpot_s) and float(r.decode_time_s) == 0
 
 
@@ -72,7 +72,7 @@ def rd_weights():
 
 def test_request_renders_and_records():
     r = request_floor("qwen3-30b-a3b", "h100-sxm", [512, 4096], 64, batch=[[1], [8]], chunk=1024)
-    assert r.latency_s.shape == (2, 2) and len(r.to_records()) == 4
+    assert r.e2e_latency_s.shape == (2, 2) and len(r.to_records()) == 4
     assert r.to_records()[3]["prompt"] == 4096 and "TTFT ms" in str(r) and "<table>" in r._repr_html_()
     assert r.to_records()[0]["fits"] is True  # 61 GB of weights and a small cache fit 80 GB
     big = request_floor("llama-3.1-70b", "h100-sxm", 2048, 16)
@@ -95,9 +95,9 @@ def test_bad_input_names_the_field(kwargs, field):
 def test_request_laws(model, device, prompt, output, batch, shared):
     shared = min(shared, prompt - 1)
     r = request_floor(model, device, prompt, [output, output + 5], batch)
-    assert r.latency_s[1] >= r.latency_s[0] and (r.latency_s >= r.ttft_s).all()
+    assert r.e2e_latency_s[1] >= r.e2e_latency_s[0] and (r.e2e_latency_s >= r.ttft_s).all()
     s = request_floor(model, device, prompt, output, batch, shared_prefix=shared, cascade=True)
-    assert float(s.latency_s) <= float(r.latency_s[0]) * (1 + 1e-9)  # sharing never raises the floor
+    assert float(s.e2e_latency_s) <= float(r.e2e_latency_s[0]) * (1 + 1e-9)  # sharing never raises the floor
     assert float(s.kv_resident_bytes) <= float(r.kv_resident_bytes[0])
     assert float(s.max_batch) >= float(r.max_batch[0])
 
@@ -111,3 +111,12 @@ def test_plan_carries_the_request_floor():
     assert note and f"TTFT {float(r.ttft_s) * 1e3:.4g} ms" in note[0] and "511 decode steps" in note[0]
     with pytest.raises(InvalidValueError, match="prompt/output"):
         plan("llama-3.1-8b", "h100-sxm", batch=1, context=10, prompt=5)
+
+
+def test_end_to_end_is_e2e_latency_s_and_latency_s_a_deprecated_alias():
+    r = request_floor("llama-3.1-8b", "h100-sxm", 1024, 8)
+    record = r.to_records()[0]
+    assert "e2e_latency_s" in record and "latency_s" not in record and "E2E ms" in str(r)
+    assert float(r.e2e_latency_s) == float(r.ttft_s) + float(r.decode_time_s)
+    with pytest.warns(DeprecationWarning, match="use e2e_latency_s"):
+        assert r.latency_s is r.e2e_latency_s

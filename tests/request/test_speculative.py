@@ -68,7 +68,8 @@ def test_speculation_laws(model, draft, device, k, acceptance, batch, context):
 
 
 def test_identical_routing_is_the_strict_floor_everywhere():
-    from roofline_decode.floors.prefill import mixed_step_floor, prefill_floor
+    from roofline_decode.floors.mixed_step import mixed_step_floor
+    from roofline_decode.floors.prefill import prefill_floor
     from roofline_decode.floors.request import request_floor
 
     m = "qwen3-30b-a3b"
@@ -80,9 +81,9 @@ def test_identical_routing_is_the_strict_floor_everywhere():
         rel=1e-9)  # 1,024 tokens per chunk touch every expert
     step = mixed_step_floor(m, "h100-sxm", 8, 1000, 0, routing="identical")
     assert float(step.step_time_s) == float(decode_floor(m, "h100-sxm", 8, 1000, routing="identical").step_time_s)
-    assert float(request_floor(m, "h100-sxm", 512, 32, 8, routing="identical").latency_s) <= float(
-        request_floor(m, "h100-sxm", 512, 32, 8).latency_s)
-    s = speculative_floor(m, "h100-sxm", draft="qwen3-8b", k=3, acceptance=0.7, batch=4, routing="identical")
+    assert float(request_floor(m, "h100-sxm", 512, 32, 8, routing="identical").e2e_latency_s) <= float(
+        request_floor(m, "h100-sxm", 512, 32, 8).e2e_latency_s)
+    s = speculative_floor(m, "h100-sxm", draft="qwen3-8b", k=3, acceptance=0.7, batch=4, context=0, routing="identical")
     assert float(s.plain_step_s) == float(decode_floor(m, "h100-sxm", 4, 0, routing="identical").step_time_s)
     with pytest.raises(InvalidValueError, match="routing"):
         prefill_floor(m, "h100-sxm", 10, routing="skewed")

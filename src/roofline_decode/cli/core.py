@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from .common import (Subparsers, add_model_arguments, add_routing_argument, emit_records, load_model_from_args, number_list,
                          positive)
 from ..errors import InvalidValueError
+from ..floors.grid import DEFAULT_CONTEXT
 from ..specs.accelerator import CATEGORIES, Accelerator
 from ..units import GB, TFLOP, format_number
 from ..units import format_table
@@ -29,7 +30,8 @@ def register(subparsers: Subparsers) -> None:
     floor = subparsers.add_parser("floor", help="decode step floors of a model on accelerators")
     add_model_arguments(floor)
     floor.add_argument("--batch", type=number_list, default=[1], help="comma-separated batch sizes (default 1)")
-    floor.add_argument("--context", type=number_list, default=[4096], help="comma-separated contexts (default 4096)")
+    floor.add_argument("--context", type=number_list, default=[DEFAULT_CONTEXT],
+                       help=f"comma-separated contexts (default {DEFAULT_CONTEXT}, as decode_floor; 0: weights only)")
     floor.add_argument("--sparse", action="store_true", help="use 2:4 sparse peaks instead of dense")
     add_routing_argument(floor)
     floor.add_argument("--latency", metavar="PROFILE",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .common import Subparsers, add_routing_argument, emit_records, number_list, whole_number, jsonable
 from ..errors import InvalidValueError
+from ..floors.grid import DEFAULT_CONTEXT
 from ..units import format_table
 
 if TYPE_CHECKING:
@@ -52,7 +53,8 @@ def register(subparsers: Subparsers) -> None:
     predict.add_argument("--weights", metavar="FMT", help="weight format (default: the model's)")
     predict.add_argument("--kv", metavar="FMT", help="KV-cache format (default: the model's)")
     predict.add_argument("--batch", type=number_list, default=[1], help="comma-separated batch sizes (default 1)")
-    predict.add_argument("--context", type=number_list, default=[4096], help="comma-separated contexts (default 4096)")
+    predict.add_argument("--context", type=number_list, default=[DEFAULT_CONTEXT],
+                         help=f"comma-separated contexts (default {DEFAULT_CONTEXT}, as Calibration.predict)")
     predict.add_argument("--tp", type=whole_number("--tp", 1), default=1, help="tensor-parallel devices (default 1)")
     predict.add_argument("--pp", type=whole_number("--pp", 1), default=1, help="pipeline stages (default 1)")
     add_routing_argument(predict)

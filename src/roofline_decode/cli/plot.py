@@ -11,6 +11,7 @@ from typing import TypeVar
 
 from .common import Subparsers, add_model_arguments, load_model_from_args, number_list, positive
 from ..errors import InvalidValueError
+from ..floors.grid import DEFAULT_CONTEXT
 
 #: Plot kinds, in the order of ``--help``.
 KINDS = ("ridge", "batch", "context", "breakdown", "map", "ttft", "speculative", "frontier")
@@ -38,7 +39,8 @@ def register(subparsers: Subparsers) -> None:
                       "frontier: tokens/s per device vs tokens/s per user of one or more --gpu over batch and --tp")
     add_model_arguments(plot)
     plot.add_argument("--batch", type=number_list, help="comma-separated batch sizes (each plot has a default)")
-    plot.add_argument("--context", type=number_list, help="comma-separated contexts in tokens (4k = 4096)")
+    plot.add_argument("--context", type=number_list,
+                      help=f"comma-separated contexts in tokens (4k = 4096; default {DEFAULT_CONTEXT} where a plot takes one)")
     plot.add_argument("--over", choices=("batch", "context"), help="breakdown: the axis to sweep")
     plot.add_argument("--slo-ms", type=positive("--slo-ms"), metavar="MS",
                       help="per-token latency target [ms] (batch, context, map)")
@@ -101,7 +103,7 @@ def run_plot(args: argparse.Namespace) -> int:
         ax = plotting.ridge_plot(model, args.gpu, batch=args.batch, context=args.context, latency=args.latency,
                                  **common)
     elif args.kind == "batch":
-        ax = plotting.batch_plot(model, gpu, batch=args.batch, context=_one(args.context, 4096),
+        ax = plotting.batch_plot(model, gpu, batch=args.batch, context=_one(args.context, DEFAULT_CONTEXT),
                                  slo_ms=args.slo_ms, latency=args.latency, **common)
     elif args.kind == "context":
         ax = plotting.context_plot(model, gpu, context=args.context, batch=args.batch,
@@ -114,13 +116,13 @@ def run_plot(args: argparse.Namespace) -> int:
     elif args.kind == "speculative":
         ax = plotting.speculative_plot(model, gpu, draft=args.draft, mtp_layers=args.mtp_layers, k=4 if args.k is None else args.k,
                                        batch=args.batch, acceptance=args.acceptance,
-                                       context=_one(args.context, 2048), **common)
+                                       context=_one(args.context, DEFAULT_CONTEXT), **common)
     elif args.kind == "frontier":
         if args.sparse:
             raise InvalidValueError("--sparse", True, "dense peaks only for plot frontier (tensor-parallel floors)")
         if args.y == "cost" and args.price_per_hour is None:
             raise InvalidValueError("--y", "cost", "a price: add --price-per-hour")
-        ax = plotting.frontier_plot(model, args.gpu, context=_one(args.context, 4096), batch=args.batch,
+        ax = plotting.frontier_plot(model, args.gpu, context=_one(args.context, DEFAULT_CONTEXT), batch=args.batch,
                                     tp=(1, 2, 4, 8) if args.tp is None else args.tp, y=args.y or "throughput",
                                     price_per_hour=args.price_per_hour)
     else:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 #: speculative keys added to each record
 SPECULATIVE_KEYS = ("speculative_draft", "speculative_k", "speculative_acceptance", "speculative_speedup",
-                    "speculative_tpot_s", "speculative_latency_s", "speculative_break_even_acceptance",
+                    "speculative_tpot_s", "speculative_e2e_latency_s", "speculative_break_even_acceptance",
                     "speculative_best_k", "speculative_max_useful_batch")
 
 
@@ -87,17 +87,20 @@ def run_request(args: argparse.Namespace) -> int:
                           shared_prefix=_one("--shared-prefix", args.shared_prefix), cascade=args.cascade,
                           sparse=args.sparse, routing=args.routing)
         rows = r.to_records()
+        notes: tuple[str, ...] = ()
         if speculative:
-            _add_speculative(args, model, device, r, rows, mean_decode_context)
+            notes = tuple(n for n in _add_speculative(args, model, device, r, rows, mean_decode_context)
+                          if n not in r.notes)
         records += rows
-        blocks.append(str(r) + (_speculative_table(rows) if speculative else ""))
+        blocks.append(str(r) + (_speculative_table(rows, notes) if speculative else ""))
     print("\n\n".join(blocks) if args.format == "table" else emit_records(records, args.format))
     return 0
 
 
 def _add_speculative(args: argparse.Namespace, model: Model, device: Accelerator, r: RequestFloor,
                      rows: list[dict[str, Any]],
-                     mean_decode_context: Callable[[np.ndarray, np.ndarray], ArrayOrExpr]) -> None:
+                     mean_decode_context: Callable[[np.ndarray, np.ndarray], ArrayOrExpr]) -> tuple[str, ...]:
+    """Add the speculative keys to ``rows``; returns the speculative floor's notes."""
     from ..floors.speculative import speculative_floor
 
     k = 4 if args.k is None else args.k
@@ -119,16 +122,28 @@ def _add_speculative(args: argparse.Namespace, model: Model, device: Accelerator
             value = float(column[i])
             whole = key in ("speculative_best_k", "speculative_max_useful_batch") and np.isfinite(value)
             row[key] = int(value) if whole else value
-        row["speculative_latency_s"] = float(ttft[i] + steps[i] * flat["speculative_tpot_s"][i])
+        row["speculative_e2e_latency_s"] = float(ttft[i] + steps[i] * flat["speculative_tpot_s"][i])
+    return s.notes
 
 
-def _speculative_table(rows: list[dict[str, Any]]) -> str:
+def _cell(value: float | int) -> str:
+    """A whole number as it is, NaN (needs a compute peak the device lacks) as n/a."""
+    return "n/a" if isinstance(value, float) and np.isnan(value) else str(value)
+
+
+def _number(value: float, digits: int) -> str:
+    """``format_number``, NaN as n/a."""
+    return "n/a" if np.isnan(value) else format_number(value, digits)
+
+
+def _speculative_table(rows: list[dict[str, Any]], notes: tuple[str, ...] = ()) -> str:
     first = rows[0]
     header = (f"\nwith speculative decoding ({first['speculative_draft']}, k = {first['speculative_k']}, "
               f"acceptance {first['speculative_acceptance']:g}; at each request's mean decode context)")
-    table = [[str(r["batch"]), str(r["prompt"]), str(r["output"]), format_number(r["speculative_speedup"], 4),
-              format_number(r["speculative_tpot_s"] * 1e3, 4), format_number(r["speculative_latency_s"] * 1e3, 4),
-              format_number(r["speculative_break_even_acceptance"], 3), str(r["speculative_best_k"]),
-              str(r["speculative_max_useful_batch"])] for r in rows]
-    return header + "\n" + format_table(["batch", "prompt", "output", "speedup", "TPOT ms", "latency ms",
-                                         "break-even a", "best k", "max batch"], table, align="right")
+    table = [[str(r["batch"]), str(r["prompt"]), str(r["output"]), _number(r["speculative_speedup"], 4),
+              _number(r["speculative_tpot_s"] * 1e3, 4), _number(r["speculative_e2e_latency_s"] * 1e3, 4),
+              _number(r["speculative_break_even_acceptance"], 3), _cell(r["speculative_best_k"]),
+              _cell(r["speculative_max_useful_batch"])] for r in rows]
+    return header + "\n" + "\n".join([format_table(["batch", "prompt", "output", "speedup", "TPOT ms", "E2E ms",
+                                                   "break-even a", "best k", "max batch"], table, align="right"),
+                                     *(f"note: {note}" for note in notes)])

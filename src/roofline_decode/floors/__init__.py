@@ -4,7 +4,8 @@ The estimators, each a module of its own:
 
 * :mod:`~roofline_decode.floors.decode`: one decode step (:func:`decode_floor`) and
   :mod:`~roofline_decode.floors.sweeps` (many models x devices over a grid, :func:`sweep`);
-* :mod:`~roofline_decode.floors.prefill`: time to first token and a mixed prefill+decode step;
+* :mod:`~roofline_decode.floors.prefill`: time to first token;
+* :mod:`~roofline_decode.floors.mixed_step`: a continuous-batching step of decode tokens and a prefill chunk;
 * :mod:`~roofline_decode.floors.request`: a whole request (prefill, then its decode steps);
 * :mod:`~roofline_decode.floors.speculative`: draft-and-verify rounds;
 * :mod:`~roofline_decode.floors.parallel`: tensor- and pipeline-parallel decode.
@@ -36,7 +37,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["RECORD_KEYS"], "results"),
     **dict.fromkeys(["NO_COMPUTE_PEAK"], "peaks"),
     **dict.fromkeys(["SweepResult", "sweep"], "sweeps"),
-    **dict.fromkeys(["MixedStepFloor", "PrefillFloor", "mixed_step_floor", "prefill_floor"], "prefill"),
+    **dict.fromkeys(["PrefillFloor", "prefill_floor"], "prefill"),
+    **dict.fromkeys(["MixedStepFloor", "mixed_step_floor"], "mixed_step"),
     **dict.fromkeys(["RequestFloor", "request_floor"], "request"),
     **dict.fromkeys(["SpeculativeFloor", "speculative_floor"], "speculative"),
     **dict.fromkeys(["ParallelFloor", "pipeline_parallel_floor", "tensor_parallel_floor"], "parallel"),
@@ -64,9 +66,9 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports (``as``: re
     from .parallel import ParallelFloor as ParallelFloor
     from .parallel import pipeline_parallel_floor as pipeline_parallel_floor
     from .parallel import tensor_parallel_floor as tensor_parallel_floor
-    from .prefill import MixedStepFloor as MixedStepFloor
+    from .mixed_step import MixedStepFloor as MixedStepFloor
+    from .mixed_step import mixed_step_floor as mixed_step_floor
     from .prefill import PrefillFloor as PrefillFloor
-    from .prefill import mixed_step_floor as mixed_step_floor
     from .prefill import prefill_floor as prefill_floor
     from .request import RequestFloor as RequestFloor
     from .request import request_floor as request_floor

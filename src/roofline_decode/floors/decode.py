@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
     from ..specs.latency import LatencyProfile
 
-from .grid import broadcast_grid, checked_array
+from .grid import DEFAULT_CONTEXT, KvLike, WeightsLike, broadcast_grid, checked_array
 from .results import DecodeFloor
 from .step_timing import load_profile, timed_step
 from .traffic import step_traffic
@@ -40,11 +40,13 @@ def decode_floor(
     model: Model | str,
     accelerator: Accelerator | str,
     batch: Broadcastable = 1,
-    context: Broadcastable = 0,
+    context: Broadcastable = DEFAULT_CONTEXT,
     *,
     sparse: bool = False,
     routing: Broadcastable | Routing = "uniform",
     latency: LatencyProfile | str | None = None,
+    weights: WeightsLike = None,
+    kv: KvLike = None,
 ) -> DecodeFloor:
     """The fastest possible decode step of ``model`` on ``accelerator``.
 
@@ -57,7 +59,9 @@ def decode_floor(
     batch : array_like
         Sequences decoded together B [1], >= 1 (a fractional value is a mean batch).
     context : array_like
-        Tokens already cached per sequence T [1], >= 0; broadcasts against ``batch``.
+        Tokens already cached per sequence T [1], >= 0; broadcasts against ``batch``.  Default
+        :data:`~roofline_decode.floors.grid.DEFAULT_CONTEXT` (4096, as the CLI and the plots);
+        0 is the weights-only step, the fastest any context allows.
         Both follow the one rule of :func:`checked_array` (real numbers up to 2**53; no
         booleans, complex numbers or strings).
     sparse : bool
@@ -74,6 +78,10 @@ def decode_floor(
         serial chain :func:`~roofline_decode.formulas.serial_chain_time` as a third
         constraint: the step becomes max(T_mem, T_comp, T_chain) and ``bound`` may read
         ``"latency"``.  None (default): the strict floor, no positive latency assumed.
+    weights, kv : str, NumberFormat or dict, optional
+        Serve the model in these weight and KV-cache formats, as
+        :func:`~roofline_decode.load_model` applies them (``weights="fp8"``, ``kv="fp8"``, a
+        llama.cpp preset, a dict per weight group); None (default) keeps the model's.
 
     Returns
     -------
@@ -102,8 +110,8 @@ def decode_floor(
     ...  for r in ("identical", 12.0)]
     [4.0, 12.0]
     """
-    if type(model) is not Model:  # a loaded spec passes as it is (load_model returns it unchanged)
-        model = _catalog.load_model(model)
+    if type(model) is not Model or weights is not None or kv is not None:  # a loaded spec passes as it is
+        model = _catalog.load_model(model, weights=weights, kv=kv)
     if type(accelerator) is not Accelerator:
         accelerator = _catalog.load_accelerator(accelerator)
     if routing.__class__ is str and routing in ("uniform", "identical"):  # one point: the fast path

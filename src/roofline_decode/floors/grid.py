@@ -8,13 +8,33 @@ broadcasts checked axes with an error that names them (docs/inputs.md).
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidValueError
 
-__all__ = ["MAX_GRID_VALUE", "checked_array", "broadcast_grid"]
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ..formats import NumberFormat
+
+__all__ = ["MAX_GRID_VALUE", "DEFAULT_CONTEXT", "checked_array", "broadcast_grid", "WeightsLike", "KvLike"]
+
+#: The context T [tokens] of a decode step when none is given: one default for every estimator
+#: (decode, sweep, speculative, parallel, offload, calibrated prediction), the CLI and the plots.
+#: A typical chat turn, not a bound over contexts: ``context=0`` (``--context 0``) is the
+#: weights-only step, the fastest any context allows.  A prefix already cached before a prefill
+#: (``cached``, ``prefill_context``, ``shared_prefix``) is another quantity and defaults to 0.
+DEFAULT_CONTEXT = 4096
+
+#: ``weights=`` of every estimator, as :func:`roofline_decode.load_model` takes it: a format name
+#: or :class:`~roofline_decode.NumberFormat` for every weight group, a llama.cpp preset
+#: (``"Q4_K_M"``), or a dict of formats per weight group; None keeps the model's.
+WeightsLike: TypeAlias = "str | NumberFormat | Mapping[str, str | NumberFormat] | None"
+#: ``kv=`` of every estimator: the KV-cache format (a name or a NumberFormat); None keeps the model's.
+KvLike: TypeAlias = "str | NumberFormat | None"
 
 #: Largest batch or context accepted: 2**53, the largest whole number a float holds exactly.
 #: Every product of bounded inputs stays finite, so no result overflows to inf or NaN.

@@ -79,12 +79,18 @@ class GridResult(ToDataFrame):
     def title(self) -> str:  # overridden
         return type(self).__name__
 
+    def note_lines(self) -> list[str]:
+        """The lines under the table: one per note of the result (where it has ``notes``)."""
+        return [f"note: {note}" for note in getattr(self, "notes", ())]
+
     def __str__(self) -> str:
         headers = [header for header, _, _ in self.COLUMNS]
-        return self.title() + "\n" + format_table(headers, self.table_rows(), align="right")
+        return "\n".join([self.title(), format_table(headers, self.table_rows(), align="right"), *self.note_lines()])
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h, _, _ in self.COLUMNS)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
                        for row in self.table_rows())
-        return f"<p><b>{html.escape(self.title())}</b></p><table><tr>{head}</tr>{body}</table>"
+        notes = "".join(f"<br>{html.escape(line)}" for line in self.note_lines())
+        return (f"<p><b>{html.escape(self.title())}</b></p><table><tr>{head}</tr>{body}</table>"
+                + (f"<p>{notes[4:]}</p>" if notes else ""))

@@ -56,6 +56,7 @@ from .._typing import ArrayOrExpr, Broadcastable, FloatArray
 from ..errors import InvalidValueError
 from ..checks import non_negative, positive, whole_number
 from .capacity import kv_bytes_per_sequence, onchip_cache_note
+from .grid import DEFAULT_CONTEXT
 
 if TYPE_CHECKING:
     from .routing import Routing
@@ -255,7 +256,7 @@ class ParallelFloor(EnergyAndCost):
 
 
 def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, batch: Broadcastable = 1,
-                          context: Broadcastable = 0, num_devices: int = 1, *,
+                          context: Broadcastable = DEFAULT_CONTEXT, num_devices: int = 1, *,
                           collective_latency: float = 0.0, link_bandwidth: float | None = None,
                           overlap_communication: bool = True, routing: Routing | str | float = "uniform",
                           latency: LatencyProfile | str | None = None, mla_layout: str = "sharded") -> ParallelFloor:
@@ -414,7 +415,7 @@ def _tensor_parallel_chain(model: Model, batch: np.ndarray, n: int, link: float,
 
 
 def pipeline_parallel_floor(model: Model | str, accelerator: Accelerator | str, batch: Broadcastable = 1,
-                            context: Broadcastable = 0, num_stages: int = 1,
+                            context: Broadcastable = DEFAULT_CONTEXT, num_stages: int = 1,
                             microbatches: int = 1, *, collective_latency: float = DEFAULT_COLLECTIVE_LATENCY,
                             link_bandwidth: float | None = None) -> ParallelFloor:
     """Decode floor with the layers split into ``num_stages`` pipeline stages.

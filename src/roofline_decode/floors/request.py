@@ -10,6 +10,7 @@ convention (decode steps O − 1 at mean context P + (O − 2) / 2).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import overload
 
@@ -20,8 +21,10 @@ from .._typing import Broadcastable, Operand
 from .energy import EnergyAndCost, checked_price
 from ..errors import InvalidValueError
 from .decode import decode_floor
-from .prefill import Timing, resolve_model_and_device, device_timing, make_traffic, prefill_traffic, routed_experts
-from .grid import broadcast_grid, checked_array
+from .prefill import (Timing, compute_text, device_timing, make_traffic, prefill_traffic, resolve_model_and_device,
+                      routed_experts, routing_notes)
+from .terms import BOUND_NOT_DEFINED
+from .grid import KvLike, WeightsLike, broadcast_grid, checked_array
 from .traffic import layer_terms
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -43,6 +46,11 @@ def decode_steps(output: Operand) -> Operand:
 
 #: Most output tokens per request: the request floor evaluates each of its decode steps.
 MAX_OUTPUT = 2**24
+
+#: What a request gives on a device without a compute peak (its note, after the device).
+REQUEST_WITHOUT_PEAK = ("the prefill needs one: TTFT, E2E, the rates over E2E (tokens/s, requests/s, cost) and the "
+                        "count of compute-bound decode steps are not given (NaN, n/a); the decode steps keep their "
+                        "memory floor, as decode_floor's: decode time, TPOT, first and last step stand")
 
 
 def decode_contexts(prompt: int, output: int) -> np.ndarray:
@@ -77,17 +85,27 @@ class RequestFloor(GridResult, EnergyAndCost):
 
     ``ttft_s``: prefill floor (first token); ``decode_time_s``: sum of the O − 1 decode steps;
     ``tpot_s``: their mean (time per output token after the first; nan for O = 1);
-    ``latency_s`` = TTFT + decode time; ``output_tokens_per_s`` = B·O / latency;
-    ``total_tokens_per_s`` = B·(prompt + O) / latency; ``requests_per_s`` = B / latency (a
-    static batch: all requests start and end together).  ``kv_resident_bytes``: the KV cache
+    ``e2e_latency_s`` = TTFT + decode time (end to end, the E2E of the serving benchmarks; bare
+    "latency" in this library names a latency profile); ``output_tokens_per_s`` = B·O / E2E;
+    ``total_tokens_per_s`` = B·(prompt + O) / E2E; ``requests_per_s`` = B / E2E (a static batch:
+    all requests start and end together).  ``latency_s`` is a deprecated alias of ``e2e_latency_s``.  ``kv_resident_bytes``: the KV cache
     at the last decode step (a shared prefix stored once); ``fits``: the weights and that cache
     fit the device's usable memory (:func:`roofline_decode.planning.usable_memory`, defaults);
     ``max_batch``: the largest batch for which they would (the shared prefix stored once).
+    ``weight_format`` and ``kv_format`` name the formats the model was served in.
+
+    On a device without a compute peak (:data:`~roofline_decode.floors.NO_COMPUTE_PEAK`) the
+    prefill has no time: ``ttft_s``, ``e2e_latency_s``, ``output_tokens_per_s``,
+    ``total_tokens_per_s``, ``requests_per_s`` and ``decode_compute_bound_steps`` are NaN and
+    ``prefill_bound`` is ``"n/a"``; the decode steps keep :func:`~roofline_decode.decode_floor`'s
+    memory floor.  ``notes`` says so, with the peak look-ups' fallbacks and the MoE ``routing``.
     """
 
     model: str
     accelerator: str
     compute_precision: str
+    weight_format: str
+    kv_format: str
     batch: np.ndarray
     prompt: np.ndarray
     output: np.ndarray
@@ -104,7 +122,7 @@ class RequestFloor(GridResult, EnergyAndCost):
     first_step_s: np.ndarray
     last_step_s: np.ndarray
     tpot_s: np.ndarray
-    latency_s: np.ndarray
+    e2e_latency_s: np.ndarray
     output_tokens_per_s: np.ndarray
     total_tokens_per_s: np.ndarray
     requests_per_s: np.ndarray
@@ -114,6 +132,8 @@ class RequestFloor(GridResult, EnergyAndCost):
     fits: np.ndarray
     max_batch: np.ndarray
     device: Accelerator | None = field(default=None, repr=False, compare=False)
+    notes: tuple[str, ...] = ()
+    routing: str = "uniform"
 
     # energy and cost (roofline_decode.floors.energy): the whole batch of requests, per output token
     @property
@@ -122,8 +142,15 @@ class RequestFloor(GridResult, EnergyAndCost):
         return total
 
     @property
+    def latency_s(self) -> np.ndarray:
+        """Deprecated alias of :attr:`e2e_latency_s` (the name until 0.2; goes in the next release)."""
+        warnings.warn("RequestFloor.latency_s is deprecated: use e2e_latency_s (end to end; 'latency' names a "
+                      "latency profile)", DeprecationWarning, stacklevel=2)
+        return self.e2e_latency_s
+
+    @property
     def _energy_time(self) -> np.ndarray:
-        return np.asarray(self.latency_s)
+        return np.asarray(self.e2e_latency_s)
 
     @property
     def _energy_tokens(self) -> np.ndarray:
@@ -133,20 +160,20 @@ class RequestFloor(GridResult, EnergyAndCost):
     def cost_per_request(self, price_per_hour: float) -> np.ndarray:
         """Price of one request [$] at ``price_per_hour`` per device-hour: the device busy for
         the latency of the static batch, shared by its ``batch`` requests."""
-        cost: np.ndarray = f.cost_per_token(checked_price(price_per_hour), self.latency_s, self.batch)
+        cost: np.ndarray = f.cost_per_token(checked_price(price_per_hour), self.e2e_latency_s, self.batch)
         return cost
 
     RECORD_KEYS = (
-        "model", "accelerator", "batch", "prompt", "output", "chunk", "cached", "shared_prefix", "cascade",
+        "model", "accelerator", "weight_format", "kv_format", "batch", "prompt", "output", "chunk", "cached", "shared_prefix", "cascade",
         "ttft_s", "prefill_flops", "prefill_bytes", "prefill_bound", "decode_time_s", "decode_flops",
-        "decode_bytes", "decode_compute_bound_steps", "first_step_s", "last_step_s", "tpot_s", "latency_s",
+        "decode_bytes", "decode_compute_bound_steps", "first_step_s", "last_step_s", "tpot_s", "e2e_latency_s",
         "output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "kv_resident_bytes", "fits",
         "max_batch",
     )
     COLUMNS = (
         ("batch", "batch", 1.0), ("prompt", "prompt", 1.0), ("output", "output", 1.0),
         ("TTFT ms", "ttft_s", 1e-3), ("prefill", "prefill_bound", None), ("TPOT ms", "tpot_s", 1e-3),
-        ("decode ms", "decode_time_s", 1e-3), ("latency ms", "latency_s", 1e-3),
+        ("decode ms", "decode_time_s", 1e-3), ("E2E ms", "e2e_latency_s", 1e-3),
         ("out tok/s", "output_tokens_per_s", 1.0), ("req/s", "requests_per_s", 1.0),
         ("KV GB", "kv_resident_bytes", 1e9), ("fits", "fits_text", None), ("max B", "max_batch", 1.0),
     )
@@ -159,7 +186,8 @@ class RequestFloor(GridResult, EnergyAndCost):
         share = ""
         if np.any(self.shared_prefix > 0):
             share = f"; shared prefix read {'once (cascade kernel)' if self.cascade else 'per sequence'}"
-        return (f"requests of {self.model} on {self.accelerator} (computing in {self.compute_precision}): "
+        return (f"requests of {self.model} on {self.accelerator}: {self.weight_format} weights, {self.kv_format} KV "
+                f"({compute_text(self.compute_precision)}): "
                 f"prefill yields the first token, then output - 1 decode steps{share}")
 
 
@@ -171,7 +199,7 @@ def _prefill_with_prefix(model: Model, batch: float, prompt: float, chunk: float
     them; as one pass, its weight bytes are at least the larger of the two parts' (a floor)."""
     if shared <= cached:
         t = prefill_traffic(model, batch, prompt - cached, chunk, cached, routing)
-        return t.flops, t.bytes_total, timing.compute_time(t)
+        return t.flops, t.bytes_total, timing.required_compute_time(t)
     head = prefill_traffic(model, 1.0, shared - cached, min(chunk, shared - cached), cached, routing)
     tail = prefill_traffic(model, batch, prompt - shared, chunk, shared, routing)
     weights = np.maximum(head.weight_bytes, tail.weight_bytes)
@@ -183,7 +211,7 @@ def _prefill_with_prefix(model: Model, batch: float, prompt: float, chunk: float
     if "lm_head" in groups:
         groups["lm_head"] = groups["lm_head"] - lm_head
     head = make_traffic(head.weight_bytes, head.kv_read_bytes, head.kv_write_bytes, head.flops - lm_head, groups)
-    return head.flops + tail.flops, weights + kv, timing.compute_time(head) + timing.compute_time(tail)
+    return head.flops + tail.flops, weights + kv, timing.required_compute_time(head) + timing.required_compute_time(tail)
 
 
 def _one_request(model: Model, accelerator: Accelerator, batch: float, prompt: float, output: float, chunk: float,
@@ -193,7 +221,7 @@ def _one_request(model: Model, accelerator: Accelerator, batch: float, prompt: f
     flops_p, bytes_p, compute_p = _prefill_with_prefix(model, batch, prompt, chunk, cached, shared, timing, routing)
     memory_p = f.memory_time(bytes_p, timing.bandwidth)
     ttft = float(f.step_time(memory_p, compute_p))
-    bound_p = "compute" if compute_p >= memory_p else "memory"
+    bound_p = BOUND_NOT_DEFINED if np.isnan(compute_p) else "compute" if compute_p >= memory_p else "memory"
     contexts = decode_contexts(int(prompt), int(output))
     end = prompt + output - 1
     resident = float(f.kv_cache_bytes(batch, end, m_kv, *layers)
@@ -208,9 +236,11 @@ def _one_request(model: Model, accelerator: Accelerator, batch: float, prompt: f
         step_bytes = step_bytes - f.shared_prefix_saved_bytes(batch, contexts, shared, m_kv, *layers)
         memory = f.memory_time(step_bytes, d.memory_bandwidth)
     steps = f.step_time(memory, d.compute_time_s)
+    # whether a decode step is compute-bound needs a peak (decode_floor's compute time is 0 without one)
+    steps_compute = float(np.sum(d.compute_time_s >= memory)) if timing.bounded else np.nan
     return dict(ttft=ttft, flops_p=float(flops_p), bytes_p=float(bytes_p), decode=float(np.sum(steps)),
                 flops_d=float(np.sum(d.flops)), bytes_d=float(np.sum(step_bytes)), first=float(steps[0]),
-                last=float(steps[-1]), steps_compute=float(np.sum(d.compute_time_s >= memory)), resident=resident,
+                last=float(steps[-1]), steps_compute=steps_compute, resident=resident,
                 bound_p=bound_p)
 
 
@@ -227,6 +257,8 @@ def request_floor(
     cascade: bool = False,
     sparse: bool = False,
     routing: str = "uniform",
+    weights: WeightsLike = None,
+    kv: KvLike = None,
 ) -> RequestFloor:
     """The fastest possible request: time to first token, time per output token, end to end.
 
@@ -257,6 +289,8 @@ def request_floor(
         Use 2:4 structured-sparsity peaks.
     routing : {"uniform", "identical"}
         MoE routing assumption of the prefill and every decode step ("identical": the strict floor).
+    weights, kv : str, NumberFormat or dict, optional
+        Weight and KV-cache formats, as in :func:`~roofline_decode.decode_floor` (None: the model's).
 
     Returns
     -------
@@ -269,10 +303,10 @@ def request_floor(
     >>> r = request_floor("llama-3.1-8b", "h100-sxm", 2048, 512, batch=[1, 32])
     >>> [round(float(t) * 1e3, 1) for t in r.ttft_s], [round(float(t) * 1e3, 3) for t in r.tpot_s]
     ([30.0, 960.1], [4.571, 7.365])
-    >>> [round(float(t), 3) for t in r.latency_s]
+    >>> [round(float(t), 3) for t in r.e2e_latency_s]
     [2.366, 4.724]
     """
-    model, accelerator = resolve_model_and_device(model, accelerator)
+    model, accelerator = resolve_model_and_device(model, accelerator, weights, kv)
     routed_experts(model, routing)  # checks the routing
     batch = whole_array("batch", batch, 1)
     prompt = whole_array("prompt", prompt, 1)
@@ -313,15 +347,17 @@ def request_floor(
     fits = model.weight_bytes + out["resident"] <= usable
     largest = _max_batch(model, prompt + output - 1, shared, usable - model.weight_bytes)
     return RequestFloor(
-        model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=timing.precision, batch=batch,
+        model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=timing.precision,
+        weight_format=model.weight_format.name, kv_format=model.kv_format.name, batch=batch,
         prompt=prompt, output=output, chunk=np.where(np.isfinite(chunk_grid), chunk_grid, prompt - cached),
         cached=cached, shared_prefix=shared, cascade=bool(cascade), ttft_s=out["ttft"], prefill_flops=out["flops_p"],
         prefill_bytes=out["bytes_p"], decode_time_s=out["decode"], decode_flops=out["flops_d"],
         decode_bytes=out["bytes_d"], first_step_s=out["first"], last_step_s=out["last"], tpot_s=tpot,
-        latency_s=latency, output_tokens_per_s=batch * output / latency,
+        e2e_latency_s=latency, output_tokens_per_s=batch * output / latency,
         total_tokens_per_s=batch * (prompt + output) / latency, requests_per_s=batch / latency,
         kv_resident_bytes=out["resident"], prefill_bound=prefill_compute,
         decode_compute_bound_steps=out["steps_compute"], fits=fits, max_batch=largest, device=accelerator,
+        notes=timing.notes(REQUEST_WITHOUT_PEAK) + routing_notes(model, routing), routing=routing,
     )
 
 

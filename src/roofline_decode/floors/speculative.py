@@ -21,9 +21,11 @@ from .. import formulas as f
 from .._typing import Broadcastable, Operand
 from ..errors import InvalidValueError
 from .decode import decode_floor
-from .prefill import Timing, Traffic, resolve_model_and_device, device_timing, group_flops, make_traffic, routed_experts
+from .prefill import (Timing, Traffic, device_timing, group_flops, make_traffic, resolve_model_and_device, routed_experts,
+                      routing_notes)
+from .terms import BOUND_NOT_DEFINED
 from ..formulas import prefill as fp
-from .grid import broadcast_grid, checked_array
+from .grid import DEFAULT_CONTEXT, KvLike, WeightsLike, broadcast_grid, checked_array
 from .traffic import layer_terms, streamed_terms
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -33,6 +35,11 @@ __all__ = ["SpeculativeFloor", "speculative_floor", "verify_traffic", "mtp_draft
 
 #: largest k searched for the best number of draft tokens
 MAX_DRAFT_TOKENS = 16
+
+#: What speculative decoding gives on a device without a compute peak (its note, after the device).
+SPECULATIVE_WITHOUT_PEAK = ("the speedups compare memory floors (plain decoding and the verify step taken to be "
+                            "memory-bound, which only a peak can confirm); where plain decoding turns compute-bound, "
+                            "and so the verify bound and max_useful_batch, need one (n/a, NaN)")
 
 
 def verify_traffic(model: Model, batch: Operand, context: Operand, draft_tokens: Operand,
@@ -84,11 +91,21 @@ class SpeculativeFloor(GridResult):
     speedup at this acceptance (0 where none pays); ``max_useful_batch``: the largest batch at
     which this k and acceptance still pay (0: none), at most the plain critical batch;
     ``plain_critical_batch``: the batch at which plain decoding turns compute-bound.
+    ``weight_format`` and ``kv_format`` name the target's formats (the draft keeps its own).
+
+    On a device without a compute peak every step keeps its memory floor, as in
+    :func:`~roofline_decode.floors.decode.decode_floor`, and the speedups compare those floors;
+    what needs the peak, where plain decoding turns compute-bound, is NaN
+    (``plain_critical_batch``, ``max_useful_batch``, which it bounds) or ``"n/a"``
+    (``verify_bound``).  ``notes`` says so, with the peak look-ups' fallbacks and the MoE
+    ``routing``.
     """
 
     model: str
     draft: str
     accelerator: str
+    weight_format: str
+    kv_format: str
     batch: np.ndarray
     context: np.ndarray
     draft_tokens: np.ndarray
@@ -106,9 +123,11 @@ class SpeculativeFloor(GridResult):
     best_speedup: np.ndarray
     max_useful_batch: np.ndarray
     plain_critical_batch: np.ndarray
+    notes: tuple[str, ...] = ()
+    routing: str = "uniform"
 
     RECORD_KEYS = (
-        "model", "draft", "accelerator", "batch", "context", "draft_tokens", "acceptance", "plain_step_s",
+        "model", "draft", "accelerator", "weight_format", "kv_format", "batch", "context", "draft_tokens", "acceptance", "plain_step_s",
         "draft_time_s", "verify_step_s", "verify_bound", "tokens_per_round", "time_per_token_s", "tokens_per_s",
         "speedup", "break_even_acceptance", "best_k", "best_speedup", "max_useful_batch", "plain_critical_batch",
     )
@@ -121,7 +140,8 @@ class SpeculativeFloor(GridResult):
     )
 
     def title(self) -> str:
-        return f"speculative decoding of {self.model} with {self.draft} on {self.accelerator}"
+        return (f"speculative decoding of {self.model} ({self.weight_format} weights, {self.kv_format} KV) with "
+                f"{self.draft} on {self.accelerator}")
 
 
 def _draft_times(draft: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray, k_max: int,
@@ -138,7 +158,9 @@ def _verify_times(model: Model, batch: np.ndarray, context: np.ndarray, k: np.nd
                   routing: str) -> tuple[np.ndarray, np.ndarray]:
     t = verify_traffic(model, batch, context, k, routing)
     memory, compute = timing.memory_time(t), timing.compute_time(t)
-    return f.step_time(memory, compute), np.where(compute >= memory, "compute", "memory")
+    bound = np.where(compute >= memory, "compute", "memory") if timing.bounded else np.full(np.shape(memory),
+                                                                                             BOUND_NOT_DEFINED)
+    return f.step_time(memory, compute), bound
 
 
 def _round_times(model: Model, draft: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray,
@@ -176,9 +198,11 @@ def speculative_floor(
     k: Broadcastable = 4,
     acceptance: Broadcastable = 0.7,
     batch: Broadcastable = 1,
-    context: Broadcastable = 0,
+    context: Broadcastable = DEFAULT_CONTEXT,
     sparse: bool = False,
     routing: str = "uniform",
+    weights: WeightsLike = None,
+    kv: KvLike = None,
 ) -> SpeculativeFloor:
     """Floor of speculative decoding and its speedup over plain decoding.
 
@@ -198,12 +222,17 @@ def speculative_floor(
     acceptance : array_like
         Per-token acceptance rate a [1], 0 <= a <= 1.
     batch, context : array_like
-        Sequences B and tokens cached T when the round starts.
+        Sequences B and tokens cached T when the round starts (default 1 and
+        :data:`~roofline_decode.floors.grid.DEFAULT_CONTEXT`, 4096, as ``decode_floor``).
     sparse : bool
         Use 2:4 structured-sparsity peaks.
     routing : {"uniform", "identical"}
         MoE routing of the target, the draft and the verify step ("identical": every token
         picks the same k experts).
+    weights, kv : str, NumberFormat or dict, optional
+        The target's weight and KV-cache formats, as in :func:`~roofline_decode.decode_floor`
+        (None: the model's); MTP heads are the target's layers and take them too, a ``draft``
+        model keeps its own (pass a loaded :class:`~roofline_decode.Model` for others).
 
     Examples
     --------
@@ -214,7 +243,7 @@ def speculative_floor(
     >>> [round(float(s), 2) for s in r.speedup]
     [3.13, 3.1, 2.92]
     """
-    model, accelerator = resolve_model_and_device(model, accelerator)
+    model, accelerator = resolve_model_and_device(model, accelerator, weights, kv)
     routed_experts(model, routing)  # checks the routing
     if (draft is None) == (mtp_layers is None):
         raise InvalidValueError("draft", draft, "exactly one of draft= (a model) and mtp_layers= (MTP heads)")
@@ -254,13 +283,19 @@ def speculative_floor(
 
     critical = np.asarray(decode_floor(model, accelerator, batch, context, sparse=sparse, routing=routing).critical_batch,
                           dtype=float)
-    useful = _max_useful_batch(model, draft_model, accelerator, context, k, acceptance, critical, timing, sparse, routing)
+    if timing.bounded:
+        useful = _max_useful_batch(model, draft_model, accelerator, context, k, acceptance, critical, timing, sparse,
+                                   routing)
+    else:  # the search stops at the plain critical batch, which needs a peak
+        useful = np.full(np.shape(critical), np.nan)
     return SpeculativeFloor(
-        model=model.name, draft=draft_name, accelerator=accelerator.id or accelerator.name, batch=batch,
+        model=model.name, draft=draft_name, accelerator=accelerator.id or accelerator.name,
+        weight_format=model.weight_format.name, kv_format=model.kv_format.name, batch=batch,
         context=context, draft_tokens=k, acceptance=acceptance, plain_step_s=plain, draft_time_s=drafted,
         verify_step_s=verify, verify_bound=bound, tokens_per_round=per_round, time_per_token_s=per_token,
         tokens_per_s=batch / per_token, speedup=speedup, break_even_acceptance=_break_even((drafted + verify) / plain, k),
         best_k=best_k, best_speedup=best_speedup, max_useful_batch=useful, plain_critical_batch=critical,
+        notes=timing.notes(SPECULATIVE_WITHOUT_PEAK) + routing_notes(model, routing), routing=routing,
     )
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from .._typing import Broadcastable
 from ..errors import InvalidValueError
 from .results import DecodeFloor
-from .grid import checked_array
+from .grid import DEFAULT_CONTEXT, KvLike, WeightsLike, checked_array
 from .routing import Routing, resolve_routing
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -70,13 +70,15 @@ class SweepResult(ToDataFrame, list[DecodeFloor]):
 
 
 def sweep(models: ModelRef | Sequence[ModelRef], accelerators: AcceleratorRef | Sequence[AcceleratorRef],
-          batch: Broadcastable = 1, context: Broadcastable = 0, *, sparse: bool = False,
-          routing: Broadcastable = "uniform", latency: LatencyProfile | str | None = None) -> SweepResult:
+          batch: Broadcastable = 1, context: Broadcastable = DEFAULT_CONTEXT, *, sparse: bool = False,
+          routing: Broadcastable = "uniform", latency: LatencyProfile | str | None = None, weights: WeightsLike = None,
+          kv: KvLike = None) -> SweepResult:
     """Floors for every model × accelerator over the outer product of ``batch`` and ``context``.
 
     Bytes and FLOPs are computed once per model on the whole grid; only the timing is
-    repeated per accelerator.  ``sparse`` and ``routing`` as in :func:`decode_floor`; a measured
-    expert count is one number or one per batch (along the batch axis), for MoE models only.
+    repeated per accelerator.  ``sparse``, ``routing``, ``latency``, ``weights`` and ``kv`` as in
+    :func:`decode_floor` (the formats apply to every model); a measured expert count is one number
+    or one per batch (along the batch axis), for MoE models only.
 
     Examples
     --------
@@ -95,7 +97,7 @@ def sweep(models: ModelRef | Sequence[ModelRef], accelerators: AcceleratorRef | 
     profile = None if latency is None else load_profile(latency)
     result = SweepResult()
     for model in models:
-        model = load_model(model)
+        model = load_model(model, weights=weights, kv=kv)
         chosen = _sweep_routing(routing, model, batch_axis)
         traffic = step_traffic(model, batch_grid, context_grid, chosen)
         result.extend(timed_step(model, device, batch_grid, context_grid, traffic, sparse, context_axis, chosen, profile)

@@ -2,7 +2,7 @@
 
 :class:`~roofline_decode.floors.decode.DecodeFloor`,
 :class:`~roofline_decode.floors.prefill.PrefillFloor` and
-:class:`~roofline_decode.floors.prefill.MixedStepFloor` each time bytes at the memory
+:class:`~roofline_decode.floors.mixed_step.MixedStepFloor` each time bytes at the memory
 bandwidth and FLOPs at the compute peaks (DESIGN.md §4); they inherit these fields, and the
 roofline verdict on them, from :class:`RooflineTerms`.
 """
@@ -13,7 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RooflineTerms"]
+__all__ = ["RooflineTerms", "BOUND_NOT_DEFINED"]
+
+#: ``bound`` where the compute time is not defined (NaN: a prefill on a device that publishes no
+#: compute peak): neither "compute" nor "memory" can be told.
+BOUND_NOT_DEFINED = "n/a"
 
 
 @dataclass(frozen=True)
@@ -40,5 +44,7 @@ class RooflineTerms:
 
     @property
     def bound(self) -> np.ndarray:
-        """``"compute"`` where T_comp >= T_mem, else ``"memory"`` (array of str)."""
-        return np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
+        """``"compute"`` where T_comp >= T_mem, else ``"memory"`` (array of str);
+        :data:`BOUND_NOT_DEFINED` where T_comp is NaN (needed, but no compute peak published)."""
+        roof = np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
+        return np.where(np.isnan(self.compute_time_s), BOUND_NOT_DEFINED, roof)

@@ -19,6 +19,7 @@ from pydantic import PositiveFloat
 
 from .._typing import Broadcastable
 from ..errors import InvalidValueError
+from ..floors.grid import DEFAULT_CONTEXT
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from . import calibration_models as cm
@@ -230,7 +231,7 @@ class Calibration:
             out[key] = Parameter(label, value, std if self.dof > 0 else float("nan"), unit, status)
         return out
 
-    def predict(self, model: Model | str, batch: Broadcastable = 1, context: Broadcastable = 0, *,
+    def predict(self, model: Model | str, batch: Broadcastable = 1, context: Broadcastable = DEFAULT_CONTEXT, *,
                 tensor_parallel: int = 1, pipeline_parallel: int = 1,
                 routing: Routing = "uniform") -> CalibratedPrediction:
         """Calibrated step time and its band for ``model`` (broadcasting like ``decode_floor``).

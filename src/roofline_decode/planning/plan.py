@@ -266,6 +266,10 @@ def _request_note(model: Model, device: Accelerator, batch: int, prompt: int, ou
 
     r = request_floor(model, device, prompt, output, batch)
     tpot = "no decode step" if output == 1 else f"TPOT {float(r.tpot_s) * 1e3:.4g} ms"
-    return (f"request {prompt} in / {output} out at batch {batch} on one device: TTFT {float(r.ttft_s) * 1e3:.4g} ms, "
-            f"{tpot}, {float(r.latency_s):.4g} s end to end (prefill yields the first token, then {output - 1} "
-            "decode steps)")
+    ttft, e2e = float(r.ttft_s), float(r.e2e_latency_s)
+    if ttft != ttft:  # NaN: the prefill needs a compute peak the device does not publish
+        times = f"TTFT n/a (no compute peak published), {tpot}, end to end n/a"
+    else:
+        times = f"TTFT {ttft * 1e3:.4g} ms, {tpot}, {e2e:.4g} s end to end"
+    return (f"request {prompt} in / {output} out at batch {batch} on one device: {times} (prefill yields the first "
+            f"token, then {output - 1} decode steps)")

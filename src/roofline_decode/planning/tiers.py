@@ -32,6 +32,7 @@ from .._typing import Broadcastable, FloatArray
 from ..errors import InvalidValueError
 from ..units import GB, format_bytes, format_seconds
 from ..checks import check_slo_ms, flag, fraction, positive, renamed, whole_number
+from ..floors.grid import DEFAULT_CONTEXT
 from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY, tensor_parallel_floor
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ def _tier(tier: MemoryTier | str | None) -> MemoryTier | None:
 
 
 def offload_floor(model: Model | str, accelerator: Accelerator | str, tier: MemoryTier | str | None,
-                  batch: Broadcastable = 1, context: Broadcastable = 0, *, kv_fraction: float = 0.0,
+                  batch: Broadcastable = 1, context: Broadcastable = DEFAULT_CONTEXT, *, kv_fraction: float = 0.0,
                   weight_fraction: float = 0.0, num_devices: int = 1, links: int = 1, overlapped: bool = False,
                   collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
                   overlap_communication: bool = False, routing: Routing | str | float = "uniform") -> OffloadFloor:
@@ -144,7 +145,7 @@ def offload_floor(model: Model | str, accelerator: Accelerator | str, tier: Memo
 
 
 def required_tier_bandwidth(model: Model | str, accelerator: Accelerator | str, batch: Broadcastable = 1,
-                            context: Broadcastable = 0, *, slo_ms: float | None = None,
+                            context: Broadcastable = DEFAULT_CONTEXT, *, slo_ms: float | None = None,
                             kv_fraction: float = 0.0, weight_fraction: float = 0.0, num_devices: int = 1,
                             overlapped: bool = False, slo_ms_per_token: float | None = None,
                             **parallel: Any) -> FloatArray:
@@ -199,7 +200,7 @@ class TierAnswer:
         return self.message
 
 
-def can_tier_feed(model: Model | str, accelerator: Accelerator | str, tier: MemoryTier | str, batch: int = 1, context: int = 0, *, kv_fraction: float = 0.0,
+def can_tier_feed(model: Model | str, accelerator: Accelerator | str, tier: MemoryTier | str, batch: int = 1, context: int = DEFAULT_CONTEXT, *, kv_fraction: float = 0.0,
                   weight_fraction: float = 0.0, slo_ms: float | None = None, slo_ms_per_token: float | None = None,
                   **options: Any) -> TierAnswer:
     """Whether ``tier`` can feed decode with the offloaded bytes, in one sentence.

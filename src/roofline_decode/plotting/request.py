@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._typing import Broadcastable
+from ..floors.grid import DEFAULT_CONTEXT
 from ._common import (
     AcceleratorLike,
     ModelLike,
@@ -46,7 +47,9 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
     """Time to first token (the prefill floor) against prompt length on one or more devices.
 
     Solid where the prefill is compute-bound, dashed where memory-bound; a dot marks the
-    prompt length at which it turns compute-bound.
+    prompt length at which it turns compute-bound.  A device that publishes no compute peak
+    has no TTFT floor (:func:`~roofline_decode.floors.prefill.prefill_floor` gives NaN): its
+    points are missing and its legend entry says why.
 
     Examples
     --------
@@ -54,17 +57,23 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
     >>> ax.get_xlabel()
     'prompt length [tokens]'
     """
+    from ..floors import NO_COMPUTE_PEAK
     from ..floors.prefill import prefill_floor
 
     spec = resolve_model(model, weights, kv)
     devices = resolve_accelerators(accelerators)
     prompts = axis_values("prompt", prompt, DEFAULT_PROMPTS, several=True)
     ax = new_axes(ax)
+    drawn = False
     for i, device in enumerate(devices):
         r = prefill_floor(spec, device, prompts, batch, chunk=chunk, sparse=sparse)
-        ms = r.time_s * 1e3
+        ms = r.ttft_s * 1e3
         compute = r.compute_time_s >= r.memory_time_s
         label = device.id or device.name
+        if np.isnan(ms).all():  # no peak: no TTFT floor to draw, only the reason in the legend
+            ax.plot([], [], color=color(i), lw=2, ls=":", label=f"{label}: {NO_COMPUTE_PEAK}, no TTFT floor")
+            continue
+        drawn = True
         ax.plot(prompts, np.where(compute, ms, np.nan), color=color(i), lw=2, label=f"{label}")
         ax.plot(prompts, np.where(compute, np.nan, ms), color=color(i), lw=2, ls="--")
         if compute.any() and not compute.all():  # join the two regimes
@@ -73,9 +82,15 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
         star = float(r.compute_bound_prompt.flat[0])
         if np.isfinite(star) and prompts[0] <= star <= prompts[-1]:
             at = prefill_floor(spec, device, star, batch, chunk=None, sparse=sparse)
-            ax.plot([star], [float(at.time_s) * 1e3], "o", color=color(i), ms=6)
+            ax.plot([star], [float(at.ttft_s) * 1e3], "o", color=color(i), ms=6)
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    if drawn:
+        ax.set_yscale("log")
+    else:  # not one device with a peak: an empty frame over the prompts, saying why
+        ax.set_xlim(float(prompts[0]), float(prompts[-1]))
+        ax.set_yticks([])
+        ax.text(0.5, 0.5, f"{NO_COMPUTE_PEAK}:\nno floor of the time to first token", transform=ax.transAxes,
+                ha="center", va="center", color="0.3")
     ax.set_xlabel("prompt length [tokens]")
     ax.set_ylabel("time to first token, floor [ms]")
     chunk_text = "" if chunk is None else f", {int(chunk)}-token chunks"
@@ -89,11 +104,13 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
 def speculative_plot(model: Model | str, accelerator: AcceleratorLike | Sequence[AcceleratorLike], *,
                      draft: Model | str | None = None, mtp_layers: int | None = None, k: int = 4,
                      batch: Broadcastable | None = None, acceptance: Broadcastable | None = None,
-                     context: float = 2048, sparse: bool = False, ax: Axes | None = None) -> Axes:
+                     context: float = DEFAULT_CONTEXT, sparse: bool = False, ax: Axes | None = None) -> Axes:
     """Speedup of speculative decoding over plain decoding against batch, one line per acceptance.
 
     The dotted line at 1 is break-even; the vertical line marks the batch at which plain
-    decoding turns compute-bound (beyond it speculation cannot pay), when it is finite.
+    decoding turns compute-bound (beyond it speculation cannot pay), when it is finite.  On a
+    device without a compute peak that batch is not known: the title says the speedups compare
+    memory floors.
 
     Examples
     --------
@@ -120,7 +137,13 @@ def speculative_plot(model: Model | str, accelerator: AcceleratorLike | Sequence
     ax.set_xscale("log", base=2)
     ax.set_xlabel("batch [sequences]")
     ax.set_ylabel("speedup over plain decoding")
-    ax.set_title(f"{r.model} with {r.draft} on {r.accelerator}: k = {k}, context {context:g}")
+    title = f"{r.model} with {r.draft} on {r.accelerator}: k = {k}, context {context:g}"
+    if np.isnan(critical):  # no compute peak: where plain decoding turns compute-bound cannot be told
+        from ..floors import NO_COMPUTE_PEAK
+
+        title += (f"\n{NO_COMPUTE_PEAK}: speedups of memory floors, the batch where speculation stops paying "
+                  "unknown")
+    ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(title="acceptance", loc="best")
     return ax
