@@ -100,3 +100,66 @@ def test_profile_file_errors_name_file_and_field(tmp_path):
     bad.write_text("type = [", encoding="utf-8")
     with pytest.raises(SpecFileError, match="malformed TOML"):
         load_latency_profile(str(bad))
+
+
+PROFILE = """\
+type = "latency_profile"
+name = "units test"
+
+[operation_latency]
+value = {op}
+unit = "{unit}"
+kind = "measured"
+source = "s"
+
+[operations_per_layer]
+value = 10
+unit = "1"
+kind = "derived"
+derivation = "by hand"
+source = "s"
+
+[collective_latency]
+value = 6000
+unit = "ns"
+kind = "measured"
+source = "s"
+
+[step_latency]
+value = 0.05
+unit = "ms"
+kind = "measured"
+source = "s"
+
+[sources.s]
+title = "test"
+url = "https://example.com/"
+retrieved = "2026-01-15"
+"""
+
+#: 4 microseconds as each unit of the table prints it
+FOUR_MICROSECONDS = {"s": "4e-6", "ms": "0.004", "us": "4", "µs": "4", "ns": "4000"}
+
+
+def test_the_four_microseconds_cover_every_time_unit():
+    from roofline_decode.specs.latency import TIME_UNITS
+
+    assert set(FOUR_MICROSECONDS) == set(TIME_UNITS)  # a new unit needs its case below
+
+
+@pytest.mark.parametrize("unit", sorted(FOUR_MICROSECONDS))
+def test_profile_files_in_every_unit_convert_to_seconds(tmp_path, unit):
+    """Every bundled preset prints microseconds; a user's file may print s, ms or ns.  4 us as
+    each unit prints it is 4e-6 s; 6,000 ns is 6e-6 s; 0.05 ms is 5e-5 s.  Llama-3.2-1B (16
+    layers, 10 operations each) then chains 16 x 10 x 4 us + 50 us = 0.69 ms per step."""
+    from roofline_decode import decode_floor
+
+    path = tmp_path / f"mine-{unit}.toml"
+    path.write_text(PROFILE.format(op=FOUR_MICROSECONDS[unit], unit=unit), encoding="utf-8")
+    profile = load_latency_profile(path)
+    assert profile.operation_latency == pytest.approx(4e-6, rel=1e-12)
+    assert profile.collective_latency == pytest.approx(6e-6, rel=1e-12)
+    assert profile.step_latency == pytest.approx(5e-5, rel=1e-12)
+    assert profile.figures["operation_latency"].unit == unit  # the unit as printed is kept
+    r = decode_floor("llama-3.2-1b", "h200-sxm", batch=1, context=4096, latency=path)
+    assert float(r.chain_time_s) == pytest.approx(16 * 10 * 4e-6 + 5e-5, rel=1e-12)

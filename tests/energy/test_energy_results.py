@@ -56,10 +56,16 @@ def test_unsourced_memory_floor_is_unavailable_not_invented():
     assert float(r.joules_per_token_at_board_power) == pytest.approx(r.board_power_w * float(r.step_time_s))
 
 
-def test_board_power_is_an_estimate_and_above_the_floor_here():
+def test_board_power_is_an_estimate_and_four_times_the_floor_here():
+    """Memory-bound at all three batches, both energies are per byte moved: at board power
+    1000 W x bytes / 8 TB/s, the floor 8 x 2.4 pJ/bit x bytes (Micron HBM3E).  Their ratio is
+    1000 / (8 x 2.4e-12 x 8e12) = 6.510 whatever the batch (the bytes cancel)."""
     r = decode_floor("llama-3.1-70b", "b200", batch=[1, 8, 64], context=4096)
     assert any("not a floor" in n for n in r.energy_notes)
-    assert np.all(r.joules_per_token_at_board_power > r.joules_per_token_floor)
+    assert list(r.bound) == ["memory"] * 3
+    ratio = r.joules_per_token_at_board_power / r.joules_per_token_floor
+    np.testing.assert_allclose(ratio, 1000 / (8 * 2.4e-12 * 8e12), rtol=1e-12)
+    assert round(float(ratio[0]), 3) == 6.510
 
 
 @settings(max_examples=25, deadline=None)
@@ -128,8 +134,11 @@ def test_cli_floor_energy_json_keeps_the_keys_and_adds(capsys):
     assert all(rich[0][k] == v for k, v in plain[0].items())
     # HBM3 (H100): 4.29 pJ/bit x 15.55 GB; HBM3E (H200) at batch 64
     assert rich[0]["joules_per_token_floor"] == pytest.approx(8 * 15_546_859_520 * 4.29e-12, rel=1e-9)
-    assert rich[-1]["joules_per_token_floor"] == pytest.approx(0.02407202 * 2.4 / 3.9, rel=1e-6)  # 0.01481355
-    assert rich[-1]["usd_per_million_tokens"] > 0 and rich[-1]["price_per_hour"] == 2.5
+    assert rich[-1]["joules_per_token_floor"] == pytest.approx(0.02407202 * 2.4 / 3.9, rel=1e-6)  # HBM3E 2.4 pJ/bit: 0.01481355
+    # $2.5 per hour over 64 tokens per step: 1e6 x 2.5 x T_step / 3600 / 64 per million tokens
+    assert rich[-1]["price_per_hour"] == 2.5 and rich[-1]["batch"] == 64
+    assert rich[-1]["usd_per_million_tokens"] == pytest.approx(1e6 * 2.5 * rich[-1]["step_time_s"] / 3600 / 64,
+                                                               rel=1e-12)
 
 
 def test_cli_floor_energy_table_and_bad_price(capsys):

@@ -107,6 +107,14 @@ def test_show_prints_figures_with_sources(capsys):
         (["floor", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--format", "xml"], "xml"),
         (["show", "nothing-like-this"], "nothing-like-this"),
         (["list", "potatoes"], "potatoes"),
+        # counts: K and M are suffixes, anything else is refused by name
+        (["floor", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "10X"], "32K (= 32768) or 10M"),
+        (["floor", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "10MK"], "'10MK'"),
+        (["floor", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "M"], "'M'"),
+        (["floor", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "nanM"], "finite"),
+        (["plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "1", "--context", "2G"],
+         "--context must be a whole number"),
+        (["plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "1", "--context", "0.3K"], "'0.3K'"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
@@ -183,3 +191,23 @@ def test_the_command_table_names_what_each_module_registers():
         assert set(choices) == {c for c, m in cli.COMMANDS.items() if m == module}
         assert choices[command].format_help() == full._subparsers._group_actions[0].choices[command].format_help()
     assert set(cli.build_parser(["--help"])._subparsers._group_actions[0].choices) == set(cli.COMMANDS)
+
+
+@pytest.mark.parametrize("text, tokens", [
+    ("4096", 4096), ("1e3", 1000), ("4k", 4096), ("32K", 32768), ("128K", 131072), ("1.5K", 1536),
+    # M is 2**20 as K is 2**10: Llama 4 Scout's "10M" context is 10,485,760 tokens (its config's
+    # max_position_embeddings)
+    ("10M", 10_485_760), ("1m", 1_048_576), ("0.5M", 524_288),
+])
+def test_counts_take_k_and_m(text, tokens):
+    from roofline_decode.cli.common import number_list, whole_number
+
+    assert number_list(text) == [tokens]
+    assert whole_number("--context", 0)(text) == tokens
+
+
+def test_context_10m_reaches_the_floor(capsys):
+    assert main(["floor", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "10M,128K", "--format",
+                 "json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert [r["context"] for r in records] == [10_485_760, 131_072]

@@ -185,7 +185,8 @@ def test_more_bytes_per_element_never_faster(model, b, t, weights, kv):
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(MODELS), batches, contexts, st.floats(1e11, 1e13), st.floats(1.0, 10.0))
 def test_more_bandwidth_is_never_slower(model, b, t, bandwidth, factor):
-    slow = Accelerator(name="slow", memory_bandwidth=bandwidth, memory_capacity=1e11, peak_flops={"bf16": 5e14})
+    slow = Accelerator(name="slow", memory_bandwidth=bandwidth, memory_capacity=1e11, peak_flops={"bf16": 5e14},
+                       plausibility_checks=False)  # a law of the arithmetic, up to 1e14 B/s
     fast = slow.replace(name="fast", memory_bandwidth=bandwidth * factor)
     assert decode_floor(model, fast, b, t).step_time_s <= decode_floor(model, slow, b, t).step_time_s
 

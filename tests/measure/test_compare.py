@@ -41,6 +41,55 @@ def test_several_devices_use_their_aggregate():
     assert EXCEEDS_MEMORY in a.flags and EXCEEDS_MEMORY not in b.flags
 
 
+def test_a_layer_split_is_a_pipeline_not_a_perfect_split():
+    """llama.cpp's default -sm layer puts the layers of a model on several GPUs one after another.
+    Llama-2-7B in f16 on 2 x RTX 4090 (1008 GB/s each), batch 1, context 0: every step reads
+    2 x (6,607,343,616 + 4096) B of weights (all but the embedding table, one row of it) and
+    writes 524,288 B of KV: 13,215,219,712 B, 6,607,609,856 on each GPU, in turn.  Floor
+    13,215,219,712 / 1.008e12 = 13.110 ms (76.3 tokens/s), as on one GPU; a perfect split over
+    the two would claim 6.555 ms.  A row at 100 tokens/s (10 ms) is impossible for a layer
+    split, and possible with a row split (-sm row, tensor parallel)."""
+    layer = MeasurementRow(batch=1, context=0, tokens_per_s=100, pipeline_parallel=2, weight_format="f16")
+    row = layer.replace(pipeline_parallel=1, num_devices=2)
+    a, b = compare([layer, row], "llama-2-7b", "rtx-4090")
+    assert a.floor_step_time_s == pytest.approx(13_215_219_712 / 1.008e12, rel=1e-12)
+    assert round(a.floor_step_time_s * 1e3, 3) == 13.110 and a.flags == (IMPOSSIBLE,)
+    assert b.floor_step_time_s == pytest.approx(13_215_219_712 / 2.016e12, rel=1e-12) and not b.flags
+    assert a.bytes_moved == 13_215_219_712 and a.bandwidth_utilisation == pytest.approx(13.215219712 / 2.016 / 10)
+    one = compare([layer.replace(pipeline_parallel=1)], "llama-2-7b", "rtx-4090")[0]
+    assert a.floor_step_time_s == pytest.approx(one.floor_step_time_s, rel=1e-12)
+
+
+@pytest.mark.parametrize("batch, stages", [(1, 2), (3, 4), (8, 2), (64, 4)])
+def test_the_pipeline_floor_is_pipeline_parallel_floor_without_hand_off_costs(batch, stages):
+    """m = min(B, p) micro-batches (the fastest schedule): the floor of
+    pipeline_parallel_floor with hand-offs free (no latency, a link without limit)."""
+    from roofline_decode.floors import pipeline_parallel_floor
+    from roofline_decode.measure.compare import microbatches
+
+    m = microbatches(batch, stages)
+    assert m == min(batch, stages)
+    row = MeasurementRow(batch=batch, context=2048, step_time_s=1.0, pipeline_parallel=stages)
+    (c,) = compare([row], "llama-3.1-8b", "h100-sxm")
+    floor = pipeline_parallel_floor("llama-3.1-8b", "h100-sxm", batch=batch, context=2048, num_stages=stages,
+                                    microbatches=m, collective_latency=0.0, link_bandwidth=1e300)
+    assert c.floor_step_time_s == pytest.approx(float(floor.step_time_s), rel=1e-12)
+    # never below the perfect split of the same devices, and never above one device at this batch
+    single = float(decode_floor("llama-3.1-8b", "h100-sxm", batch=batch, context=2048).step_time_s)
+    assert single / stages <= c.floor_step_time_s <= single * (1 + 1e-12)
+
+
+def test_a_moe_layer_split_keeps_the_strict_routing_floor():
+    """Qwen3-30B-A3B at batch 16 over 2 stages: 2 micro-batches of 8, each reading the experts
+    its 8 sequences touch; the impossible flag uses identical routing (k experts per layer)."""
+    row = MeasurementRow(batch=16, context=512, step_time_s=1.0, pipeline_parallel=2)
+    (c,) = compare([row], "qwen3-30b-a3b", "h100-sxm")
+    uniform = float(decode_floor("qwen3-30b-a3b", "h100-sxm", batch=8, context=512).step_time_s)
+    strict = float(decode_floor("qwen3-30b-a3b", "h100-sxm", batch=8, context=512, routing="identical").step_time_s)
+    assert c.uniform_floor_step_time_s == pytest.approx(uniform, rel=1e-12)
+    assert c.strict_floor_step_time_s == pytest.approx(strict, rel=1e-12) and strict < uniform
+
+
 def test_kv_read_scope_counts_only_kv_bytes():
     row = MeasurementRow(batch=4, context=8192, step_time_s=0.686e-3, scope="kv_read")
     (c,) = compare([row], kv_read_layer_model(), "a100-80gb-sxm")

@@ -67,6 +67,58 @@ def test_chunks_reread_the_weights():
     assert r.flops[0] == r.flops[1]
 
 
+# Llama-3.1-8B (config.json): 32 layers, d = 4096, 32 query heads and 8 KV heads of 128, d_ff =
+# 14336, V = 128256, untied.  A decode step streams 7,504,924,672 parameters (all but the
+# embedding table: 32 x 218,112,000 per layer with its two norm vectors, the final norm, the
+# lm_head); without the 525,336,576 of the lm_head that is the body 6,979,588,096 every chunk reads.
+BODY_8B, LM_HEAD_8B, KV_PER_TOKEN_8B = 6_979_588_096, 128256 * 4096, 32 * 2 * 8 * 128 * 2
+
+
+
+def test_a_cached_prefix_is_not_chunked_again():
+    """Prompt 4,096 with 2,048 cached, chunks of 1,024: the 2,048 new tokens are 2 chunks (not
+    4,096 / 1,024 = 4); each reads the bf16 body once, the lm_head once in all, 2,048 gathered
+    rows: 2 (2 x 6,979,588,096 + 525,336,576 + 2048 x 4096) = 28,985,802,752 B; the chunks start
+    at 2,048 and 3,072 cached tokens and read their KV: (2048 + 3072) x 131,072 B = 671,088,640 B."""
+    r = prefill_floor("llama-3.1-8b", "h100-sxm", 4096, cached=2048, chunk=1024)
+    assert float(r.num_chunks) == 2
+    assert float(r.weight_bytes) == 2 * (2 * BODY_8B + LM_HEAD_8B + 2048 * 4096) == 28_985_802_752
+    assert float(r.kv_read_bytes) == (2048 + 3072) * KV_PER_TOKEN_8B == 671_088_640
+    assert float(r.kv_write_bytes) == 2048 * KV_PER_TOKEN_8B
+
+
+def test_weights_are_read_once_per_chunk_for_every_chunk_size():
+    """An 8,192-token prompt in chunks of 1,000 / 1,024 / 3,000 / 8,192 / 10,000 tokens is
+    n = ceil(8192 / c) = 9 / 8 / 3 / 1 / 1 chunks (a last partial chunk counts); each reads the
+    body once: 2 (n x 6,979,588,096 + 525,336,576 + 8192 x 4096) B, from 126,750,367,744 B (9
+    chunks) down to 15,076,958,208 B (one)."""
+    chunks = [1000, 1024, 3000, 8192, 10000]
+    r = prefill_floor("llama-3.1-8b", "h100-sxm", 8192, chunk=chunks)
+    n = [9, 8, 3, 1, 1]
+    assert r.num_chunks.tolist() == n
+    assert r.weight_bytes.tolist() == [2 * (k * BODY_8B + LM_HEAD_8B + 8192 * 4096) for k in n]
+    assert r.weight_bytes.tolist()[0] == 126_750_367_744 and r.weight_bytes.tolist()[-1] == 15_076_958_208
+    assert len(set(r.flops.tolist())) == 1  # chunking moves bytes, not FLOPs
+
+
+def test_compute_bound_prompt_with_a_cached_prefix_by_hand():
+    """Llama-3.1-8B on an H100 SXM (bf16 989.5 TFLOP/s, 3.35 TB/s: 295.37 FLOP/B) after 32,768
+    cached tokens, n new tokens in one chunk:
+    FLOPs = 2 (n x 6,979,321,856 + 525,336,576) + 4 x 32 x 128 x 32 (32768 n + n (n + 1) / 2)
+          = 31,138,775,040 n + 262,144 n^2 + 1,050,673,152;
+    bytes = 2 (7,504,924,672 + 4096 n) + 32768 x 131,072 (the prefix's KV, read once) + 131,072 n
+          = 19,304,816,640 + 139,264 n.
+    n = 183: 5.70823e12 FLOPs < 295.37 x 19,330,301,952 B = 5.70965e12 (memory-bound);
+    n = 184: 5.73946e12 >= 5.70969e12 (compute-bound).  So P* = 32,768 + 184 = 32,952 prompt
+    tokens; without the prefix the crossing is at 317 (the prefix's attention FLOPs win over its
+    KV bytes)."""
+    r = prefill_floor("llama-3.1-8b", "h100-sxm", 33000, cached=32768)
+    assert float(r.compute_bound_prompt) == 32768 + 184
+    assert float(prefill_floor("llama-3.1-8b", "h100-sxm", 1000).compute_bound_prompt) == 317
+    crossing = prefill_floor("llama-3.1-8b", "h100-sxm", [32768 + 183, 32768 + 184], cached=32768)
+    assert list(crossing.bound) == ["memory", "compute"]
+
+
 def test_mixed_step_reduces_to_decode_and_to_prefill():
     decode = decode_floor("llama-3.1-8b", "h100-sxm", 16, 3000)
     mixed = mixed_step_floor("llama-3.1-8b", "h100-sxm", 16, 3000, 0)
@@ -85,8 +137,15 @@ def test_results_broadcast_and_render():
     r = prefill_floor("gemma-2-9b", "h100-sxm", [[1024], [16384]], batch=[1, 4], chunk=2048, cached=[0, 100])
     assert float(r.num_chunks[1, 1]) == np.ceil((16384 - 100) / 2048)
     assert r.ttft_s.shape == (2, 2) and len(r.to_records()) == 4
-    record = r.to_records()[-1]
-    assert record["prompt"] == 16384 and record["bound"] in ("memory", "compute")
+    records = r.to_records()
+    assert records[-1]["prompt"] == 16384
+    # every point is compute-bound on the H100 (bf16 989.5 TFLOP/s, 3.35 TB/s).  The closest,
+    # 1,024 tokens at batch 1: FLOPs 2 (1024 (9,241,100,288 - 917,504,000) + 917,504,000) (tied
+    # lm_head 256000 x 3584 for the last token) + 4 x 16 x 256 x 42 x 1024 x 1025 / 2 = 1.74097e13
+    # -> 17.594 ms; bytes 2 (9,241,705,984 + 1024 x 3584) + KV 1024 x 42 x 8192 = 1.88431e10 ->
+    # 5.625 ms: compute-bound by a factor 3.128
+    assert [rec["bound"] for rec in records] == ["compute"] * 4
+    assert float(r.compute_time_s[0, 0] / r.memory_time_s[0, 0]) == pytest.approx(3.128, abs=1e-3)
     assert "TTFT ms" in str(r) and "<table>" in r._repr_html_()
 
 

@@ -28,6 +28,10 @@ def test_latency_is_ttft_plus_the_decode_steps_it_passes_through():
     # the worked values of issue 15: batch 1 TTFT 30.0 ms, TPOT 4.571 ms, 2.366 s end to end
     assert [round(float(t) * 1e3, 1) for t in r.ttft_s] == [30.0, 960.1]
     assert [round(float(t), 3) for t in r.e2e_latency_s] == [2.366, 4.724]
+    # total tokens (prompt + output) per second: B (P + O) / latency = 1 x 2560 / 2.366 s = 1,082 and
+    # 32 x 2560 / 4.724 s = 17,341
+    np.testing.assert_allclose(r.total_tokens_per_s, r.batch * (2048 + 512) / r.e2e_latency_s, rtol=1e-12)
+    assert r.total_tokens_per_s.tolist() == pytest.approx([2560 / 2.366, 32 * 2560 / 4.724], rel=1e-3)
 
 
 def test_one_output_token_is_the_prefill_alone():
@@ -62,6 +66,22 @@ def test_shared_prefix_by_hand():
     room = usable_memory("h100-sxm") - rd_weights()
     assert plain_max == int(room // (3327 * 131072))
     assert shared_max == int((room - 2048 * 131072) // (1279 * 131072)) > 2 * plain_max
+
+
+def test_a_shared_prefix_at_batch_1_changes_no_flops():
+    """One sequence shares its prefix with nobody: the prefix is prefilled once either way, so
+    the prefill FLOPs are those of the whole prompt.  Llama-3.1-8B, 3,072 tokens (2,048 of them
+    the shared prefix): 2 (3072 x 6,979,321,856 + 525,336,576) matrix FLOPs (the lm_head for the
+    last token only) + 4 x 32 x 128 x 32 x 3072 x 3073 / 2 attention = 45,356,710,625,280;
+    after 1,024 cached tokens, 2,048 new ones: 2 (2048 x 6,979,321,856 + 525,336,576)
+    + 524,288 (2048 x 1024 + 2048 x 2049 / 2) = 30,787,913,121,792."""
+    r = request_floor("llama-3.1-8b", "h100-sxm", 3072, 2, 1, shared_prefix=[0, 2048])
+    assert r.prefill_flops.tolist() == [45_356_710_625_280] * 2
+    assert 2 * (3072 * 6_979_321_856 + 525_336_576) + 4 * 32 * 128 * 32 * 3072 * 3073 // 2 == 45_356_710_625_280
+    hit = request_floor("llama-3.1-8b", "h100-sxm", 3072, 2, 1, cached=1024, shared_prefix=[0, 2048])
+    assert hit.prefill_flops.tolist() == [30_787_913_121_792] * 2
+    assert 2 * (2048 * 6_979_321_856 + 525_336_576) + 524_288 * (2048 * 1024 + 2048 * 2049 // 2) == 30_787_913_121_792
+    assert r.decode_flops[0] == r.decode_flops[1]
 
 
 def rd_weights():

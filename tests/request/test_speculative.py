@@ -43,11 +43,41 @@ def test_worked_values_70b_with_a_1b_draft():
                            acceptance=float(r.break_even_acceptance[0, 2]), batch=64, context=2048)
     assert float(at.speedup) == pytest.approx(1, abs=1e-6)
     assert (r.max_useful_batch <= np.ceil(r.plain_critical_batch)).all()
+    # tokens/s: plain decoding's B / T_step times the speedup (B / time per token), at a = 0.8:
+    # 23.98 x 3.13 = 75.1, 185.6 x 3.10 = 575, 1178 x 2.92 = 3,440 tokens/s
+    plain = decode_floor("llama-3.1-70b", "h100-sxm", batch=[1, 8, 64], context=2048)
+    np.testing.assert_allclose(r.tokens_per_s, plain.tokens_per_s * r.speedup, rtol=1e-12)
+    np.testing.assert_allclose(r.tokens_per_s[1], [75.1, 575, 3440], rtol=2e-3)
+
+
+def test_best_k_is_the_fastest_draft_length_by_hand():
+    """Llama-3.1-70B with a Llama-3.2-1B draft on an H100 SXM, batch 1, T = 2,048: a plain step
+    takes 41.695 ms, a draft step 0.758 ms, a verify step 41.695 ms (+ 0.1 us per drafted token:
+    every step reads its weights once).  At a = 0.8, E(k) = 5 (1 - 0.8^(k+1)) and
+    speedup(k) = E(k) x 41.695 / (k x 0.758 + 41.695): k = 10: 4.5705 x 41.695 / 49.27 = 3.868;
+    k = 11: 4.6564 x 41.695 / 50.03 = 3.880; k = 12: 4.7251 x 41.695 / 50.79 = 3.879.  Best k = 11.
+    At a = 0.9 the speedup still rises at k = 16, the largest k searched; at a = 0 every round
+    yields one token, nothing pays: best k is 0 and the best speedup that of k = 1, 0.982."""
+    r = speculative_floor("llama-3.1-70b", "h100-sxm", draft="llama-3.2-1b", k=4, acceptance=[0.0, 0.8, 0.9],
+                          batch=1, context=2048)
+    assert r.best_k.tolist() == [0, 11, 16]
+    assert np.round(r.best_speedup, 3).tolist() == [0.982, 3.880, 6.455]
+    for a, best in zip((0.0, 0.8, 0.9), r.best_speedup):  # the k = 1 ... 16 sweep, one k at a time
+        sweep = speculative_floor("llama-3.1-70b", "h100-sxm", draft="llama-3.2-1b", k=np.arange(1, 17),
+                                  acceptance=a, batch=1, context=2048).speedup
+        assert float(best) == pytest.approx(float(sweep.max()), rel=1e-12)
+    assert r.speedup[1] < r.best_speedup[1]  # k = 4 is not the best at a = 0.8
 
 
 def test_mtp_heads_and_bad_input():
     r = speculative_floor("deepseek-v3", "h200-sxm", mtp_layers=1, k=1, acceptance=0.85, batch=[1, 64], context=4096)
-    assert r.draft == "1-layer MTP heads" and (r.speedup > 1).all()
+    assert r.draft == "1-layer MTP heads"
+    # speedup = E x plain / (draft + verify), E = 1 + 0.85 = 1.85.  Batch 1: the verify step's 2
+    # tokens touch up to 2 x 8 routed experts per MoE layer where a plain step touches 8, so it
+    # reads 1.52 times the bytes: 1.85 x 7.908 / (0.509 + 12.033) ms = 1.166.  Batch 64 (both
+    # steps touch nearly every expert): 1.85 x 125.83 / (2.54 + 141.35) ms = 1.618.
+    np.testing.assert_allclose(r.speedup, 1.85 * r.plain_step_s / (r.draft_time_s + r.verify_step_s), rtol=1e-12)
+    assert np.round(r.speedup, 3).tolist() == [1.166, 1.618]
     assert "speedup" in str(r) and len(r.to_records()) == 2 and "<table>" in r._repr_html_()
     for kwargs, field in (({"k": 0}, "k"), ({"k": 2.5}, "k"), ({"acceptance": 1.5}, "acceptance"),
                           ({"mtp_layers": 1}, "draft"), ({"draft": None}, "draft")):

@@ -25,15 +25,18 @@ def test_every_catalog_device_and_tier_passes():
     # 1 GB), a DDR5 desktop CPU (~50-90 GB/s, ~1 TFLOP/s), a 12-channel DDR5 server (~600 GB/s),
     # a MacBook Air M2 (100 GB/s, 8 GB), a Pascal GeForce (fp16 at 1/64 of fp32), a V100 with its
     # DP4A int8 at half the fp16 tensor rate, a Groq LPU (230 MB SRAM, 80 TB/s), Cerebras WSE-3
-    # (44 GB SRAM at 21 PB/s, 125 PFLOP/s sparse)
+    # (44 GB SRAM at 21 PB/s, 125 PFLOP/s sparse): above 50 TB/s, with their memory named SRAM
     dict(memory_bandwidth=4e9, memory_capacity=1e9, peak_flops={"fp32": 13.5e9}),
     dict(memory_bandwidth=5e10, memory_capacity=32e9, peak_flops={"fp32": 1e12, "bf16": 2e12}),
     dict(memory_bandwidth=6e11, memory_capacity=768e9, peak_flops={"fp32": 5e12, "bf16": 1e13}),
     dict(memory_bandwidth=1e11, memory_capacity=8e9),
     dict(memory_bandwidth=3.2e11, memory_capacity=8e9, peak_flops={"fp32": 8.9e12, "fp16": 0.139e12}),
     dict(memory_bandwidth=9e11, memory_capacity=32e9, peak_flops={"fp16": 125e12, "int8": 62e12, "fp32": 15.7e12}),
-    dict(memory_bandwidth=8e13, memory_capacity=2.3e8, peak_flops={"fp16": 188e12, "int8": 750e12}),
-    dict(memory_bandwidth=2.1e16, memory_capacity=44e9, peak_flops={"fp16": 125e15 / 8}),
+    dict(memory_bandwidth=8e13, memory_capacity=2.3e8, peak_flops={"fp16": 188e12, "int8": 750e12}, memory_type="SRAM"),
+    dict(memory_bandwidth=2.1e16, memory_capacity=44e9, peak_flops={"fp16": 125e15 / 8}, memory_type="on-chip SRAM"),
+    # the fastest DRAM devices: 8 TB/s of HBM3E (B200, MI355X), about 20 TB/s announced for HBM4
+    dict(memory_bandwidth=8e12, memory_capacity=192e9, peak_flops={"bf16": 2.25e15}, memory_type="HBM3e"),
+    dict(memory_bandwidth=2.2e13, memory_capacity=288e9, peak_flops={"bf16": 5e15}, memory_type="HBM4"),
 ])
 def test_real_devices_are_admitted(fields):
     Accelerator(name="real", **fields)
@@ -60,6 +63,38 @@ def test_unit_slips_name_the_field_the_value_and_the_likely_mistake(field, value
     with pytest.raises(InvalidValueError) as info:
         Accelerator(**{**H100, field: value})
     assert field in str(info.value) and words in str(info.value) and "plausibility_checks=False" in str(info.value)
+
+
+@pytest.mark.parametrize("memory_type", ["GDDR6", "HBM3e", "LPDDR5X unified", None])
+def test_a_dram_bandwidth_beyond_any_hbm_device_names_the_tb_for_gb_slip(memory_type):
+    """A consumer card's 256 GB/s typed as 256 TB/s = 2.56e14 B/s: 32 times the fastest HBM3E
+    device (8 TB/s), and inside the 1e17 B/s that on-chip SRAM reaches.  Above 50 TB/s only a
+    device whose memory_type names SRAM is admitted; the error names the likely slip."""
+    with pytest.raises(InvalidValueError) as info:
+        Accelerator(name="card", memory_bandwidth=2.56e14, memory_capacity=16e9, memory_type=memory_type)
+    message = str(info.value)
+    assert "memory_bandwidth" in message and "above the 50 TB/s of any DRAM device" in message
+    assert "did you mean 256 GB/s = 2.56e+11 B/s (GB/s typed as TB/s)?" in message
+    assert 'memory_type = "SRAM"' in message and "plausibility_checks=False" in message
+    assert Accelerator(name="card", memory_bandwidth=5e13, memory_capacity=16e9, memory_type=memory_type)  # the edge
+    assert Accelerator(name="sram", memory_bandwidth=2.56e14, memory_capacity=16e9, memory_type="sram (on chip)")
+    assert Accelerator(name="card", memory_bandwidth=2.56e14, memory_capacity=16e9, memory_type=memory_type,
+                       plausibility_checks=False).memory_bandwidth == 2.56e14
+
+
+def test_a_spec_file_of_a_consumer_card_at_256_tb_s_is_refused(tmp_path):
+    text = (GOOD.replace('vendor = "Test"\n', 'vendor = "Test"\ncategory = "consumer"\nmemory_type = "GDDR6"\n')
+            .replace("value = 2.0\n", "value = 256\n"))
+    path = tmp_path / "card.toml"
+    path.write_text(text)
+    with pytest.raises(SpecFileError) as info:
+        load_spec_file(path)
+    message = str(info.value)
+    assert "card.toml" in message and "memory_bandwidth:" in message and "did you mean 256 GB/s" in message
+    path.write_text(text.replace("value = 256\n", "value = 0.256\n"))  # what the datasheet says
+    assert load_spec_file(path).memory_bandwidth == pytest.approx(2.56e11)
+    path.write_text(text.replace('memory_type = "GDDR6"', 'memory_type = "SRAM"'))
+    assert load_spec_file(path).memory_bandwidth == pytest.approx(2.56e14)
 
 
 def test_opt_out_admits_exotic_hardware_and_replace_keeps_checking():

@@ -19,21 +19,31 @@ if TYPE_CHECKING:
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
+#: Suffixes of token counts, binary as context lengths are named: ``32K`` = 32,768 tokens,
+#: ``10M`` = 10 x 2**20 = 10,485,760 (Llama 4 Scout's "10M" context, its max_position_embeddings).
+COUNT_SUFFIXES = {"k": 2**10, "K": 2**10, "m": 2**20, "M": 2**20}
+
+
 def _scaled_number(text: str) -> float:
-    """``text`` as a float; a trailing k or K multiplies by 1024 (``32K`` = 32768 tokens)."""
+    """``text`` as a float; a trailing K multiplies by 1024 and M by 1024**2 (``32K`` = 32768,
+    ``10M`` = 10485760 tokens; lower case alike).  ValueError for anything else."""
     text = text.strip()
-    scale = 1024 if text[-1:] in ("k", "K") else 1
+    scale = COUNT_SUFFIXES.get(text[-1:], 1)
     return float(text[:-1] if scale > 1 else text) * scale
 
 
+#: How a count may be written, for the messages
+_COUNT_FORMS = "numbers like 8, 1e3, 32K (= 32768) or 10M (= 10485760)"
+
+
 def number_list(text: str) -> list[float]:
-    """Parse ``"1,8,64"`` (also ``1e3``, ``4k``, ``32K``) into numbers; an argparse type."""
+    """Parse ``"1,8,64"`` (also ``1e3``, ``4k``, ``32K``, ``10M``) into numbers; an argparse type."""
     values: list[float] = []
     for part in text.split(","):
         try:
             value = _scaled_number(part)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of {_COUNT_FORMS}") from None
         if not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"{text!r}: values must be finite")
         values.append(int(value) if value.is_integer() else value)
@@ -151,7 +161,7 @@ def whole_number(name: str, low: int) -> Callable[[str], int]:
         try:
             value = _scaled_number(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number ({_COUNT_FORMS}), got {text!r}") from None
         if not value.is_integer() or value < low:
             raise argparse.ArgumentTypeError(f"{name} must be a whole number >= {low}, got {text!r}")
         return int(value)

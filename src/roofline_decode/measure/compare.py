@@ -27,7 +27,8 @@ from ..units import format_table
 from ..floors.capacity import device_memory
 from .rows import MeasurementRow
 
-__all__ = ["IMPOSSIBLE", "FASTER_THAN_UNIFORM", "EXCEEDS_MEMORY", "RowComparison", "Comparison", "compare", "resolve_model", "resolve_accelerator"]
+__all__ = ["IMPOSSIBLE", "FASTER_THAN_UNIFORM", "EXCEEDS_MEMORY", "RowComparison", "Comparison", "compare", "resolve_model",
+           "resolve_accelerator", "microbatches"]
 
 IMPOSSIBLE = "impossible: check units, early stop, or caching"
 FASTER_THAN_UNIFORM = "faster than uniform routing: correlated or skewed routing"
@@ -144,11 +145,29 @@ class _FloorTerms(TypedDict):
     routing: str
 
 
-def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator, routing: str | float = "uniform") -> _FloorTerms:
-    from ..floors.decode import decode_floor
+def microbatches(batch: float, stages: int) -> int:
+    """Micro-batches of the fastest pipeline schedule of ``batch`` sequences over ``stages``
+    stages: min(B, p) (whole).  With m <= p a step takes p stage passes of one micro-batch, and
+    a smaller micro-batch moves fewer bytes; with m > p each stage re-reads its weights m times.
+    At batch 1, as in every llama-bench ``tg`` row, m = 1: the stages run one after another."""
+    return max(1, min(int(batch), stages))
 
-    floor = decode_floor(model, device, batch=row.batch, context=row.context, routing=routing)
-    n = row.num_devices * row.pipeline_parallel  # TP x PP devices
+
+def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator, routing: str | float = "uniform") -> _FloorTerms:
+    """The floor of ``row`` on its devices: ``num_devices`` (tensor parallel) in each of
+    ``pipeline_parallel`` stages.  Within a stage, a perfect split over its devices; across
+    stages the pipeline floor (:func:`~roofline_decode.floors.parallel.pipeline_parallel_floor`,
+    :func:`~roofline_decode.formulas.pipeline_step_time`): m micro-batches of B/m sequences each
+    pass the p stages in turn, each stage moving 1/p of a micro-batch's bytes and FLOPs, so a step
+    takes max(m, p) stage passes.  A layer split (llama.cpp's default ``-sm layer``) is such a
+    pipeline: at batch 1 it is as slow as one stage holding every layer, not p times faster.
+    Hand-offs between stages are left out (a floor), and the routing is the row's."""
+    from ..floors.decode import decode_floor
+    from ..formulas import pipeline_step_time
+
+    n, p = row.num_devices, row.pipeline_parallel
+    m = microbatches(row.batch, p)
+    floor = decode_floor(model, device, batch=row.batch / m, context=row.context, routing=routing)  # one micro-batch
     if row.scope == "kv_read":
         bytes_moved = float(floor.kv_read_bytes)
         flops = float(floor.breakdown()["flops"]["attention_scores"])
@@ -156,13 +175,14 @@ def _floor_terms(row: MeasurementRow, model: Model, device: Accelerator, routing
     else:
         bytes_moved, flops = float(floor.bytes_total), float(floor.flops)
         peak = float(floor.peak_flops)  # effective peak: FLOPs / compute time
-    # n devices: aggregate bandwidth and peak, perfect split, communication not counted
-    memory = bytes_moved / (n * floor.memory_bandwidth)
-    # no compute peak: no bound
-    compute = 0.0 if np.isnan(peak) else flops / (n * peak)
+    # a stage pass: 1/p of the micro-batch's work on the n devices of the stage (aggregate,
+    # perfect split, communication not counted); no compute peak: no compute bound
+    stage_memory = bytes_moved / (p * n * floor.memory_bandwidth)
+    stage_compute = 0.0 if np.isnan(peak) else flops / (p * n * peak)
     return {
-        "memory": memory, "compute": compute, "bytes": bytes_moved, "flops": flops,
-        "bandwidth": n * floor.memory_bandwidth, "peak": n * peak, "routing": floor.routing,
+        "memory": float(pipeline_step_time(stage_memory, p, m)), "compute": float(pipeline_step_time(stage_compute, p, m)),
+        "bytes": m * bytes_moved, "flops": m * flops,
+        "bandwidth": p * n * floor.memory_bandwidth, "peak": p * n * peak, "routing": floor.routing,
     }
 
 
@@ -198,9 +218,13 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
     -----
     ``scope="kv_read"`` rows (attention microbenchmarks) get a KV-read floor: the KV bytes
     of ``model`` (pass a one-layer model for a single-layer kernel) over the bandwidth, and
-    the attention-score FLOPs over the peak.  A row on ``num_devices`` > 1 is compared with
-    the aggregate of that many devices (perfect split, communication not counted) — still a
-    lower bound.
+    the attention-score FLOPs over the peak.  A row on ``num_devices`` > 1 (tensor parallel)
+    is compared with the aggregate of that many devices (perfect split, communication not
+    counted) — still a lower bound.  A row with ``pipeline_parallel`` > 1 (a layer split over
+    several GPUs, llama.cpp's default ``-sm layer``) gets the pipeline floor: its stages run one
+    after another for each micro-batch, at most min(B, p) micro-batches (:func:`microbatches`),
+    so at batch 1 the floor is that of one device reading every layer.  Bandwidth and FLOPs
+    utilisation are over all ``num_devices`` x ``pipeline_parallel`` devices.
 
     Examples
     --------

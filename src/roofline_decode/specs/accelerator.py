@@ -17,7 +17,7 @@ from .. import formulas as f
 from ..errors import InvalidValueError
 from ..formats import ComputePrecision, NumberFormat, is_compute_precision, get_format
 from ._base import Spec, field_name
-from .plausibility import order_problems, range_problem
+from .plausibility import dram_bandwidth_problem, order_problems, range_problem
 
 __all__ = ["Accelerator", "MemoryTier", "Figure", "Source", "Interconnect", "CATEGORIES"]
 
@@ -278,6 +278,16 @@ class Accelerator(_Hardware):
 
     _plausible_bandwidth = _plausible_fields("bandwidth", "memory_bandwidth")
     _plausible_capacity = _plausible_fields("capacity", "memory_capacity", "usable_memory_capacity")
+
+    @field_validator("memory_bandwidth")
+    @classmethod
+    def _dram_bandwidth(cls, value: float, info: ValidationInfo) -> float:
+        """Above 50 TB/s only on-chip SRAM (``memory_type``, validated before this field)."""
+        if info.data.get("plausibility_checks", True):
+            problem = dram_bandwidth_problem(value, info.data.get("memory_type"))
+            if problem:
+                raise ValueError(problem + _OPT_OUT)
+        return value
 
     @field_validator("interconnect")
     @classmethod

@@ -18,6 +18,12 @@ peak          1e8 FLOP/s   1e19 FLOP/s   (0.1 GFLOP/s .. 10 EFLOP/s)
 capacity      1e7 B        1e16 B        (10 MB .. 10 PB)
 ============  ===========  ===========
 
+A memory bandwidth above :data:`DRAM_BANDWIDTH_MAX` (50 TB/s) is refused unless the spec's
+``memory_type`` names on-chip SRAM: no DRAM device comes near it (HBM3E parts read 8 TB/s: B200,
+B300, MI355X; announced HBM4 parts about 20 TB/s), while a bandwidth typed in TB/s where the
+datasheet prints GB/s lands there (a consumer card's "256 GB/s" as 256 TB/s).  Only SRAM devices
+go beyond (a Groq LPU, 80 TB/s; Cerebras WSE-3, 21 PB/s), and they say so: ``memory_type = "SRAM"``.
+
 Peaks of different widths are ordered: a lower-precision peak (fp8, int8 < bf16, fp16 < tf32,
 fp32) more than 100 times *below* a higher-precision one is a unit slip (TOP/s typed as GOP/s).
 Real hardware can sit below by less: Pascal GeForce cards run fp16 at 1/64 of fp32, and a V100
@@ -29,13 +35,18 @@ Examples
 '3350 B/s is outside [1e+08, 1e+17] B/s: did you mean 3350 GB/s = 3.35e+12 B/s or 3350 MB/s = 3.35e+09 B/s?'
 >>> range_problem("memory_bandwidth", 3.35e12, "bandwidth") is None
 True
+>>> dram_bandwidth_problem(2.56e14, "GDDR6").split("?")[0]
+'256 TB/s is above the 50 TB/s of any DRAM device: did you mean 256 GB/s = 2.56e+11 B/s (GB/s typed as TB/s)'
+>>> dram_bandwidth_problem(2.1e16, "SRAM") is None
+True
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["RANGES", "range_problem", "order_problems", "PRECISION_BITS", "ORDER_FACTOR"]
+__all__ = ["RANGES", "range_problem", "order_problems", "PRECISION_BITS", "ORDER_FACTOR", "DRAM_BANDWIDTH_MAX",
+           "on_chip_memory", "dram_bandwidth_problem"]
 
 #: (lowest, highest, SI unit, typical value, units a slip is likely made in) per quantity.
 RANGES: dict[str, tuple[float, float, str, float, tuple[tuple[str, float], ...]]] = {
@@ -86,3 +97,29 @@ def order_problems(field: str, peaks: dict[str, float]) -> list[str]:
                     f"on real hardware: a figure in the wrong unit (GFLOP/s for TFLOP/s)?"
                 )
     return problems
+
+
+#: Highest memory bandwidth of a device whose memory is DRAM (HBM, GDDR, LPDDR, DDR) or not
+#: stated [B/s]: HBM3E parts read 8 TB/s (B200, B300, MI355X), announced HBM4 parts about
+#: 20 TB/s; 50 TB/s leaves room above them.  On-chip SRAM devices go beyond.
+DRAM_BANDWIDTH_MAX = 5e13
+
+
+def on_chip_memory(memory_type: str | None) -> bool:
+    """True when ``memory_type`` names on-chip SRAM ("SRAM", "on-chip SRAM", ...)."""
+    return memory_type is not None and "sram" in memory_type.lower()
+
+
+def dram_bandwidth_problem(value: float, memory_type: str | None) -> str | None:
+    """What is wrong with a memory bandwidth of ``value`` [B/s] for a device whose memory is
+    ``memory_type`` (None: not stated): above :data:`DRAM_BANDWIDTH_MAX` only on-chip SRAM is
+    that fast, so the likely slip is a bandwidth printed in GB/s typed as TB/s (a factor 1000).
+    None when plausible (or not a finite number: other checks report that)."""
+    if (not isinstance(value, (int, float)) or not math.isfinite(value) or value <= DRAM_BANDWIDTH_MAX
+            or on_chip_memory(memory_type)):
+        return None
+    memory = f"memory_type {memory_type!r}" if memory_type else "no memory_type"
+    return (f"{_number(value / 1e12)} TB/s is above the {_number(DRAM_BANDWIDTH_MAX / 1e12)} TB/s of any DRAM device: "
+            f"did you mean {_number(value / 1e12)} GB/s = {value / 1e3:.3g} B/s (GB/s typed as TB/s)? The fastest HBM "
+            f"devices read about 8 TB/s; only on-chip SRAM goes beyond, and the spec says {memory} "
+            '(memory_type = "SRAM" for an SRAM device)')
