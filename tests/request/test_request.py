@@ -140,3 +140,26 @@ def test_end_to_end_is_e2e_latency_s_and_latency_s_a_deprecated_alias():
     assert float(r.e2e_latency_s) == float(r.ttft_s) + float(r.decode_time_s)
     with pytest.warns(DeprecationWarning, match="use e2e_latency_s"):
         assert r.latency_s is r.e2e_latency_s
+
+
+def test_requests_of_many_lengths_share_their_decode_steps_and_memory_stays_bounded():
+    """The longest request's steps are evaluated once, 2**16 at a time; a shorter one sums their
+    prefix, so a grid of outputs equals separate calls bit for bit, across block boundaries too
+    (65,537 outputs: 65,536 steps, one whole block; 65,538: one step into the second), and eight
+    outputs of about 2**24 tokens (which took minutes and gigabytes) take one pass."""
+    from roofline_decode.floors.request import DECODE_BLOCK
+
+    outputs = [1, 2, 100, DECODE_BLOCK + 1, DECODE_BLOCK + 2, 3 * DECODE_BLOCK]
+    grid = request_floor("llama-3.1-8b", "h100-sxm", 2048, outputs, batch=[[1], [4]])
+    keys = ("decode_time_s", "decode_flops", "decode_bytes", "first_step_s", "last_step_s",
+            "decode_compute_bound_steps", "e2e_latency_s")
+    for j, output in enumerate(outputs):
+        for i, batch in enumerate([1, 4]):
+            one = request_floor("llama-3.1-8b", "h100-sxm", 2048, output, batch=batch)
+            for key in keys:
+                np.testing.assert_array_equal(np.asarray(getattr(grid, key))[i, j], getattr(one, key), err_msg=key)
+    # the last step of the 65,538-token request is the first step of the second block: context 2048 + 65,536
+    step = decode_floor("llama-3.1-8b", "h100-sxm", batch=1, context=2048 + DECODE_BLOCK).step_time_s
+    assert float(grid.last_step_s[0, 4]) == float(step)
+    long = request_floor("llama-3.1-8b", "h100-sxm", 2048, [2**24 - i for i in range(8)])
+    assert np.all(np.diff(long.decode_time_s) < 0)  # one step fewer each, each step > 0

@@ -46,6 +46,9 @@ def decode_steps(output: Operand) -> Operand:
 
 #: Most output tokens per request: the request floor evaluates each of its decode steps.
 MAX_OUTPUT = 2**24
+#: Decode steps evaluated at once (memory: a few dozen arrays of this length); a request with more
+#: steps adds its blocks' sums, so a 2**24-token output holds 256 blocks, not one 16M-long grid.
+DECODE_BLOCK = 2**16
 
 #: What a request gives on a device without a compute peak (its note, after the device).
 REQUEST_WITHOUT_PEAK = ("the prefill needs one: TTFT, E2E, the rates over E2E (tokens/s, requests/s, cost) and the "
@@ -214,34 +217,55 @@ def _prefill_with_prefix(model: Model, batch: float, prompt: float, chunk: float
     return head.flops + tail.flops, weights + kv, timing.required_compute_time(head) + timing.required_compute_time(tail)
 
 
-def _one_request(model: Model, accelerator: Accelerator, batch: float, prompt: float, output: float, chunk: float,
-                 cached: float, shared: float, cascade: bool, sparse: bool, timing: Timing,
-                 routing: str = "uniform") -> dict[str, float | str]:
+def _prefill_terms(model: Model, batch: float, prompt: float, output: float, chunk: float, cached: float,
+                   shared: float, timing: Timing, routing: str = "uniform") -> dict[str, float | str]:
+    """The prefill of a request (TTFT, its FLOPs, bytes and bound) and the KV cache it ends with."""
     layers, m_kv, _ = layer_terms(model)
     flops_p, bytes_p, compute_p = _prefill_with_prefix(model, batch, prompt, chunk, cached, shared, timing, routing)
     memory_p = f.memory_time(bytes_p, timing.bandwidth)
     ttft = float(f.step_time(memory_p, compute_p))
     bound_p = BOUND_NOT_DEFINED if np.isnan(compute_p) else "compute" if compute_p >= memory_p else "memory"
-    contexts = decode_contexts(int(prompt), int(output))
     end = prompt + output - 1
     resident = float(f.kv_cache_bytes(batch, end, m_kv, *layers)
                      - f.shared_prefix_saved_bytes(batch, end, shared, m_kv, *layers))
-    if contexts.size == 0:
-        return dict(ttft=ttft, flops_p=float(flops_p), bytes_p=float(bytes_p), decode=0.0, flops_d=0.0, bytes_d=0.0,
-                    first=np.nan, last=np.nan, steps_compute=0.0, resident=resident, bound_p=bound_p)
-    d = decode_floor(model, accelerator, batch, contexts, sparse=sparse, routing=routing)
-    step_bytes = d.bytes_total
-    memory = d.memory_time_s
-    if cascade and shared > 0:
-        step_bytes = step_bytes - f.shared_prefix_saved_bytes(batch, contexts, shared, m_kv, *layers)
-        memory = f.memory_time(step_bytes, d.memory_bandwidth)
-    steps = f.step_time(memory, d.compute_time_s)
-    # whether a decode step is compute-bound needs a peak (decode_floor's compute time is 0 without one)
-    steps_compute = float(np.sum(d.compute_time_s >= memory)) if timing.bounded else np.nan
-    return dict(ttft=ttft, flops_p=float(flops_p), bytes_p=float(bytes_p), decode=float(np.sum(steps)),
-                flops_d=float(np.sum(d.flops)), bytes_d=float(np.sum(step_bytes)), first=float(steps[0]),
-                last=float(steps[-1]), steps_compute=steps_compute, resident=resident,
-                bound_p=bound_p)
+    return dict(ttft=ttft, flops_p=float(flops_p), bytes_p=float(bytes_p), resident=resident, bound_p=bound_p)
+
+
+def _decode_sums(model: Model, accelerator: Accelerator, batch: float, prompt: float, outputs: list[float],
+                 cascade: bool, shared: float, sparse: bool, timing: Timing, routing: str) -> dict[float, dict[str, float]]:
+    """The decode steps of requests of each output length in ``outputs`` (one prompt): their time,
+    FLOPs and bytes summed, the first and last step, and the compute-bound steps.
+
+    The steps of the longest request are evaluated once, :data:`DECODE_BLOCK` at a time (bounded
+    memory), and each shorter request sums the same steps' prefix: the sums equal those of a
+    separate evaluation bit for bit (each block summed as numpy sums one array)."""
+    layers, m_kv, _ = layer_terms(model)
+    ends = {o: int(prompt + o - 1) for o in outputs}
+    sums = np.zeros(4)  # decode time, FLOPs, bytes, compute-bound steps
+    first = np.nan
+    out: dict[float, dict[str, float]] = {o: {"decode": 0.0, "flops_d": 0.0, "bytes_d": 0.0, "first": np.nan,
+                                             "last": np.nan, "steps_compute": 0.0} for o in outputs if o <= 1}
+    for start in range(int(prompt), max(ends.values()), DECODE_BLOCK):
+        contexts = np.arange(start, min(start + DECODE_BLOCK, max(ends.values())), dtype=float)
+        d = decode_floor(model, accelerator, batch, contexts, sparse=sparse, routing=routing)
+        step_bytes = d.bytes_total
+        memory = d.memory_time_s
+        if cascade and shared > 0:
+            step_bytes = step_bytes - f.shared_prefix_saved_bytes(batch, contexts, shared, m_kv, *layers)
+            memory = f.memory_time(step_bytes, d.memory_bandwidth)
+        steps = f.step_time(memory, d.compute_time_s)
+        bound = d.compute_time_s >= memory
+        first = float(steps[0]) if start == int(prompt) else first
+        for o, stop in ends.items():  # the requests whose last step is in this block
+            if o > 1 and start < stop <= start + contexts.size:
+                n = stop - start
+                total = sums + (np.sum(steps[:n]), np.sum(d.flops[:n]), np.sum(step_bytes[:n]), np.sum(bound[:n]))
+                # whether a decode step is compute-bound needs a peak (decode_floor's compute time is 0 without one)
+                out[o] = {"decode": float(total[0]), "flops_d": float(total[1]), "bytes_d": float(total[2]),
+                          "first": first, "last": float(steps[n - 1]),
+                          "steps_compute": float(total[3]) if timing.bounded else np.nan}
+        sums += (np.sum(steps), np.sum(d.flops), np.sum(step_bytes), np.sum(bound))
+    return out
 
 
 def request_floor(
@@ -327,15 +351,19 @@ def request_floor(
     keys = ("ttft", "flops_p", "bytes_p", "decode", "flops_d", "bytes_d", "first", "last", "steps_compute", "resident",
             "bound_p")
     out = {k: np.empty(batch.shape, dtype=object if k == "bound_p" else float) for k in keys}
-    memo: dict[tuple[float, ...], dict[str, float | str]] = {}
+    points: dict[tuple[float, ...], list[tuple[int, ...]]] = {}  # each distinct request, and where it sits
     for index in np.ndindex(batch.shape):
-        b, p, o, c, h, s = (float(a[index]) for a in grid)
-        key = (b, p, o, c, h, s)
-        if key not in memo:
-            memo[key] = _one_request(model, accelerator, b, p, o, min(c, p - h), h, s, cascade, sparse, timing,
-                                     routing)
-        for k in keys:
-            out[k][index] = memo[key][k]
+        points.setdefault(tuple(float(a[index]) for a in grid), []).append(index)
+    outputs: dict[tuple[float, float, float], list[float]] = {}  # the decode steps depend on (B, P, shared) and O
+    for b, p, o, _, _, s in points:
+        outputs.setdefault((b, p, s), []).append(o)
+    decode = {(b, p, s): _decode_sums(model, accelerator, b, p, lengths, cascade, s, sparse, timing, routing)
+              for (b, p, s), lengths in outputs.items()}
+    for (b, p, o, c, h, s), where in points.items():
+        values = {**_prefill_terms(model, b, p, o, min(c, p - h), h, s, timing, routing), **decode[b, p, s][o]}
+        for index in where:
+            for k in keys:
+                out[k][index] = values[k]
     latency = out["ttft"] + out["decode"]
     steps = decode_steps(output)
     with np.errstate(invalid="ignore", divide="ignore"):
