@@ -77,6 +77,8 @@ PUBLISHED = {
     "nemotron-3-nano-30b-a3b": (31.6e9, 3.2e9, "no_input_embedding", "https://huggingface.co/nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 (31.6B total, 3.2B active; 3.6B including embeddings)"),
     "command-a": (111e9, None, None, "https://huggingface.co/CohereLabs/c4ai-command-a-03-2025 (model card: 111 billion parameters)"),
     "gemma-3-4b": (3.884e9, None, None, "https://arxiv.org/abs/2503.19786 (Gemma 3 report Table 1: 675M embedding + 3,209M non-embedding; 417M vision encoder not decoded)"),
+    # issue 28: configs as published
+    "olmo-2-32b": (32e9, None, None, "https://huggingface.co/allenai/OLMo-2-0325-32B (model card size table: OLMo 2-32B)"),
 }
 
 # Stated with two significant digits and not within 1% of any convention's count; the count
