@@ -77,6 +77,13 @@ PUBLISHED = {
     "nemotron-3-nano-30b-a3b": (31.6e9, 3.2e9, "no_input_embedding", "https://huggingface.co/nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 (31.6B total, 3.2B active; 3.6B including embeddings)"),
     "command-a": (111e9, None, None, "https://huggingface.co/CohereLabs/c4ai-command-a-03-2025 (model card: 111 billion parameters)"),
     "gemma-3-4b": (3.884e9, None, None, "https://arxiv.org/abs/2503.19786 (Gemma 3 report Table 1: 675M embedding + 3,209M non-embedding; 417M vision encoder not decoded)"),
+    # issue 28: new model types and checkpoints as published
+    "minimax-m2.5": (230e9, 10e9, "no_embeddings", "https://huggingface.co/MiniMaxAI/MiniMax-M2.5 (MiniMax-M2 model card: 230B total, 10B active; 229B on the model page)"),
+    "qwen3.5-397b-a17b": (397e9, 17e9, "all", "https://huggingface.co/Qwen/Qwen3.5-397B-A17B (model card: 397B total, 17B activated)"),
+    "glm-5": (744e9, 40e9, "no_embeddings", "https://huggingface.co/docs/transformers/model_doc/glm_moe_dsa (GLM-5: 744B parameters, 40B active)"),
+    "glm-4.7-flash": (30e9, 3e9, "no_embeddings", "https://huggingface.co/zai-org/GLM-4.7-Flash (model card: a 30B-A3B MoE model)"),
+    "qwen3-32b-fp8": (32.8e9, None, None, "https://huggingface.co/Qwen/Qwen3-32B (model card: 32.8B; the FP8 checkpoint has the same architecture)"),
+    "olmo-2-32b": (32e9, None, None, "https://huggingface.co/allenai/OLMo-2-0325-32B (model card size table: OLMo 2-32B)"),
 }
 
 # Stated with two significant digits and not within 1% of any convention's count; the count
@@ -93,9 +100,15 @@ PUBLISHED = {
 #   glm-4.5-air:        12.18B without the embeddings (12.80B without the input one) -> rounds to
 #                       "12B", 1.5% over it.
 #   granite-4.0-h-small: 8.80B with the (tied) embedding matrix -> rounds to "9B", 2.2% under it.
-ROUNDED_ACTIVE = {"qwen3-next-80b-a3b": 1e9, "glm-4.5-air": 1e9, "granite-4.0-h-small": 1e9}
+#   minimax-m2.5:       9.80B without the embeddings (10.42B without the input one) -> rounds to
+#                       "10B", 2.0% under it.
+#   glm-4.7-flash:      3.26B without the embeddings (3.58B without the input one) -> rounds to "3B"
+#                       (the "A3B" of the name), 8.7% over it.
+#   qwen3.5-397b-a17b:  17.35B with the embeddings (16.33B without the input one) -> "17B" is 2.0% low.
+ROUNDED_ACTIVE = {"qwen3-next-80b-a3b": 1e9, "glm-4.5-air": 1e9, "granite-4.0-h-small": 1e9, "minimax-m2.5": 1e9,
+                  "glm-4.7-flash": 1e9}
 ACTIVE_STATED_UNIT = {"deepseek-v2-lite": 0.1e9, "deepseek-v3": 1e9, "qwen3-30b-a3b": 0.1e9,
-                      "llama-4-maverick": 1e9, "deepseek-v3.2-exp": 1e9, "deepseek-r1": 1e9}
+                      "llama-4-maverick": 1e9, "deepseek-v3.2-exp": 1e9, "deepseek-r1": 1e9, "qwen3.5-397b-a17b": 1e9}
 
 
 def test_every_bundled_model_is_listed_here():

@@ -30,7 +30,10 @@ def test_the_supported_families():
         # issue 14
         "olmo2", "granite", "cohere", "cohere2", "gptj", "falcon", "glm4_moe", "qwen3_next", "mamba2", "llama4_text",
         "deepseek_v32", "phi", "starcoder2", "smollm3", "olmo", "jamba",
-        "granitemoehybrid", "nemotron_h", "falcon_h1"}
+        "granitemoehybrid", "nemotron_h", "falcon_h1",
+        # issue 28: new model types, and the text models of multimodal wrappers under their own names
+        "minimax_m2", "qwen3_5_moe_text", "glm_moe_dsa", "glm4_moe_lite",
+        "qwen2_5_vl_text", "qwen3_vl_text", "qwen3_vl_moe_text"}
 
 
 @pytest.mark.parametrize("model_id", rd.list_models())
@@ -68,9 +71,30 @@ def test_gemma_head_dim_norms_and_layer_patterns():
     assert [i for i, t in enumerate(g3.layer_types) if t == "full"] == [5, 11, 17, 23]
 
 
-def test_gemma_requires_head_dim():
-    config = {**SMALL, "model_type": "gemma"}
-    with pytest.raises(ConfigError, match="head_dim: required key is missing"):
+def test_absent_keys_take_the_config_class_defaults():
+    # save_pretrained drops the values equal to the class defaults; transformers fills them back.
+    # GemmaConfig: head_dim 256 (transformers gemma/configuration_gemma.py)
+    assert Model.from_hf_config({**SMALL, "model_type": "gemma"}).head_dim == 256
+    # Gemma3TextConfig: 8 heads, 4 KV heads (gemma3/configuration_gemma3.py): a Gemma 3 text_config
+    # saved by transformers leaves them out when they are 8 and 4 (Gemma-3-4B)
+    config = bundled("gemma-3-4b")
+    text = {k: v for k, v in config["text_config"].items() if k not in ("num_attention_heads", "num_key_value_heads")}
+    assert Model.from_hf_config({**config, "text_config": text}) == rd.load_model("gemma-3-4b")
+    # LlamaConfig() alone: Llama-2-7B's shapes (vocab 32000, 4096, 11008, 32 layers, 32 heads)
+    llama = Model.from_hf_config({"model_type": "llama"})
+    assert (llama.vocab_size, llama.hidden_size, llama.intermediate_size, llama.num_layers, llama.num_kv_heads) == (
+        32000, 4096, 11008, 32, 32)
+    assert llama.parameter_count == rd.load_model("llama-2-7b").parameter_count
+    # a key the config states wins over the defaults, null included (no window); and a stated alias
+    # (gpt2's hidden_size for n_embd) wins over the default of the other name
+    assert Model.from_hf_config({**SMALL, "model_type": "mistral", "sliding_window": None}).num_sliding_layers == 0
+    assert Model.from_hf_config({"model_type": "gpt2", "hidden_size": 64, "n_head": 4}).hidden_size == 64
+
+
+def test_a_key_without_a_class_default_is_still_required():
+    # DeepseekV2Config: num_experts_per_tok None ("None means dense model"): no number to assume
+    config = {k: v for k, v in bundled("deepseek-v2-lite").items() if k != "num_experts_per_tok"}
+    with pytest.raises(ConfigError, match="num_experts_per_tok: required key is missing"):
         Model.from_hf_config(config)
 
 
@@ -126,19 +150,23 @@ def test_deepseek_mla_and_dense_first_layers():
     lite = rd.load_model("deepseek-v2-lite")
     assert lite.q_lora_rank == 0 and lite.shared_expert_intermediate_size == 2 * 1408
     assert lite.num_moe_layers == 26
-    # q_lora_rank null means "no query compression"; an absent key is an error, not a guess
+    # q_lora_rank null means "no query compression"; an absent key is DeepseekV2Config's 1536
     config = {k: v for k, v in bundled("deepseek-v2-lite").items() if k != "q_lora_rank"}
-    with pytest.raises(ConfigError, match="q_lora_rank: required key is missing"):
-        Model.from_hf_config(config)
+    assert Model.from_hf_config(config).q_lora_rank == 1536
     # moe_layer_freq 2: MoE on even layers from first_k_dense_replace on
     alternating = Model.from_hf_config({**bundled("deepseek-v2-lite"), "moe_layer_freq": 2})
     assert alternating.num_moe_layers == 13
 
 
-def test_deepseek_v3_needs_its_model_specific_keys():
-    config = {k: v for k, v in bundled("deepseek-v3").items() if k != "n_shared_experts"}
-    with pytest.raises(ConfigError, match="n_shared_experts: required key is missing"):
-        Model.from_hf_config(config)
+def test_deepseek_v3_class_defaults_and_mlp_layer_types():
+    # DeepseekV3Config: n_shared_experts 1, first_k_dense_replace 3 (deepseek_v3/configuration_deepseek_v3.py)
+    config = {k: v for k, v in bundled("deepseek-v3").items() if k not in ("n_shared_experts", "first_k_dense_replace")}
+    assert Model.from_hf_config(config) == rd.load_model("deepseek-v3")
+    # mlp_layer_types (DeepseekV32Config, GlmMoeDsaConfig) wins over first_k_dense_replace
+    types = ["dense"] * 5 + ["sparse"] * 56
+    assert Model.from_hf_config({**config, "mlp_layer_types": types}).first_dense_layers == 5
+    with pytest.raises(ConfigError, match="mlp_layer_types: expected 61 of dense / sparse"):
+        Model.from_hf_config({**config, "mlp_layer_types": ["dense", "moe"]})
 
 
 def test_sliding_window_rules_per_family():
@@ -263,14 +291,15 @@ def test_unknown_model_type_lists_every_supported_type():
     assert all(model_type in message for model_type in SUPPORTED_MODEL_TYPES)
 
 
-@pytest.mark.parametrize("model_id, key", [
-    ("llama-3.1-8b", "num_hidden_layers"), ("gemma-2-9b", "num_key_value_heads"), ("gpt2", "n_embd"),
-    ("opt-6.7b", "ffn_dim"), ("deepseek-v3", "kv_lora_rank"), ("qwen3-30b-a3b", "moe_intermediate_size"),
-    ("mixtral-8x7b", "intermediate_size"), ("gpt-oss-20b", "num_local_experts"),
+@pytest.mark.parametrize("config, key", [
+    ({k: v for k, v in bundled("deepseek-v2-lite").items() if k != "num_experts_per_tok"}, "num_experts_per_tok"),
+    ({"model_type": "qwen2", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": None,
+      "num_hidden_layers": None}, "num_hidden_layers"),
 ])
-def test_missing_required_key_names_key_and_file(tmp_path, model_id, key):
-    path = tmp_path / f"{model_id}.json"
-    path.write_text(json.dumps({k: v for k, v in bundled(model_id).items() if k != key}))
+def test_missing_required_key_names_key_and_file(tmp_path, config, key):
+    # a key is required when neither the config nor its class holds a number for it (null counts as absent)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
     with pytest.raises(ConfigError) as info:
         Model.from_hf_config(path)
     message = str(info.value)
@@ -285,7 +314,8 @@ def test_inconsistent_values_are_config_errors_naming_the_file(tmp_path):
     assert str(path) in str(info.value)
 
 
-@pytest.mark.parametrize("content", ['{"model_type": "llama", ', '{"model_type": "mamba"}', '{"model_type": "gpt2"}'])
+@pytest.mark.parametrize("content", ['{"model_type": "llama", ', '{"model_type": "mamba"}',
+                                     '{"model_type": "gpt2", "n_embd": "768"}'])
 def test_cli_bad_config_exits_2_with_one_line(tmp_path, capsys, content):
     path = tmp_path / "bad.json"
     path.write_text(content)

@@ -29,10 +29,15 @@ def test_chat_instruct_and_base_checkpoints_share_the_architecture(repo, model_i
     assert bundled_id_of_repo(repo) == model_id
 
 
-@pytest.mark.parametrize("repo", ["Qwen/Qwen3-32B-FP8", "TheBloke/Llama-2-7B-GGUF", "nobody/Qwen3-8B", "Qwen3-8B",
+@pytest.mark.parametrize("repo", ["Qwen/Qwen3-8B-FP8", "TheBloke/Llama-2-7B-GGUF", "nobody/Qwen3-8B", "Qwen3-8B",
                                   "a/b/c", "meta-llama/Llama-3.1-8B/config.json"])
 def test_other_formats_owners_and_paths_are_not_matched(repo):
     assert bundled_id_of_repo(repo) is None
+
+
+def test_a_bundled_fp8_checkpoint_is_matched_to_itself_not_to_its_bf16_original():
+    assert bundled_id_of_repo("Qwen/Qwen3-32B-FP8") == "qwen3-32b-fp8"
+    assert bundled_id_of_repo("Qwen/Qwen3-32B") == "qwen3-32b"
 
 
 def test_load_model_and_the_floor_take_a_repository_id():

@@ -154,7 +154,10 @@ def test_starcoder2_slides_and_olmo_has_no_norm_weights():
     sc = Model.from_hf_config({"model_type": "starcoder2", "hidden_size": 64, "num_hidden_layers": 2,
                                "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
                                "vocab_size": 100})
-    assert sc.num_sliding_layers == 2 and sc.window == 4096
+    # Starcoder2Config: sliding_window None (starcoder2/configuration_starcoder2.py); the released
+    # StarCoder2 configs state 4096
+    assert sc.num_sliding_layers == 0
+    assert Model.from_hf_config({"model_type": "starcoder2", "sliding_window": 4096}).window == 4096
     olmo = Model.from_hf_config({"model_type": "olmo", "hidden_size": 64, "num_hidden_layers": 2,
                                  "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})
     assert olmo.norms_per_layer == 0
@@ -228,8 +231,11 @@ def test_nemotron_h_pattern_errors(config, message):
         Model.from_hf_config({**base, **config})
 
 
-def test_granite_hybrid_needs_layer_types():
-    with pytest.raises(ConfigError, match="layer_types"):
-        Model.from_hf_config({"model_type": "granitemoehybrid", "hidden_size": 64, "num_hidden_layers": 2,
+def test_granite_hybrid_without_layer_types_is_all_mamba():
+    # GraniteMoeHybridConfig.layers_block_type: no layer_types -> every layer Mamba-2
+    m = Model.from_hf_config({"model_type": "granitemoehybrid", "hidden_size": 64, "num_hidden_layers": 2,
                               "num_attention_heads": 4, "intermediate_size": 96, "shared_intermediate_size": 128,
-                              "vocab_size": 100})
+                              "vocab_size": 100, "mamba_n_heads": 8})
+    assert m.num_recurrent_layers == 2
+    with pytest.raises(ConfigError, match="layer_types"):
+        Model.from_hf_config({"model_type": "granitemoehybrid", "num_hidden_layers": 2, "layer_types": ["lstm"] * 2})

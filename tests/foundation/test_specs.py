@@ -123,12 +123,12 @@ def test_hf_config_llama_mistral_qwen2_from_dicts():
 
 def test_hf_config_errors_name_key_and_file(tmp_path):
     path = tmp_path / "config.json"
-    path.write_text('{"model_type": "llama", "hidden_size": 64}')
+    # an absent key takes LlamaConfig's default; null leaves no number to read
+    path.write_text('{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": null}')
     with pytest.raises(rd.ConfigError) as info:
         Model.from_hf_config(path)
     message = str(info.value)
-    assert str(path) in message and "required key is missing" in message
-    assert "num_attention_heads" in message or "num_hidden_layers" in message
+    assert str(path) in message and "required key is missing" in message and "num_hidden_layers" in message
     path.write_text('{"model_type": "llama", ')
     with pytest.raises(rd.ConfigError, match="not valid JSON"):
         Model.from_hf_config(path)

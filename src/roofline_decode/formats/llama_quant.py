@@ -128,9 +128,10 @@ def gguf_tensor_layout(model: Model) -> list[TensorInfo]:
                   TensorInfo(f"{b}indexer.proj.weight", (d, hi), "attention", i),
                   TensorInfo(f"{b}indexer.k_norm.weight", (di,), "norms", i),
                   TensorInfo(f"{b}indexer.k_norm.bias", (di,), "norms", i)]
-        if model.qk_norm and not recurrent:
-            t += [TensorInfo(f"{b}attn_q_norm.weight", (dh,), "norms", i),
-                  TensorInfo(f"{b}attn_k_norm.weight", (dh,), "norms", i)]
+        if model.qk_norm and not recurrent:  # per head (d_h) or over the whole projection (OLMo 2)
+            wide = model.qk_norm_scope == "projection"
+            t += [TensorInfo(f"{b}attn_q_norm.weight", (hq * dh if wide else dh,), "norms", i),
+                  TensorInfo(f"{b}attn_k_norm.weight", (hkv * dh if wide else dh,), "norms", i)]
         if i < model.num_dense_mlp_layers:
             if model.intermediate_size:  # Mamba-2 layers have none
                 t += _mlp(model, b, "", model.intermediate_size, "mlp", i)

@@ -38,6 +38,7 @@ class ModelCounts:
         norm_type: str
         norms_per_layer: int
         qk_norm: bool
+        qk_norm_scope: str
         position_embedding_rows: int
         sliding_window: int | None
         layer_types: tuple[str, ...] | None
@@ -191,7 +192,9 @@ class ModelCounts:
         attn_matrix += self.attention_output_gate * d * self.num_heads * self.head_dim
         norm_width = 2 if self.norm_type == "layer" else 1
         L_attn, L_rec = self.num_attention_layers, self.num_recurrent_layers
-        attn_vector += self.qk_norm * 2 * self.head_dim
+        # q/k norms: one head_dim vector each (shared by the heads), or one over each projection
+        qk_width = 2 if self.qk_norm_scope == "head" else self.num_heads + self.num_kv_heads
+        attn_vector += self.qk_norm * qk_width * self.head_dim
         indexer_matrix = indexer_vector = 0
         if self.indexer_heads:  # DeepSeek-V3.2 lightning indexer: wq_b, wk, weights_proj; k_norm (LayerNorm)
             query_in = self.q_lora_rank or d

@@ -56,7 +56,11 @@ class Model(ModelCounts, Spec):
     norms_per_layer : int
         Norm vectors of width d per layer (2 for Llama, 4 for Gemma 2/3).
     qk_norm : bool
-        Per-head query and key norms (Qwen3, Gemma 3).
+        Query and key norms (Qwen3, Gemma 3, OLMo 2).
+    qk_norm_scope : {"head", "projection"}
+        Width of those norms: ``"head"``, one weight vector of ``head_dim`` each for q and k,
+        shared by the heads (Qwen3, Gemma 3); ``"projection"``, one over the whole query
+        projection (H_q·d_h) and one over the key projection (H_kv·d_h) (OLMo 2, MiniMax-M2).
     position_embedding_rows : int
         Rows of a learned absolute position table (GPT-2: 1024; 0 for rotary models).
     sliding_window : int, optional
@@ -114,6 +118,7 @@ class Model(ModelCounts, Spec):
     norm_type: Literal["rms", "layer"] = "rms"
     norms_per_layer: NonNegativeInt = 2
     qk_norm: bool = False
+    qk_norm_scope: Literal["head", "projection"] = "head"
     position_embedding_rows: NonNegativeInt = 0
     max_position_embeddings: PositiveInt | None = None
     # layers other than full attention: sliding, chunked, sparse (with its indexer), recurrent

@@ -1,21 +1,23 @@
 """Read a Hugging Face ``config.json`` into a :class:`~roofline_decode.specs.model.Model`, offline.
 
-Each supported ``model_type`` has a reader that maps its keys (and its family's defaults for
-absent keys) onto Model fields.  Unknown model types list the supported ones; a missing
-required key names the key and the file.  The keys each family reads are listed in
+Each supported ``model_type`` has a reader that maps its keys onto Model fields.  A published
+config holds only the values that differ from its transformers configuration class's defaults
+(``save_pretrained`` drops the rest), so the class's defaults (:mod:`.class_defaults`, each with
+the transformers file it was read from) fill the keys a config leaves out; only what the class
+derives (``head_dim`` = d / H_q, ``num_key_value_heads`` = H_q) is derived by the readers.
+A multimodal wrapper is read through its language model, and an unknown ``model_type`` whose
+``architectures`` names a supported class as that class, with a :class:`ConfigNote`
+(:mod:`.model_types`).  MoE dense layers are counted in ``first_dense_layers`` (their position
+changes no total).  ``quantization_config`` sets the stored weight format unless
+``weight_format=`` is passed.  The keys each family reads are listed in
 ``docs/architecture/hf-import.md``.
 
-Absent keys take the family's config-class default only where that default is derived or
-general (``head_dim`` = d / H_q, multi-head ``num_key_value_heads``, ``tie_word_embeddings``,
-sliding-window patterns); where it is a fixed, model-specific number (Gemma ``head_dim`` 256,
-Qwen ``num_key_value_heads``) the key is required.  MoE dense layers are counted in
-``first_dense_layers`` (their position changes no total).  ``quantization_config`` sets the
-stored weight format unless ``weight_format=`` is passed.
-
-Modules: ``reader`` (typed key access, loading the file), ``families`` (the readers and the
-``READERS`` table; extend there to support a new family), ``families_more`` and
-``families_hybrid`` (later model types; the Mamba-2 hybrids), ``quantization``
-(``quantization_config`` -> weight formats).
+Modules: ``reader`` (typed key access, loading the file), ``class_defaults`` (the defaults of
+transformers' configuration classes), ``model_types`` (which reader reads a config),
+``families`` (the readers and the ``READERS`` table; extend there to support a new family),
+``families_more``, ``families_hybrid`` and ``families_moe`` (later model types; the Mamba-2
+hybrids; the MoE types of issue 28), ``quantization`` (``quantization_config`` -> weight
+formats).
 """
 
 from __future__ import annotations
@@ -27,21 +29,22 @@ from typing import Any
 
 from ..._json_limits import shown
 from ...errors import ConfigError
+from .class_defaults import CLASS_DEFAULTS, defaults_for
 from .families import READERS
 from .families_hybrid import HYBRID_READERS
+from .families_moe import MOE_READERS
 from .families_more import MORE_READERS
+from .model_types import ARCHITECTURES, WRAPPERS, language_model
 from .quantization import quantization_formats
-from .reader import ConfigReader, read_config
+from .reader import ConfigNote, ConfigReader, read_config
 
 READERS.update(MORE_READERS)
 READERS.update(HYBRID_READERS)
+READERS.update(MOE_READERS)
 SUPPORTED_MODEL_TYPES = tuple(READERS)
-#: Multimodal wrappers whose ``text_config`` holds the language model, and the model_type it
-#: is read as when ``text_config`` does not name one.
-WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen2_5_vl": "qwen2",
-            "llava": "llama", "paligemma": "gemma2", "qwen3_vl": "qwen3", "qwen3_vl_moe": "qwen3_moe"}
 
-__all__ = ["hf_config_fields", "read_config", "SUPPORTED_MODEL_TYPES", "ConfigReader", "READERS"]
+__all__ = ["hf_config_fields", "read_config", "SUPPORTED_MODEL_TYPES", "ConfigReader", "ConfigNote", "READERS",
+           "WRAPPERS", "ARCHITECTURES", "CLASS_DEFAULTS"]
 
 
 def hf_config_fields(config: str | PathLike[str] | Mapping[str, Any], name: str | None = None,
@@ -80,16 +83,8 @@ def hf_config_fields(config: str | PathLike[str] | Mapping[str, Any], name: str 
     (8, 2, 14336, '<config dict>')
     """
     data, source = read_config(config)
-    data = _language_model(data, source)
-    reader = ConfigReader(data, source)
-    model_type = data.get("model_type")
-    if model_type is None:
-        raise ConfigError(source, "model_type", f"required key is missing; supported: {', '.join(sorted(READERS))}")
-    if not isinstance(model_type, str) or model_type not in READERS:
-        raise ConfigError(
-            source, "model_type",
-            f"unsupported model_type {shown(model_type)}; supported: {', '.join(sorted(READERS))}",
-        )
+    data, model_type = language_model(data, source, READERS)
+    reader = ConfigReader(data, source, defaults_for(model_type))
     fields = READERS[model_type](reader)
     if "weight_format" not in overrides:
         fields.update(quantization_formats(reader, fields, model_type))
@@ -109,27 +104,3 @@ def hf_config_fields(config: str | PathLike[str] | Mapping[str, Any], name: str 
     return fields, source
 
 
-
-def _known(value: Any, table: Mapping[str, Any]) -> bool:
-    """``value in table`` for a config value of any JSON type (a list is not hashable)."""
-    return isinstance(value, str) and value in table
-
-
-def _language_model(data: dict[str, Any], source: str) -> dict[str, Any]:
-    """The language model's config of a multimodal wrapper (``text_config``), with the
-    wrapper's name, architectures, quantization and tying where the text config lacks them."""
-    text = data.get("text_config")
-    if not isinstance(text, dict) or _known(data.get("model_type"), READERS):
-        return data
-    merged = dict(text)
-    wrapper = data.get("model_type")
-    if not _known(merged.get("model_type"), READERS):
-        if not isinstance(wrapper, str) or wrapper not in WRAPPERS:
-            raise ConfigError(source, "model_type", f"unsupported multimodal wrapper {shown(wrapper)} with a text_config; "
-                                                    f"supported: {', '.join(sorted(WRAPPERS))}")
-        merged["model_type"] = WRAPPERS[wrapper]
-    for key in ("_roofline", "_name_or_path", "architectures", "quantization_config", "tie_word_embeddings",
-                "torch_dtype"):
-        if key in data and key not in merged:
-            merged[key] = data[key]
-    return merged

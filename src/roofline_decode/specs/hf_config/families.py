@@ -1,5 +1,8 @@
-"""One reader per ``model_type``: its keys and its config class's defaults -> Model fields.
+"""One reader per ``model_type``: its keys -> Model fields.
 
+The config a reader sees is the published config over its transformers class's defaults
+(:mod:`.class_defaults`); a reader's own defaults cover what the class derives (``head_dim`` =
+d / H_q, ``num_key_value_heads`` = H_q) and configs without a class entry (GGUF metadata).
 The keys each family reads are listed in ``docs/architecture/hf-import.md``.
 """
 
@@ -158,17 +161,18 @@ def _mixtral(r: ConfigReader) -> dict[str, Any]:
 
 
 def _qwen(r: ConfigReader, generation: int, moe: bool) -> dict[str, Any]:
-    """Qwen2 / Qwen2-MoE / Qwen3 / Qwen3-MoE.
+    """Qwen2 / Qwen2-MoE / Qwen3 / Qwen3-MoE (and the text models of Qwen2.5-VL and Qwen3-VL).
 
-    Qwen2: q, k, v projections with bias, o without (no config key says so).  Qwen3: explicit
-    head_dim, per-head q/k RMSNorm, ``attention_bias`` (false).  MoE: layer i is sparse unless
-    listed in ``mlp_only_layers`` or off ``decoder_sparse_step``; Qwen2-MoE adds one gated
-    shared expert per MoE layer.
+    Qwen2: q, k, v projections with bias, o without (Qwen2-MoE: ``qkv_bias``).  Qwen3: per-head
+    q/k RMSNorm, ``attention_bias`` (false); ``head_dim`` from the class (Qwen3Config: 128) or
+    d / H_q (Qwen3MoeConfig has no such field).  MoE: layer i is sparse unless listed in
+    ``mlp_only_layers`` or off ``decoder_sparse_step``; Qwen2-MoE adds one gated shared expert
+    per MoE layer.
     """
-    fields = core_fields(r, tie=False, kv_heads=REQUIRED_KEYS, head_dim=REQUIRED_KEYS if generation == 3 else "derived")
+    fields = core_fields(r, tie=False, kv_heads=REQUIRED_KEYS)
     activation_of(r, "hidden_act")
     if generation == 2:
-        fields.update(qkv_bias=True, o_bias=False)
+        fields.update(qkv_bias=r.boolean("qkv_bias", True) if moe else True, o_bias=False)
     else:
         bias = r.boolean("attention_bias", False)
         fields.update(qkv_bias=bias, o_bias=bias, qk_norm=True)
@@ -177,9 +181,9 @@ def _qwen(r: ConfigReader, generation: int, moe: bool) -> dict[str, Any]:
         step = r.integer("decoder_sparse_step", default=1, minimum=1)
         shared = r.integer("shared_expert_intermediate_size", minimum=0) if generation == 2 else 0
         fields.update(moe_fields(
-            r, fields["num_layers"], r.integer("num_experts", minimum=0), r.integer("num_experts_per_tok", minimum=1),
-            r.integer("moe_intermediate_size", minimum=1), r.integer("intermediate_size", minimum=0),
-            lambda i: i not in dense_only and (i + 1) % step == 0, shared,
+            r, fields["num_layers"], r.integer("num_experts", "num_local_experts", minimum=0),
+            r.integer("num_experts_per_tok", minimum=1), r.integer("moe_intermediate_size", minimum=1),
+            r.integer("intermediate_size", minimum=0), lambda i: i not in dense_only and (i + 1) % step == 0, shared,
         ))
     else:
         fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
@@ -226,12 +230,24 @@ def _phi3(r: ConfigReader) -> dict[str, Any]:
     return fields
 
 
-def deepseek_fields(r: ConfigReader, version: int) -> dict[str, Any]:
-    """DeepSeek-V2/V3: multi-head latent attention, dense first layers, shared + routed experts."""
+def mlp_layer_kinds(r: ConfigReader, layers: int) -> list[bool] | None:
+    """``mlp_layer_types`` ("dense" / "sparse" per layer) as MoE flags; None when absent."""
+    raw = r.config.get("mlp_layer_types")
+    if raw is None:
+        return None
+    kinds = {"dense": False, "sparse": True}
+    if not isinstance(raw, list) or len(raw) != layers or any(not isinstance(k, str) or k not in kinds for k in raw):
+        raise r.error("mlp_layer_types", f"expected {layers} of dense / sparse (num_hidden_layers), got {shown(raw)}")
+    return [kinds[k] for k in raw]
+
+
+def deepseek_fields(r: ConfigReader, first_dense_default: Any = REQUIRED_KEYS) -> dict[str, Any]:
+    """DeepSeek-V2/V3 and the MLA families built on them: multi-head latent attention, dense
+    first layers (``mlp_layer_types``, else ``first_k_dense_replace``, else
+    ``first_dense_default``; MoE on every ``moe_layer_freq``-th layer after them), shared +
+    routed experts.  ``q_lora_rank`` null means an uncompressed query."""
     if r.boolean("attention_bias", False):
         raise r.error("attention_bias", "MLA projections with biases are not supported (expected false)")
-    if "q_lora_rank" not in r.config:  # null is meaningful (no query compression); absent is not
-        raise r.error("q_lora_rank", "required key is missing (null means an uncompressed query)")
     hidden = r.integer("hidden_size", minimum=1)
     heads = r.integer("num_attention_heads", minimum=1)
     layers = r.integer("num_hidden_layers", minimum=1)
@@ -249,14 +265,16 @@ def deepseek_fields(r: ConfigReader, version: int) -> dict[str, Any]:
         "qk_nope_head_dim": nope, "qk_rope_head_dim": rope,
         "v_head_dim": r.integer("v_head_dim", minimum=1),
     }
-    required = REQUIRED_KEYS if version == 3 else 0  # DeepseekV3Config defaults (1 shared, 3 dense) are model-specific
-    first_dense = r.integer("first_k_dense_replace", default=required, minimum=0)
-    every = r.integer("moe_layer_freq", default=1, minimum=1)
+    kinds = mlp_layer_kinds(r, layers)
+    if kinds is None:
+        first_dense = r.integer("first_k_dense_replace", default=first_dense_default, minimum=0)
+        every = r.integer("moe_layer_freq", default=1, minimum=1)
+        kinds = [i >= first_dense and i % every == 0 for i in range(layers)]
     width = r.integer("moe_intermediate_size", minimum=1)
-    shared = r.integer("n_shared_experts", default=required, minimum=0) * width
+    shared = r.integer("n_shared_experts", default=0, minimum=0) * width
     fields.update(moe_fields(
         r, layers, r.integer("n_routed_experts", minimum=0), r.integer("num_experts_per_tok", minimum=1), width,
-        r.integer("intermediate_size", minimum=0), lambda i: i >= first_dense and i % every == 0, shared,
+        r.integer("intermediate_size", minimum=0), kinds.__getitem__, shared,
     ))
     return fields
 
@@ -333,12 +351,16 @@ READERS: dict[str, Callable[[ConfigReader], dict[str, Any]]] = {
     "qwen2_moe": partial(_qwen, generation=2, moe=True),
     "qwen3": partial(_qwen, generation=3, moe=False),
     "qwen3_moe": partial(_qwen, generation=3, moe=True),
+    # the text models of the Qwen2.5-VL / Qwen3-VL wrappers (their own classes' defaults)
+    "qwen2_5_vl_text": partial(_qwen, generation=2, moe=False),
+    "qwen3_vl_text": partial(_qwen, generation=3, moe=False),
+    "qwen3_vl_moe_text": partial(_qwen, generation=3, moe=True),
     "gemma": _gemma,
     "gemma2": _gemma2,
     "gemma3_text": _gemma3_text,
     "phi3": _phi3,
-    "deepseek_v2": partial(deepseek_fields, version=2),
-    "deepseek_v3": partial(deepseek_fields, version=3),
+    "deepseek_v2": deepseek_fields,
+    "deepseek_v3": deepseek_fields,
     "gpt_oss": _gpt_oss,
     "opt": _opt,
     "gpt2": _gpt2,

@@ -78,11 +78,12 @@ def _granitemoehybrid(r: ConfigReader) -> dict[str, Any]:
     """Granite 4.0 hybrid: ``layer_types`` of mamba / attention (no positional embedding), every
     layer with a feed-forward block: ``num_local_experts`` routed experts of
     ``intermediate_size`` plus a shared MLP of ``shared_intermediate_size`` (dense models: the
-    shared MLP only); tied embeddings by default."""
+    shared MLP only); untied embeddings unless the config ties them (GraniteMoeHybridConfig's
+    default; granite-4.0-h-small's config ties them)."""
     fields = core_fields(r, tie=True)
     activation_of(r, "hidden_act")
     layers, d = fields["num_layers"], fields["hidden_size"]
-    raw = r.require("layer_types")
+    raw = r.get("layer_types", ["mamba"] * layers)  # GraniteMoeHybridConfig: none -> every layer Mamba-2
     if not isinstance(raw, list) or len(raw) != layers or any(not isinstance(k, str) or k not in _MAMBA_KINDS
                                                               for k in raw):
         raise r.error("layer_types", f"expected {layers} of mamba / attention, got {shown(raw)}")
@@ -106,19 +107,16 @@ def _granitemoehybrid(r: ConfigReader) -> dict[str, Any]:
 
 
 def _nemotron_h(r: ConfigReader) -> dict[str, Any]:
-    """Nemotron-H: ``hybrid_override_pattern`` of one block per character, each after one
+    """Nemotron-H: ``hybrid_override_pattern`` (or ``layers_block_type``) of one block per character, each after one
     RMSNorm: ``M`` a Mamba-2 mixer, ``*`` attention, ``-`` a plain squared-ReLU MLP of
     ``intermediate_size``, ``E`` an MoE of squared-ReLU experts with a shared expert.  The
     Model's layers are the mixer blocks (Mamba-2 first, then attention); the MLP and MoE blocks
     go with the first of them (dense first) and the remaining ``mlp_free_layers`` have none."""
-    blocks = r.integer("num_hidden_layers", minimum=1)
-    pattern = r.require("hybrid_override_pattern")
-    if not isinstance(pattern, str) or len(pattern) != blocks or set(pattern) - set("M*-E"):
-        raise r.error("hybrid_override_pattern", f"expected {blocks} characters of M, *, - and E, got {shown(pattern)}")
+    pattern, key = _nemotron_blocks(r)
     mamba, attention, dense, moe = (pattern.count(c) for c in "M*-E")
     if mamba + attention == 0 or dense + moe > mamba + attention:
-        raise r.error("hybrid_override_pattern", f"{dense + moe} feed-forward blocks for {mamba + attention} mixer "
-                                                 "blocks: at most one feed-forward block per mixer is supported")
+        raise r.error(key, f"{dense + moe} feed-forward blocks for {mamba + attention} mixer blocks: at most one "
+                           "feed-forward block per mixer is supported")
     config = dict(r.config, num_hidden_layers=mamba + attention)
     fields = core_fields(ConfigReader(config, r.source), tie=False, kv_heads=REQUIRED_KEYS)
     activation_of(r, "mlp_hidden_act")
@@ -130,11 +128,16 @@ def _nemotron_h(r: ConfigReader) -> dict[str, Any]:
     if mamba:
         heads = r.integer("mamba_num_heads", minimum=1)
         _no_projection_bias(r, "use_bias")
+        # NemotronHConfig renames the older mamba_* keys on load (mamba_n_groups -> n_groups, ...)
         fields.update(_mamba2_mixer(
-            r, d, heads * r.integer("mamba_head_dim", minimum=1), heads, r.integer("n_groups", default=8, minimum=1),
-            r.integer("ssm_state_size", default=128, minimum=1), r.integer("conv_kernel", default=4, minimum=1),
-            r.boolean("use_conv_bias", True)))
+            r, d, heads * r.integer("mamba_head_dim", minimum=1), heads,
+            r.integer("mamba_n_groups", "n_groups", default=8, minimum=1),
+            r.integer("ssm_state_size", default=128, minimum=1),
+            r.integer("mamba_d_conv", "conv_kernel", default=4, minimum=1),
+            r.boolean("mamba_conv_bias", r.boolean("use_conv_bias", True))))
     if moe:
+        if r.config.get("moe_latent_size") is not None:
+            raise r.error("moe_latent_size", "latent MoE projections are not supported (expected null)")
         width = r.integer("moe_intermediate_size", minimum=1)
         shared = r.integer("moe_shared_expert_intermediate_size", default=0, minimum=0)
         fields.update(moe_fields(r, fields["num_layers"], r.integer("n_routed_experts", minimum=1),
@@ -145,6 +148,29 @@ def _nemotron_h(r: ConfigReader) -> dict[str, Any]:
     else:
         fields["intermediate_size"] = r.integer("intermediate_size", minimum=1) if dense else 0
     return fields
+
+
+#: NemotronHConfig ``layers_block_type`` names -> the characters of ``hybrid_override_pattern``.
+_NEMOTRON_BLOCKS = {"linear_attention": "M", "mamba": "M", "full_attention": "*", "attention": "*", "mlp": "-",
+                    "moe": "E"}
+
+
+def _nemotron_blocks(r: ConfigReader) -> tuple[str, str]:
+    """Nemotron-H's blocks as a pattern of M, *, - and E, and the key it came from:
+    ``hybrid_override_pattern`` (the released configs), else ``layers_block_type`` (what
+    NemotronHConfig saves), else the class default (one block of each kind)."""
+    pattern = r.config.get("hybrid_override_pattern")
+    if pattern is not None:
+        blocks = r.integer("num_hidden_layers", default=len(pattern) if isinstance(pattern, str) else 0, minimum=1)
+        if not isinstance(pattern, str) or len(pattern) != blocks or set(pattern) - set("M*-E"):
+            raise r.error("hybrid_override_pattern",
+                          f"expected {blocks} characters of M, *, - and E, got {shown(pattern)}")
+        return pattern, "hybrid_override_pattern"
+    key = "layers_block_type" if r.config.get("layers_block_type") is not None else "layer_types"
+    raw = r.get(key, ["linear_attention", "moe", "full_attention", "mlp"])
+    if not isinstance(raw, list) or not raw or any(not isinstance(k, str) or k not in _NEMOTRON_BLOCKS for k in raw):
+        raise r.error(key, f"expected a list of {', '.join(_NEMOTRON_BLOCKS)}, got {shown(raw)}")
+    return "".join(_NEMOTRON_BLOCKS[k] for k in raw), key
 
 
 def _falcon_h1(r: ConfigReader) -> dict[str, Any]:

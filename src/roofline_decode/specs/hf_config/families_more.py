@@ -16,19 +16,16 @@ from .reader import REQUIRED_KEYS, ConfigReader
 
 def _olmo2(r: ConfigReader) -> dict[str, Any]:
     """OLMo 2: Llama shapes with norms after attention and MLP (no input norm) and q/k RMSNorms
-    over the full projection width (H·d_h and H_kv·d_h)."""
+    over the full projection width (H·d_h and H_kv·d_h, also with GQA: OLMo-2-32B)."""
     fields = llama_shapes(r, tie=False, mlp_bias=False)
-    q_width, k_width = fields["num_heads"] * fields["head_dim"], fields["num_kv_heads"] * fields["head_dim"]
-    d = fields["hidden_size"]
-    if (q_width + k_width) % d:
-        raise r.error("num_key_value_heads", "q/k norm widths must add up to a multiple of hidden_size")
-    fields["norms_per_layer"] = 2 + (q_width + k_width) // d
+    fields.update(qk_norm=True, qk_norm_scope="projection")
     return fields
 
 
 def _granite(r: ConfigReader) -> dict[str, Any]:
-    """Granite: Llama shapes with scaling multipliers (no parameters), tied embeddings by default;
-    also SmolLM3 (Llama shapes, some layers without RoPE: no parameter change)."""
+    """Granite: Llama shapes with scaling multipliers (no parameters); also SmolLM3 (Llama shapes,
+    some layers without RoPE: no parameter change).  Tying from the config, else the class default
+    (GraniteConfig: untied; SmolLM3Config: tied)."""
     return llama_shapes(r, tie=True)
 
 
@@ -72,8 +69,8 @@ def _falcon(r: ConfigReader) -> dict[str, Any]:
     hidden = r.integer("hidden_size", minimum=1)
     heads = r.integer("num_attention_heads", "n_head", minimum=1)
     new = r.boolean("new_decoder_architecture", False)
-    if new:
-        kv = r.integer("num_kv_heads", "n_head_kv", minimum=1)
+    if new:  # FalconConfig: n_head_kv None -> num_attention_heads
+        kv = r.integer("num_kv_heads", "n_head_kv", default=heads, minimum=1)
     else:
         kv = 1 if r.boolean("multi_query", True) else heads
     if not r.boolean("parallel_attn", True) and not new:
@@ -111,13 +108,12 @@ def _glm4_moe(r: ConfigReader) -> dict[str, Any]:
     return fields
 
 
-def _qwen3_next(r: ConfigReader) -> dict[str, Any]:
-    """Qwen3-Next: three Gated DeltaNet layers for every gated full-attention layer
-    (``full_attention_interval`` or ``layer_types``), q/k norms and a sigmoid output gate on
-    attention, high-sparsity MoE with one gated shared expert."""
-    fields = core_fields(r, tie=False, kv_heads=REQUIRED_KEYS, head_dim=REQUIRED_KEYS)
-    activation_of(r, "hidden_act")
-    layers, d = fields["num_layers"], fields["hidden_size"]
+def gated_deltanet_layers(r: ConfigReader, layers: int, hidden: int) -> dict[str, Any]:
+    """The hybrid stack of Qwen3-Next and Qwen3.5: gated full-attention layers (q/k norms, a
+    sigmoid output gate: q_proj twice as wide) on every ``full_attention_interval``-th layer (4)
+    or where ``layer_types`` says ``full_attention``, Gated DeltaNet layers (``linear_num_key_heads``
+    × ``linear_key_head_dim`` keys, ``linear_num_value_heads`` × ``linear_value_head_dim``
+    values, a ``linear_conv_kernel_dim`` convolution) in the others."""
     raw = r.config.get("layer_types")
     if raw is not None:
         kinds = {"linear_attention": "recurrent", "full_attention": "full"}
@@ -131,14 +127,23 @@ def _qwen3_next(r: ConfigReader) -> dict[str, Any]:
     hv, dv = r.integer("linear_num_value_heads", minimum=1), r.integer("linear_value_head_dim", minimum=1)
     kernel = r.integer("linear_conv_kernel_dim", default=4, minimum=1)
     conv_dim = 2 * hk * dk + hv * dv
-    fields.update(
-        qk_norm=True, attention_output_gate=True, layer_types=tuple(types),
-        recurrent_matrix_parameters=int(f.gated_deltanet_matrix_parameters(d, hk, dk, hv, dv)),
+    return dict(
+        qk_norm=True, attention_output_gate=r.boolean("attn_output_gate", True), layer_types=tuple(types),
+        recurrent_matrix_parameters=int(f.gated_deltanet_matrix_parameters(hidden, hk, dk, hv, dv)),
         recurrent_vector_parameters=conv_dim * kernel + 2 * hv + dv,  # conv1d, A_log, dt_bias, gated norm
         recurrent_state_elements=int(f.gated_deltanet_state_elements(hk, dk, hv, dv, kernel)),
         recurrent_flops_per_token=8 * hv * dk * dv + 2 * conv_dim * kernel,
         recurrent_heads=hv,  # one d_k x d_v delta-rule state per value head
     )
+
+
+def _qwen3_next(r: ConfigReader) -> dict[str, Any]:
+    """Qwen3-Next: three Gated DeltaNet layers for every gated full-attention layer
+    (:func:`gated_deltanet_layers`), high-sparsity MoE with one gated shared expert."""
+    fields = core_fields(r, tie=False, kv_heads=REQUIRED_KEYS, head_dim=REQUIRED_KEYS)
+    activation_of(r, "hidden_act")
+    layers = fields["num_layers"]
+    fields.update(gated_deltanet_layers(r, layers, fields["hidden_size"]))
     dense_only = set(r.integer_list("mlp_only_layers"))
     step = r.integer("decoder_sparse_step", default=1, minimum=1)
     fields.update(moe_fields(
@@ -158,8 +163,8 @@ def _llama4(r: ConfigReader) -> dict[str, Any]:
     activation_of(r, "hidden_act")
     layers = fields["num_layers"]
     rope = r.config.get("no_rope_layers")
-    if rope is None or rope == []:
-        every = r.integer("nope_layer_interval", default=4, minimum=1)
+    if rope is None or rope == []:  # Llama4TextConfig: no_rope_layer_interval (4)
+        every = r.integer("no_rope_layer_interval", "nope_layer_interval", default=4, minimum=1)
         rope = [int((i + 1) % every != 0) for i in range(layers)]
     if not isinstance(rope, list) or len(rope) != layers or any(flag not in (0, 1) for flag in rope):
         raise r.error("no_rope_layers", f"expected a list of {layers} flags (0 or 1), got {shown(rope)}")
@@ -184,14 +189,29 @@ def _llama4(r: ConfigReader) -> dict[str, Any]:
     return fields
 
 
+def sparse_attention_fields(r: ConfigReader, layers: int) -> dict[str, Any]:
+    """DeepSeek sparse attention on every layer: the top ``index_topk`` tokens chosen by a
+    lightning indexer of ``index_n_heads`` × ``index_head_dim``.  Layers that reuse another
+    layer's choice (GlmMoeDsaConfig ``indexer_types`` "shared", from ``index_topk_freq`` > 1 or
+    ``index_topk_pattern``) are refused: each sparse layer here has an indexer of its own."""
+    shared = r.config.get("indexer_types")
+    if isinstance(shared, list) and "shared" in shared:
+        raise r.error("indexer_types", "layers that reuse another layer's indexer ('shared') are not supported")
+    if r.integer("index_topk_freq", default=1, minimum=1) > 1:
+        raise r.error("index_topk_freq", "layers that reuse another layer's indexer are not supported (expected 1)")
+    pattern = r.config.get("index_topk_pattern")
+    if pattern is not None and (not isinstance(pattern, (str, list)) or any(p not in ("F", "full") for p in pattern)):
+        raise r.error("index_topk_pattern", f"only full indexer layers (F) are supported, got {shown(pattern)}")
+    return dict(layer_types=("sparse",) * layers, sparse_top_k=r.integer("index_topk", minimum=1),
+                indexer_heads=r.integer("index_n_heads", minimum=1),
+                indexer_head_dim=r.integer("index_head_dim", minimum=1))
+
+
 def _deepseek_v32(r: ConfigReader) -> dict[str, Any]:
-    """DeepSeek-V3.2: DeepSeek-V3 with DeepSeek sparse attention on every layer (top
-    ``index_topk`` tokens chosen by a lightning indexer of ``index_n_heads`` × ``index_head_dim``)."""
-    fields = deepseek_fields(r, version=3)
-    fields.update(
-        layer_types=("sparse",) * fields["num_layers"], sparse_top_k=r.integer("index_topk", minimum=1),
-        indexer_heads=r.integer("index_n_heads", minimum=1), indexer_head_dim=r.integer("index_head_dim", minimum=1),
-    )
+    """DeepSeek-V3.2: DeepSeek-V3 with DeepSeek sparse attention on every layer
+    (:func:`sparse_attention_fields`)."""
+    fields = deepseek_fields(r)
+    fields.update(sparse_attention_fields(r, fields["num_layers"]))
     return fields
 
 
@@ -242,13 +262,13 @@ def _phi(r: ConfigReader) -> dict[str, Any]:
 
 def _starcoder2(r: ConfigReader) -> dict[str, Any]:
     """StarCoder2: GQA with biases (``use_bias``), two LayerNorms, plain GELU MLP (c_fc, c_proj),
-    ``sliding_window`` (4096) on every layer; tied embeddings by default."""
+    ``sliding_window`` on every layer (Starcoder2Config: none); tied embeddings by default."""
     fields = core_fields(r, tie=True)
     fields["intermediate_size"] = r.integer("intermediate_size", minimum=1)
     activation_of(r, "hidden_act")
     bias = r.boolean("use_bias", True)
     fields.update(mlp_gated=False, qkv_bias=bias, o_bias=bias, mlp_bias=bias, norm_type="layer")
-    window = r.integer("sliding_window", default=None, minimum=1) if "sliding_window" in r.config else 4096
+    window = r.integer("sliding_window", default=None, minimum=1)
     if window is not None:
         fields.update(sliding_window=window, layer_types=("sliding",) * fields["num_layers"])
     return fields

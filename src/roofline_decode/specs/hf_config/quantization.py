@@ -8,7 +8,10 @@ checkpoint's wide dtype (``torch_dtype``, bf16 by default):
   fp8, GPTQ, AWQ and bitsandbytes; GPTQ converts it only with ``"lm_head": true``) and the MoE
   router (a tiny d × E gate that FP8/GPTQ/AWQ checkpoints keep wide);
 * ``modules_to_not_convert`` (fp8, AWQ, mxfp4), ``ignore`` (compressed-tensors, where it is
-  the whole list: lm_head and router are converted unless named) and ``llm_int8_skip_modules``
+  the whole list: lm_head and router are converted unless named, but a router that is no
+  ``nn.Linear`` is never a target of the scheme's ``"Linear"``: DeepSeek-V3's and Kimi-K2's
+  ``DeepseekV3TopkRouter``, GLM's ``Glm4MoeTopkRouter``, MiniMax-M2's ``MiniMaxM2TopKRouter`` hold
+  a bare weight parameter) and ``llm_int8_skip_modules``
   (bitsandbytes) keep more modules wide.  Entries match module names as transformers does:
   ``re:<regex>``, a glob with ``*``, or a substring.  Names are matched against the family's
   module names layer by layer, so an entry that names some layers only keeps that share of
@@ -34,6 +37,14 @@ _QUANT_METHODS = ("awq", "bitsandbytes", "compressed-tensors", "fbgemm_fp8", "fp
 
 #: Groups a quantizer converts unless told otherwise (the router and lm_head only where noted).
 _LINEAR_GROUPS = ("attention", "mlp", "experts", "shared_experts")
+
+#: Families whose MoE router is a module holding ``weight = nn.Parameter(...)`` and no
+#: ``nn.Linear`` (transformers' DeepseekV3TopkRouter, Glm4MoeTopkRouter and Glm4MoeLiteTopkRouter
+#: built on it, MiniMaxM2TopKRouter): a compressed-tensors scheme that targets "Linear" leaves it
+#: in the checkpoint's wide dtype.
+_ROUTER_NOT_LINEAR = frozenset({"deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite", "minimax_m2"})
+#: FP8 ``fmt`` spellings: torch dtype names (MiniMax-M2's "float8_e4m3fn") and the short ones.
+_FP8_KINDS = {"e4m3": "e4m3", "e5m2": "e5m2", "float8_e4m3fn": "e4m3", "float8_e4m3": "e4m3", "float8_e5m2": "e5m2"}
 
 
 def quantization_formats(r: ConfigReader, fields: dict[str, Any], model_type: str = "llama") -> dict[str, Any]:
@@ -68,7 +79,7 @@ def quantization_formats(r: ConfigReader, fields: dict[str, Any], model_type: st
     elif method == "compressed-tensors":
         quantized = _compressed_tensors(r, q)
         if isinstance(q.get("ignore"), list):  # targets "Linear": the list says what stays wide
-            converted |= {"lm_head", "router"}
+            converted |= {"lm_head"} if model_type in _ROUTER_NOT_LINEAR else {"lm_head", "router"}
     else:
         raise r.error(key, f"unsupported quantization {shown(method)}; supported: {', '.join(_QUANT_METHODS)} "
                            "(pass weight_format=... to state the format yourself)")
@@ -84,9 +95,10 @@ def quantization_formats(r: ConfigReader, fields: dict[str, Any], model_type: st
 
 
 def _fp8(r: ConfigReader, q: dict[str, Any]) -> NumberFormat:
-    kind = str(q.get("fmt") or "e4m3").lower()
-    if kind not in ("e4m3", "e5m2"):
-        raise r.error("quantization_config.fmt", f"expected 'e4m3' or 'e5m2', got {shown(kind)}")
+    fmt = q.get("fmt") or "e4m3"
+    kind = _FP8_KINDS.get(fmt.lower()) if isinstance(fmt, str) else None
+    if kind is None:
+        raise r.error("quantization_config.fmt", f"expected one of {', '.join(_FP8_KINDS)}, got {shown(fmt)}")
     block = q.get("weight_block_size")
     if block is None:
         return get_format(f"fp8_{kind}")
@@ -239,7 +251,10 @@ def _module_names(fields: dict[str, Any], model_type: str) -> dict[str, list[tup
                                                                                    "experts.0.w3")
     elif model_type == "gpt_oss":
         router, expert_names = "mlp.router", ("experts.gate_up_proj", "experts.down_proj")
-    elif model_type == "qwen2_moe":
+    elif model_type == "minimax_m2":
+        block, router = "block_sparse_moe", "block_sparse_moe.gate"
+        expert_names = ("experts.0.w1", "experts.0.w2", "experts.0.w3")
+    elif model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text"):
         shared = "mlp.shared_expert"
     first_dense = fields.get("first_dense_layers", 0) if fields.get("num_experts") else layers
     names: dict[str, list[tuple[str, float]]] = {g: [] for g in ("attention", "mlp", "experts", "shared_experts",

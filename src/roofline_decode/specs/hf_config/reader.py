@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._json_limits import JSONProblem, load_file, shown
-from ...errors import ConfigError
+from ...errors import ConfigError, RooflineError
 from .._limits import MAX_LAYERS, MAX_SIZE
 
 #: Largest value of a layer-count key (readers loop over the layers) and of any other integer key.
@@ -22,11 +22,35 @@ MAX_FILE_BYTES = 64 * 2**20
 REQUIRED_KEYS = object()
 
 
-class ConfigReader:
-    """Typed access to one config dict, with errors that name the key and the file."""
+class ConfigNote(UserWarning, RooflineError):
+    """How a config was read where that differs from its own words: an unsupported
+    ``model_type`` read as the class its ``architectures`` names (Kimi-K2's ``kimi_k2`` as
+    ``deepseek_v3``).  A warning, so that ``warnings.simplefilter("ignore", ConfigNote)``
+    silences it and ``"error"`` turns it into a failure; raised so, it is a
+    :class:`~roofline_decode.errors.RooflineError` like every refused input."""
 
-    def __init__(self, config: Mapping[str, Any], source: str):
-        self.config, self.source = config, source
+
+class ConfigReader:
+    """Typed access to one config dict over its class's defaults, with errors that name the key
+    and the file.
+
+    ``config`` holds the merged view (the defaults, then the config's own keys over them).
+    Where a value may come from one of several keys (``n_embd`` or ``hidden_size``), a key the
+    config states wins over a key only the defaults hold.
+    """
+
+    def __init__(self, config: Mapping[str, Any], source: str, defaults: Mapping[str, Any] | None = None):
+        self.stated: Mapping[str, Any] = config
+        self.config: Mapping[str, Any] = {**defaults, **config} if defaults else config
+        self.source = source
+
+    def _first(self, keys: tuple[str, ...]) -> str | None:
+        """The first key with a value: stated in the config, else from the defaults."""
+        for view in (self.stated, self.config):
+            for key in keys:
+                if view.get(key) is not None:
+                    return key
+        return None
 
     def error(self, key: str, problem: str) -> ConfigError:
         return ConfigError(self.source, key, problem)
@@ -36,10 +60,10 @@ class ConfigReader:
 
     def require(self, *keys: str) -> Any:
         """The value of the first present key; a clear error naming them if none is present."""
-        for key in keys:
-            if self.config.get(key) is not None:
-                return self.config[key]
-        raise self.error(" or ".join(keys), "required key is missing")
+        key = self._first(keys)
+        if key is None:
+            raise self.error(" or ".join(keys), "required key is missing")
+        return self.config[key]
 
     def get(self, key: str, default: Any = None) -> Any:
         value = self.config.get(key)
@@ -48,10 +72,11 @@ class ConfigReader:
     def integer(self, *keys: str, default: Any = REQUIRED_KEYS, minimum: int = 0) -> Any:
         """The first present key as an int >= ``minimum``; ``default`` when none is present
         (required when no default is given; ``default=None`` makes it optional)."""
-        if default is not REQUIRED_KEYS and not any(self.config.get(k) is not None for k in keys):
+        key = self._first(keys)
+        if key is None and default is not REQUIRED_KEYS:
             return default
         value = self.require(*keys)
-        key = next(k for k in keys if self.config.get(k) is not None)
+        assert key is not None  # require raised otherwise
         maximum = _MAXIMA.get(key, MAX_SIZE)
         if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
             high = f" and <= {maximum:,}" if isinstance(value, int) and value > maximum else ""
