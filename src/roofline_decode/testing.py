@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .checks import flag, non_negative, whole_number
 from .errors import InvalidValueError, MissingExtraError
 
 try:
@@ -74,17 +75,25 @@ def _check_kinds(kinds: Sequence[str]) -> tuple[str, ...]:
     return kinds
 
 
-def _check_range(name: str, low: float, high: float, floor: float = 0.0) -> None:
-    if not (floor <= low <= high) or not np.isfinite(high):
-        raise InvalidValueError(name, (low, high), f"a range low <= high with low >= {floor:g}, both finite")
+def _range(name: str, value: Any, floor: float = 0.0) -> tuple[float, float]:
+    """A (low, high) pair of finite real numbers with floor <= low <= high."""
+    allowed = f"a range (low, high) of finite numbers, low <= high, low >= {floor:g}"
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
+        raise InvalidValueError(name, value, allowed)
+    low, high = (non_negative(name, v, allowed) for v in value)
+    if not floor <= low <= high:
+        raise InvalidValueError(name, value, allowed)
+    return low, high
 
 
-@st.composite
-def models(draw: st.DrawFn, kinds: Sequence[str] = KINDS, *, max_layers: int = 40,
+def models(kinds: Sequence[str] = KINDS, *, max_layers: int = 40,
            hidden_sizes: Sequence[int] = (256, 512, 768, 1024, 2048, 4096),
            weight_formats: Sequence[str] = WEIGHT_FORMATS, kv_formats: Sequence[str] = KV_FORMATS,
-           max_vocab: int = 160_000) -> Model:
-    """A random valid :class:`~roofline_decode.Model` of one of ``kinds``.
+           max_vocab: int = 160_000) -> st.SearchStrategy[Model]:
+    """A strategy of random valid :class:`~roofline_decode.Model` s of one of ``kinds``.
+
+    The arguments are checked when the strategy is made (an InvalidValueError naming the
+    argument), not when hypothesis first draws from it.
 
     Parameters
     ----------
@@ -100,9 +109,35 @@ def models(draw: st.DrawFn, kinds: Sequence[str] = KINDS, *, max_layers: int = 4
         Largest vocabulary (>= 1000).
     """
     kinds = _check_kinds(kinds)
-    if max_layers < 2 or max_vocab < 1000 or not hidden_sizes:
-        raise InvalidValueError("max_layers/max_vocab/hidden_sizes", (max_layers, max_vocab, hidden_sizes),
-                                "max_layers >= 2, max_vocab >= 1000 and at least one hidden size")
+    max_layers = whole_number("max_layers", max_layers, 2)  # a hybrid needs a recurrent and an attention layer
+    max_vocab = whole_number("max_vocab", max_vocab, 1000)
+    sizes = tuple(whole_number("hidden_sizes", size, 1) for size in _listed("hidden_sizes", hidden_sizes))
+    weights = _format_names("weight_formats", weight_formats)
+    kvs = _format_names("kv_formats", kv_formats)
+    return _models(kinds, max_layers, sizes, weights, kvs, max_vocab)
+
+
+def _listed(name: str, values: Any) -> tuple[Any, ...]:
+    """A non-empty sequence (not a string) as a tuple."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise InvalidValueError(name, values, "a non-empty sequence")
+    return tuple(values)
+
+
+def _format_names(name: str, values: Any) -> tuple[str, ...]:
+    """Names of number formats, each one :func:`~roofline_decode.get_format` knows."""
+    from .formats import get_format
+
+    names = _listed(name, values)
+    for value in names:
+        get_format(value, field=name)
+    return names
+
+
+@st.composite
+def _models(draw: st.DrawFn, kinds: tuple[str, ...], max_layers: int, hidden_sizes: tuple[int, ...],
+            weight_formats: tuple[str, ...], kv_formats: tuple[str, ...], max_vocab: int) -> Model:
+    """The strategy behind :func:`models` (its arguments checked)."""
     kind = draw(st.sampled_from(kinds))
     num_layers = draw(st.integers(2 if kind == "hybrid" else 1, max_layers))
     kv_heads = draw(st.sampled_from([1, 2, 4, 8]))
@@ -159,11 +194,11 @@ dense_models = models(kinds=("dense", "sliding"))
 moe_models = models(kinds=("moe", "mla"))
 
 
-@st.composite
-def accelerators(draw: st.DrawFn, *, bandwidth: tuple[float, float] = (5e10, 2e13), peak: tuple[float, float] = (1e13, 5e15),
+def accelerators(*, bandwidth: tuple[float, float] = (5e10, 2e13), peak: tuple[float, float] = (1e13, 5e15),
                  capacity: tuple[float, float] = (8e9, 3e11), precisions: Sequence[ComputePrecision] = PRECISIONS,
-                 uniform_peaks: bool = False) -> Accelerator:
-    """A random :class:`~roofline_decode.Accelerator` (SI units).
+                 uniform_peaks: bool = False) -> st.SearchStrategy[Accelerator]:
+    """A strategy of random :class:`~roofline_decode.Accelerator` s (SI units); the arguments are
+    checked when it is made.
 
     Parameters
     ----------
@@ -180,8 +215,18 @@ def accelerators(draw: st.DrawFn, *, bandwidth: tuple[float, float] = (5e10, 2e1
     The peaks are drawn independently (a lower precision may be slower): laws of the floor
     hold for any peaks, so the device is built with ``plausibility_checks=False``.
     """
-    for name, (low, high) in (("bandwidth", bandwidth), ("peak", peak), ("capacity", capacity)):
-        _check_range(name, low, high, floor=1.0)
+    chosen = _listed("precisions", precisions)
+    if any(p not in PRECISIONS for p in chosen):
+        raise InvalidValueError("precisions", list(chosen), f"a selection of {', '.join(PRECISIONS)}")
+    return _accelerators(_range("bandwidth", bandwidth, floor=1.0), _range("peak", peak, floor=1.0),
+                         _range("capacity", capacity, floor=1.0), chosen, flag("uniform_peaks", uniform_peaks))
+
+
+@st.composite
+def _accelerators(draw: st.DrawFn, bandwidth: tuple[float, float], peak: tuple[float, float],
+                  capacity: tuple[float, float], precisions: tuple[ComputePrecision, ...],
+                  uniform_peaks: bool) -> Accelerator:
+    """The strategy behind :func:`accelerators` (its arguments checked)."""
     bw = draw(st.floats(*bandwidth))
     peaks: dict[ComputePrecision, float]
     if uniform_peaks:

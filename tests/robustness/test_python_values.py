@@ -124,3 +124,43 @@ def test_a_switch_is_true_or_false_not_a_string(call, name, value):
     """bool("no") is True: a string, a number or None is refused instead of turning a switch on."""
     with pytest.raises(InvalidValueError, match=f"^{name}=.* True or False"):
         call(value)
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    (lambda v: rd.decode_floor("llama-3.1-8b", "h100-sxm", sparse=v), "sparse"),
+    (lambda v: rd.sweep(["llama-3.1-8b"], ["h100-sxm"], sparse=v), "sparse"),
+    (lambda v: rd.prefill_floor("llama-3.1-8b", "h100-sxm", 2048, sparse=v), "sparse"),
+    (lambda v: rd.mixed_step_floor("llama-3.1-8b", "h100-sxm", 8, 1024, 512, sparse=v), "sparse"),
+    (lambda v: rd.request_floor("llama-3.1-8b", "h100-sxm", 2048, 16, sparse=v), "sparse"),
+    (lambda v: rd.request_floor("llama-3.1-8b", "h100-sxm", 2048, 16, cascade=v), "cascade"),
+    (lambda v: rd.speculative_floor("llama-3.1-8b", "h100-sxm", draft="llama-3.2-1b", sparse=v), "sparse"),
+    (lambda v: rd.planning.tensor_parallel_floor("llama-3.1-8b", "h100-sxm", num_devices=2, overlap_communication=v),
+     "overlap_communication"),
+])
+@pytest.mark.parametrize("value", ["false", "no", 1, None])
+def test_the_floors_switches_are_true_or_false(call, name, value):
+    """prefill_floor(..., sparse="false") halved TTFT and cascade="no" turned the cascade kernel on."""
+    with pytest.raises(InvalidValueError, match=f"^{name}=.* True or False"):
+        call(value)
+
+
+def test_prefill_routing_is_a_name_not_a_count():
+    """A measured expert count is decode_floor's (one per batch); an array crashed prefill_floor."""
+    with pytest.raises(InvalidValueError, match=r"^routing=array\(\[2\., 3\.\]\) .* 'uniform' or 'identical'"):
+        rd.prefill_floor("mixtral-8x7b", "h100-sxm", 512, routing=np.array([2.0, 3.0]))
+
+
+@pytest.mark.parametrize(("make", "name"), [
+    (lambda t: t.models(max_layers=2.5), "max_layers"), (lambda t: t.models(max_vocab="big"), "max_vocab"),
+    (lambda t: t.models(hidden_sizes="x"), "hidden_sizes"), (lambda t: t.models(kinds=["dense", "rnn"]), "kinds"),
+    (lambda t: t.accelerators(bandwidth="fast"), "bandwidth"), (lambda t: t.accelerators(peak=(2.0, 1.0)), "peak"),
+    (lambda t: t.accelerators(capacity=(1.0, float("inf"))), "capacity"),
+    (lambda t: t.accelerators(precisions=["fp7"]), "precisions"),
+    (lambda t: t.accelerators(uniform_peaks="yes"), "uniform_peaks"),
+])
+def test_the_testing_strategies_check_their_arguments_when_made(make, name):
+    pytest.importorskip("hypothesis")
+    import roofline_decode.testing as strategies
+
+    with pytest.raises(InvalidValueError, match=f"^{name}="):
+        make(strategies)

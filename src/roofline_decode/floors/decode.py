@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
     from ..specs.latency import LatencyProfile
 
+from ..checks import flag
 from .grid import DEFAULT_CONTEXT, KvLike, WeightsLike, broadcast_grid, checked_array
 from .results import DecodeFloor
 from .step_timing import load_profile, timed_step
@@ -110,6 +111,8 @@ def decode_floor(
     ...  for r in ("identical", 12.0)]
     [4.0, 12.0]
     """
+    if sparse.__class__ is not bool:  # 'false' is a true string: a switch is True or False
+        sparse = flag("sparse", sparse)
     if type(model) is not Model or weights is not None or kv is not None:  # a loaded spec passes as it is
         model = _catalog.load_model(model, weights=weights, kv=kv)
     if type(accelerator) is not Accelerator:

@@ -54,7 +54,7 @@ from ..specs.latency import load_latency_profile
 from .. import formulas as f
 from .._typing import ArrayOrExpr, Broadcastable, FloatArray
 from ..errors import InvalidValueError
-from ..checks import non_negative, positive, whole_number
+from ..checks import flag, non_negative, positive, whole_number
 from .capacity import kv_bytes_per_sequence, onchip_cache_note
 from .grid import DEFAULT_CONTEXT
 
@@ -323,6 +323,7 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
     from ..catalog import load_accelerator, load_model
 
     model, accelerator = load_model(model), load_accelerator(accelerator)
+    overlap_communication = flag("overlap_communication", overlap_communication)
     n = whole_number("num_devices", num_devices)
     collective_latency = _latency(collective_latency)
     batch, context = _grid(batch, context)

@@ -20,6 +20,7 @@ import numpy as np
 from .. import formulas as f
 from .._typing import Broadcastable, Operand
 from .energy import EnergyAndCost
+from ..checks import flag
 from ..errors import InvalidValueError
 from .decode import decode_floor
 from .peaks import NO_COMPUTE_PEAK, Peaks, group_peaks
@@ -123,7 +124,7 @@ class Timing:
 
 def device_timing(model: Model, accelerator: Accelerator, sparse: bool = False) -> Timing:
     """The :class:`Timing` of ``model`` on ``accelerator`` (``decode_floor``'s peaks and bandwidth)."""
-    peaks = group_peaks(model, accelerator, sparse)
+    peaks = group_peaks(model, accelerator, flag("sparse", sparse))
     return Timing(peaks.summary(), float(accelerator.memory_bandwidth), peaks, accelerator.id or accelerator.name,
                   model.weight_format.name)
 
@@ -169,7 +170,7 @@ def routed_experts(model: Model, routing: str = "uniform") -> tuple[int, int, in
     """(MoE layers, E, k) for the formulas: uniform routing touches U(tokens) experts per MoE
     layer; identical routing (every token picks the same k: the strict floor) passes E = k, so
     U = k for any token count (and 0 for none)."""
-    if routing not in ROUTINGS:
+    if not isinstance(routing, str) or routing not in ROUTINGS:  # a measured count is decode_floor's alone
         raise InvalidValueError("routing", routing, "'uniform' or 'identical'")
     layers, experts, per_token = layer_terms(model)[2]
     return (layers, per_token, per_token) if routing == "identical" else (layers, experts, per_token)

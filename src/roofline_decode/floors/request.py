@@ -19,6 +19,7 @@ import numpy as np
 from .. import formulas as f
 from .._typing import Broadcastable, Operand
 from .energy import EnergyAndCost, checked_price
+from ..checks import flag
 from ..errors import InvalidValueError
 from .decode import decode_floor
 from .prefill import (Timing, compute_text, device_timing, make_traffic, prefill_traffic, resolve_model_and_device,
@@ -332,6 +333,7 @@ def request_floor(
     """
     model, accelerator = resolve_model_and_device(model, accelerator, weights, kv)
     routed_experts(model, routing)  # checks the routing
+    cascade = flag("cascade", cascade)
     batch = whole_array("batch", batch, 1)
     prompt = whole_array("prompt", prompt, 1)
     output = whole_array("output", output, 1)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._typing import Broadcastable
+from ..checks import flag
 from ..errors import InvalidValueError
 from .results import DecodeFloor
 from .grid import DEFAULT_CONTEXT, KvLike, WeightsLike, checked_array
@@ -88,6 +89,7 @@ def sweep(models: ModelRef | Sequence[ModelRef], accelerators: AcceleratorRef | 
     """
     from ..catalog import load_accelerator, load_model
 
+    sparse = flag("sparse", sparse)
     models = _id_list("models", models, (str, Model))
     accelerators = _id_list("accelerators", accelerators, (str, Accelerator))
     batch_axis = checked_array("batch", batch, 1.0, inclusive=True).ravel()[:, None]
