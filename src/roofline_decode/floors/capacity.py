@@ -215,8 +215,12 @@ def kv_bytes_per_sequence(model: Model | str, context: Broadcastable) -> FloatAr
     >>> float(kv_bytes_per_sequence(load_model("llama-3.1-70b"), 8192)) / 2**30
     2.5
     """
-    model = _load_model(model)
-    context = checked_array("context", context, 0, inclusive=True)
+    return resident_kv_bytes(_load_model(model), checked_array("context", context, 0, inclusive=True))
+
+
+def resident_kv_bytes(model: Model, context: FloatArray | float) -> FloatArray:
+    """:func:`kv_bytes_per_sequence` of a loaded model at contexts already checked (the floors'
+    per-context limits call it once per context)."""
     growing, windowed, window, fixed = model.cache_residency  # sparse, chunked, recurrent layers
     return np.asarray(f.kv_cache_bytes(
         1, context, model.kv_bytes_per_token_per_layer, growing, windowed, window,
@@ -280,7 +284,12 @@ def fitting_batch(usable: float, weight_bytes: float, per_sequence: Broadcastabl
     """
     usable = non_negative("usable", usable, "a finite number of bytes >= 0")
     weight_bytes = non_negative("weight_bytes", weight_bytes, "a finite number of bytes >= 0")
-    per_sequence = _byte_counts("per_sequence", per_sequence)
+    return batch_that_fits(usable, weight_bytes, _byte_counts("per_sequence", per_sequence))
+
+
+def batch_that_fits(usable: float, weight_bytes: float, per_sequence: FloatArray) -> FloatArray:
+    """:func:`fitting_batch`'s rule on arguments already checked (floats, a float array of byte
+    counts): the floors' per-context limits call it once per context."""
     empty = per_sequence <= 0  # 0 bytes per sequence: unbounded (the cap)
     q = np.where(empty, 1.0, per_sequence)
     with np.errstate(over="ignore"):  # a tiny sequence beside a large room: +inf, capped below

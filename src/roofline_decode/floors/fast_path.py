@@ -114,7 +114,7 @@ class _Plan:
     def context_terms(self, context: float) -> _AtContext:
         """The terms at ``context`` that do not depend on the batch (computed once per context,
         by the general path's functions)."""
-        limits = context_limits(self.model, self.device, context, self.usable)
+        limits = context_limits(self.model, self.device, context, self.usable, self.weight_bytes)
         critical = decode_critical_batch(self.model, context, self.peaks, self.bandwidth, self.routing,
                                          self.coefficients)
         terms = _AtContext(limits.kv_bytes_per_sequence, float(limits.capacity), _shared(critical),

@@ -47,15 +47,15 @@ def _max_batch(model: Model, context: np.ndarray, usable: float, weights: float,
     on the ``per_sequence`` bytes already computed); at context 0 a sequence holds only its
     fixed recurrent state (+inf where it holds nothing and the ``weights`` [B] fit), 0 where the
     weights alone do not fit."""
-    from .capacity import fitting_batch, kv_bytes_per_sequence
+    from .capacity import batch_that_fits, resident_kv_bytes
 
     # max_batch counts a context below one token as one: only a fractional context needs its own bytes
     fractional = (context > 0) & (context < 1)
-    at_least_one = kv_bytes_per_sequence(model, np.maximum(context, 1.0)) if fractional.any() else per_sequence
-    largest = fitting_batch(usable, weights, at_least_one)
+    at_least_one = resident_kv_bytes(model, np.maximum(context, 1.0)) if fractional.any() else per_sequence
+    largest = batch_that_fits(usable, weights, at_least_one)
     state = model.recurrent_state_bytes_per_sequence  # held at every context, 0 included
     if state > 0:
-        at_zero = float(fitting_batch(usable, weights, state))
+        at_zero = float(batch_that_fits(usable, weights, np.asarray(float(state))))
     else:
         at_zero = np.inf if weights <= usable else 0.0
     return np.where(context > 0, largest, at_zero)
@@ -70,14 +70,16 @@ class ContextLimits(NamedTuple):
 
 
 def context_limits(model: Model, accelerator: Accelerator, context_axis: np.ndarray | float,
-                   usable: float) -> ContextLimits:
-    """The :class:`ContextLimits` at each context of ``context_axis`` with ``usable`` bytes
-    (:func:`~roofline_decode.floors.capacity.usable_memory`): :func:`grid_limits` computes them
-    on a grid's context axis, the scalar fast path once per context."""
-    from .capacity import kv_bytes_per_sequence
+                   usable: float, weights: float | None = None) -> ContextLimits:
+    """The :class:`ContextLimits` at each context of ``context_axis`` (checked contexts) with
+    ``usable`` bytes (:func:`~roofline_decode.floors.capacity.usable_memory`) and the model's
+    ``weights`` [B] (default: ``model.weight_bytes``, a sum over its weight groups on each
+    access): :func:`grid_limits` computes them on a grid's context axis, the scalar fast path
+    once per context."""
+    from .capacity import resident_kv_bytes
 
-    per_sequence = kv_bytes_per_sequence(model, context_axis)
-    weights = model.weight_bytes  # a sum over the weight groups on each access
+    per_sequence = resident_kv_bytes(model, np.asarray(context_axis, dtype=float))
+    weights = model.weight_bytes if weights is None else weights
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a tiny KV per sequence: unbounded
         capacity = np.where(per_sequence > 0, (usable - weights) / per_sequence, np.inf if weights <= usable else -np.inf)
     largest = _max_batch(model, np.asarray(context_axis, dtype=float), usable, weights, np.asarray(per_sequence))

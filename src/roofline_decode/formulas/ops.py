@@ -12,9 +12,16 @@ import numpy as np
 from .._typing import ArrayOrExpr, Operand
 
 
+#: Types that are never symbolic: checked first, so a call on numbers costs a type look-up.
+_NUMERIC = frozenset({float, int, np.ndarray, np.float64, np.int64, np.bool_})
+
+
 def is_symbolic(*values: object) -> bool:
     """True if any value is a sympy expression (detected without importing sympy)."""
-    return any(hasattr(v, "free_symbols") for v in values)
+    for value in values:
+        if value.__class__ not in _NUMERIC and hasattr(value, "free_symbols"):
+            return True
+    return False
 
 
 def maximum(a: Operand, b: Operand) -> ArrayOrExpr:
@@ -46,8 +53,9 @@ def ratio_or_infinite(numerator: Operand, denominator: Operand) -> ArrayOrExpr:
         return sympy.Piecewise((numerator / denominator, denominator > 0), (sympy.oo, True))
     numerator = np.asarray(numerator, dtype=float)
     denominator = np.asarray(denominator, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(denominator > 0, numerator / denominator, np.inf)
+    # divide only where the denominator is positive (no warning to silence), +inf elsewhere
+    out = np.full(np.broadcast_shapes(numerator.shape, denominator.shape), np.inf)
+    return np.divide(numerator, denominator, out=out, where=denominator > 0)
 
 
 def floor(x: Operand) -> ArrayOrExpr:
