@@ -18,15 +18,13 @@ from typing import Any
 import numpy as np
 
 from .. import formulas as f
-from .._typing import Broadcastable, Operand
+from .._typing import Broadcastable
 from ..errors import InvalidValueError
 from .decode import decode_floor
-from .prefill import (Timing, Traffic, device_timing, group_flops, make_traffic, resolve_model_and_device, routed_experts,
-                      routing_notes)
+from .prefill import Timing, device_timing, resolve_model_and_device, routed_experts, routing_notes
 from .terms import BOUND_NOT_DEFINED
-from ..formulas import prefill as fp
 from .grid import DEFAULT_CONTEXT, KvLike, WeightsLike, broadcast_grid, checked_array
-from .traffic import layer_terms, streamed_terms
+from .verify import verify_traffic
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from .grid_result import GridResult
@@ -40,26 +38,6 @@ MAX_DRAFT_TOKENS = 16
 SPECULATIVE_WITHOUT_PEAK = ("the speedups compare memory floors (plain decoding and the verify step taken to be "
                             "memory-bound, which only a peak can confirm); where plain decoding turns compute-bound, "
                             "and so the verify bound and max_useful_batch, need one (n/a, NaN)")
-
-
-def verify_traffic(model: Model, batch: Operand, context: Operand, draft_tokens: Operand,
-                   routing: str = "uniform") -> Traffic:
-    """Bytes and FLOPs of the verify step of ``draft_tokens`` + 1 tokens per sequence (the
-    three broadcast against each other)."""
-    b_e = model.routed_expert_format.bytes_per_element
-    layers, m_kv, _ = layer_terms(model)
-    experts = routed_experts(model, routing)
-    streamed, row, b_w = streamed_terms(model)
-    tokens = draft_tokens + 1
-    weight = f.weight_bytes_read(batch * tokens, streamed, row, model.vocab_size, b_w, *experts,
-                                 model.expert_parameters, b_e)
-    kv_read = f.kv_read_bytes(batch, context, m_kv, *layers)
-    kv_write = f.kv_write_bytes(batch * tokens, m_kv, model.num_attention_layers)
-    # token i (0 … k) attends the T + i positions before it: Σ_{i=0..k} T_eff(T + i)
-    positions = fp.prefill_attended_positions(tokens, context - 1, *layers)
-    attention = 2 * batch * model.num_heads * model.score_value_width * positions
-    flops = f.matmul_flops(batch * tokens, model.matmul_parameters_per_token) + attention
-    return make_traffic(weight, kv_read, kv_write, flops, group_flops(model, batch * tokens, batch * tokens, attention))
 
 
 def mtp_draft_model(model: Model, mtp_layers: int) -> Model:
