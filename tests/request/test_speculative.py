@@ -181,3 +181,30 @@ def test_the_strict_round_is_never_slower_and_keeps_the_law(model, draft, device
     plain = decode_floor(model, device, batch, context)
     if float(plain.compute_time_s) >= float(plain.memory_time_s):
         assert (strict.speedup <= 1 + 1e-12).all()
+
+
+def test_a_draft_of_another_vocabulary_gets_a_note():
+    """Qwen2.5-3B (151,936 token ids, publisher Qwen) drafting for Llama-3.1-70B (128,256,
+    meta-llama): another tokenizer.  Not refused (Hugging Face transformers' universal assisted
+    decoding runs such pairs; vLLM, SGLang and llama.cpp refuse them), noted; before issue 27 the
+    result carried no note at all.  Qwen2.5-3B for Qwen2.5-72B (152,064 ids, one publisher): one
+    tokenizer padded to two sizes, noted as such.  Llama-2-7B for Mistral-7B (32,000 ids each,
+    two publishers): same size, other tokenizer.  Llama-3.2-1B for Llama-3.1-70B, MTP heads: none."""
+    def vocabulary(target, **kwargs):
+        r = speculative_floor(target, "h100-sxm", k=4, acceptance=0.7, **kwargs)
+        return [note for note in r.notes if note.startswith("vocabulary")]
+
+    (note,) = vocabulary("llama-3.1-70b", draft="qwen2.5-3b")
+    assert "151,936" in note and "128,256" in note and "publishers Qwen and meta-llama" in note
+    assert "vLLM" in note and "universal assisted decoding" in note
+    (note,) = vocabulary("qwen2.5-72b", draft="qwen2.5-3b")
+    assert "151,936" in note and "152,064" in note and "one publisher, Qwen" in note
+    (note,) = vocabulary("mistral-7b-v0.1", draft="llama-2-7b")
+    assert "32,000 token ids each" in note and "(meta-llama, mistralai)" in note
+    assert vocabulary("llama-3.1-70b", draft="llama-3.2-1b") == []
+    assert vocabulary("deepseek-v3", mtp_layers=1) == []
+    # a draft without a source: only the sizes can be compared
+    bare = load_model("llama-2-7b").replace(source=None, name="my-draft")
+    assert vocabulary("mistral-7b-v0.1", draft=bare) == []
+    (note,) = vocabulary("llama-3.1-70b", draft=bare)
+    assert "32,000" in note and "publisher" not in note.split(";")[0]

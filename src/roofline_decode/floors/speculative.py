@@ -19,6 +19,7 @@ E / (k + 1) <= 1.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -36,7 +37,7 @@ from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from .grid_result import GridResult
 
-__all__ = ["SpeculativeFloor", "speculative_floor", "verify_traffic", "mtp_draft_model"]
+__all__ = ["SpeculativeFloor", "speculative_floor", "verify_traffic", "mtp_draft_model", "vocabulary_notes"]
 
 #: largest k searched for the best number of draft tokens
 MAX_DRAFT_TOKENS = 16
@@ -50,6 +51,12 @@ PHASED_NOTE = ("rounds priced phase by phase (pricing='phased'): the draft steps
                "max(memory, compute), as an engine that does not overlap them across micro-batches runs them; "
                "not the strict floor, which bounds a round by its total bytes and its total FLOPs "
                "(pricing='overlapped')")
+
+#: What engines do with a draft whose vocabulary differs from the target's (the end of its note).
+VOCABULARY_RULE = ("speculative decoding needs the draft to propose the target's tokens: vLLM, SGLang and llama.cpp "
+                   "refuse a draft whose vocabulary differs (llama.cpp tolerates up to 128 extra ids where the "
+                   "token texts match); Hugging Face transformers' universal assisted decoding translates between tokenizers, "
+                   "re-tokenizing every round at a cost this floor leaves out")
 
 #: What speculative decoding gives on a device without a compute peak (its note, after the device).
 SPECULATIVE_WITHOUT_PEAK = ("the speedups compare memory floors (plain decoding and the verify step taken to be "
@@ -72,6 +79,37 @@ def mtp_draft_model(model: Model, mtp_layers: int) -> Model:
     # a validated copy: model_copy would also copy the target's cached parameter counts
     # (cached_property values in __dict__), giving the draft the target's layers
     return model.replace(**update)
+
+
+def publisher(model: Model) -> str | None:
+    """The Hugging Face organisation in ``model.source`` (``"meta-llama"``), or None where the
+    source names none: the model family as far as the library knows it."""
+    match = re.search(r"huggingface\.co/([^/\s]+)/", model.source or "")
+    return match.group(1) if match else None
+
+
+def vocabulary_notes(target: Model, draft: Model) -> tuple[str, ...]:
+    """A note where the draft may not share the target's tokenizer: another vocabulary size,
+    or the same size from another publisher (:func:`publisher`, where both sources name one).
+
+    The pair is not refused: the library cannot see tokenizers (one tokenizer may be padded to
+    two sizes, as Qwen2.5's small and large models are: 151,936 and 152,064 rows), and Hugging
+    Face transformers' universal assisted decoding runs drafts of any tokenizer."""
+    ours, theirs = publisher(draft), publisher(target)
+    other = ours is not None and theirs is not None and ours.lower() != theirs.lower()
+    if draft.vocab_size != target.vocab_size:
+        what = (f"the draft {draft.name} has {draft.vocab_size:,} token ids, the target {target.name} "
+                f"{target.vocab_size:,}")
+        if other:
+            what += f" (publishers {ours} and {theirs})"
+        elif ours is not None and theirs is not None:
+            what += f" (one publisher, {theirs}: perhaps one tokenizer padded to two sizes)"
+    elif other:
+        what = (f"the draft {draft.name} and the target {target.name} have {target.vocab_size:,} token ids each "
+                f"but come from different publishers ({ours}, {theirs}): their tokenizers may differ")
+    else:
+        return ()
+    return (f"vocabulary: {what}; {VOCABULARY_RULE}",)
 
 
 @dataclass(frozen=True)
@@ -288,12 +326,14 @@ def speculative_floor(
     if draft is not None:
         draft_model = resolve_model_and_device(draft, accelerator)[0]
         draft_name = draft_model.name
+        vocabulary = vocabulary_notes(model, draft_model)
     else:
         if isinstance(mtp_layers, bool) or not isinstance(mtp_layers, int | np.integer) or not (
                 1 <= mtp_layers <= model.num_layers):
             raise InvalidValueError("mtp_layers", mtp_layers, f"a whole number of layers, 1 … {model.num_layers}")
         draft_model = mtp_draft_model(model, int(mtp_layers))
         draft_name = f"{mtp_layers}-layer MTP heads"
+        vocabulary = ()  # the target's own embedding and lm_head
     k = checked_array("k", k, 1.0, inclusive=True)
     if (k != np.floor(k)).any() or (k > 64).any():
         raise InvalidValueError("k", k[(k != np.floor(k)) | (k > 64)].flat[0].item(), "whole numbers 1 … 64")
@@ -339,7 +379,7 @@ def speculative_floor(
         break_even_acceptance=_break_even(round_time / plain, k), best_k=best_k, best_speedup=best_speedup,
         max_useful_batch=useful, plain_critical_batch=critical,
         notes=(timing.notes(SPECULATIVE_WITHOUT_PEAK) + routing_notes(model, routing)
-               + ((PHASED_NOTE,) if pricing == "phased" else ())),
+               + ((PHASED_NOTE,) if pricing == "phased" else ()) + vocabulary),
         routing=routing, pricing=pricing,
     )
 
