@@ -92,9 +92,35 @@ def vocabulary_notes(target: Model, draft: Model) -> tuple[str, ...]:
     """A note where the draft may not share the target's tokenizer: another vocabulary size,
     or the same size from another publisher (:func:`publisher`, where both sources name one).
 
+    Parameters
+    ----------
+    target, draft : Model
+        The target and the draft model.
+
+    Returns
+    -------
+    tuple of str
+        One note (the two sizes [token ids], the publishers, what engines do), or none.
+
+    Notes
+    -----
     The pair is not refused: the library cannot see tokenizers (one tokenizer may be padded to
-    two sizes, as Qwen2.5's small and large models are: 151,936 and 152,064 rows), and Hugging
-    Face transformers' universal assisted decoding runs drafts of any tokenizer."""
+    two sizes, as Qwen2.5's small and large models are: 151,936 and 152,064 rows), and not
+    every engine refuses it.
+
+    References
+    ----------
+    .. [1] llama.cpp ``common/speculative.cpp``, ``common_speculative_are_compatible`` (vocab
+       type, BOS/EOS, sizes within 128, token texts from id 5); vLLM issue 7252 (the vocab-size
+       check and Qwen2's padded sizes); SGLang PR 23838 (vocabulary validation of a standalone
+       draft); Hugging Face transformers PR 33383 (universal assisted generation).
+
+    Examples
+    --------
+    >>> from roofline_decode import load_model
+    >>> vocabulary_notes(load_model("llama-3.1-70b"), load_model("llama-3.2-1b"))
+    ()
+    """
     ours, theirs = publisher(draft), publisher(target)
     other = ours is not None and theirs is not None and ours.lower() != theirs.lower()
     if draft.vocab_size != target.vocab_size:
@@ -134,7 +160,8 @@ class SpeculativeFloor(GridResult):
     what needs the peak, where plain decoding turns compute-bound, is NaN
     (``plain_critical_batch``, ``max_useful_batch``, which it bounds) or ``"n/a"``
     (``verify_bound``).  ``notes`` says so, with the peak look-ups' fallbacks and the MoE
-    ``routing``.
+    ``routing``; also where the round is priced ``"phased"`` (``pricing``) and where the draft's
+    vocabulary may not be the target's (:func:`vocabulary_notes`).
     """
 
     model: str
