@@ -81,8 +81,12 @@ def check_speculative(r):
     powers = np.arange(65)
     terms = np.where(powers <= r.draft_tokens[..., None], r.acceptance[..., None] ** powers, 0.0)
     close("tokens_per_round", r.tokens_per_round, terms.sum(axis=-1), rtol=1e-12)
-    close("time_per_token_s", r.time_per_token_s, (r.draft_time_s + r.verify_step_s) / r.tokens_per_round,
-          rtol=1e-12)
+    close("time_per_token_s", r.time_per_token_s, r.round_time_s / r.tokens_per_round, rtol=1e-12)
+    if r.pricing == "phased":  # one phase after the other, each at its own floor
+        close("round_time_s", r.round_time_s, r.draft_time_s + r.verify_step_s, rtol=1e-12)
+    else:  # the strict floor: never above the phased round, never below the verify step alone
+        assert np.all(r.round_time_s <= (r.draft_time_s + r.verify_step_s) * (1 + 1e-12))
+        assert np.all(r.round_time_s >= r.verify_step_s * (1 - 1e-12))
     close("speedup", r.speedup, r.plain_step_s / r.time_per_token_s, rtol=1e-12)
     close("tokens_per_s", r.tokens_per_s, r.batch / r.time_per_token_s, rtol=1e-12)
     # the best k of 1 ... 16 is at least as fast as this k (when this k is among them)
@@ -112,10 +116,11 @@ def test_request_floor(prompt, output, batch, cached, weights, kv):
 
 @fuzz(300)
 @given(k=st.one_of(st.integers(1, 8), anything), acceptance=st.one_of(st.floats(0, 1), anything), batch=grid_values,
-       context=grid_values)
-def test_speculative_floor(k, acceptance, batch, context):
+       context=grid_values, pricing=st.one_of(st.sampled_from(["overlapped", "phased"]), anything))
+def test_speculative_floor(k, acceptance, batch, context, pricing):
     r = outcome("speculative_floor", lambda: rd.speculative_floor(MODEL, GPU, draft="llama-3.2-1b", k=k,
-                                                                  acceptance=acceptance, batch=batch, context=context))
+                                                                  acceptance=acceptance, batch=batch, context=context,
+                                                                  pricing=pricing))
     if r is not None:
         check_speculative(r)
 
@@ -151,8 +156,9 @@ def test_request_floor_answers_by_its_laws(prompt, output, batch, share):
 @fuzz(30)
 @given(k=st.one_of(st.integers(1, 20), st.lists(st.integers(1, 8), min_size=1, max_size=2)),
        acceptance=st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0])),
-       batch=st.one_of(st.integers(1, 512), st.floats(1, 512)), context=st.integers(0, 32768))
-def test_speculative_floor_answers_by_its_laws(k, acceptance, batch, context):
+       batch=st.one_of(st.integers(1, 512), st.floats(1, 512)), context=st.integers(0, 32768),
+       pricing=st.sampled_from(["overlapped", "phased"]))
+def test_speculative_floor_answers_by_its_laws(k, acceptance, batch, context, pricing):
     r = outcome("speculative_floor (valid)", lambda: rd.speculative_floor(
-        MODEL, GPU, draft="llama-3.2-1b", k=k, acceptance=acceptance, batch=batch, context=context))
+        MODEL, GPU, draft="llama-3.2-1b", k=k, acceptance=acceptance, batch=batch, context=context, pricing=pricing))
     check_speculative(r)

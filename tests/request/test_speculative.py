@@ -117,3 +117,94 @@ def test_identical_routing_is_the_strict_floor_everywhere():
     assert float(s.plain_step_s) == float(decode_floor(m, "h100-sxm", 4, 0, routing="identical").step_time_s)
     with pytest.raises(InvalidValueError, match="routing"):
         prefill_floor(m, "h100-sxm", 10, routing="skewed")
+
+
+def test_the_strict_round_overlaps_draft_and_verify_by_hand():
+    """Llama-3.1-70B with a Llama-3.2-1B draft on an H100 SXM (3.35 TB/s, 989.5 TFLOP/s bf16),
+    k = 4, a = 0.6 (E = 1 + 0.6 + 0.36 + 0.216 + 0.1296 = 2.3056), T = 2,048, B = 343.
+
+    Plain step: 69,503,033,344 streamed parameters x 2 B + B x (8192 x 2 B row + 2,048 x 327,680 B
+    of KV read + 327,680 B written) = 139,006,066,688 + 343 x 671,432,704 = 369,307,484,160 B:
+    110.2410 ms (memory-bound: 0.050 s of compute).
+    Verify (5 tokens a sequence): 139,006,066,688 + 5 x 343 x 16,384 + 343 x 671,088,640
+    + 5 x 343 x 327,680 = 369,779,539,968 B (110.382 ms); 2 x 1,715 x 69,501,714,432
+    + 4 x 64 x 128 x 80 x (2,048 + … + 2,052) x 343 = 247,607,208,181,760 FLOPs: 250.2347 ms,
+    compute-bound.
+    Four draft steps at T + i (1,235,814,400 parameters x 2 B, 4,096 B rows, 32,768 B of KV per
+    token): 102,077,890,560 B, 30.4710 ms, memory-bound; 3,759,452,454,912 FLOPs (3.799 ms).
+    Phased (each phase at its own max): 30.4710 + 250.2347 = 280.7057 ms a round,
+    speedup 110.2410 x 2.3056 / 280.7057 = 0.90547.
+    Overlapped (the strict floor): max(471,857,430,528 B / BW = 140.853 ms,
+    (3.7595e12 + 2.4761e14) FLOP / F = 254.0340 ms) = 254.0340 ms, speedup 1.00054.
+    At B = 344 the strict round no longer pays (0.99945), so the batch where speculation stops
+    paying moves from 266 (phased: 1.00109 at 266, 0.99949 at 267) to 343."""
+    kwargs = dict(draft="llama-3.2-1b", k=4, acceptance=0.6, context=2048)
+    strict = speculative_floor("llama-3.1-70b", "h100-sxm", batch=[343, 344], **kwargs)
+    phased = speculative_floor("llama-3.1-70b", "h100-sxm", batch=[266, 267, 343], pricing="phased", **kwargs)
+    assert np.round(strict.round_time_s * 1e3, 4).tolist() == [254.034, 254.7746]
+    assert float(strict.draft_time_s[0]) * 1e3 == pytest.approx(30.4710, abs=1e-4)
+    assert float(strict.verify_step_s[0]) * 1e3 == pytest.approx(250.2347, abs=1e-4)
+    assert np.round(strict.speedup, 5).tolist() == [1.00054, 0.99945]
+    assert np.round(phased.speedup, 5).tolist() == [1.00109, 0.99949, 0.90547]
+    assert float(phased.round_time_s[2]) == float(phased.draft_time_s[2] + phased.verify_step_s[2])
+    assert strict.max_useful_batch.tolist() == [343, 343] and phased.max_useful_batch.tolist() == [266] * 3
+    # the law still holds: this plain step is memory-bound at any batch (T = 2,048 keeps the
+    # intensity below the ridge), and speculation pays up to where the verify FLOPs end it
+
+
+def test_pricing_is_recorded_and_checked():
+    kwargs = dict(draft="llama-3.2-1b", k=4, acceptance=0.6, batch=64, context=2048)
+    strict = speculative_floor("llama-3.1-70b", "h100-sxm", **kwargs)
+    phased = speculative_floor("llama-3.1-70b", "h100-sxm", pricing="phased", **kwargs)
+    assert strict.pricing == "overlapped" and not any("phase" in note for note in strict.notes)
+    assert phased.pricing == "phased" and any("pricing='phased'" in note for note in phased.notes)
+    assert phased.to_records()[0]["pricing"] == "phased" and "round ms" in str(phased)
+    # memory-bound phases: the two pricings agree (the worked example's numbers stand)
+    assert float(strict.round_time_s) == pytest.approx(float(phased.round_time_s), rel=1e-12)
+    with pytest.raises(InvalidValueError, match="pricing"):
+        speculative_floor("llama-3.1-70b", "h100-sxm", pricing="serial", **kwargs)
+
+
+@settings(max_examples=10, deadline=None)
+@given(model=models(kinds=("dense", "moe", "sliding")), draft=models(kinds=("dense",)), device=accelerators(),
+       k=st.integers(1, 6), acceptance=st.floats(0, 1), batch=st.integers(1, 4096), context=st.integers(0, 20000))
+def test_the_strict_round_is_never_slower_and_keeps_the_law(model, draft, device, k, acceptance, batch, context):
+    """The overlapped round lies between the verify step and the phased round; once plain
+    decoding is compute-bound neither pricing lets speculation pay (the law of DESIGN §4b holds
+    for the strict floor: its round has at least the verify step's FLOPs)."""
+    kwargs = dict(draft=draft, k=k, acceptance=[0.0, acceptance], batch=batch, context=context)
+    strict = speculative_floor(model, device, **kwargs)
+    phased = speculative_floor(model, device, pricing="phased", **kwargs)
+    assert (strict.round_time_s <= phased.round_time_s * (1 + 1e-12)).all()
+    assert (strict.round_time_s >= strict.verify_step_s * (1 - 1e-12)).all()
+    assert (strict.speedup >= phased.speedup * (1 - 1e-12)).all() and strict.speedup[0] <= 1 + 1e-12
+    plain = decode_floor(model, device, batch, context)
+    if float(plain.compute_time_s) >= float(plain.memory_time_s):
+        assert (strict.speedup <= 1 + 1e-12).all()
+
+
+def test_a_draft_of_another_vocabulary_gets_a_note():
+    """Qwen2.5-3B (151,936 token ids, publisher Qwen) drafting for Llama-3.1-70B (128,256,
+    meta-llama): another tokenizer.  Not refused (Hugging Face transformers' universal assisted
+    decoding runs such pairs; vLLM, SGLang and llama.cpp refuse them), noted; before issue 27 the
+    result carried no note at all.  Qwen2.5-3B for Qwen2.5-72B (152,064 ids, one publisher): one
+    tokenizer padded to two sizes, noted as such.  Llama-2-7B for Mistral-7B (32,000 ids each,
+    two publishers): same size, other tokenizer.  Llama-3.2-1B for Llama-3.1-70B, MTP heads: none."""
+    def vocabulary(target, **kwargs):
+        r = speculative_floor(target, "h100-sxm", k=4, acceptance=0.7, **kwargs)
+        return [note for note in r.notes if note.startswith("vocabulary")]
+
+    (note,) = vocabulary("llama-3.1-70b", draft="qwen2.5-3b")
+    assert "151,936" in note and "128,256" in note and "publishers Qwen and meta-llama" in note
+    assert "vLLM" in note and "universal assisted decoding" in note
+    (note,) = vocabulary("qwen2.5-72b", draft="qwen2.5-3b")
+    assert "151,936" in note and "152,064" in note and "one publisher, Qwen" in note
+    (note,) = vocabulary("mistral-7b-v0.1", draft="llama-2-7b")
+    assert "32,000 token ids each" in note and "(meta-llama, mistralai)" in note
+    assert vocabulary("llama-3.1-70b", draft="llama-3.2-1b") == []
+    assert vocabulary("deepseek-v3", mtp_layers=1) == []
+    # a draft without a source: only the sizes can be compared
+    bare = load_model("llama-2-7b").replace(source=None, name="my-draft")
+    assert vocabulary("mistral-7b-v0.1", draft=bare) == []
+    (note,) = vocabulary("llama-3.1-70b", draft=bare)
+    assert "32,000" in note and "publisher" not in note.split(";")[0]

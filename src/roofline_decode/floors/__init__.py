@@ -7,7 +7,8 @@ The estimators, each a module of its own:
 * :mod:`~roofline_decode.floors.prefill`: time to first token;
 * :mod:`~roofline_decode.floors.mixed_step`: a continuous-batching step of decode tokens and a prefill chunk;
 * :mod:`~roofline_decode.floors.request`: a whole request (prefill, then its decode steps);
-* :mod:`~roofline_decode.floors.speculative`: draft-and-verify rounds;
+* :mod:`~roofline_decode.floors.speculative`: draft-and-verify rounds (the verify step's bytes
+  and FLOPs in :mod:`~roofline_decode.floors.verify`);
 * :mod:`~roofline_decode.floors.parallel`: tensor- and pipeline-parallel decode.
 
 Their parts, private to the floors (other layers use the estimators and results above):

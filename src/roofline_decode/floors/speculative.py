@@ -4,62 +4,64 @@ A round (DESIGN.md §4b): k draft steps on the same device (the draft model's de
 contexts T … T + k − 1, or the target's multi-token-prediction layers), then one verify step of
 the target with k + 1 tokens per sequence at context T: weights read once (embedding rows and
 experts for B·(k + 1) tokens), KV read once, k + 1 tokens of FLOPs (token i attends T + i
-positions) and KV writes.  Expected tokens per round (1 − a^{k+1}) / (1 − a).
+positions) and KV writes, every token mixer counted (:mod:`.verify`).  Expected tokens per
+round (1 − a^{k+1}) / (1 − a).
 
-The law the tests check: once *plain* decoding at a batch is compute-bound, the verify step
-costs at least k + 1 plain steps, so the speedup is at most E / (k + 1) <= 1.
+A round's floor (``pricing="overlapped"``, the strict one) is max(total bytes / BW, compute time
+of all its FLOPs): an engine may overlap one micro-batch's draft steps with another's verify
+step.  ``pricing="phased"`` times the draft steps and the verify step one after the other, each
+at its own max(memory, compute): what an engine without that overlap reaches.
+
+The law the tests check (under both pricings): once *plain* decoding at a batch is
+compute-bound, the verify step costs at least k + 1 plain steps, so the speedup is at most
+E / (k + 1) <= 1.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import formulas as f
-from .._typing import Broadcastable, Operand
+from .._typing import Broadcastable
 from ..errors import InvalidValueError
 from .decode import decode_floor
-from .prefill import (Timing, Traffic, device_timing, group_flops, make_traffic, resolve_model_and_device, routed_experts,
-                      routing_notes)
+from .prefill import Timing, device_timing, resolve_model_and_device, routed_experts, routing_notes
 from .terms import BOUND_NOT_DEFINED
-from ..formulas import prefill as fp
 from .grid import DEFAULT_CONTEXT, KvLike, WeightsLike, broadcast_grid, checked_array
-from .traffic import layer_terms, streamed_terms
+from .verify import verify_traffic
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from .grid_result import GridResult
 
-__all__ = ["SpeculativeFloor", "speculative_floor", "verify_traffic", "mtp_draft_model"]
+__all__ = ["SpeculativeFloor", "speculative_floor", "verify_traffic", "mtp_draft_model", "vocabulary_notes"]
 
 #: largest k searched for the best number of draft tokens
 MAX_DRAFT_TOKENS = 16
+
+#: How a round may be timed: ``"overlapped"`` (the strict floor: max(total bytes / BW, total
+#: compute time)) or ``"phased"`` (draft steps, then the verify step, each max(memory, compute)).
+PRICINGS = ("overlapped", "phased")
+
+#: The note of a result priced ``"phased"``.
+PHASED_NOTE = ("rounds priced phase by phase (pricing='phased'): the draft steps, then the verify step, each "
+               "max(memory, compute), as an engine that does not overlap them across micro-batches runs them; "
+               "not the strict floor, which bounds a round by its total bytes and its total FLOPs "
+               "(pricing='overlapped')")
+
+#: What engines do with a draft whose vocabulary differs from the target's (the end of its note).
+VOCABULARY_RULE = ("speculative decoding needs the draft to propose the target's tokens: vLLM, SGLang and llama.cpp "
+                   "refuse a draft whose vocabulary differs (llama.cpp tolerates up to 128 extra ids where the "
+                   "token texts match); Hugging Face transformers' universal assisted decoding translates between tokenizers, "
+                   "re-tokenizing every round at a cost this floor leaves out")
 
 #: What speculative decoding gives on a device without a compute peak (its note, after the device).
 SPECULATIVE_WITHOUT_PEAK = ("the speedups compare memory floors (plain decoding and the verify step taken to be "
                             "memory-bound, which only a peak can confirm); where plain decoding turns compute-bound, "
                             "and so the verify bound and max_useful_batch, need one (n/a, NaN)")
-
-
-def verify_traffic(model: Model, batch: Operand, context: Operand, draft_tokens: Operand,
-                   routing: str = "uniform") -> Traffic:
-    """Bytes and FLOPs of the verify step of ``draft_tokens`` + 1 tokens per sequence (the
-    three broadcast against each other)."""
-    b_e = model.routed_expert_format.bytes_per_element
-    layers, m_kv, _ = layer_terms(model)
-    experts = routed_experts(model, routing)
-    streamed, row, b_w = streamed_terms(model)
-    tokens = draft_tokens + 1
-    weight = f.weight_bytes_read(batch * tokens, streamed, row, model.vocab_size, b_w, *experts,
-                                 model.expert_parameters, b_e)
-    kv_read = f.kv_read_bytes(batch, context, m_kv, *layers)
-    kv_write = f.kv_write_bytes(batch * tokens, m_kv, model.num_attention_layers)
-    # token i (0 … k) attends the T + i positions before it: Σ_{i=0..k} T_eff(T + i)
-    positions = fp.prefill_attended_positions(tokens, context - 1, *layers)
-    attention = 2 * batch * model.num_heads * model.score_value_width * positions
-    flops = f.matmul_flops(batch * tokens, model.matmul_parameters_per_token) + attention
-    return make_traffic(weight, kv_read, kv_write, flops, group_flops(model, batch * tokens, batch * tokens, attention))
 
 
 def mtp_draft_model(model: Model, mtp_layers: int) -> Model:
@@ -79,13 +81,73 @@ def mtp_draft_model(model: Model, mtp_layers: int) -> Model:
     return model.replace(**update)
 
 
+def publisher(model: Model) -> str | None:
+    """The Hugging Face organisation in ``model.source`` (``"meta-llama"``), or None where the
+    source names none: the model family as far as the library knows it."""
+    match = re.search(r"huggingface\.co/([^/\s]+)/", model.source or "")
+    return match.group(1) if match else None
+
+
+def vocabulary_notes(target: Model, draft: Model) -> tuple[str, ...]:
+    """A note where the draft may not share the target's tokenizer: another vocabulary size,
+    or the same size from another publisher (:func:`publisher`, where both sources name one).
+
+    Parameters
+    ----------
+    target, draft : Model
+        The target and the draft model.
+
+    Returns
+    -------
+    tuple of str
+        One note (the two sizes [token ids], the publishers, what engines do), or none.
+
+    Notes
+    -----
+    The pair is not refused: the library cannot see tokenizers (one tokenizer may be padded to
+    two sizes, as Qwen2.5's small and large models are: 151,936 and 152,064 rows), and not
+    every engine refuses it.
+
+    References
+    ----------
+    .. [1] llama.cpp ``common/speculative.cpp``, ``common_speculative_are_compatible`` (vocab
+       type, BOS/EOS, sizes within 128, token texts from id 5); vLLM issue 7252 (the vocab-size
+       check and Qwen2's padded sizes); SGLang PR 23838 (vocabulary validation of a standalone
+       draft); Hugging Face transformers PR 33383 (universal assisted generation).
+
+    Examples
+    --------
+    >>> from roofline_decode import load_model
+    >>> vocabulary_notes(load_model("llama-3.1-70b"), load_model("llama-3.2-1b"))
+    ()
+    """
+    ours, theirs = publisher(draft), publisher(target)
+    other = ours is not None and theirs is not None and ours.lower() != theirs.lower()
+    if draft.vocab_size != target.vocab_size:
+        what = (f"the draft {draft.name} has {draft.vocab_size:,} token ids, the target {target.name} "
+                f"{target.vocab_size:,}")
+        if other:
+            what += f" (publishers {ours} and {theirs})"
+        elif ours is not None and theirs is not None:
+            what += f" (one publisher, {theirs}: perhaps one tokenizer padded to two sizes)"
+    elif other:
+        what = (f"the draft {draft.name} and the target {target.name} have {target.vocab_size:,} token ids each "
+                f"but come from different publishers ({ours}, {theirs}): their tokenizers may differ")
+    else:
+        return ()
+    return (f"vocabulary: {what}; {VOCABULARY_RULE}",)
+
+
 @dataclass(frozen=True)
 class SpeculativeFloor(GridResult):
     """Speculative decoding floor broadcast over batch, context, k and acceptance (SI units).
 
-    ``plain_step_s``: the target's decode step; ``draft_time_s``: the k draft steps of a round;
-    ``verify_step_s``: the verify step; ``tokens_per_round``: E(a, k); ``time_per_token_s``:
-    (draft + verify) / E per sequence; ``speedup`` = plain / time per token.
+    ``plain_step_s``: the target's decode step; ``draft_time_s``: the k draft steps of a round,
+    each at its floor; ``verify_step_s``: the verify step's floor; ``round_time_s``: the floor of
+    the round under ``pricing`` ("overlapped", the strict floor: max(total bytes / BW, compute
+    time of all FLOPs), at most draft + verify; "phased": draft + verify);
+    ``tokens_per_round``: E(a, k); ``time_per_token_s``: round / E per sequence;
+    ``speedup`` = plain / time per token.
     ``break_even_acceptance``: the acceptance at which speculation with this k starts to pay
     (nan: not even a = 1); ``best_k`` / ``best_speedup``: the k in 1 … 16 with the largest
     speedup at this acceptance (0 where none pays); ``max_useful_batch``: the largest batch at
@@ -98,7 +160,8 @@ class SpeculativeFloor(GridResult):
     what needs the peak, where plain decoding turns compute-bound, is NaN
     (``plain_critical_batch``, ``max_useful_batch``, which it bounds) or ``"n/a"``
     (``verify_bound``).  ``notes`` says so, with the peak look-ups' fallbacks and the MoE
-    ``routing``.
+    ``routing``; also where the round is priced ``"phased"`` (``pricing``) and where the draft's
+    vocabulary may not be the target's (:func:`vocabulary_notes`).
     """
 
     model: str
@@ -114,6 +177,7 @@ class SpeculativeFloor(GridResult):
     draft_time_s: np.ndarray
     verify_step_s: np.ndarray
     verify_bound: np.ndarray
+    round_time_s: np.ndarray
     tokens_per_round: np.ndarray
     time_per_token_s: np.ndarray
     tokens_per_s: np.ndarray
@@ -125,16 +189,17 @@ class SpeculativeFloor(GridResult):
     plain_critical_batch: np.ndarray
     notes: tuple[str, ...] = ()
     routing: str = "uniform"
+    pricing: str = "overlapped"
 
     RECORD_KEYS = (
-        "model", "draft", "accelerator", "weight_format", "kv_format", "batch", "context", "draft_tokens", "acceptance", "plain_step_s",
-        "draft_time_s", "verify_step_s", "verify_bound", "tokens_per_round", "time_per_token_s", "tokens_per_s",
+        "model", "draft", "accelerator", "weight_format", "kv_format", "pricing", "batch", "context", "draft_tokens",
+        "acceptance", "plain_step_s", "draft_time_s", "verify_step_s", "verify_bound", "round_time_s", "tokens_per_round", "time_per_token_s", "tokens_per_s",
         "speedup", "break_even_acceptance", "best_k", "best_speedup", "max_useful_batch", "plain_critical_batch",
     )
     COLUMNS = (
         ("batch", "batch", 1.0), ("context", "context", 1.0), ("k", "draft_tokens", 1.0), ("a", "acceptance", 1.0),
         ("plain ms", "plain_step_s", 1e-3), ("draft ms", "draft_time_s", 1e-3), ("verify ms", "verify_step_s", 1e-3),
-        ("tok/round", "tokens_per_round", 1.0), ("ms/token", "time_per_token_s", 1e-3), ("speedup", "speedup", 1.0),
+        ("round ms", "round_time_s", 1e-3), ("tok/round", "tokens_per_round", 1.0), ("ms/token", "time_per_token_s", 1e-3), ("speedup", "speedup", 1.0),
         ("break-even a", "break_even_acceptance", 1.0), ("best k", "best_k", 1.0),
         ("max batch", "max_useful_batch", 1.0),
     )
@@ -144,39 +209,69 @@ class SpeculativeFloor(GridResult):
                 f"{self.draft} on {self.accelerator}")
 
 
+class RoundPhases(NamedTuple):
+    """Times of a round's two phases on the grid [s]: the k draft steps (memory and compute
+    times summed over the steps, and the sum of the steps' floors) and the verify step."""
+
+    draft_memory: np.ndarray
+    draft_compute: np.ndarray
+    draft_time: np.ndarray  # Σ max(memory, compute) over the draft steps
+    verify_memory: np.ndarray
+    verify_compute: np.ndarray
+    verify_time: np.ndarray  # max(memory, compute) of the verify step
+
+    def round_time(self, pricing: str) -> np.ndarray:
+        """The floor of a round [s] under ``pricing`` (see :data:`PRICINGS`).
+
+        .. math::
+            T_{round}^{overlapped} = \\max\\left(\\frac{Q_{draft} + Q_{verify}}{BW},\\;
+            \\sum_g \\frac{F_{draft,g}}{F_g} + \\sum_g \\frac{F_{verify,g}}{F_g}\\right), \\qquad
+            T_{round}^{phased} = \\sum_{i<k} \\max(T_{mem,i}, T_{comp,i}) + \\max(T_{mem,v}, T_{comp,v})
+        """
+        if pricing == "phased":
+            phased: np.ndarray = self.draft_time + self.verify_time
+            return phased
+        overlapped: np.ndarray = f.step_time(self.draft_memory + self.verify_memory,
+                                             self.draft_compute + self.verify_compute)
+        return overlapped
+
+
 def _draft_times(draft: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray, k_max: int,
-                 sparse: bool, routing: str) -> np.ndarray:
-    """Cumulative draft time of 1 … k_max draft steps (last axis), steps at contexts T + i."""
+                 sparse: bool, routing: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cumulative memory time, compute time and floor of 1 … k_max draft steps (last axis),
+    steps at contexts T + i."""
     offsets = np.arange(k_max, dtype=float)
     steps = decode_floor(draft, accelerator, batch[..., None], context[..., None] + offsets, sparse=sparse,
-                         routing=routing).step_time_s
-    cumulative: np.ndarray = np.cumsum(steps, axis=-1)
-    return cumulative
+                         routing=routing)
+    return (np.cumsum(steps.memory_time_s, axis=-1), np.cumsum(steps.compute_time_s, axis=-1),
+            np.cumsum(steps.step_time_s, axis=-1))
 
 
 def _verify_times(model: Model, batch: np.ndarray, context: np.ndarray, k: np.ndarray, timing: Timing,
-                  routing: str) -> tuple[np.ndarray, np.ndarray]:
+                  routing: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(memory time, compute time, floor, bound) of the verify step."""
     t = verify_traffic(model, batch, context, k, routing)
     memory, compute = timing.memory_time(t), timing.compute_time(t)
     bound = np.where(compute >= memory, "compute", "memory") if timing.bounded else np.full(np.shape(memory),
                                                                                              BOUND_NOT_DEFINED)
-    return f.step_time(memory, compute), bound
+    return memory, compute, f.step_time(memory, compute), bound
 
 
 def _round_times(model: Model, draft: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray,
                  k: np.ndarray, timing: Timing, sparse: bool,
-                 routing: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(plain step, draft time of k steps, verify step, verify bound) on the grid."""
+                 routing: str) -> tuple[np.ndarray, RoundPhases, np.ndarray]:
+    """(plain step, the round's phases, verify bound) on the grid."""
     plain = decode_floor(model, accelerator, batch, context, sparse=sparse, routing=routing).step_time_s
     k_max = int(np.max(k)) if np.size(k) else 0
     if k_max > 0:
-        cumulative = _draft_times(draft, accelerator, batch, context, k_max, sparse, routing)
         index = np.maximum(k.astype(int) - 1, 0)[..., None]
-        drafted = np.where(k > 0, np.take_along_axis(cumulative, index, axis=-1)[..., 0], 0.0)
+        d_memory, d_compute, d_time = (np.where(k > 0, np.take_along_axis(cumulative, index, axis=-1)[..., 0], 0.0)
+                                       for cumulative in _draft_times(draft, accelerator, batch, context, k_max,
+                                                                      sparse, routing))
     else:
-        drafted = np.zeros(np.shape(batch))
-    verify, bound = _verify_times(model, batch, context, k, timing, routing)
-    return plain, drafted, verify, bound
+        d_memory = d_compute = d_time = np.zeros(np.shape(batch))
+    memory, compute, verify, bound = _verify_times(model, batch, context, k, timing, routing)
+    return plain, RoundPhases(d_memory, d_compute, d_time, memory, compute, verify), bound
 
 
 def _break_even(needed: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -201,6 +296,7 @@ def speculative_floor(
     context: Broadcastable = DEFAULT_CONTEXT,
     sparse: bool = False,
     routing: str = "uniform",
+    pricing: str = "overlapped",
     weights: WeightsLike = None,
     kv: KvLike = None,
 ) -> SpeculativeFloor:
@@ -229,6 +325,13 @@ def speculative_floor(
     routing : {"uniform", "identical"}
         MoE routing of the target, the draft and the verify step ("identical": every token
         picks the same k experts).
+    pricing : {"overlapped", "phased"}
+        How a round is timed.  ``"overlapped"`` (the strict floor): a round takes at least its
+        total bytes over the bandwidth and at least the compute time of all its FLOPs (each
+        group at its own peak), max(ΣQ / BW, ΣF_g / F_g), since an engine may overlap one
+        micro-batch's draft steps with another's verify step.  ``"phased"``: the draft steps and
+        the verify step each take their own max(memory, compute), one after the other: what an
+        engine without that overlap reaches (recorded in ``pricing`` and ``notes``).
     weights, kv : str, NumberFormat or dict, optional
         The target's weight and KV-cache formats, as in :func:`~roofline_decode.decode_floor`
         (None: the model's); MTP heads are the target's layers and take them too, a ``draft``
@@ -250,12 +353,14 @@ def speculative_floor(
     if draft is not None:
         draft_model = resolve_model_and_device(draft, accelerator)[0]
         draft_name = draft_model.name
+        vocabulary = vocabulary_notes(model, draft_model)
     else:
         if isinstance(mtp_layers, bool) or not isinstance(mtp_layers, int | np.integer) or not (
                 1 <= mtp_layers <= model.num_layers):
             raise InvalidValueError("mtp_layers", mtp_layers, f"a whole number of layers, 1 … {model.num_layers}")
         draft_model = mtp_draft_model(model, int(mtp_layers))
         draft_name = f"{mtp_layers}-layer MTP heads"
+        vocabulary = ()  # the target's own embedding and lm_head
     k = checked_array("k", k, 1.0, inclusive=True)
     if (k != np.floor(k)).any() or (k > 64).any():
         raise InvalidValueError("k", k[(k != np.floor(k)) | (k > 64)].flat[0].item(), "whole numbers 1 … 64")
@@ -265,18 +370,22 @@ def speculative_floor(
     batch = checked_array("batch", batch, 1.0, inclusive=True)
     context = checked_array("context", context, 0.0, inclusive=True)
     batch, context, k, acceptance = broadcast_grid(batch=batch, context=context, k=k, acceptance=acceptance)
+    if not isinstance(pricing, str) or pricing not in PRICINGS:
+        raise InvalidValueError("pricing", pricing, "'overlapped' (the strict floor) or 'phased'")
     timing = device_timing(model, accelerator, sparse)
 
-    plain, drafted, verify, bound = _round_times(model, draft_model, accelerator, batch, context, k, timing, sparse, routing)
+    plain, phases, bound = _round_times(model, draft_model, accelerator, batch, context, k, timing, sparse, routing)
+    round_time = phases.round_time(pricing)
     per_round = f.expected_tokens_per_round(acceptance, k)
-    per_token = (drafted + verify) / per_round
+    per_token = round_time / per_round
     speedup = plain / per_token
 
     # best k in 1 … 16 at this acceptance (extra last axis)
     ks = np.arange(1, MAX_DRAFT_TOKENS + 1, dtype=float)
     cumulative = _draft_times(draft_model, accelerator, batch, context, MAX_DRAFT_TOKENS, sparse, routing)
-    verify_k = _verify_times(model, batch[..., None], context[..., None], ks, timing, routing)[0]
-    speedups = plain[..., None] * f.expected_tokens_per_round(acceptance[..., None], ks) / (cumulative + verify_k)
+    verify_k = _verify_times(model, batch[..., None], context[..., None], ks, timing, routing)[:3]
+    rounds_k = RoundPhases(*cumulative, *verify_k).round_time(pricing)
+    speedups = plain[..., None] * f.expected_tokens_per_round(acceptance[..., None], ks) / rounds_k
     best = np.argmax(speedups, axis=-1)
     best_speedup = np.take_along_axis(speedups, best[..., None], axis=-1)[..., 0]
     best_k = np.where(best_speedup > 1, ks[best], 0.0)
@@ -285,31 +394,33 @@ def speculative_floor(
                           dtype=float)
     if timing.bounded:
         useful = _max_useful_batch(model, draft_model, accelerator, context, k, acceptance, critical, timing, sparse,
-                                   routing)
+                                   routing, pricing)
     else:  # the search stops at the plain critical batch, which needs a peak
         useful = np.full(np.shape(critical), np.nan)
     return SpeculativeFloor(
         model=model.name, draft=draft_name, accelerator=accelerator.id or accelerator.name,
         weight_format=model.weight_format.name, kv_format=model.kv_format.name, batch=batch,
-        context=context, draft_tokens=k, acceptance=acceptance, plain_step_s=plain, draft_time_s=drafted,
-        verify_step_s=verify, verify_bound=bound, tokens_per_round=per_round, time_per_token_s=per_token,
-        tokens_per_s=batch / per_token, speedup=speedup, break_even_acceptance=_break_even((drafted + verify) / plain, k),
-        best_k=best_k, best_speedup=best_speedup, max_useful_batch=useful, plain_critical_batch=critical,
-        notes=timing.notes(SPECULATIVE_WITHOUT_PEAK) + routing_notes(model, routing), routing=routing,
+        context=context, draft_tokens=k, acceptance=acceptance, plain_step_s=plain, draft_time_s=phases.draft_time,
+        verify_step_s=phases.verify_time, verify_bound=bound, round_time_s=round_time, tokens_per_round=per_round,
+        time_per_token_s=per_token, tokens_per_s=batch / per_token, speedup=speedup,
+        break_even_acceptance=_break_even(round_time / plain, k), best_k=best_k, best_speedup=best_speedup,
+        max_useful_batch=useful, plain_critical_batch=critical,
+        notes=(timing.notes(SPECULATIVE_WITHOUT_PEAK) + routing_notes(model, routing)
+               + ((PHASED_NOTE,) if pricing == "phased" else ()) + vocabulary),
+        routing=routing, pricing=pricing,
     )
 
 
 def _max_useful_batch(model: Model, draft: Model, accelerator: Accelerator, context: np.ndarray, k: np.ndarray,
                       acceptance: np.ndarray, critical: np.ndarray, timing: Timing, sparse: bool,
-                      routing: str) -> np.ndarray:
+                      routing: str, pricing: str) -> np.ndarray:
     """Largest whole batch with speedup > 1 (0 if none) up to the plain critical batch (beyond
     it speculation cannot pay; 2^20 where that is infinite): the largest power of two that pays,
     then bisection up to the next one that does not.  (With MoE the speedup can rise with the
     batch at first, so it is not assumed monotone over the whole range.)"""
     def pays(b: np.ndarray) -> np.ndarray:
-        plain, drafted, verify, _ = _round_times(model, draft, accelerator, b, context, k, timing, sparse,
-                                                 routing)
-        paid: np.ndarray = plain * f.expected_tokens_per_round(acceptance, k) / (drafted + verify) > 1
+        plain, phases, _ = _round_times(model, draft, accelerator, b, context, k, timing, sparse, routing)
+        paid: np.ndarray = plain * f.expected_tokens_per_round(acceptance, k) / phases.round_time(pricing) > 1
         return paid
 
     cap = np.where(np.isfinite(critical), np.maximum(np.ceil(critical), 1.0), 2.0 ** 20)

@@ -63,6 +63,10 @@ def speculative_time_per_token(
 
     .. math:: t_{token} = \frac{k\,t_{draft} + t_{verify}}{E(a, k)}
 
+    The round is priced phase by phase (the draft steps, then the verify step); the strict floor
+    of :func:`~roofline_decode.floors.speculative.speculative_floor` bounds a round by its total
+    bytes and its total FLOPs instead (``pricing="overlapped"``).
+
     Parameters
     ----------
     draft_step_time : array_like

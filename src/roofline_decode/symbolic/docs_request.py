@@ -52,4 +52,9 @@ def section_request() -> str:
                "S <= E / (k + 1) <= 1. Llama-3.1-70B with a Llama-3.2-1B draft on the H100 SXM, k = 4, a = 0.8, "
                "T = 2,048: speedup " + ", ".join(f"{float(x):.2f}" for x in s.speedup)
                + " at batch 1, 8 and 64.\n")
+    out.append("These equations price a round phase by phase (`pricing=\"phased\"`). The strict floor "
+               "(`speculative_floor`'s default, `pricing=\"overlapped\"`) bounds a round by its total bytes and "
+               "its total FLOPs, since an engine may overlap one micro-batch's draft steps with another's verify "
+               "step: t_round >= max((Q_draft + Q_verify) / BW, the sum of FLOPs_g / peak_g over the draft's and the verify "
+               "step's FLOP groups g); the law above holds for it too.\n")
     return "\n".join(out)
