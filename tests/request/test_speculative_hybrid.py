@@ -12,7 +12,8 @@ from roofline_decode.floors.verify import verify_traffic
 from tests.properties.strategies import accelerators, models
 
 #: the catalog's targets with recurrent layers (Mamba-2, Gated DeltaNet, Mamba)
-HYBRIDS = ("qwen3-next-80b-a3b", "granite-4.0-h-small", "nemotron-3-nano-30b-a3b", "jamba-v0.1", "mamba-codestral-7b")
+HYBRIDS = ("qwen3-next-80b-a3b", "qwen3.5-397b-a17b", "granite-4.0-h-small", "nemotron-3-nano-30b-a3b", "jamba-v0.1",
+           "mamba-codestral-7b")
 
 
 def test_the_catalog_s_hybrids_are_these():

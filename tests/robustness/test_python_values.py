@@ -164,3 +164,11 @@ def test_the_testing_strategies_check_their_arguments_when_made(make, name):
 
     with pytest.raises(InvalidValueError, match=f"^{name}="):
         make(strategies)
+
+
+def test_a_speculative_context_names_the_value_the_caller_gave():
+    """The draft steps reach context + 16: 2**53 - 4 was refused as 2**53 + 2, a value never passed."""
+    with pytest.raises(InvalidValueError, match=r"^context=9007199254740988\.0 .* 2\*\*53 - 16"):
+        rd.speculative_floor("llama-3.1-8b", "h100-sxm", draft="llama-3.2-1b", context=2**53 - 4)
+    assert np.isfinite(rd.speculative_floor("llama-3.1-8b", "h100-sxm", draft="llama-3.2-1b",
+                                            context=2**53 - 16).speedup).all()

@@ -31,7 +31,7 @@ from ..errors import InvalidValueError
 from .decode import decode_floor
 from .prefill import Timing, device_timing, resolve_model_and_device, routed_experts, routing_notes
 from .terms import BOUND_NOT_DEFINED
-from .grid import DEFAULT_CONTEXT, KvLike, WeightsLike, broadcast_grid, checked_array
+from .grid import DEFAULT_CONTEXT, MAX_GRID_VALUE, KvLike, WeightsLike, broadcast_grid, checked_array
 from .verify import verify_traffic
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -369,6 +369,12 @@ def speculative_floor(
         raise InvalidValueError("acceptance", acceptance[acceptance > 1].flat[0].item(), "rates 0 … 1")
     batch = checked_array("batch", batch, 1.0, inclusive=True)
     context = checked_array("context", context, 0.0, inclusive=True)
+    # the draft steps and the best-k search reach context + MAX_DRAFT_TOKENS: refuse by the value given
+    last = MAX_GRID_VALUE - MAX_DRAFT_TOKENS
+    if (context > last).any():
+        raise InvalidValueError("context", context[context > last].flat[0].item(),
+                                f"tokens cached per sequence from 0 to 2**53 - {MAX_DRAFT_TOKENS} (the draft "
+                                f"steps of a round reach context + {MAX_DRAFT_TOKENS})")
     batch, context, k, acceptance = broadcast_grid(batch=batch, context=context, k=k, acceptance=acceptance)
     if not isinstance(pricing, str) or pricing not in PRICINGS:
         raise InvalidValueError("pricing", pricing, "'overlapped' (the strict floor) or 'phased'")
