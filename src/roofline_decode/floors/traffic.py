@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import formulas as f
+from .._typing import ArrayOrExpr, Operand
 from ..formats import NumberFormat
 from .routing import UNIFORM, Routing, compact
 from ..specs.model import Model
@@ -156,6 +157,16 @@ class MixerTerms:
 NO_MIXERS = MixerTerms()
 
 
+def sparse_read_bytes(model: Model, batch: Operand, context: Operand) -> ArrayOrExpr:
+    """Bytes the sparse-attention layers read in one step at ``context`` [B]: the KV of the top-k
+    tokens each selects and the indexer keys of every cached token (a decode step and a verify
+    step read them once per sequence)."""
+    L_sparse, top_k = model.num_sparse_layers, model.sparse_top_k
+    assert top_k is not None  # sparse layers need it (Model validates)
+    return f.kv_read_bytes(batch, context, model.kv_bytes_per_token_per_layer, 0, L_sparse, top_k) + \
+        f.indexer_read_bytes(batch, context, L_sparse, model.indexer_bytes_per_token_per_layer)
+
+
 def mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> MixerTerms:
     if not (model.num_chunked_layers or model.num_sparse_layers or model.num_recurrent_layers):
         return NO_MIXERS
@@ -169,10 +180,8 @@ def mixer_terms(model: Model, batch: np.ndarray, context: np.ndarray) -> MixerTe
     if model.num_sparse_layers:
         L_sparse, top_k = model.num_sparse_layers, model.sparse_top_k
         assert top_k is not None  # sparse layers need it (Model validates)
-        m_idx = model.indexer_bytes_per_token_per_layer
-        read = read + f.kv_read_bytes(batch, context, m_kv, 0, L_sparse, top_k) + f.indexer_read_bytes(
-            batch, context, L_sparse, m_idx)
-        write = write + f.kv_write_bytes(batch, m_idx, L_sparse)
+        read = read + sparse_read_bytes(model, batch, context)
+        write = write + f.kv_write_bytes(batch, model.indexer_bytes_per_token_per_layer, L_sparse)
         scores = scores + f.attention_flops(batch, context, heads, width, 0, L_sparse, top_k) + f.indexer_flops(
             batch, context, L_sparse, model.indexer_heads, model.indexer_head_dim)
     state = f.recurrent_state_bytes(batch, model.num_recurrent_layers, model.recurrent_state_elements,

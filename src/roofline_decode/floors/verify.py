@@ -37,7 +37,7 @@ from .._typing import Operand
 from ..formulas import prefill as fp
 from .prefill import Traffic, group_flops, make_traffic, routed_experts
 from ..specs.model import Model
-from .traffic import NO_MIXERS, MixerTerms, layer_terms, streamed_terms
+from .traffic import NO_MIXERS, MixerTerms, layer_terms, sparse_read_bytes, streamed_terms
 
 __all__ = ["verify_traffic", "verify_mixer_terms"]
 
@@ -94,10 +94,8 @@ def verify_mixer_terms(model: Model, batch: Operand, context: Operand, tokens: O
     if model.num_sparse_layers:
         L_sparse, top_k = model.num_sparse_layers, model.sparse_top_k
         assert top_k is not None  # sparse layers need it (Model validates)
-        m_idx = model.indexer_bytes_per_token_per_layer
-        read = read + f.kv_read_bytes(batch, context, m_kv, 0, L_sparse, top_k) + f.indexer_read_bytes(
-            batch, context, L_sparse, m_idx)
-        write = write + f.kv_write_bytes(batch * tokens, m_idx, L_sparse)
+        read = read + sparse_read_bytes(model, batch, context)
+        write = write + f.kv_write_bytes(batch * tokens, model.indexer_bytes_per_token_per_layer, L_sparse)
         # Σ_{i=0..k} min(T + i, top-k) attended and Σ_{i=0..k} (T + i) scored by the indexer
         selected = fp.prefill_attended_positions(tokens, context - 1, 0, L_sparse, top_k)
         scored = fp.prefill_attended_positions(tokens, context - 1, 1)
