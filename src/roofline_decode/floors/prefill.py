@@ -9,7 +9,6 @@ group at the peak of its own compute precision (DESIGN.md §4b), the group times
 
 from __future__ import annotations
 
-import importlib
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +21,6 @@ from .._typing import Broadcastable, Operand
 from .energy import EnergyAndCost
 from ..checks import flag
 from ..errors import InvalidValueError
-from .decode import decode_floor
 from .peaks import NO_COMPUTE_PEAK, Peaks, group_peaks
 from ..formulas import prefill as fp
 from .grid import KvLike, WeightsLike, broadcast_grid, checked_array
@@ -449,16 +447,3 @@ def prefill_floor(
         memory_bandwidth=timing.bandwidth, peak_flops=peak, spec=model, device=accelerator,
         notes=timing.notes(PREFILL_WITHOUT_PEAK) + routing_notes(model, routing), routing=routing,
     )
-
-
-#: names that moved to :mod:`roofline_decode.floors.mixed_step` (0.2): still found here, with a
-#: DeprecationWarning, for one release
-_MOVED_TO_MIXED_STEP = ("MixedStepFloor", "mixed_step_floor", "mixed_traffic")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED_TO_MIXED_STEP:  # forwarded as roofline_decode._moved does (mixed_step sits above this module)
-        warnings.warn(f"roofline_decode.floors.prefill.{name} moved to roofline_decode.floors.mixed_step.{name}; "
-                      "the old path goes in the next release", DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module(".mixed_step", __package__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
