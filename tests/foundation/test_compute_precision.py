@@ -108,3 +108,24 @@ def test_bound_is_intensity_against_the_effective_ridge():
     np.testing.assert_array_equal(compute_bound, r.bound == "compute")
     # the effective peak depends on the context only (every FLOP group is linear in B)
     assert np.all(r.peak_flops == r.peak_flops[:, :1])
+
+
+@pytest.mark.parametrize("weights, precision", [
+    ("q4_k", "int8"), ("q6_k", "int8"), ("iq2_xxs", "int8"), ("iq4_xs", "int8"), ("iq4_nl", "int8"),
+    ("iq1_m", "fp16"), ("tq1_0", "fp16"), ("tq2_0", "fp16"),
+])
+def test_ggml_types_compute_as_llama_cpp_mmq_does(weights, precision):
+    # mmq.cu ggml_cuda_should_use_mmq: K-quants and i-quants but iq1_m multiply on int8; the
+    # others are dequantised to fp16
+    fmt = rd.get_format(weights)
+    assert fmt.compute_precision == precision
+    assert fmt.compute_fallbacks == (("int8", "fp16", "bf16") if precision == "int8" else ("fp16", "bf16"))
+
+
+def test_q4_k_m_prefill_on_the_int8_peak():
+    # Llama-3.1-8B Q4_K_M, 4096 prompt tokens on an RTX 4090: every weight group mixes MMQ types
+    # (q4_k, q6_k), so the matrices run at the int8 peak; was bf16 (372.7 ms), now 113.2 ms
+    m = rd.load_model("llama-3.1-8b", weights="Q4_K_M")
+    assert {m.group_format(g).compute_precision for g in ("attention", "mlp", "lm_head")} == {"int8"}
+    r = rd.prefill_floor(m, "rtx-4090", prompt=4096)
+    assert float(r.ttft_s) == pytest.approx(0.11318, rel=1e-4)

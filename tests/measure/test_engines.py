@@ -19,7 +19,8 @@ def test_llama_bench_in_every_output_format(name):
     tg, deep = result.rows
     # tg128: 128 single-token steps after 0 (then 4096) cached tokens; mean context D + 127/2
     assert (tg.batch, tg.context, deep.context) == (1, 63.5, 4159.5)
-    assert tg.weight_format == "q4_k" and "lower bound" in tg.notes
+    # "Q4_K - Medium" is llama_model_ftype_name of the Q4_K_M preset: read as its tensor mixture
+    assert tg.weight_format == "Q4_K_M" and "lower bound" not in tg.notes
     if name.endswith(".md"):  # the table has t/s only (rounded to 0.01)
         assert tg.step_time == pytest.approx(1 / 118.88)
     else:  # avg_ns / n_gen
@@ -93,3 +94,28 @@ def test_bad_files_name_the_file_and_row(tmp_path, content, needle):
         load_engine_results(path)
     assert "bad.json" in str(info.value)
     assert engine_layout(tmp_path / "missing.json") is None
+
+
+@pytest.mark.parametrize("ftype, weights", [
+    ("Q4_K - Medium", "Q4_K_M"), ("Q4_K - Small", "Q4_K_S"), ("Q2_K - Medium", "Q2_K"), ("Q2_K - Small", "Q2_K_S"),
+    ("Q3_K - Large", "Q3_K_L"), ("Q6_K", "Q6_K"), ("Q8_0", "Q8_0"), ("MXFP4 MoE", "MXFP4_MOE"),
+    ("IQ2_XXS - 2.0625 bpw", "IQ2_XXS"), ("IQ3_S mix - 3.66 bpw", "IQ3_M"), ("IQ4_XS - 4.25 bpw", "IQ4_XS"),
+    ("TQ1_0 - 1.69 bpw ternary", "TQ1_0"), ("mostly Q5_K - Medium", "Q5_K_M"), ("F16", "fp16"), ("BF16", "bf16"),
+    ("all F32", "fp32"),
+])
+def test_llama_bench_file_types_are_presets(tmp_path, ftype, weights):
+    text = (DATA / "llama_bench.jsonl").read_text().replace("Q4_K - Medium", ftype)
+    path = tmp_path / "bench.jsonl"
+    path.write_text(text)
+    tg = load_engine_results(path).rows[0]
+    assert tg.weight_format == weights and tg.notes == ""
+
+
+def test_llama_bench_q4_k_m_floor_counts_the_mixture():
+    from roofline_decode.measure.compare import compare
+
+    rows = load_engine_results(DATA / "llama_bench.jsonl", model="qwen2.5-7b", accelerator="rtx-4090").rows
+    tg = compare(rows)[0]
+    # Qwen2.5-7B Q4_K_M reads 4.37 GB a step (q6_k attn_v/ffn_down in the "more bits" layers and a
+    # q6_k lm_head), not the 3.95 ms of a plain q4_k: 4.34 ms at 1008 GB/s
+    assert tg.floor_step_time_s == pytest.approx(4.3395e-3, rel=1e-3)

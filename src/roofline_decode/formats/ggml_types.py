@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .number_format import NumberFormat
+from .number_format import NumberFormat, ggml_format
 
-__all__ = ["GgmlType", "GGML_TYPES", "GGML_TYPE_IDS", "ggml_formats"]
+__all__ = ["GgmlType", "GGML_TYPES", "GGML_TYPE_IDS", "MMQ_TYPES", "ggml_formats"]
 
 
 @dataclass(frozen=True)
@@ -103,12 +103,36 @@ PLAIN_TYPES = {"f32": "fp32", "f16": "fp16", "bf16": "bf16", "f64": None, "i8": 
 NOT_STORAGE_TYPES = ("q8_1", "q8_k")  # activation-side types: never a weight format
 
 
+#: The weight types llama.cpp's CUDA MMQ kernels multiply on int8 (the activations quantised to
+#: q8_1): the ``switch (type)`` of ``ggml_cuda_should_use_mmq`` in
+#: ``ggml/src/ggml-cuda/mmq.cu`` (and ``ggml_cuda_mul_mat_q_switch_type`` beside it), llama.cpp
+#: read 2026-12-01: q4_0, q4_1, q5_0, q5_1, q8_0, mxfp4, q2_K ... q6_K, iq2_xxs, iq2_xs, iq2_s,
+#: iq3_xxs, iq3_s, iq1_s, iq4_xs, iq4_nl.  iq1_m, tq1_0 and tq2_0 are not in it: they are
+#: dequantised to fp16 for cuBLAS (or multiplied by the mat-vec kernels), so they compute in fp16.
+#: (mxfp4 keeps the registry's fp4 format: on Blackwell MMQ multiplies it on the fp4 MMA.)
+MMQ_TYPES: frozenset[str] = frozenset({
+    "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "mxfp4", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k",
+    "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "iq4_xs", "iq4_nl",
+})
+
+
 def ggml_formats() -> dict[str, NumberFormat]:
-    """NumberFormats of the quantised GGML weight types (weight-only: multiply in bf16)."""
-    return {
-        t.name: NumberFormat(
-            name=t.name, bits_per_element=t.bits_per_element, compute_precision="bf16",
-            description=f"GGML {t.name}: blocks of {t.block_size} in {t.type_size} B ({t.layout}); ggml-common.h",
-        )
-        for t in GGML_TYPES.values() if t.name not in PLAIN_TYPES and t.name not in NOT_STORAGE_TYPES
-    }
+    """NumberFormats of the quantised GGML weight types.
+
+    The types of :data:`MMQ_TYPES` multiply on int8 (then fp16, then bf16:
+    :func:`~roofline_decode.formats.number_format.ggml_format`); the others in fp16, as the
+    dequantise-to-fp16 path does.
+    """
+    formats: dict[str, NumberFormat] = {}
+    for t in GGML_TYPES.values():
+        if t.name in PLAIN_TYPES or t.name in NOT_STORAGE_TYPES:
+            continue
+        description = f"GGML {t.name}: blocks of {t.block_size} in {t.type_size} B ({t.layout}); ggml-common.h"
+        if t.name in MMQ_TYPES:
+            formats[t.name] = ggml_format(t.name, t.bits_per_element, description)
+        else:
+            formats[t.name] = NumberFormat(
+                name=t.name, bits_per_element=t.bits_per_element, compute_precision="fp16",
+                description=description + "; no MMQ kernel: dequantised to fp16 for cuBLAS",
+            )
+    return formats

@@ -1,25 +1,18 @@
-"""llama.cpp's tensor layout of a Model and its quantisation mixtures (Q4_K_M, Q5_K_M, ...).
+"""llama.cpp's tensor layout of a Model and its quantisation mixtures (Q4_K_M, IQ2_XXS, ...).
 
 ``llama-quantize`` does not store every tensor in the preset's type: it follows
 ``llama_tensor_get_type`` in ``src/llama-quant.cpp`` (llama.cpp,
-https://github.com/ggml-org/llama.cpp, retrieved 2026-11-30).  The rules encoded here, for the
-K-quant and legacy presets:
+https://github.com/ggml-org/llama.cpp).  The presets and their rules (attn_v, ffn_down,
+attn_output, output/token_embd, experts; the GQA, expert-count and 70B conditions) are in
+:mod:`roofline_decode.formats.llama_presets`, with what is simplified; this module lays out a
+Model's tensors as the converter writes them, applies the rules tensor by tensor, and sums each
+weight group's bytes:
 
 * 1-D tensors (norms, biases) stay F32; ``ffn_gate_inp`` (the MoE router) is never quantised
-  (F32 from the converter); other unquantised 2-D tensors are F16;
-* ``output.weight`` (and a tied ``token_embd``): q8_0 when its row length is not a multiple
-  of the type's block or for Falcon, else q6_k unless the preset is Q8_0;
-* attn_v (and fused qkv / MLA kv_b): Q3_K_M q5_k in the first two layers, q4_k after;
-  Q4_K_M and Q5_K_M q6_k in the "more bits" layers (the first and last eighth and every third
-  one between: ``i < n/8 or i >= 7n/8 or (i - n/8) % 3 == 2``); Q4_K_S q5_k in the first 4;
-  a 70B model's q3_k/q4_k attn_v become q5_k; with 8 experts attn_v and attn_k are q8_0;
-* ffn_down (dense, experts and shared experts): Q3_K_M q5_k in the first sixteenth, q4_k
-  after; Q4_K_M and Q5_K_M q6_k in the "more bits" layers; Q4_K_S q5_k in the first eighth;
-* attn_output: Q3_K_M q4_k; with 8 experts Q3_K_M, Q4_K_S, Q4_K_M q5_k;
-* a row length that is not a multiple of 256 falls back (q4_k -> q5_0, q5_k -> q5_1,
-  q6_k -> q8_0, q2_k/q3_k -> q4_0), and to F16 if still not whole blocks.
-
-Importance-matrix variants and the i-quant presets are not modelled.
+  (F32 from the converter); the position embedding stays F16;
+* a row length that is not a multiple of the chosen type's block falls back
+  (:data:`~roofline_decode.formats.llama_presets.FALLBACK_TYPES`), to F16 if still not whole
+  blocks.
 """
 
 from __future__ import annotations
@@ -29,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValueError
 from .ggml_types import GGML_TYPES
-from .number_format import NumberFormat
+from .llama_presets import FALLBACK_TYPES, MIXTURES, QuantModel, TensorSite, preset_tensor_type
+from .number_format import COMPUTE_PRECISIONS, NumberFormat
 from .registry import format_of_type
 
 if TYPE_CHECKING:
@@ -54,14 +48,6 @@ class TensorInfo:
         for dim in self.shape:
             n *= dim
         return n
-
-
-#: preset -> its default GGML type (``llama_model_quantize_impl``'s ftype switch).
-MIXTURES: dict[str, str] = {
-    "Q4_0": "q4_0", "Q4_1": "q4_1", "Q5_0": "q5_0", "Q5_1": "q5_1", "Q8_0": "q8_0",
-    "Q2_K": "q2_k", "Q3_K_M": "q3_k", "Q4_K_S": "q4_k", "Q4_K_M": "q4_k",
-    "Q5_K_S": "q5_k", "Q5_K_M": "q5_k", "Q6_K": "q6_k",
-}
 
 
 def is_mixture(name: Any) -> bool:
@@ -160,14 +146,6 @@ def _mlp(model: Model, prefix: str, suffix: str, width: int, group: str, layer: 
     return out
 
 
-def _more_bits(i: int, n: int) -> bool:
-    return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
-
-
-_FALLBACK = {"q4_k": "q5_0", "q5_k": "q5_1", "q6_k": "q8_0", "q2_k": "q4_0", "q3_k": "q4_0",
-             "iq4_xs": "iq4_nl", "tq1_0": "q4_0", "tq2_0": "q4_0"}
-
-
 def mixture_tensor_types(preset: str, model: Model, layout: list[TensorInfo] | None = None) -> dict[str, str]:
     """GGML type of every tensor of ``model`` quantised with a llama.cpp preset.
 
@@ -181,69 +159,31 @@ def mixture_tensor_types(preset: str, model: Model, layout: list[TensorInfo] | N
     key = preset.strip().upper()
     if key not in MIXTURES:
         raise InvalidValueError("weights", preset, f"a llama.cpp preset: {', '.join(MIXTURES)}")
-    default = MIXTURES[key]
     layout = layout if layout is not None else gguf_tensor_layout(model)
-    n_expert = model.num_experts
-    is_70b = model.num_layers == 80 and model.hidden_size == 8192  # llama.cpp's LLM_TYPE_70B
-    n_v = sum(1 for t in layout if _category(t.name) == "attn_v")
-    n_down = sum(1 for t in layout if _category(t.name) == "ffn_down")
-    i_v = i_down = 0
+    facts = QuantModel(
+        n_gqa=model.num_heads // max(1, model.num_kv_heads), n_expert=model.num_experts if model.num_experts > 1 else 0,
+        n_layer=model.num_layers, n_attn_v=sum(1 for t in layout if _category(t.name) == "attn_v"),
+        is_70b=model.num_layers == 80 and model.hidden_size == 8192,  # llama.cpp's LLM_TYPE_70B
+        tied=model.tie_word_embeddings)
+    counts = {"attn_v": 0, "ffn_down": 0, "ffn_gate": 0, "ffn_up": 0}
     types: dict[str, str] = {}
     for tensor in layout:
         cat = _category(tensor.name)
-        if len(tensor.shape) < 2 or tensor.name.endswith(".bias"):
-            types[tensor.name] = "f32"
-            continue
-        if cat == "router":
+        if len(tensor.shape) < 2 or tensor.name.endswith(".bias") or cat == "router":
             types[tensor.name] = "f32"
             continue
         if tensor.name == "position_embd.weight":
             types[tensor.name] = "f16"
             continue
-        new = default
-        if cat == "output" or (cat == "token_embd" and model.tie_word_embeddings):
-            block = GGML_TYPES[new].block_size
-            if tensor.shape[0] % block:
-                new = "q8_0"
-            elif new != "q8_0":
-                new = "q6_k"
-        elif cat == "attn_v":
-            if key == "Q3_K_M":
-                new = "q5_k" if i_v < 2 else "q4_k"
-            elif key in ("Q4_K_M", "Q5_K_M") and _more_bits(i_v, n_v):
-                new = "q6_k"
-            elif key == "Q4_K_S" and i_v < 4:
-                new = "q5_k"
-            if is_70b and new in ("q3_k", "q4_k"):
-                new = "q5_k"
-            if n_expert == 8:
-                new = "q8_0"
-            i_v += 1
-        elif cat == "attn_k":
-            if n_expert == 8:
-                new = "q8_0"
-        elif cat == "ffn_down":
-            i_layer, n_layer = (tensor.layer, n_down) if n_expert > 1 else (i_down, n_down)
-            if key == "Q2_K":
-                new = "q3_k"
-            elif key == "Q3_K_M":
-                new = "q5_k" if i_layer < n_layer // 16 else "q4_k"
-            elif key in ("Q4_K_M", "Q5_K_M") and _more_bits(i_layer, n_layer):
-                new = "q6_k"
-            elif key == "Q4_K_S" and i_layer < n_layer // 8:
-                new = "q5_k"
-            i_down += 1
-        elif cat == "attn_output":
-            if n_expert == 8:
-                if key in ("Q2_K", "Q3_K_M", "Q4_K_S", "Q4_K_M"):
-                    new = "q5_k"
-            elif key == "Q2_K":
-                new = "q3_k"
-            elif key == "Q3_K_M":
-                new = "q4_k"
-        block = GGML_TYPES[new].block_size
-        if tensor.shape[0] % block:
-            new = _FALLBACK.get(new, new)
+        # feed-forward layer: parsed from the name for MoE models, a running count otherwise
+        i_layer = tensor.layer if facts.n_expert > 1 and cat in counts else counts.get(cat, 0)
+        site = TensorSite(cat, tensor.shape[0], len(tensor.shape) > 2 and tensor.shape[2] > 1,
+                          counts["attn_v"], counts["ffn_down"], i_layer)
+        new = preset_tensor_type(key, site, facts)
+        if cat in counts:
+            counts[cat] += 1
+        if tensor.shape[0] % GGML_TYPES[new].block_size:
+            new = FALLBACK_TYPES.get(new, new)
             if tensor.shape[0] % GGML_TYPES[new].block_size:
                 new = "f16"
         types[tensor.name] = new
@@ -251,15 +191,16 @@ def mixture_tensor_types(preset: str, model: Model, layout: list[TensorInfo] | N
 
 
 def _category(name: str) -> str:
+    """``tensor_get_category`` of llama-quant.cpp (attn_qkv and attn_kv_b count as attn_v)."""
     if name == "output.weight":
         return "output"
-    if name == "token_embd.weight":
+    if name in ("token_embd.weight", "per_layer_token_embd.weight"):
         return "token_embd"
     if "ffn_gate_inp" in name:
         return "router"
     for part, cat in (("attn_qkv.weight", "attn_v"), ("attn_kv_b.weight", "attn_v"), ("attn_v.weight", "attn_v"),
                       ("attn_k.weight", "attn_k"), ("attn_q.weight", "attn_q"), ("attn_output.weight", "attn_output"),
-                      ("ffn_down", "ffn_down")):
+                      ("ffn_up", "ffn_up"), ("ffn_gate", "ffn_gate"), ("ffn_down", "ffn_down")):
         if part in name:
             return cat
     return "other"
@@ -284,8 +225,12 @@ def group_formats_from_tensors(tensors: list[TensorInfo], types: dict[str, str],
             formats[group] = format_of_type(next(iter(kinds[group])))
             continue
         mix = ", ".join(sorted(kinds[group]))
+        # the fastest compute class among the group's types, so the floor holds for every tensor
+        fastest = max((format_of_type(k) for k in kinds[group]),
+                      key=lambda f: COMPUTE_PRECISIONS.index(f.compute_precision))
         formats[group] = NumberFormat(
-            name=f"{label}:{group}", bits_per_element=8 * nbytes / elements, compute_precision="bf16",
+            name=f"{label}:{group}", bits_per_element=8 * nbytes / elements,
+            compute_precision=fastest.compute_precision, fallbacks=fastest.compute_fallbacks,
             description=f"{label} {group} tensors in {mix}: {nbytes} B over {elements} elements",
         )
     return formats

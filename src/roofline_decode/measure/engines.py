@@ -143,7 +143,7 @@ _GGML = {"f16": "fp16", "bf16": "bf16", "f32": "fp32"}
 
 
 def _ggml_format(text: str) -> tuple[str | None, str]:
-    """(format name or None, note) from a llama.cpp type string such as 'Q4_K - Medium'."""
+    """(format name or None, note) from a llama.cpp type name such as 'q8_0' or 'f16'."""
     from ..formats import get_format
 
     raw = re.sub(r"^mostly\s+", "", text.strip(), flags=re.I)
@@ -155,6 +155,26 @@ def _ggml_format(text: str) -> tuple[str | None, str]:
         return None, f"llama.cpp type {text!r} is not a known format: give --weights"
     note = f"{raw} read as {name} (mixes count at their base type: a lower bound on bytes)" if " - " in raw else ""
     return name, note
+
+
+def _ggml_file_type(text: str) -> tuple[str | None, str]:
+    """(weights, note) from the file type llama-bench prints in ``model_type`` / ``type``.
+
+    The strings are ``llama_model_ftype_name``'s (llama.cpp ``src/llama-model-loader.cpp``:
+    "Q4_K - Medium", "MXFP4 MoE", "IQ2_XXS - 2.0625 bpw", "IQ3_S mix - 3.66 bpw", ...; a file
+    without ``general.file_type`` prints "mostly " before it); each names a llama-quantize
+    preset, read as that preset's tensor mixture
+    (:data:`roofline_decode.formats.llama_presets.FTYPE_NAMES`).  "F16", "BF16" and "all F32"
+    are the plain formats.
+    """
+    from ..formats.llama_presets import FTYPE_NAMES
+
+    raw = re.sub(r"^(mostly|\(guessed\))\s+", "", text.strip(), flags=re.I)
+    if raw in FTYPE_NAMES:
+        return FTYPE_NAMES[raw], ""
+    if raw == "all F32":
+        return "fp32", ""
+    return _ggml_format(raw)
 
 
 _TOKENS = "a number of tokens"
@@ -210,7 +230,7 @@ def _llama_bench(rec: dict[str, Any]) -> dict[str, Any] | str:
     model_type = f.text(rec, "model_type", described) if "model_type" in rec else f.text(rec, "model", described)
     parts = model_type.split(" ", 2)
     if len(parts) == 3:
-        fmt, note = _ggml_format(parts[2])
+        fmt, note = _ggml_file_type(parts[2])
         if fmt:
             row["weight_format"] = fmt
         if note:
@@ -430,7 +450,7 @@ def load_engine_results(path: str | Path, **defaults: Any) -> PublishedRows:
     ...     _ = f.write(text + "\\n")
     >>> row = load_engine_results(f.name, model="qwen2.5-7b", accelerator="rtx-4090").rows[0]
     >>> row.batch, row.context, round(row.step_time * 1e3, 3), row.weight_format, row.kv_format
-    (1.0, 575.5, 8.339, 'q4_k', 'fp16')
+    (1.0, 575.5, 8.339, 'Q4_K_M', 'fp16')
     >>> os.unlink(f.name)
     """
     path = Path(path)
