@@ -162,6 +162,9 @@ SOURCE_VALUES = {
         'memory_capacity': (48, 'GB', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
         'memory_bandwidth': (768.0, 'GB/s', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
         'peak_flops.fp32': (38.71, 'TFLOP/s', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
+        'peak_flops.bf16': (154.8, 'TFLOP/s', 'datasheet', 'https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf'),
+        'peak_flops.fp16': (154.8, 'TFLOP/s', 'derived', 'https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf'),
+        'sparse_peak_flops.bf16': (309.6, 'TFLOP/s', 'datasheet', 'https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf'),
         'tdp': (300, 'W', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
     },
     'a40': {
@@ -207,6 +210,12 @@ SOURCE_VALUES = {
         'memory_capacity': (96, 'GB', 'datasheet', 'https://hardware-corner.net/rtx-5090-vs-rtx-pro-6000-spec-comparison-20250321'),
         'memory_bandwidth': (1792, 'GB/s', 'datasheet', 'https://hardware-corner.net/rtx-5090-vs-rtx-pro-6000-spec-comparison-20250321'),
         'peak_flops.fp32': (126, 'TFLOP/s', 'datasheet', 'https://technical.city/en/video/RTX-4000-Ada-Generation-vs-RTX-PRO-6000-Blackwell'),
+        'peak_flops.bf16': (503.8, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-pro-6000-blackwell-vs-amd-radeon-pro-duo-polaris'),
+        'peak_flops.fp16': (503.8, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-pro-6000-blackwell-vs-amd-radeon-pro-duo-polaris'),
+        'peak_flops.fp8': (1.01, 'PFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-pro-6000-blackwell-vs-amd-radeon-pro-duo-polaris'),
+        'sparse_peak_flops.bf16': (1.01, 'PFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-pro-6000-blackwell-vs-amd-radeon-pro-duo-polaris'),
+        'sparse_peak_flops.fp16': (1.01, 'PFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-pro-6000-blackwell-vs-amd-radeon-pro-duo-polaris'),
+        'sparse_peak_flops.fp8': (2.02, 'PFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-pro-6000-blackwell-vs-amd-radeon-pro-duo-polaris'),
         'tdp': (600, 'W', 'datasheet', 'https://hardware-corner.net/rtx-5090-vs-rtx-pro-6000-spec-comparison-20250321'),
         'onchip_cache': (128, 'MB', 'datasheet', 'https://technical.city/en/video/RTX-4000-Ada-Generation-vs-RTX-PRO-6000-Blackwell'),
     },
@@ -252,6 +261,8 @@ SOURCE_VALUES = {
     'jetson-agx-orin-64gb': {
         'memory_capacity': (64, 'GB', 'datasheet', 'https://static.generation-robots.com/media/Jetson-AGX-Orin-Data-Sheet.pdf'),
         'memory_bandwidth': (204.8, 'GB/s', 'datasheet', 'https://static.generation-robots.com/media/Jetson-AGX-Orin-Data-Sheet.pdf'),
+        'peak_flops.bf16': (42.5, 'TFLOP/s', 'derived', 'http://mzph.cn/web/30785.shtml'),
+        'peak_flops.fp16': (42.5, 'TFLOP/s', 'derived', 'http://mzph.cn/web/30785.shtml'),
         'peak_flops.int8': (137.5, 'TOP/s', 'derived', 'https://blog.us.fixstars.com/?p=1855&preview=true'),
         'sparse_peak_flops.int8': (275, 'TOP/s', 'datasheet', 'https://blog.us.fixstars.com/?p=1855&preview=true'),
         'tdp': (60, 'W', 'datasheet', 'https://blog.us.fixstars.com/?p=1855&preview=true'),
@@ -259,6 +270,8 @@ SOURCE_VALUES = {
     'jetson-orin-nano-super': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
         'memory_bandwidth': (102, 'GB/s', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
+        'peak_flops.bf16': (16.75, 'TFLOP/s', 'derived', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
+        'peak_flops.fp16': (16.75, 'TFLOP/s', 'derived', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
         'peak_flops.int8': (33.5, 'TOP/s', 'derived', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
         'sparse_peak_flops.int8': (67, 'TOP/s', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
         'tdp': (25, 'W', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
@@ -275,6 +288,7 @@ SOURCE_VALUES = {
         'memory_capacity': (20, 'GB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
         'memory_bandwidth': (800, 'GB/s', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
         'peak_flops.fp32': (52, 'TFLOP/s', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'peak_flops.fp16': (103.2, 'TFLOP/s', 'derived', 'https://www.hardwaredb.net/radeon-rx-7900-xt-benchmark'),
         'tdp': (315, 'W', 'datasheet', 'https://www.hardwaredb.net/radeon-rx-7900-xt-benchmark'),
         'onchip_cache': (80, 'MB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
     },
@@ -282,6 +296,7 @@ SOURCE_VALUES = {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
         'memory_bandwidth': (576, 'GB/s', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
         'peak_flops.fp32': (23.65, 'TFLOP/s', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'peak_flops.fp16': (47.31, 'TFLOP/s', 'datasheet', 'https://swavedigest.com/amd-radeon-rx-6950-xt-6760-xt-and-6650-xt-deliver-faster-memory-and-clocks-to-gamers'),
         'tdp': (335, 'W', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
         'onchip_cache': (128, 'MB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
     },
@@ -638,3 +653,24 @@ def test_list_gpus_shows_the_issue_28_devices(capsys):
     listed = {line.split()[0] for line in capsys.readouterr().out.splitlines()[1:] if line.strip()}
     assert set(ISSUE_28_DEVICES) <= listed, set(ISSUE_28_DEVICES) - listed
 
+
+
+#: The RTX 5090 has a reference CSV row (blank bf16/fp16/fp8 there), so its tensor rates are pinned here:
+#: NVIDIA's RTX Blackwell whitepaper, Appendix A, FP32-accumulate rows, dense/sparse.
+RTX_BLACKWELL_WP = "https://images.nvidia.com/aem-dam/Solutions/geforce/blackwell/nvidia-rtx-blackwell-gpu-architecture.pdf"
+RTX_5090_TENSOR = {
+    "peak_flops.bf16": (209.5, "TFLOP/s", "datasheet"),
+    "peak_flops.fp16": (209.5, "TFLOP/s", "datasheet"),
+    "peak_flops.fp8": (419, "TFLOP/s", "datasheet"),
+    "sparse_peak_flops.bf16": (419, "TFLOP/s", "datasheet"),
+    "sparse_peak_flops.fp16": (419, "TFLOP/s", "datasheet"),
+    "sparse_peak_flops.fp8": (838, "TFLOP/s", "datasheet"),
+}
+
+
+def test_rtx_5090_tensor_rates_are_the_whitepapers_fp32_accumulate_rows():
+    gpu = catalog.load_accelerator("rtx-5090")
+    for key, (value, unit, kind) in RTX_5090_TENSOR.items():
+        figure = gpu.figures[key]
+        assert (figure.value, figure.unit, figure.kind) == (value, unit, kind), key
+        assert gpu.sources[figure.source].url == RTX_BLACKWELL_WP, key
