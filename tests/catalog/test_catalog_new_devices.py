@@ -127,6 +127,9 @@ SOURCE_VALUES = {
     'rtx-5080': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'memory_bandwidth': (960, 'GB/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'peak_flops.bf16': (112.6, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
+        'peak_flops.fp16': (112.6, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
+        'peak_flops.fp8': (225.1, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
         'peak_flops.fp4': (900.5, 'TFLOP/s', 'derived', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'sparse_peak_flops.fp4': (1801, 'TFLOP/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'tdp': (360, 'W', 'datasheet', 'https://playeatsleep.fun/en/rtx-5000-specs'),
@@ -134,6 +137,9 @@ SOURCE_VALUES = {
     'rtx-5070-ti': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'memory_bandwidth': (896, 'GB/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'peak_flops.bf16': (87.9, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
+        'peak_flops.fp16': (87.9, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
+        'peak_flops.fp8': (175.8, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
         'peak_flops.fp4': (703.0, 'TFLOP/s', 'derived', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'sparse_peak_flops.fp4': (1406, 'TFLOP/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'tdp': (300, 'W', 'datasheet', 'https://playeatsleep.fun/en/rtx-5000-specs'),
@@ -141,6 +147,9 @@ SOURCE_VALUES = {
     'rtx-5070': {
         'memory_capacity': (12, 'GB', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'memory_bandwidth': (672, 'GB/s', 'datasheet', 'https://playeatsleep.fun/en/rtx-5000-specs'),
+        'peak_flops.bf16': (61.7, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
+        'peak_flops.fp16': (61.7, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
+        'peak_flops.fp8': (123.5, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
         'peak_flops.fp4': (494.0, 'TFLOP/s', 'derived', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'sparse_peak_flops.fp4': (988, 'TFLOP/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'tdp': (250, 'W', 'datasheet', 'https://playeatsleep.fun/en/rtx-5000-specs'),
@@ -149,6 +158,8 @@ SOURCE_VALUES = {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://expertspeak.ru/nvidia-rtx-5060-ti-poyavilas-v-dokumentah-ritejlerov/'),
         'memory_bandwidth': (448, 'GB/s', 'datasheet', 'https://expertspeak.ru/nvidia-rtx-5060-ti-poyavilas-v-dokumentah-ritejlerov/'),
         'tdp': (180, 'W', 'datasheet', 'https://expertspeak.ru/nvidia-rtx-5060-ti-poyavilas-v-dokumentah-ritejlerov/'),
+        'peak_flops.bf16': (47.41, 'TFLOP/s', 'derived', 'https://cputronic.com/gpu/compare/nvidia-geforce-rtx-5060-ti-16-gb-vs-nvidia-geforce-rtx-2060-super'),
+        'peak_flops.fp16': (47.41, 'TFLOP/s', 'derived', 'https://cputronic.com/gpu/compare/nvidia-geforce-rtx-5060-ti-16-gb-vs-nvidia-geforce-rtx-2060-super'),
     },
     'rtx-a4000': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.ecer.com/corp/details-uuuedqa-p1bsb03-pci-express-3-0-x16-nvidia-rtx-a4000-16g-graphics-card-for-professional-video-editing.html'),
@@ -563,6 +574,8 @@ SOURCE_VALUES = {
         'memory_capacity': (24, 'GB', 'datasheet', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
         'memory_bandwidth': (896, 'GB/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-5090-laptop-140w-vs-nvidia-geforce-rtx-4090-laptop-120w'),
         'peak_flops.fp32': (45.34, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-5090-laptop-150w-vs-nvidia-rtx-5000-max-q'),
+        'peak_flops.bf16': (90.68, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-5090-laptop-150w-vs-nvidia-rtx-5000-max-q'),
+        'peak_flops.fp16': (90.68, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-5090-laptop-150w-vs-nvidia-rtx-5000-max-q'),
         'peak_flops.fp4': (912, 'TFLOP/s', 'derived', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
         'sparse_peak_flops.fp4': (1824, 'TFLOP/s', 'datasheet', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
         'tdp': (150, 'W', 'datasheet', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
