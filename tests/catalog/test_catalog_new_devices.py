@@ -367,11 +367,17 @@ SOURCE_VALUES = {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
         'memory_bandwidth': (560, 'GB/s', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
         'tdp': (225, 'W', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+        'peak_flops.bf16': (137.6, 'TFLOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
+        'peak_flops.fp16': (137.6, 'TFLOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
+        'peak_flops.int8': (275.3, 'TOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
     },
     'arc-a750': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
         'memory_bandwidth': (512, 'GB/s', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
         'tdp': (225, 'W', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+        'peak_flops.bf16': (117.6, 'TFLOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
+        'peak_flops.fp16': (117.6, 'TFLOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
+        'peak_flops.int8': (235.1, 'TOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
     },
     'arc-a580': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
@@ -384,6 +390,9 @@ SOURCE_VALUES = {
         'memory_capacity': (6, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
         'memory_bandwidth': (186, 'GB/s', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
         'tdp': (75, 'W', 'datasheet', 'https://www.hardwareluxx.de/index.php/news/hardware/grafikkarten/58908-intel-arc-a380-startet-in-china-und-erstes-custom-modell-zeigt-sich.html'),
+        'peak_flops.bf16': (32.77, 'TFLOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
+        'peak_flops.fp16': (32.77, 'TFLOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
+        'peak_flops.int8': (65.54, 'TOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
     },
     'arc-b580': {
         'memory_capacity': (12, 'GB', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-arc-b580-vs-intel-uhd-graphics-730'),
