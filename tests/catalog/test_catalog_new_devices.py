@@ -65,6 +65,9 @@ SOURCE_VALUES = {
         'memory_capacity': (12, 'GB', 'datasheet', 'https://droix.net/geforce-rtx-3080-12-gb-launch-on-january-11/'),
         'memory_bandwidth': (912, 'GB/s', 'datasheet', 'https://droix.net/geforce-rtx-3080-12-gb-launch-on-january-11/'),
         'tdp': (350, 'W', 'datasheet', 'https://droix.net/geforce-rtx-3080-12-gb-launch-on-january-11/'),
+        'peak_flops.fp32': (30.64, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-6x-geforce-rtx-5090-vs-nvidia-geforce-rtx-3080-12gb'),
+        'peak_flops.bf16': (61.28, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/nvidia-6x-geforce-rtx-5090-vs-nvidia-geforce-rtx-3080-12gb'),
+        'peak_flops.fp16': (61.28, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/nvidia-6x-geforce-rtx-5090-vs-nvidia-geforce-rtx-3080-12gb'),
     },
     'rtx-3090-ti': {
         'memory_capacity': (24, 'GB', 'datasheet', 'https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3090-Ti-and-GeForce-RTX-3060-12-GB-GA104-comparison.html'),
@@ -79,6 +82,13 @@ SOURCE_VALUES = {
         'memory_bandwidth': (272, 'GB/s', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
         'tdp': (115, 'W', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
         'onchip_cache': (24, 'MB', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
+        'peak_flops.fp32': (15.11, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
+        'peak_flops.bf16': (30.23, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
+        'peak_flops.fp16': (30.23, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
+        'peak_flops.fp8': (60.46, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
+        'sparse_peak_flops.bf16': (60.46, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
+        'sparse_peak_flops.fp16': (60.46, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
+        'sparse_peak_flops.fp8': (120.91, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
     },
     'rtx-4060-ti-16gb': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
@@ -235,6 +245,8 @@ SOURCE_VALUES = {
         'memory_bandwidth': (1792, 'GB/s', 'datasheet', 'https://ferreiradozezere.net/entretenimento/a-mansao-na-qual-adele-viveu-nao-e-vendida-por-ser-assombrada/2388/?random-post=1'),
         'peak_flops.fp32': (110.1, 'TFLOP/s', 'datasheet', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
         'tdp': (300, 'W', 'datasheet', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
+        'peak_flops.bf16': (440.4, 'TFLOP/s', 'derived', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
+        'peak_flops.fp16': (440.4, 'TFLOP/s', 'derived', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
     },
     'rtx-pro-6000-blackwell-server': {
         'memory_capacity': (96, 'GB', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
