@@ -65,6 +65,9 @@ SOURCE_VALUES = {
         'memory_capacity': (12, 'GB', 'datasheet', 'https://droix.net/geforce-rtx-3080-12-gb-launch-on-january-11/'),
         'memory_bandwidth': (912, 'GB/s', 'datasheet', 'https://droix.net/geforce-rtx-3080-12-gb-launch-on-january-11/'),
         'tdp': (350, 'W', 'datasheet', 'https://droix.net/geforce-rtx-3080-12-gb-launch-on-january-11/'),
+        'peak_flops.fp32': (30.64, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-6x-geforce-rtx-5090-vs-nvidia-geforce-rtx-3080-12gb'),
+        'peak_flops.bf16': (61.28, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/nvidia-6x-geforce-rtx-5090-vs-nvidia-geforce-rtx-3080-12gb'),
+        'peak_flops.fp16': (61.28, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/nvidia-6x-geforce-rtx-5090-vs-nvidia-geforce-rtx-3080-12gb'),
     },
     'rtx-3090-ti': {
         'memory_capacity': (24, 'GB', 'datasheet', 'https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3090-Ti-and-GeForce-RTX-3060-12-GB-GA104-comparison.html'),
@@ -79,6 +82,13 @@ SOURCE_VALUES = {
         'memory_bandwidth': (272, 'GB/s', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
         'tdp': (115, 'W', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
         'onchip_cache': (24, 'MB', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
+        'peak_flops.fp32': (15.11, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
+        'peak_flops.bf16': (30.23, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
+        'peak_flops.fp16': (30.23, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
+        'peak_flops.fp8': (60.46, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
+        'sparse_peak_flops.bf16': (60.46, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
+        'sparse_peak_flops.fp16': (60.46, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
+        'sparse_peak_flops.fp8': (120.91, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-4060-vs-nvidia-geforce-rtx-4060'),
     },
     'rtx-4060-ti-16gb': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://geektopia.es/es/technology/2023/05/18/articulos/amp/nvidia-anuncia-las-rtx-4060-y-rtx-4060-ti-desde-299-dolares.html'),
@@ -127,6 +137,9 @@ SOURCE_VALUES = {
     'rtx-5080': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'memory_bandwidth': (960, 'GB/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'peak_flops.bf16': (112.6, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
+        'peak_flops.fp16': (112.6, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
+        'peak_flops.fp8': (225.1, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
         'peak_flops.fp4': (900.5, 'TFLOP/s', 'derived', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'sparse_peak_flops.fp4': (1801, 'TFLOP/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'tdp': (360, 'W', 'datasheet', 'https://playeatsleep.fun/en/rtx-5000-specs'),
@@ -134,6 +147,9 @@ SOURCE_VALUES = {
     'rtx-5070-ti': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'memory_bandwidth': (896, 'GB/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
+        'peak_flops.bf16': (87.9, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
+        'peak_flops.fp16': (87.9, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
+        'peak_flops.fp8': (175.8, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
         'peak_flops.fp4': (703.0, 'TFLOP/s', 'derived', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'sparse_peak_flops.fp4': (1406, 'TFLOP/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'tdp': (300, 'W', 'datasheet', 'https://playeatsleep.fun/en/rtx-5000-specs'),
@@ -141,6 +157,9 @@ SOURCE_VALUES = {
     'rtx-5070': {
         'memory_capacity': (12, 'GB', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'memory_bandwidth': (672, 'GB/s', 'datasheet', 'https://playeatsleep.fun/en/rtx-5000-specs'),
+        'peak_flops.bf16': (61.7, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
+        'peak_flops.fp16': (61.7, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
+        'peak_flops.fp8': (123.5, 'TFLOP/s', 'derived', 'https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md'),
         'peak_flops.fp4': (494.0, 'TFLOP/s', 'derived', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'sparse_peak_flops.fp4': (988, 'TFLOP/s', 'datasheet', 'https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html'),
         'tdp': (250, 'W', 'datasheet', 'https://playeatsleep.fun/en/rtx-5000-specs'),
@@ -149,6 +168,8 @@ SOURCE_VALUES = {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://expertspeak.ru/nvidia-rtx-5060-ti-poyavilas-v-dokumentah-ritejlerov/'),
         'memory_bandwidth': (448, 'GB/s', 'datasheet', 'https://expertspeak.ru/nvidia-rtx-5060-ti-poyavilas-v-dokumentah-ritejlerov/'),
         'tdp': (180, 'W', 'datasheet', 'https://expertspeak.ru/nvidia-rtx-5060-ti-poyavilas-v-dokumentah-ritejlerov/'),
+        'peak_flops.bf16': (47.41, 'TFLOP/s', 'derived', 'https://cputronic.com/gpu/compare/nvidia-geforce-rtx-5060-ti-16-gb-vs-nvidia-geforce-rtx-2060-super'),
+        'peak_flops.fp16': (47.41, 'TFLOP/s', 'derived', 'https://cputronic.com/gpu/compare/nvidia-geforce-rtx-5060-ti-16-gb-vs-nvidia-geforce-rtx-2060-super'),
     },
     'rtx-a4000': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.ecer.com/corp/details-uuuedqa-p1bsb03-pci-express-3-0-x16-nvidia-rtx-a4000-16g-graphics-card-for-professional-video-editing.html'),
@@ -162,6 +183,9 @@ SOURCE_VALUES = {
         'memory_capacity': (48, 'GB', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
         'memory_bandwidth': (768.0, 'GB/s', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
         'peak_flops.fp32': (38.71, 'TFLOP/s', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
+        'peak_flops.bf16': (154.8, 'TFLOP/s', 'datasheet', 'https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf'),
+        'peak_flops.fp16': (154.8, 'TFLOP/s', 'derived', 'https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf'),
+        'sparse_peak_flops.bf16': (309.6, 'TFLOP/s', 'datasheet', 'https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf'),
         'tdp': (300, 'W', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
     },
     'a40': {
@@ -207,6 +231,12 @@ SOURCE_VALUES = {
         'memory_capacity': (96, 'GB', 'datasheet', 'https://hardware-corner.net/rtx-5090-vs-rtx-pro-6000-spec-comparison-20250321'),
         'memory_bandwidth': (1792, 'GB/s', 'datasheet', 'https://hardware-corner.net/rtx-5090-vs-rtx-pro-6000-spec-comparison-20250321'),
         'peak_flops.fp32': (126, 'TFLOP/s', 'datasheet', 'https://technical.city/en/video/RTX-4000-Ada-Generation-vs-RTX-PRO-6000-Blackwell'),
+        'peak_flops.bf16': (503.8, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-pro-6000-blackwell-vs-amd-radeon-pro-duo-polaris'),
+        'peak_flops.fp16': (503.8, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-pro-6000-blackwell-vs-amd-radeon-pro-duo-polaris'),
+        'peak_flops.fp8': (1.01, 'PFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-pro-6000-blackwell-vs-amd-radeon-pro-duo-polaris'),
+        'sparse_peak_flops.bf16': (1.01, 'PFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-pro-6000-blackwell-vs-amd-radeon-pro-duo-polaris'),
+        'sparse_peak_flops.fp16': (1.01, 'PFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-pro-6000-blackwell-vs-amd-radeon-pro-duo-polaris'),
+        'sparse_peak_flops.fp8': (2.02, 'PFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-rtx-pro-6000-blackwell-vs-amd-radeon-pro-duo-polaris'),
         'tdp': (600, 'W', 'datasheet', 'https://hardware-corner.net/rtx-5090-vs-rtx-pro-6000-spec-comparison-20250321'),
         'onchip_cache': (128, 'MB', 'datasheet', 'https://technical.city/en/video/RTX-4000-Ada-Generation-vs-RTX-PRO-6000-Blackwell'),
     },
@@ -215,6 +245,8 @@ SOURCE_VALUES = {
         'memory_bandwidth': (1792, 'GB/s', 'datasheet', 'https://ferreiradozezere.net/entretenimento/a-mansao-na-qual-adele-viveu-nao-e-vendida-por-ser-assombrada/2388/?random-post=1'),
         'peak_flops.fp32': (110.1, 'TFLOP/s', 'datasheet', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
         'tdp': (300, 'W', 'datasheet', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
+        'peak_flops.bf16': (440.4, 'TFLOP/s', 'derived', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
+        'peak_flops.fp16': (440.4, 'TFLOP/s', 'derived', 'https://technical.city/en/video/RTX-4000-SFF-Ada-Generation-vs-RTX-PRO-6000-Blackwell-Max-Q'),
     },
     'rtx-pro-6000-blackwell-server': {
         'memory_capacity': (96, 'GB', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
@@ -252,6 +284,8 @@ SOURCE_VALUES = {
     'jetson-agx-orin-64gb': {
         'memory_capacity': (64, 'GB', 'datasheet', 'https://static.generation-robots.com/media/Jetson-AGX-Orin-Data-Sheet.pdf'),
         'memory_bandwidth': (204.8, 'GB/s', 'datasheet', 'https://static.generation-robots.com/media/Jetson-AGX-Orin-Data-Sheet.pdf'),
+        'peak_flops.bf16': (42.5, 'TFLOP/s', 'derived', 'http://mzph.cn/web/30785.shtml'),
+        'peak_flops.fp16': (42.5, 'TFLOP/s', 'derived', 'http://mzph.cn/web/30785.shtml'),
         'peak_flops.int8': (137.5, 'TOP/s', 'derived', 'https://blog.us.fixstars.com/?p=1855&preview=true'),
         'sparse_peak_flops.int8': (275, 'TOP/s', 'datasheet', 'https://blog.us.fixstars.com/?p=1855&preview=true'),
         'tdp': (60, 'W', 'datasheet', 'https://blog.us.fixstars.com/?p=1855&preview=true'),
@@ -259,6 +293,8 @@ SOURCE_VALUES = {
     'jetson-orin-nano-super': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
         'memory_bandwidth': (102, 'GB/s', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
+        'peak_flops.bf16': (16.75, 'TFLOP/s', 'derived', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
+        'peak_flops.fp16': (16.75, 'TFLOP/s', 'derived', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
         'peak_flops.int8': (33.5, 'TOP/s', 'derived', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
         'sparse_peak_flops.int8': (67, 'TOP/s', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
         'tdp': (25, 'W', 'datasheet', 'https://www.brojogopalsapui.com/dark/ai-foundations/sub_contents/AI_hardware/jetson_orin_nano_dark.html'),
@@ -275,6 +311,7 @@ SOURCE_VALUES = {
         'memory_capacity': (20, 'GB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
         'memory_bandwidth': (800, 'GB/s', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
         'peak_flops.fp32': (52, 'TFLOP/s', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'peak_flops.fp16': (103.2, 'TFLOP/s', 'derived', 'https://www.hardwaredb.net/radeon-rx-7900-xt-benchmark'),
         'tdp': (315, 'W', 'datasheet', 'https://www.hardwaredb.net/radeon-rx-7900-xt-benchmark'),
         'onchip_cache': (80, 'MB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
     },
@@ -282,6 +319,7 @@ SOURCE_VALUES = {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
         'memory_bandwidth': (576, 'GB/s', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
         'peak_flops.fp32': (23.65, 'TFLOP/s', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
+        'peak_flops.fp16': (47.31, 'TFLOP/s', 'datasheet', 'https://swavedigest.com/amd-radeon-rx-6950-xt-6760-xt-and-6650-xt-deliver-faster-memory-and-clocks-to-gamers'),
         'tdp': (335, 'W', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
         'onchip_cache': (128, 'MB', 'datasheet', 'https://www.guru3d.com/review/powercolor-radeon-rx-7900-xtx-hellhound-spectral-white-review/page-4/'),
     },
@@ -341,11 +379,17 @@ SOURCE_VALUES = {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
         'memory_bandwidth': (560, 'GB/s', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
         'tdp': (225, 'W', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+        'peak_flops.bf16': (137.6, 'TFLOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
+        'peak_flops.fp16': (137.6, 'TFLOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
+        'peak_flops.int8': (275.3, 'TOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
     },
     'arc-a750': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
         'memory_bandwidth': (512, 'GB/s', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
         'tdp': (225, 'W', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
+        'peak_flops.bf16': (117.6, 'TFLOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
+        'peak_flops.fp16': (117.6, 'TFLOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
+        'peak_flops.int8': (235.1, 'TOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
     },
     'arc-a580': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
@@ -358,6 +402,9 @@ SOURCE_VALUES = {
         'memory_capacity': (6, 'GB', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
         'memory_bandwidth': (186, 'GB/s', 'datasheet', 'https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344'),
         'tdp': (75, 'W', 'datasheet', 'https://www.hardwareluxx.de/index.php/news/hardware/grafikkarten/58908-intel-arc-a380-startet-in-china-und-erstes-custom-modell-zeigt-sich.html'),
+        'peak_flops.bf16': (32.77, 'TFLOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
+        'peak_flops.fp16': (32.77, 'TFLOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
+        'peak_flops.int8': (65.54, 'TOP/s', 'derived', 'https://m.yd166.com/jingyan/5611804206_3.html'),
     },
     'arc-b580': {
         'memory_capacity': (12, 'GB', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-arc-b580-vs-intel-uhd-graphics-730'),
@@ -548,6 +595,8 @@ SOURCE_VALUES = {
         'memory_capacity': (24, 'GB', 'datasheet', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
         'memory_bandwidth': (896, 'GB/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-5090-laptop-140w-vs-nvidia-geforce-rtx-4090-laptop-120w'),
         'peak_flops.fp32': (45.34, 'TFLOP/s', 'datasheet', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-5090-laptop-150w-vs-nvidia-rtx-5000-max-q'),
+        'peak_flops.bf16': (90.68, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-5090-laptop-150w-vs-nvidia-rtx-5000-max-q'),
+        'peak_flops.fp16': (90.68, 'TFLOP/s', 'derived', 'https://hmc-tech.com/gpu/nvidia-geforce-rtx-5090-laptop-150w-vs-nvidia-rtx-5000-max-q'),
         'peak_flops.fp4': (912, 'TFLOP/s', 'derived', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
         'sparse_peak_flops.fp4': (1824, 'TFLOP/s', 'datasheet', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
         'tdp': (150, 'W', 'datasheet', 'https://www.neowin.net/news/rtx-50-powered-laptops-promise-double-the-performance-and-40-better-battery-life/'),
@@ -638,3 +687,24 @@ def test_list_gpus_shows_the_issue_28_devices(capsys):
     listed = {line.split()[0] for line in capsys.readouterr().out.splitlines()[1:] if line.strip()}
     assert set(ISSUE_28_DEVICES) <= listed, set(ISSUE_28_DEVICES) - listed
 
+
+
+#: The RTX 5090 has a reference CSV row (blank bf16/fp16/fp8 there), so its tensor rates are pinned here:
+#: NVIDIA's RTX Blackwell whitepaper, Appendix A, FP32-accumulate rows, dense/sparse.
+RTX_BLACKWELL_WP = "https://images.nvidia.com/aem-dam/Solutions/geforce/blackwell/nvidia-rtx-blackwell-gpu-architecture.pdf"
+RTX_5090_TENSOR = {
+    "peak_flops.bf16": (209.5, "TFLOP/s", "datasheet"),
+    "peak_flops.fp16": (209.5, "TFLOP/s", "datasheet"),
+    "peak_flops.fp8": (419, "TFLOP/s", "datasheet"),
+    "sparse_peak_flops.bf16": (419, "TFLOP/s", "datasheet"),
+    "sparse_peak_flops.fp16": (419, "TFLOP/s", "datasheet"),
+    "sparse_peak_flops.fp8": (838, "TFLOP/s", "datasheet"),
+}
+
+
+def test_rtx_5090_tensor_rates_are_the_whitepapers_fp32_accumulate_rows():
+    gpu = catalog.load_accelerator("rtx-5090")
+    for key, (value, unit, kind) in RTX_5090_TENSOR.items():
+        figure = gpu.figures[key]
+        assert (figure.value, figure.unit, figure.kind) == (value, unit, kind), key
+        assert gpu.sources[figure.source].url == RTX_BLACKWELL_WP, key
