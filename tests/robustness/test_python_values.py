@@ -172,3 +172,13 @@ def test_a_speculative_context_names_the_value_the_caller_gave():
         rd.speculative_floor("llama-3.1-8b", "h100-sxm", draft="llama-3.2-1b", context=2**53 - 4)
     assert np.isfinite(rd.speculative_floor("llama-3.1-8b", "h100-sxm", draft="llama-3.2-1b",
                                             context=2**53 - 16).speedup).all()
+
+
+@pytest.mark.parametrize("value", [float("inf"), "inf", float("nan")])
+def test_board_power_and_tier_capacity_are_finite(value):
+    """A calibration file carrying its device spec with tdp_w 'inf' loaded and could not be saved
+    again (found by the fuzz suite); a memory tier's capacity had the same gap."""
+    with pytest.raises(InvalidValueError, match="tdp_w: Input should be a finite number"):
+        rd.Accelerator(name="x", memory_bandwidth=4e11, memory_capacity=64e9, tdp_w=value)
+    with pytest.raises(InvalidValueError, match="capacity: Input should be a finite number"):
+        rd.MemoryTier(name="t", bandwidth=6.4e10, capacity=value)

@@ -230,7 +230,7 @@ class Accelerator(_Hardware):
     peak_flops: dict[ComputePrecision, PositiveFloat] = Field(default_factory=dict)
     sparse_peak_flops: dict[ComputePrecision, PositiveFloat] = Field(default_factory=dict)
     interconnect: Interconnect | None = None
-    tdp_w: PositiveFloat | None = None
+    tdp_w: PositiveFloat | None = Field(default=None, allow_inf_nan=False)
     category: Category | None = None
     unified_memory: bool = False
     usable_memory_capacity: PositiveFloat | None = Field(default=None, allow_inf_nan=False)
@@ -340,7 +340,7 @@ class MemoryTier(_Hardware):
 
     bandwidth: PositiveFloat = Field(allow_inf_nan=False)
     direction: Literal["per_direction", "bidirectional", "half_duplex"] = "per_direction"
-    capacity: PositiveFloat | None = None
+    capacity: PositiveFloat | None = Field(default=None, allow_inf_nan=False)
 
     _plausible_bandwidth = _plausible_fields("bandwidth", "bandwidth")
     _plausible_capacity = _plausible_fields("capacity", "capacity")
