@@ -8,6 +8,7 @@ or the answer holds finite, positive numbers wherever the API promises them.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import math
 from collections import Counter
@@ -63,6 +64,24 @@ grid_values = st.one_of(
     st.floats(0.0, 1e7),
     anything,
 )
+
+
+def edit_json(root: Any, path: tuple[Any, ...], kind: str, value: Any) -> None:
+    """One edit of a parsed JSON document at ``path`` (keys and indices): ``"set"`` a value,
+    ``"delete"`` the entry, ``"empty"`` it, or (any other kind) append to a list there.  A path
+    an earlier edit removed raises KeyError, IndexError or TypeError."""
+    *parents, last = path
+    node = root
+    for key in parents:
+        node = node[key]
+    if kind == "set":
+        node[last] = copy.deepcopy(value)
+    elif kind == "delete":
+        node.pop(last)
+    elif kind == "empty":
+        node[last] = [] if isinstance(node[last], list) else {}
+    elif isinstance(node[last], list):
+        node[last] = node[last] + [copy.deepcopy(value)]
 
 
 def finite_positive(name: str, value: Any) -> None:

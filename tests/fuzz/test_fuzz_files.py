@@ -22,7 +22,7 @@ from roofline_decode import catalog
 from roofline_decode.measure import compare, load_measurements, load_published
 from roofline_decode.specs.model import Model
 from roofline_decode.specs.spec_file import load_spec_file
-from tests.fuzz.strategies import anything, finite_positive, outcome
+from tests.fuzz.strategies import anything, edit_json, finite_positive, outcome
 from tests.fuzz.test_fuzz_estimate import check_floor, fuzz
 
 WORK = Path(tempfile.mkdtemp(prefix="roofline-fuzz-"))
@@ -147,16 +147,7 @@ def test_config_nested_keys(path, quantization, edits, as_file):
         paths = config_paths(config)
         if not paths:
             break
-        *parents, last = paths[index % len(paths)]
-        node = config
-        for key in parents:
-            node = node[key]
-        if kind == "set":
-            node[last] = copy.deepcopy(value)
-        elif kind == "delete":
-            node.pop(last)
-        else:
-            node[last] = [] if isinstance(node[last], list) else {}
+        edit_json(config, paths[index % len(paths)], kind, value)
     if as_file:
         target = _write("nested-config.json", json.dumps(config).encode())
         model = outcome("config.json (mutated nested keys)", lambda: catalog.load_model(target))

@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from roofline_decode.measure import Measurement, calibrate, compare, load_calibration, load_engine_results
-from tests.fuzz.strategies import INPUTS, finite_positive, outcome, run_cli
+from tests.fuzz.strategies import INPUTS, edit_json, finite_positive, outcome, run_cli
 from tests.fuzz.test_fuzz_estimate import fuzz
 from tests.fuzz.test_fuzz_files import byte_mutations, json_lies as lies
 
@@ -179,19 +179,8 @@ def check_calibration(cal) -> None:
 def test_calibration_fields(which, edits):
     data = json.loads(json.dumps(CALIBRATIONS[which]))
     for index, kind, value in edits:
-        *parents, last = PATHS[which][index % len(PATHS[which])]
-        node = data
         try:
-            for key in parents:
-                node = node[key]
-            if kind == "set":
-                node[last] = copy.deepcopy(value)
-            elif kind == "delete":
-                node.pop(last)
-            elif kind == "empty":
-                node[last] = [] if isinstance(node[last], list) else {}
-            elif isinstance(node[last], list):
-                node[last] = node[last] + [copy.deepcopy(value)]
+            edit_json(data, PATHS[which][index % len(PATHS[which])], kind, value)
         except (KeyError, IndexError, TypeError, AttributeError):  # an earlier edit removed or replaced the path
             continue
     path = WORK / "calibration.json"

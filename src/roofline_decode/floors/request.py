@@ -242,12 +242,13 @@ def _decode_sums(model: Model, accelerator: Accelerator, batch: float, prompt: f
     separate evaluation bit for bit (each block summed as numpy sums one array)."""
     layers, m_kv, _ = layer_terms(model)
     ends = {o: int(prompt + o - 1) for o in outputs}
+    last_end = max(ends.values())
     sums = np.zeros(4)  # decode time, FLOPs, bytes, compute-bound steps
     first = np.nan
     out: dict[float, dict[str, float]] = {o: {"decode": 0.0, "flops_d": 0.0, "bytes_d": 0.0, "first": np.nan,
                                              "last": np.nan, "steps_compute": 0.0} for o in outputs if o <= 1}
-    for start in range(int(prompt), max(ends.values()), DECODE_BLOCK):
-        contexts = np.arange(start, min(start + DECODE_BLOCK, max(ends.values())), dtype=float)
+    for start in range(int(prompt), last_end, DECODE_BLOCK):
+        contexts = np.arange(start, min(start + DECODE_BLOCK, last_end), dtype=float)
         d = decode_floor(model, accelerator, batch, contexts, sparse=sparse, routing=routing)
         step_bytes = d.bytes_total
         memory = d.memory_time_s
