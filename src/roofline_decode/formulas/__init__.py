@@ -27,7 +27,8 @@ from .prefill import (
 )
 from .speculative import expected_tokens_per_round, speculative_speedup, speculative_time_per_token
 from .shared_prefix import shared_prefix_positions, shared_prefix_saved_bytes
-from .serving import littles_law_concurrency, request_rate_at_concurrency, requests_per_second
+from .serving import (closed_loop_latency, kv_transfer_time, littles_law_concurrency, prefill_tokens_per_step,
+                      request_rate_at_concurrency, requests_per_second, time_per_output_token, workers_for_rate)
 from .tiers import overlapped_tiered_memory_time, required_tier_bandwidth, tiered_memory_time
 from .kv_cache import (
     attended_positions,
@@ -96,6 +97,7 @@ PUBLIC_FORMULAS = {
         recurrent_state_share, sharded_bytes,
         pipeline_step_time,
         requests_per_second, littles_law_concurrency, request_rate_at_concurrency,
+        prefill_tokens_per_step, time_per_output_token, closed_loop_latency, kv_transfer_time, workers_for_rate,
         tiered_memory_time, overlapped_tiered_memory_time, required_tier_bandwidth,
         serial_chain_time,
         prefill_attended_positions, prefill_attention_flops, prefill_matmul_flops, prefill_weight_bytes,
@@ -120,6 +122,7 @@ __all__ = [
     "batch_capacity",
     "board_energy",
     "chunked_attended_positions",
+    "closed_loop_latency",
     "compute_time",
     "context_capacity",
     "cost_per_token",
@@ -138,6 +141,7 @@ __all__ = [
     "kv_cache_bytes",
     "kv_head_share",
     "kv_read_bytes",
+    "kv_transfer_time",
     "kv_write_bytes",
     "littles_law_concurrency",
     "mamba2_matrix_parameters",
@@ -156,6 +160,7 @@ __all__ = [
     "prefill_attention_flops",
     "prefill_kv_read_bytes",
     "prefill_matmul_flops",
+    "prefill_tokens_per_step",
     "prefill_weight_bytes",
     "recurrent_state_bytes",
     "recurrent_state_share",
@@ -175,7 +180,9 @@ __all__ = [
     "step_time",
     "tensor_parallel_communication_time",
     "tiered_memory_time",
+    "time_per_output_token",
     "tokens_per_second",
     "usable_memory",
     "weight_bytes_read",
+    "workers_for_rate",
 ]
