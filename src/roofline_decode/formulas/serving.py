@@ -11,6 +11,7 @@ from __future__ import annotations
 from .._typing import ArrayOrExpr, Operand
 
 __all__ = ["requests_per_second", "littles_law_concurrency", "request_rate_at_concurrency", "prefill_tokens_per_step",
+           "steady_decode_batch",
            "time_per_output_token", "closed_loop_latency", "kv_transfer_time", "workers_for_rate"]
 
 
@@ -116,21 +117,59 @@ def request_rate_at_concurrency(
     return concurrency / (output_length * step_time)
 
 
-def prefill_tokens_per_step(batch: Operand, prompt: Operand, output_length: Operand, clients: Operand) -> ArrayOrExpr:
-    r"""Prompt tokens of the other clients' requests that each decode step carries in steady state.
+def steady_decode_batch(batch: Operand, output_length: Operand) -> ArrayOrExpr:
+    r"""Sequences a request's decode steps carry in the steady state of continuous batching.
 
-    .. math:: p = \frac{B \, P}{N_{out} - 1} \cdot \frac{N_c - 1}{N_c}
+    .. math:: B_{dec} = 1 + (B - 1)\,\frac{N_{out} - 1}{N_{out}}
 
     Parameters
     ----------
     batch : array_like
-        Sequences decoding in every step B [1].
+        Requests admitted to the running batch B [1], >= 1.
+    output_length : array_like
+        Output tokens per request N_out [tokens], > 1.
+
+    Returns
+    -------
+    array_like
+        Decode tokens per step seen by a decoding request B_dec [1]: itself, and each other admitted
+        request that is decoding rather than in the step of its prefill.
+
+    Notes
+    -----
+    A request holds its slot for one step of prefill (the step that yields its first token; a
+    prefill spread over more steps leaves fewer slots decoding) and N_out − 1 decode steps, so
+    in steady state, with the slots' phases spread evenly, each other slot decodes in a share
+    (N_out − 1)/N_out of the steps.  One request alone (B = 1) decodes alone.
+
+    References
+    ----------
+    .. [1] Yu et al., "Orca: A Distributed Serving System for Transformer-Based Generative
+       Models", OSDI 2022, §4 (iteration-level scheduling).
+
+    Examples
+    --------
+    128 requests admitted with 128 output tokens each: a decode step carries 127 of them.
+
+    >>> steady_decode_batch(128, 128)
+    127.0078125
+    """
+    return 1 + (batch - 1) * (output_length - 1) / output_length
+
+
+def prefill_tokens_per_step(batch: Operand, prompt: Operand, output_length: Operand) -> ArrayOrExpr:
+    r"""Prompt tokens of the other requests that each decode step carries in steady state.
+
+    .. math:: p = \frac{(B - 1)\, P}{N_{out}}
+
+    Parameters
+    ----------
+    batch : array_like
+        Requests admitted to the running batch B [1], >= 1.
     prompt : array_like
         Prompt tokens per request P [tokens] (the benchmarks' input length, ISL).
     output_length : array_like
         Output tokens per request N_out [tokens], > 1.
-    clients : array_like
-        Clients of the closed loop N_c [1], >= 1 (the benchmarks' max concurrency).
 
     Returns
     -------
@@ -139,13 +178,12 @@ def prefill_tokens_per_step(batch: Operand, prompt: Operand, output_length: Oper
 
     Notes
     -----
-    Little's law per step: each step yields B decode tokens and a request needs N_out − 1 of
-    them (the prefill yields its first), so B / (N_out − 1) requests end per step and, in a
-    closed loop in steady state, as many start, each with P prompt tokens.  A request's
-    own next prompt arrives only after it ends, so the decode steps of a request carry the
-    prompts of the other C − 1 clients: their share (C − 1)/C of the arrivals (one client: no
-    prefill beside its decode).  Assumes the prompts are spread evenly over the steps
-    (stationary chunked prefill).
+    Little's law per slot: a slot holds a request for N_out steps (one step of prefill that
+    yields the first token, N_out − 1 decode steps), so B / N_out requests start per step, each
+    with P prompt tokens.  A request's own prompt is not in its decode steps: they carry the
+    prompts of the other B − 1 slots.  Assumes the prompts are spread evenly over the steps
+    (stationary chunked prefill): a run that bunches them into steps outside a request's decode
+    steps breaks it (and pays in TTFT).
 
     References
     ----------
@@ -155,13 +193,13 @@ def prefill_tokens_per_step(batch: Operand, prompt: Operand, output_length: Oper
 
     Examples
     --------
-    Qwen3-32B served to 128 clients with 4,096-token prompts and 128 output tokens: about 4,096
-    prompt tokens ride along every decode step of 128 sequences.
+    Qwen3-32B served to 128 clients with 4,096-token prompts and 128 output tokens: 4,064
+    prompt tokens ride along every decode step.
 
-    >>> round(prefill_tokens_per_step(128, 4096, 128, 128), 1)
-    4096.0
+    >>> prefill_tokens_per_step(128, 4096, 128)
+    4064.0
     """
-    return batch * prompt / (output_length - 1) * (clients - 1) / clients
+    return (batch - 1) * prompt / output_length
 
 
 def time_per_output_token(e2e_latency: Operand, ttft: Operand, output_length: Operand) -> ArrayOrExpr:

@@ -311,6 +311,7 @@ clients | N_c | N_{c} | 1 | positive | clients of a closed loop, each with one r
     concurrency)
 prefill_tokens_per_step | p_step | p_{step} | tokens | nonnegative | prompt tokens of other requests each decode step
     carries in steady state
+steady_decode_batch | B_dec | B_{dec} | 1 | positive | sequences a request's decode steps carry in steady state
 e2e_latency | E2E | \mathrm{E2E} | s | positive | end-to-end latency of a request, send to last token
 ttft | TTFT | \mathrm{TTFT} | s | positive | time to first token (queueing included)
 time_per_output_token | TPOT | \mathrm{TPOT} | s | positive | time per output token after the first, (E2E - TTFT) /

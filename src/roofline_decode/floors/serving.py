@@ -1,0 +1,471 @@
+"""Layer 3: ``serving_floor``: the floors of the metrics serving benchmarks report, in steady state.
+
+Closed-loop clients (vLLM ``benchmark_serving`` / SGLang ``bench_serving`` with a max
+concurrency C and no request-rate limit) send N_in-token prompts and read N_out output tokens.
+The metrics are the benchmarks': TTFT (queueing included), TPOT = (E2E − TTFT)/(N_out − 1),
+ITL (its mean equals the mean TPOT when every request has N_out tokens), E2E, output tokens/s
+per GPU, per user (1 / TPOT, AIConfigurator's "tokens/s/user") and requests/s.  Times are
+floors, rates ceilings.  The derivation and the assumptions a faster run would have to break
+are in docs/serving.md; in brief:
+
+* **running batch** B = min(C, the sequences whose KV cache at the mean decode context
+  N_in + (N_out − 2)/2 fits beside the weights on every device of the layout); the other
+  C − B clients queue.
+* **aggregated** (prefill and decode on the same devices, continuous batching with chunked
+  prefill): a slot holds a request for one step of prefill and N_out − 1 decode steps, so a
+  request's decode steps carry itself and the other slots that decode,
+  1 + (B − 1)(N_out − 1)/N_out sequences (:func:`~roofline_decode.formulas.steady_decode_batch`),
+  and the prompts of the others, (B − 1)·N_in/N_out tokens
+  (:func:`~roofline_decode.formulas.prefill_tokens_per_step`), the weights read once per step;
+  TPOT >= that step's floor (assumptions A1, A2 of the docs).  TTFT >= the request's own
+  prefill floor on the layout (any schedule) and >= one step (A2).
+* **disaggregated**: TTFT >= the prefill floor on a prefill worker plus the KV transfer of the
+  prompt over the link; TPOT >= the decode step of a decode worker at its share of the
+  running batch.
+* **rates**: the request rate is at most the running batch over the time a request holds its
+  slot (TTFT + (N_out − 1)·TPOT), and at most what the devices can do if every step carried
+  the whole prefill work (aggregated) or what the prefill and decode workers can do
+  (disaggregated); E2E = C/λ (Little's law, closed loop), TTFT = E2E − (N_out − 1)·TPOT.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import formulas as f
+from .._typing import Broadcastable
+from ..checks import non_negative, positive, fraction, whole_number
+from ..errors import InvalidValueError
+from .capacity import DEFAULT_RESERVE, kv_bytes_per_sequence
+from .grid import KvLike, WeightsLike, broadcast_grid
+from .grid_result import GridResult
+from .prefill import PREFILL_WITHOUT_PEAK, device_timing, resolve_model_and_device, routing_notes
+from .request import mean_decode_context, whole_array
+from .serving_worker import ROUTINGS, Layout, Worker, resolve_layout, sequences_that_fit
+
+__all__ = ["MODES", "BalancedWorkers", "ServingFloor", "balanced_workers", "serving_floor", "kv_link_bandwidth"]
+
+#: Serving modes: prefill and decode on the same devices, or on separate workers.
+MODES = ("aggregated", "disaggregated")
+
+#: What limits the request rate, by index (``ServingFloor.limited_by``).
+LIMITS = ("latency", "running batch", "device throughput", "prefill workers", "decode workers")
+
+#: What the assumptions of the steady step are called in the notes (docs/serving.md).
+ASSUMPTIONS = ("steady state of closed-loop clients (docs/serving.md): an admitted request is prefilled in one step "
+               "and then decodes in every step (A1), and the other requests' prompts ride along the steps evenly "
+               "(A2); TTFT >= the request's own prefill floor holds for any schedule")
+
+
+@dataclass(frozen=True)
+class ServingFloor(GridResult):
+    """Floors of the serving-benchmark metrics, broadcast over concurrency × input × output length.
+
+    SI units (seconds, tokens/s).  ``running_batch``: requests admitted (B, per decode worker in
+    disaggregated mode), ``queued``: clients waiting for a slot (C − admitted), ``max_running``:
+    sequences the KV cache holds per worker; ``decode_batch``: sequences a request's decode
+    steps carry; ``prefill_tokens_per_step``: prompt tokens riding along each of them (0 when
+    disaggregated); ``decode_step_s``: the decode step alone at ``decode_batch``; ``step_time_s`` with its ``memory_time_s``, ``compute_time_s`` and
+    ``communication_time_s``: the steady step (the TPOT floor); ``prefill_s``: the request's
+    prefill alone on its worker; ``kv_transfer_s``: the prompt's KV moved to a decode worker;
+    ``queue_time_s`` = ``ttft_s`` − ``prefill_s`` − ``kv_transfer_s``.  ``limited_by`` names the
+    bound that sets the request rate (:data:`LIMITS`).  ``num_devices`` counts every GPU of the
+    deployment (the per-GPU rate divides by it)."""
+
+    model: str
+    accelerator: str
+    mode: str
+    layout: str
+    num_devices: int
+    concurrency: np.ndarray
+    input_length: np.ndarray
+    output_length: np.ndarray
+    mean_context: np.ndarray
+    running_batch: np.ndarray
+    decode_batch: np.ndarray
+    queued: np.ndarray
+    max_running: np.ndarray
+    prefill_tokens_per_step: np.ndarray
+    decode_step_s: np.ndarray
+    memory_time_s: np.ndarray
+    compute_time_s: np.ndarray
+    communication_time_s: np.ndarray
+    step_time_s: np.ndarray
+    prefill_s: np.ndarray
+    kv_transfer_s: np.ndarray
+    queue_time_s: np.ndarray
+    ttft_s: np.ndarray
+    tpot_s: np.ndarray
+    itl_s: np.ndarray
+    e2e_latency_s: np.ndarray
+    requests_per_s: np.ndarray
+    output_tokens_per_s: np.ndarray
+    output_tokens_per_s_per_gpu: np.ndarray
+    output_tokens_per_s_per_user: np.ndarray
+    limited_by: np.ndarray
+    prefill_workers: int = 0
+    decode_workers: int = 0
+    notes: tuple[str, ...] = field(default=())
+    routing: str = "uniform"
+
+    RECORD_KEYS = (
+        "model", "accelerator", "mode", "layout", "num_devices", "concurrency", "input_length", "output_length",
+        "running_batch", "decode_batch", "queued", "max_running", "prefill_tokens_per_step", "decode_step_s", "step_time_s",
+        "memory_time_s", "compute_time_s", "communication_time_s", "prefill_s", "kv_transfer_s", "queue_time_s",
+        "ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "requests_per_s", "output_tokens_per_s",
+        "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_user", "limited_by",
+    )
+    COLUMNS = (
+        ("C", "concurrency", 1.0), ("ISL", "input_length", 1.0), ("OSL", "output_length", 1.0),
+        ("running", "running_batch", 1.0), ("queued", "queued", 1.0),
+        ("prefill tok/step", "prefill_tokens_per_step", 1.0), ("decode ms", "decode_step_s", 1e-3),
+        ("TTFT ms", "ttft_s", 1e-3), ("TPOT ms", "tpot_s", 1e-3), ("E2E s", "e2e_latency_s", 1.0),
+        ("req/s", "requests_per_s", 1.0), ("tok/s/GPU", "output_tokens_per_s_per_gpu", 1.0),
+        ("tok/s/user", "output_tokens_per_s_per_user", 1.0), ("limited by", "limited_by", None),
+    )
+
+    def title(self) -> str:
+        return (f"serving floors of {self.model} on {self.num_devices} x {self.accelerator} ({self.mode}, "
+                f"{self.layout}): closed-loop clients; times are floors, rates ceilings")
+
+
+def kv_link_bandwidth(accelerator: Any, link_bandwidth: float | None) -> tuple[float, tuple[str, ...]]:
+    """Per-direction bandwidth [B/s] of the link a prompt's KV crosses from a prefill to a decode
+    worker, and a note: ``link_bandwidth`` when given, else the device's scale-out link
+    (``accelerator.scale_out``, the NIC), else its scale-up interconnect (workers in one
+    NVLink domain), which a note states."""
+    if link_bandwidth is not None:
+        return positive("link_bandwidth", link_bandwidth, "a finite bandwidth > 0 in B/s"), ()
+    scale_out = getattr(accelerator, "scale_out", None)
+    if scale_out is not None:
+        return float(scale_out.per_direction_bandwidth), ()
+    link = accelerator.interconnect
+    if link is None:
+        raise InvalidValueError("link_bandwidth", None, f"a per-direction bandwidth in B/s for the KV transfer: "
+                                f"{accelerator.name} has neither a scale-out nor an interconnect figure")
+    return float(link.per_direction_bandwidth), (
+        f"KV transfer over the scale-up link ({link.name}, {link.per_direction_bandwidth / 1e9:.4g} GB/s per "
+        "direction): no scale-out figure for the device, so the prefill and decode workers are taken to share an "
+        "NVLink domain; pass link_bandwidth= for workers in different nodes",)
+
+
+def _step_time(parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    memory, compute, comm = parts
+    return np.asarray(np.maximum(np.maximum(memory, compute), comm))
+
+
+def serving_floor(
+    model: Any,
+    accelerator: Any,
+    concurrency: Broadcastable,
+    input_length: Broadcastable,
+    output_length: Broadcastable,
+    *,
+    parallel: Any = None,
+    mode: str = "aggregated",
+    prefill_parallel: Any = None,
+    decode_parallel: Any = None,
+    prefill_workers: int = 1,
+    decode_workers: int = 1,
+    routing: str = "uniform",
+    weights: WeightsLike = None,
+    kv: KvLike = None,
+    chunk: Broadcastable | None = None,
+    sparse: bool = False,
+    link_bandwidth: float | None = None,
+    max_batch: int | None = None,
+    reserve: float = DEFAULT_RESERVE,
+    reserve_fraction: float = 0.0,
+) -> ServingFloor:
+    """Floors of TTFT, TPOT, ITL and E2E and ceilings of the throughputs of closed-loop serving.
+
+    Parameters
+    ----------
+    model, accelerator : Model/str, Accelerator/str
+        A model and a device, or catalog ids.
+    concurrency : array_like
+        Clients of the closed loop C [1], whole, >= 1 (the benchmarks' max concurrency).
+    input_length : array_like
+        Prompt tokens per request N_in [tokens], whole, >= 1.
+    output_length : array_like
+        Output tokens per request N_out [tokens], whole, >= 2 (TPOT needs a second token).
+    parallel : int or Parallel, optional
+        Layout of one replica (aggregated) and the default of both workers (disaggregated):
+        None (one device) or a tensor-parallel degree.
+    mode : {"aggregated", "disaggregated"}
+    prefill_parallel, decode_parallel : int or Parallel, optional
+        Layouts of a prefill and of a decode worker (disaggregated; default ``parallel``).
+    prefill_workers, decode_workers : int
+        Workers of each kind (disaggregated), >= 1.
+    routing : {"uniform", "identical"}
+        MoE routing ("identical": the strict floor).
+    weights, kv : str, NumberFormat or dict, optional
+        Weight and KV-cache formats (None: the model's).
+    chunk : array_like, optional
+        Chunked-prefill size [tokens]: every chunk re-reads the KV of the chunks before it
+        (default: none, the least KV read).
+    sparse : bool
+        Use 2:4 structured-sparsity peaks.
+    link_bandwidth : float, optional
+        Per-direction bandwidth [B/s] of the link the KV crosses (disaggregated); default the
+        device's scale-out link, else its scale-up interconnect (a note says so).
+    max_batch : int, optional
+        Most requests a worker runs at once (a server's max_num_seqs).
+    reserve, reserve_fraction
+        The usable-memory rule per device (:func:`~roofline_decode.planning.usable_memory`).
+
+    Returns
+    -------
+    ServingFloor
+
+    Examples
+    --------
+    Qwen3-32B in fp8 (fp8 KV cache) on 4 H100s with tensor parallelism, 128 clients, 4,096-token
+    prompts: the TPOT floor falls with the output length as the prompts riding along each
+    decode step thin out (TensorRT-LLM measured 118.5, 67.3 and 42.1 ms; the decode step of
+    the 127 sequences alone is 7.6 ms).
+
+    >>> r = serving_floor("qwen3-32b-fp8", "h100-sxm", 128, 4096, [128, 256, 512], parallel=4, kv="fp8")
+    >>> [round(float(t) * 1e3, 1) for t in r.tpot_s]
+    [35.4, 18.3, 9.8]
+    >>> [round(float(t) * 1e3, 1) for t in r.decode_step_s]
+    [7.6, 7.7, 7.9]
+    """
+    model, accelerator = resolve_model_and_device(model, accelerator, weights, kv)
+    if not isinstance(mode, str) or mode not in MODES:
+        raise InvalidValueError("mode", mode, "'aggregated' or 'disaggregated'")
+    if not isinstance(routing, str) or routing not in ROUTINGS:
+        raise InvalidValueError("routing", routing, "'uniform' or 'identical'")
+    clients = whole_array("concurrency", concurrency, 1)
+    prompt = whole_array("input_length", input_length, 1)
+    output = whole_array("output_length", output_length, 2)
+    chunk_array = None if chunk is None else whole_array("chunk", chunk, 1)
+    grid = broadcast_grid(concurrency=clients, input_length=prompt, output_length=output,
+                          **({} if chunk_array is None else {"chunk": chunk_array}))
+    clients, prompt, output = grid[:3]
+    chunk_grid = grid[3] if chunk_array is not None else None
+    cap = None if max_batch is None else whole_number("max_batch", max_batch, 1)
+    reserve = non_negative("reserve", reserve, "a finite number of bytes >= 0")
+    reserve_fraction = fraction("reserve_fraction", reserve_fraction)
+    context = np.asarray(mean_decode_context(prompt, output), dtype=float)
+    timing = device_timing(model, accelerator, sparse)
+    steps = output - 1
+    if mode == "aggregated":
+        for name, value in (("prefill_parallel", prefill_parallel), ("decode_parallel", decode_parallel)):
+            if value is not None:
+                raise InvalidValueError(name, value, "None in aggregated mode (give parallel=, or mode='disaggregated')")
+        if prefill_workers != 1 or decode_workers != 1:
+            raise InvalidValueError("prefill_workers/decode_workers", (prefill_workers, decode_workers),
+                                    "1 in aggregated mode (one replica; mode='disaggregated' has workers)")
+        layout = resolve_layout("parallel", parallel)
+        fit, _ = sequences_that_fit(model, accelerator, layout, context, reserve, reserve_fraction)
+        fit = fit if cap is None else np.minimum(fit, cap)
+        batch = np.minimum(clients, fit)
+        # a decoding request sees itself and the other slots that are not in their prefill step;
+        # over time the slots decode B (N_out - 1)/N_out sequences and start B / N_out prompts a step
+        seen = np.asarray(f.steady_decode_batch(batch, output), dtype=float)
+        worker, mean = Worker.build(model, accelerator, timing, layout, (seen, batch * steps / output), context, prompt,
+                                    chunk_grid, routing)
+        ride = np.asarray(f.prefill_tokens_per_step(batch, prompt, output), dtype=float)
+        decode_step = _step_time(worker.step(0.0))
+        memory, compute, comm = worker.step(ride / prompt)
+        tpot = _step_time((memory, compute, comm))
+        prefill = _step_time(worker.prefill_alone())
+        ttft_service = np.maximum(prefill, tpot)
+        transfer = np.zeros_like(tpot)
+        slots = batch / (ttft_service + steps * tpot)
+        rates = [np.where(batch < clients, np.inf, slots), np.where(batch < clients, slots, np.inf),
+                 (batch / output) / _step_time(mean.step(batch / output)), np.full_like(tpot, np.inf),
+                 np.full_like(tpot, np.inf)]
+        devices, label, workers = layout.num_devices, str(layout), (0, 0)
+        notes = worker.notes
+    else:
+        n_p, n_d = whole_number("prefill_workers", prefill_workers, 1), whole_number("decode_workers", decode_workers, 1)
+        p_layout = resolve_layout("prefill_parallel", parallel if prefill_parallel is None else prefill_parallel)
+        d_layout = resolve_layout("decode_parallel", parallel if decode_parallel is None else decode_parallel)
+        fit, _ = sequences_that_fit(model, accelerator, d_layout, context, reserve, reserve_fraction)
+        fit = fit if cap is None else np.minimum(fit, cap)
+        batch = np.minimum(clients / n_d, fit)
+        decoder, = Worker.build(model, accelerator, timing, d_layout, (batch,), context, prompt, chunk_grid, routing)
+        prefiller, = Worker.build(model, accelerator, timing, p_layout, (np.ones_like(batch),), context, prompt,
+                                  chunk_grid, routing)
+        seen = batch
+        link, link_notes = kv_link_bandwidth(accelerator, link_bandwidth)
+        kv_bytes = np.asarray(kv_bytes_per_sequence(model, prompt), dtype=float)
+        transfer = np.asarray(f.kv_transfer_time(prompt, kv_bytes / prompt, link,
+                                                 min(p_layout.num_devices, d_layout.num_devices)))
+        ride = np.zeros_like(batch)
+        memory, compute, comm = decoder.step(0.0)
+        tpot = decode_step = _step_time((memory, compute, comm))
+        prefill = _step_time(prefiller.prefill_alone())
+        ttft_service = prefill + transfer
+        rates = [clients / (ttft_service + steps * tpot), np.full_like(tpot, np.inf), np.full_like(tpot, np.inf),
+                 n_p / prefiller.prompt_work(), n_d * batch / (steps * tpot)]
+        devices = n_p * p_layout.num_devices + n_d * d_layout.num_devices
+        label, workers = f"{n_p} x prefill {p_layout} + {n_d} x decode {d_layout}", (n_p, n_d)
+        notes = tuple(dict.fromkeys(prefiller.notes + decoder.notes + link_notes))
+    stacked = np.stack(np.broadcast_arrays(*rates))
+    with np.errstate(invalid="ignore"):
+        rate = np.min(stacked, axis=0)
+        limit = np.asarray(LIMITS)[np.argmin(np.where(np.isnan(stacked), np.inf, stacked), axis=0)]
+    admitted = batch if mode == "aggregated" else batch * n_d
+    nothing = admitted < 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e2e = np.asarray(f.closed_loop_latency(clients, rate), dtype=float)
+        ttft = e2e - steps * tpot
+        return ServingFloor(
+            model=model.name, accelerator=accelerator.id or accelerator.name, mode=mode, layout=label,
+            num_devices=devices, concurrency=clients, input_length=prompt, output_length=output, mean_context=context,
+            running_batch=np.where(nothing, 0.0, batch), decode_batch=np.where(nothing, 0.0, seen), queued=np.maximum(clients - admitted, 0.0),
+            max_running=np.broadcast_to(fit, clients.shape).astype(float), prefill_tokens_per_step=ride,
+            decode_step_s=_void(decode_step, nothing), memory_time_s=_void(memory, nothing),
+            compute_time_s=_void(compute, nothing), communication_time_s=_void(comm, nothing),
+            step_time_s=_void(tpot, nothing), prefill_s=prefill, kv_transfer_s=transfer,
+            queue_time_s=_void(ttft - ttft_service, nothing), ttft_s=_void(ttft, nothing),
+            tpot_s=_void(tpot, nothing), itl_s=_void(tpot, nothing), e2e_latency_s=_void(e2e, nothing),
+            requests_per_s=np.where(nothing, 0.0, rate), output_tokens_per_s=np.where(nothing, 0.0, rate * output),
+            output_tokens_per_s_per_gpu=np.where(nothing, 0.0, rate * output / devices),
+            output_tokens_per_s_per_user=np.where(nothing, 0.0, 1.0 / tpot),
+            limited_by=np.where(nothing, "memory (no sequence fits)", limit), prefill_workers=workers[0],
+            decode_workers=workers[1], routing=routing,
+            notes=_notes(model, timing, routing, notes, clients, admitted, nothing),
+        )
+
+
+def _void(value: np.ndarray, nothing: np.ndarray) -> np.ndarray:
+    """``value`` with NaN where no sequence fits (no step runs there)."""
+    return np.asarray(np.where(nothing, np.nan, value))
+
+
+def _notes(model: Any, timing: Any, routing: str, layout_notes: tuple[str, ...], clients: np.ndarray,
+           admitted: np.ndarray, nothing: np.ndarray) -> tuple[str, ...]:
+    """The assumptions, the layout's notes, who queues, and the peak and routing notes."""
+    notes = [ASSUMPTIONS, *layout_notes]
+    queued = (clients > admitted) & ~nothing
+    if queued.any():
+        worst = int(np.argmax(np.where(queued, clients - admitted, -1)))
+        c, b = float(clients.flat[worst]), float(admitted.flat[worst])
+        notes.append(f"the KV cache holds {b:.0f} sequences at the mean decode context: of {c:.0f} clients, "
+                     f"{c - b:.0f} queue (the largest queue of the grid; see queued); their wait is in TTFT")
+    if nothing.any():
+        notes.append("where the weights leave no room for one sequence's KV cache nothing runs: times NaN, rates 0")
+    return tuple(dict.fromkeys((*notes, *timing.notes(PREFILL_WITHOUT_PEAK), *routing_notes(model, routing))))
+
+
+@dataclass(frozen=True)
+class BalancedWorkers(GridResult):
+    """Prefill and decode workers that balance in disaggregated serving (ceilings per worker).
+
+    ``prefill_rate_per_worker`` [1/s]: the most prompts a prefill worker completes per second
+    (its prompts' FLOPs, KV bytes and link bytes, the weights shared by batched prompts);
+    ``decode_rate_per_worker`` [1/s]: the most requests a decode worker completes per second at
+    ``decode_batch`` (B / ((N_out − 1) · decode step floor)); ``ratio`` = prefill workers per
+    decode worker that keep both busy; for a ``request_rate`` the whole workers of each kind it
+    needs at least (NaN without one)."""
+
+    model: str
+    accelerator: str
+    layout: str
+    input_length: np.ndarray
+    output_length: np.ndarray
+    decode_batch: np.ndarray
+    decode_step_s: np.ndarray
+    prefill_rate_per_worker: np.ndarray
+    decode_rate_per_worker: np.ndarray
+    ratio: np.ndarray
+    request_rate: np.ndarray
+    prefill_workers: np.ndarray
+    decode_workers: np.ndarray
+    notes: tuple[str, ...] = ()
+
+    RECORD_KEYS = ("model", "accelerator", "layout", "input_length", "output_length", "decode_batch", "decode_step_s",
+                   "prefill_rate_per_worker", "decode_rate_per_worker", "ratio", "request_rate", "prefill_workers",
+                   "decode_workers")
+    COLUMNS = (("ISL", "input_length", 1.0), ("OSL", "output_length", 1.0), ("decode B", "decode_batch", 1.0),
+               ("decode ms", "decode_step_s", 1e-3), ("prefill req/s/worker", "prefill_rate_per_worker", 1.0),
+               ("decode req/s/worker", "decode_rate_per_worker", 1.0), ("P:D ratio", "ratio", 1.0),
+               ("prefill workers", "prefill_workers", 1.0), ("decode workers", "decode_workers", 1.0))
+
+    def title(self) -> str:
+        return f"balanced prefill and decode workers of {self.model} on {self.accelerator} ({self.layout})"
+
+
+def balanced_workers(model: Any, accelerator: Any, input_length: Broadcastable, output_length: Broadcastable,
+                     decode_batch: Broadcastable, *, request_rate: float | None = None, prefill_parallel: Any = None,
+                     decode_parallel: Any = None, routing: str = "uniform", weights: WeightsLike = None,
+                     kv: KvLike = None, chunk: Broadcastable | None = None, sparse: bool = False,
+                     reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0) -> BalancedWorkers:
+    """The prefill:decode worker ratio that balances disaggregated serving, and the workers a rate needs.
+
+    A prefill worker completes at most μ_p = 1 / (least time of one prompt, weights shared)
+    requests per second, a decode worker at most μ_d = B / ((N_out − 1) · T_step(B)) at its
+    decode batch B (capped by what its KV cache holds at the mean decode context); both kinds
+    are busy when W_p / W_d = μ_d / μ_p (:func:`~roofline_decode.formulas.workers_for_rate`).
+
+    Parameters
+    ----------
+    model, accelerator, routing, weights, kv, chunk, sparse, reserve, reserve_fraction
+        As in :func:`serving_floor`.
+    input_length, output_length : array_like
+        Prompt and output tokens per request (whole; output >= 2).
+    decode_batch : array_like
+        Sequences each decode worker runs [1], >= 1.
+    request_rate : float, optional
+        Requests per second to sustain [1/s]: gives the workers of each kind (rounded up).
+    prefill_parallel, decode_parallel : int or Parallel, optional
+        Layouts of the two kinds of worker (None: one device).
+
+    Examples
+    --------
+    Qwen3-32B fp8 on H100s, tp4 workers, 4,096-token prompts, 512 output tokens, decode batch 128:
+    a prefill worker does 29 prompts/s, a decode worker 31.7 requests/s: 1.1 prefill workers per
+    decode worker keep both busy, and 20 requests/s need one of each.
+
+    >>> r = balanced_workers("qwen3-32b-fp8", "h100-sxm", 4096, 512, 128, request_rate=20,
+    ...                      prefill_parallel=4, decode_parallel=4, kv="fp8")
+    >>> round(float(r.ratio), 2), int(r.prefill_workers), int(r.decode_workers)
+    (1.1, 1, 1)
+    """
+    model, accelerator = resolve_model_and_device(model, accelerator, weights, kv)
+    if not isinstance(routing, str) or routing not in ROUTINGS:
+        raise InvalidValueError("routing", routing, "'uniform' or 'identical'")
+    prompt = whole_array("input_length", input_length, 1)
+    output = whole_array("output_length", output_length, 2)
+    wanted = whole_array("decode_batch", decode_batch, 1)
+    rate = np.nan if request_rate is None else positive("request_rate", request_rate, "requests per second > 0")
+    chunk_array = None if chunk is None else whole_array("chunk", chunk, 1)
+    grid = broadcast_grid(input_length=prompt, output_length=output, decode_batch=wanted,
+                          **({} if chunk_array is None else {"chunk": chunk_array}))
+    prompt, output, wanted = grid[:3]
+    chunk_grid = grid[3] if chunk_array is not None else None
+    reserve = non_negative("reserve", reserve, "a finite number of bytes >= 0")
+    reserve_fraction = fraction("reserve_fraction", reserve_fraction)
+    p_layout = resolve_layout("prefill_parallel", prefill_parallel)
+    d_layout = resolve_layout("decode_parallel", decode_parallel)
+    context = np.asarray(mean_decode_context(prompt, output), dtype=float)
+    timing = device_timing(model, accelerator, sparse)
+    fit, _ = sequences_that_fit(model, accelerator, d_layout, context, reserve, reserve_fraction)
+    batch = np.minimum(wanted, fit)
+    if (fit < 1).any():
+        raise InvalidValueError("decode_parallel", str(d_layout), f"a layout on which one sequence of {model.name} fits "
+                                "beside the weights (its KV cache at the mean decode context)")
+    decoder, = Worker.build(model, accelerator, timing, d_layout, (batch,), context, prompt, chunk_grid, routing)
+    prefiller, = Worker.build(model, accelerator, timing, p_layout, (np.ones_like(batch),), context, prompt, chunk_grid,
+                              routing)
+    step = _step_time(decoder.step(0.0))
+    mu_p = 1.0 / prefiller.prompt_work()
+    mu_d = batch / ((output - 1) * step)
+    notes: tuple[str, ...] = (f"decode batch capped at the {int(np.min(fit))} sequences the KV cache holds",) if (
+        wanted > fit).any() else ()
+    return BalancedWorkers(
+        model=model.name, accelerator=accelerator.id or accelerator.name,
+        layout=f"prefill {p_layout}, decode {d_layout}", input_length=prompt, output_length=output,
+        decode_batch=batch, decode_step_s=step, prefill_rate_per_worker=mu_p, decode_rate_per_worker=mu_d,
+        ratio=np.asarray(mu_d / mu_p), request_rate=np.full(batch.shape, rate),
+        prefill_workers=np.ceil(np.asarray(f.workers_for_rate(rate, mu_p), dtype=float)),
+        decode_workers=np.ceil(np.asarray(f.workers_for_rate(rate, mu_d), dtype=float)),
+        notes=notes + decoder.notes + timing.notes(PREFILL_WITHOUT_PEAK) + routing_notes(model, routing),
+    )
