@@ -44,9 +44,9 @@ from .grid import KvLike, WeightsLike, broadcast_grid
 from .grid_result import GridResult
 from .prefill import PREFILL_WITHOUT_PEAK, device_timing, resolve_model_and_device, routing_notes
 from .request import mean_decode_context, whole_array
-from .serving_worker import ROUTINGS, Layout, Worker, resolve_layout, sequences_that_fit
+from .serving_worker import ROUTINGS, Worker, kv_link_bandwidth, resolve_layout, sequences_that_fit, step_time_of
 
-__all__ = ["MODES", "BalancedWorkers", "ServingFloor", "balanced_workers", "serving_floor", "kv_link_bandwidth"]
+__all__ = ["MODES", "ServingFloor", "serving_floor"]
 
 #: Serving modes: prefill and decode on the same devices, or on separate workers.
 MODES = ("aggregated", "disaggregated")
@@ -130,31 +130,6 @@ class ServingFloor(GridResult):
     def title(self) -> str:
         return (f"serving floors of {self.model} on {self.num_devices} x {self.accelerator} ({self.mode}, "
                 f"{self.layout}): closed-loop clients; times are floors, rates ceilings")
-
-
-def kv_link_bandwidth(accelerator: Any, link_bandwidth: float | None) -> tuple[float, tuple[str, ...]]:
-    """Per-direction bandwidth [B/s] of the link a prompt's KV crosses from a prefill to a decode
-    worker, and a note: ``link_bandwidth`` when given, else the device's scale-out link
-    (``accelerator.scale_out``, the NIC), else its scale-up interconnect (workers in one
-    NVLink domain), which a note states."""
-    if link_bandwidth is not None:
-        return positive("link_bandwidth", link_bandwidth, "a finite bandwidth > 0 in B/s"), ()
-    scale_out = getattr(accelerator, "scale_out", None)
-    if scale_out is not None:
-        return float(scale_out.per_direction_bandwidth), ()
-    link = accelerator.interconnect
-    if link is None:
-        raise InvalidValueError("link_bandwidth", None, f"a per-direction bandwidth in B/s for the KV transfer: "
-                                f"{accelerator.name} has neither a scale-out nor an interconnect figure")
-    return float(link.per_direction_bandwidth), (
-        f"KV transfer over the scale-up link ({link.name}, {link.per_direction_bandwidth / 1e9:.4g} GB/s per "
-        "direction): no scale-out figure for the device, so the prefill and decode workers are taken to share an "
-        "NVLink domain; pass link_bandwidth= for workers in different nodes",)
-
-
-def _step_time(parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
-    memory, compute, comm = parts
-    return np.asarray(np.maximum(np.maximum(memory, compute), comm))
 
 
 def serving_floor(
@@ -260,79 +235,89 @@ def serving_floor(
         if prefill_workers != 1 or decode_workers != 1:
             raise InvalidValueError("prefill_workers/decode_workers", (prefill_workers, decode_workers),
                                     "1 in aggregated mode (one replica; mode='disaggregated' has workers)")
-        layout = resolve_layout("parallel", parallel)
-        fit, _ = sequences_that_fit(model, accelerator, layout, context, reserve, reserve_fraction)
-        fit = fit if cap is None else np.minimum(fit, cap)
-        batch = np.minimum(clients, fit)
-        # a decoding request sees itself and the other slots that are not in their prefill step;
-        # over time the slots decode B (N_out - 1)/N_out sequences and start B / N_out prompts a step
-        seen = np.asarray(f.steady_decode_batch(batch, output), dtype=float)
-        worker, mean = Worker.build(model, accelerator, timing, layout, (seen, batch * steps / output), context, prompt,
-                                    chunk_grid, routing)
-        ride = np.asarray(f.prefill_tokens_per_step(batch, prompt, output), dtype=float)
-        decode_step = _step_time(worker.step(0.0))
+        layouts = (resolve_layout("parallel", parallel),) * 2
+        workers, share = (0, 0), clients
+    else:
+        workers = (whole_number("prefill_workers", prefill_workers, 1), whole_number("decode_workers", decode_workers, 1))
+        layouts = (resolve_layout("prefill_parallel", parallel if prefill_parallel is None else prefill_parallel),
+                   resolve_layout("decode_parallel", parallel if decode_parallel is None else decode_parallel))
+        share = clients / workers[1]  # the clients of one decode worker
+    # the running batch: at most what the KV cache holds at the mean decode context (paged, on
+    # demand: the rates' ceiling), at least what it holds when every request reserves its whole
+    # length (no eviction: the TPOT floor's batch)
+    fit_mean, fit_end = sequences_that_fit(model, accelerator, layouts[1], np.stack([context, prompt + steps]), reserve,
+                                           reserve_fraction)
+    if cap is not None:
+        fit_mean, fit_end = np.minimum(fit_mean, cap), np.minimum(fit_end, cap)
+    high = np.minimum(share, fit_mean)
+    low = np.minimum(share, np.maximum(fit_end, np.minimum(high, 1.0)))
+    nothing = high < (1.0 if mode == "aggregated" else 1.0 / workers[1])
+    low, high = np.maximum(low, 1e-9), np.maximum(high, 1e-9)  # evaluated, then voided where nothing fits
+    if mode == "aggregated":
+        # a decoding request sees itself and the other slots not in their prefill step, and their
+        # prompts (A1, A2); over time the slots decode B (N_out - 1)/N_out and start B / N_out prompts a step
+        seen, seen_high = (np.asarray(f.steady_decode_batch(b, output), dtype=float) for b in (low, high))
+        worker, busy, mean = Worker.build(model, accelerator, timing, layouts[0], (seen, seen_high, high * steps / output),
+                                          context, prompt, chunk_grid, routing)
+        ride = np.asarray(f.prefill_tokens_per_step(low, prompt, output), dtype=float)
+        decode_step = step_time_of(worker.step(0.0))
         memory, compute, comm = worker.step(ride / prompt)
-        tpot = _step_time((memory, compute, comm))
-        prefill = _step_time(worker.prefill_alone())
-        ttft_service = np.maximum(prefill, tpot)
+        tpot = step_time_of((memory, compute, comm))
+        prefill = step_time_of(worker.prefill_alone())
+        service = np.maximum(prefill, tpot)
         transfer = np.zeros_like(tpot)
-        slots = batch / (ttft_service + steps * tpot)
-        rates = [np.where(batch < clients, np.inf, slots), np.where(batch < clients, slots, np.inf),
-                 (batch / output) / _step_time(mean.step(batch / output)), np.full_like(tpot, np.inf),
-                 np.full_like(tpot, np.inf)]
-        devices, label, workers = layout.num_devices, str(layout), (0, 0)
+        tpot_high = step_time_of(busy.step(np.asarray(f.prefill_tokens_per_step(high, prompt, output)) / prompt))
+        slots = high / (np.maximum(prefill, tpot_high) + steps * tpot_high)
+        rates = [np.where(high < clients, np.inf, slots), np.where(high < clients, slots, np.inf),
+                 (high / output) / step_time_of(mean.step(high / output)), np.inf, np.inf]
+        admitted, devices, label = high, layouts[0].num_devices, str(layouts[0])
         notes = worker.notes
     else:
-        n_p, n_d = whole_number("prefill_workers", prefill_workers, 1), whole_number("decode_workers", decode_workers, 1)
-        p_layout = resolve_layout("prefill_parallel", parallel if prefill_parallel is None else prefill_parallel)
-        d_layout = resolve_layout("decode_parallel", parallel if decode_parallel is None else decode_parallel)
-        fit, _ = sequences_that_fit(model, accelerator, d_layout, context, reserve, reserve_fraction)
-        fit = fit if cap is None else np.minimum(fit, cap)
-        batch = np.minimum(clients / n_d, fit)
-        decoder, = Worker.build(model, accelerator, timing, d_layout, (batch,), context, prompt, chunk_grid, routing)
-        prefiller, = Worker.build(model, accelerator, timing, p_layout, (np.ones_like(batch),), context, prompt,
+        decoder, busy = Worker.build(model, accelerator, timing, layouts[1], (low, high), context, prompt, chunk_grid,
+                                     routing)
+        prefiller, = Worker.build(model, accelerator, timing, layouts[0], (np.ones_like(low),), context, prompt,
                                   chunk_grid, routing)
-        seen = batch
         link, link_notes = kv_link_bandwidth(accelerator, link_bandwidth)
         kv_bytes = np.asarray(kv_bytes_per_sequence(model, prompt), dtype=float)
         transfer = np.asarray(f.kv_transfer_time(prompt, kv_bytes / prompt, link,
-                                                 min(p_layout.num_devices, d_layout.num_devices)))
-        ride = np.zeros_like(batch)
+                                                 min(layouts[0].num_devices, layouts[1].num_devices)))
+        seen, ride = low, np.zeros_like(low)
         memory, compute, comm = decoder.step(0.0)
-        tpot = decode_step = _step_time((memory, compute, comm))
-        prefill = _step_time(prefiller.prefill_alone())
-        ttft_service = prefill + transfer
-        rates = [clients / (ttft_service + steps * tpot), np.full_like(tpot, np.inf), np.full_like(tpot, np.inf),
-                 n_p / prefiller.prompt_work(), n_d * batch / (steps * tpot)]
-        devices = n_p * p_layout.num_devices + n_d * d_layout.num_devices
-        label, workers = f"{n_p} x prefill {p_layout} + {n_d} x decode {d_layout}", (n_p, n_d)
+        tpot = decode_step = step_time_of((memory, compute, comm))
+        prefill = step_time_of(prefiller.prefill_alone())
+        service = prefill + transfer
+        rates = [clients / (service + steps * tpot), np.inf, np.inf, workers[0] / prefiller.prompt_work(),
+                 workers[1] * high / (steps * step_time_of(busy.step(0.0)))]
+        admitted = high * workers[1]
+        devices = workers[0] * layouts[0].num_devices + workers[1] * layouts[1].num_devices
+        label = f"{workers[0]} x prefill {layouts[0]} + {workers[1]} x decode {layouts[1]}"
         notes = tuple(dict.fromkeys(prefiller.notes + decoder.notes + link_notes))
     stacked = np.stack(np.broadcast_arrays(*rates))
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.min(stacked, axis=0)
         limit = np.asarray(LIMITS)[np.argmin(np.where(np.isnan(stacked), np.inf, stacked), axis=0)]
-    admitted = batch if mode == "aggregated" else batch * n_d
-    nothing = admitted < 1
-    with np.errstate(invalid="ignore", divide="ignore"):
-        e2e = np.asarray(f.closed_loop_latency(clients, rate), dtype=float)
-        ttft = e2e - steps * tpot
-        return ServingFloor(
-            model=model.name, accelerator=accelerator.id or accelerator.name, mode=mode, layout=label,
-            num_devices=devices, concurrency=clients, input_length=prompt, output_length=output, mean_context=context,
-            running_batch=np.where(nothing, 0.0, batch), decode_batch=np.where(nothing, 0.0, seen), queued=np.maximum(clients - admitted, 0.0),
-            max_running=np.broadcast_to(fit, clients.shape).astype(float), prefill_tokens_per_step=ride,
-            decode_step_s=_void(decode_step, nothing), memory_time_s=_void(memory, nothing),
-            compute_time_s=_void(compute, nothing), communication_time_s=_void(comm, nothing),
-            step_time_s=_void(tpot, nothing), prefill_s=prefill, kv_transfer_s=transfer,
-            queue_time_s=_void(ttft - ttft_service, nothing), ttft_s=_void(ttft, nothing),
-            tpot_s=_void(tpot, nothing), itl_s=_void(tpot, nothing), e2e_latency_s=_void(e2e, nothing),
-            requests_per_s=np.where(nothing, 0.0, rate), output_tokens_per_s=np.where(nothing, 0.0, rate * output),
-            output_tokens_per_s_per_gpu=np.where(nothing, 0.0, rate * output / devices),
-            output_tokens_per_s_per_user=np.where(nothing, 0.0, 1.0 / tpot),
-            limited_by=np.where(nothing, "memory (no sequence fits)", limit), prefill_workers=workers[0],
-            decode_workers=workers[1], routing=routing,
-            notes=_notes(model, timing, routing, notes, clients, admitted, nothing),
-        )
+        # TTFT: the own prefill after the wait of the clients that hold no slot (Little's law on the queue)
+        queue = np.maximum(clients - admitted, 0.0) / rate
+        ttft = service + queue
+        e2e = np.maximum(np.asarray(f.closed_loop_latency(clients, rate), dtype=float), ttft + steps * tpot)
+    return ServingFloor(
+        model=model.name, accelerator=accelerator.id or accelerator.name, mode=mode, layout=label,
+        num_devices=devices, concurrency=clients, input_length=prompt, output_length=output, mean_context=context,
+        running_batch=np.where(nothing, 0.0, high), decode_batch=np.where(nothing, 0.0, seen),
+        queued=np.where(nothing, clients, np.maximum(clients - admitted, 0.0)),
+        max_running=np.broadcast_to(fit_mean, clients.shape).astype(float), prefill_tokens_per_step=ride,
+        decode_step_s=_void(decode_step, nothing), memory_time_s=_void(memory, nothing),
+        compute_time_s=_void(compute, nothing), communication_time_s=_void(comm, nothing),
+        step_time_s=_void(tpot, nothing), prefill_s=prefill, kv_transfer_s=transfer,
+        queue_time_s=_void(queue, nothing), ttft_s=_void(ttft, nothing),
+        tpot_s=_void(tpot, nothing), itl_s=_void(tpot, nothing), e2e_latency_s=_void(e2e, nothing),
+        requests_per_s=np.where(nothing, 0.0, rate), output_tokens_per_s=np.where(nothing, 0.0, rate * output),
+        output_tokens_per_s_per_gpu=np.where(nothing, 0.0, rate * output / devices),
+        output_tokens_per_s_per_user=np.where(nothing, 0.0, 1.0 / tpot),
+        limited_by=np.where(nothing, "memory (no sequence fits)", limit), prefill_workers=workers[0],
+        decode_workers=workers[1], routing=routing,
+        notes=_notes(model, timing, routing, notes, clients, admitted, nothing),
+    )
 
 
 def _void(value: np.ndarray, nothing: np.ndarray) -> np.ndarray:
@@ -353,119 +338,3 @@ def _notes(model: Any, timing: Any, routing: str, layout_notes: tuple[str, ...],
     if nothing.any():
         notes.append("where the weights leave no room for one sequence's KV cache nothing runs: times NaN, rates 0")
     return tuple(dict.fromkeys((*notes, *timing.notes(PREFILL_WITHOUT_PEAK), *routing_notes(model, routing))))
-
-
-@dataclass(frozen=True)
-class BalancedWorkers(GridResult):
-    """Prefill and decode workers that balance in disaggregated serving (ceilings per worker).
-
-    ``prefill_rate_per_worker`` [1/s]: the most prompts a prefill worker completes per second
-    (its prompts' FLOPs, KV bytes and link bytes, the weights shared by batched prompts);
-    ``decode_rate_per_worker`` [1/s]: the most requests a decode worker completes per second at
-    ``decode_batch`` (B / ((N_out − 1) · decode step floor)); ``ratio`` = prefill workers per
-    decode worker that keep both busy; for a ``request_rate`` the whole workers of each kind it
-    needs at least (NaN without one)."""
-
-    model: str
-    accelerator: str
-    layout: str
-    input_length: np.ndarray
-    output_length: np.ndarray
-    decode_batch: np.ndarray
-    decode_step_s: np.ndarray
-    prefill_rate_per_worker: np.ndarray
-    decode_rate_per_worker: np.ndarray
-    ratio: np.ndarray
-    request_rate: np.ndarray
-    prefill_workers: np.ndarray
-    decode_workers: np.ndarray
-    notes: tuple[str, ...] = ()
-
-    RECORD_KEYS = ("model", "accelerator", "layout", "input_length", "output_length", "decode_batch", "decode_step_s",
-                   "prefill_rate_per_worker", "decode_rate_per_worker", "ratio", "request_rate", "prefill_workers",
-                   "decode_workers")
-    COLUMNS = (("ISL", "input_length", 1.0), ("OSL", "output_length", 1.0), ("decode B", "decode_batch", 1.0),
-               ("decode ms", "decode_step_s", 1e-3), ("prefill req/s/worker", "prefill_rate_per_worker", 1.0),
-               ("decode req/s/worker", "decode_rate_per_worker", 1.0), ("P:D ratio", "ratio", 1.0),
-               ("prefill workers", "prefill_workers", 1.0), ("decode workers", "decode_workers", 1.0))
-
-    def title(self) -> str:
-        return f"balanced prefill and decode workers of {self.model} on {self.accelerator} ({self.layout})"
-
-
-def balanced_workers(model: Any, accelerator: Any, input_length: Broadcastable, output_length: Broadcastable,
-                     decode_batch: Broadcastable, *, request_rate: float | None = None, prefill_parallel: Any = None,
-                     decode_parallel: Any = None, routing: str = "uniform", weights: WeightsLike = None,
-                     kv: KvLike = None, chunk: Broadcastable | None = None, sparse: bool = False,
-                     reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0) -> BalancedWorkers:
-    """The prefill:decode worker ratio that balances disaggregated serving, and the workers a rate needs.
-
-    A prefill worker completes at most μ_p = 1 / (least time of one prompt, weights shared)
-    requests per second, a decode worker at most μ_d = B / ((N_out − 1) · T_step(B)) at its
-    decode batch B (capped by what its KV cache holds at the mean decode context); both kinds
-    are busy when W_p / W_d = μ_d / μ_p (:func:`~roofline_decode.formulas.workers_for_rate`).
-
-    Parameters
-    ----------
-    model, accelerator, routing, weights, kv, chunk, sparse, reserve, reserve_fraction
-        As in :func:`serving_floor`.
-    input_length, output_length : array_like
-        Prompt and output tokens per request (whole; output >= 2).
-    decode_batch : array_like
-        Sequences each decode worker runs [1], >= 1.
-    request_rate : float, optional
-        Requests per second to sustain [1/s]: gives the workers of each kind (rounded up).
-    prefill_parallel, decode_parallel : int or Parallel, optional
-        Layouts of the two kinds of worker (None: one device).
-
-    Examples
-    --------
-    Qwen3-32B fp8 on H100s, tp4 workers, 4,096-token prompts, 512 output tokens, decode batch 128:
-    a prefill worker does 29 prompts/s, a decode worker 31.7 requests/s: 1.1 prefill workers per
-    decode worker keep both busy, and 20 requests/s need one of each.
-
-    >>> r = balanced_workers("qwen3-32b-fp8", "h100-sxm", 4096, 512, 128, request_rate=20,
-    ...                      prefill_parallel=4, decode_parallel=4, kv="fp8")
-    >>> round(float(r.ratio), 2), int(r.prefill_workers), int(r.decode_workers)
-    (1.1, 1, 1)
-    """
-    model, accelerator = resolve_model_and_device(model, accelerator, weights, kv)
-    if not isinstance(routing, str) or routing not in ROUTINGS:
-        raise InvalidValueError("routing", routing, "'uniform' or 'identical'")
-    prompt = whole_array("input_length", input_length, 1)
-    output = whole_array("output_length", output_length, 2)
-    wanted = whole_array("decode_batch", decode_batch, 1)
-    rate = np.nan if request_rate is None else positive("request_rate", request_rate, "requests per second > 0")
-    chunk_array = None if chunk is None else whole_array("chunk", chunk, 1)
-    grid = broadcast_grid(input_length=prompt, output_length=output, decode_batch=wanted,
-                          **({} if chunk_array is None else {"chunk": chunk_array}))
-    prompt, output, wanted = grid[:3]
-    chunk_grid = grid[3] if chunk_array is not None else None
-    reserve = non_negative("reserve", reserve, "a finite number of bytes >= 0")
-    reserve_fraction = fraction("reserve_fraction", reserve_fraction)
-    p_layout = resolve_layout("prefill_parallel", prefill_parallel)
-    d_layout = resolve_layout("decode_parallel", decode_parallel)
-    context = np.asarray(mean_decode_context(prompt, output), dtype=float)
-    timing = device_timing(model, accelerator, sparse)
-    fit, _ = sequences_that_fit(model, accelerator, d_layout, context, reserve, reserve_fraction)
-    batch = np.minimum(wanted, fit)
-    if (fit < 1).any():
-        raise InvalidValueError("decode_parallel", str(d_layout), f"a layout on which one sequence of {model.name} fits "
-                                "beside the weights (its KV cache at the mean decode context)")
-    decoder, = Worker.build(model, accelerator, timing, d_layout, (batch,), context, prompt, chunk_grid, routing)
-    prefiller, = Worker.build(model, accelerator, timing, p_layout, (np.ones_like(batch),), context, prompt, chunk_grid,
-                              routing)
-    step = _step_time(decoder.step(0.0))
-    mu_p = 1.0 / prefiller.prompt_work()
-    mu_d = batch / ((output - 1) * step)
-    notes: tuple[str, ...] = (f"decode batch capped at the {int(np.min(fit))} sequences the KV cache holds",) if (
-        wanted > fit).any() else ()
-    return BalancedWorkers(
-        model=model.name, accelerator=accelerator.id or accelerator.name,
-        layout=f"prefill {p_layout}, decode {d_layout}", input_length=prompt, output_length=output,
-        decode_batch=batch, decode_step_s=step, prefill_rate_per_worker=mu_p, decode_rate_per_worker=mu_d,
-        ratio=np.asarray(mu_d / mu_p), request_rate=np.full(batch.shape, rate),
-        prefill_workers=np.ceil(np.asarray(f.workers_for_rate(rate, mu_p), dtype=float)),
-        decode_workers=np.ceil(np.asarray(f.workers_for_rate(rate, mu_d), dtype=float)),
-        notes=notes + decoder.notes + timing.notes(PREFILL_WITHOUT_PEAK) + routing_notes(model, routing),
-    )

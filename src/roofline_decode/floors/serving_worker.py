@@ -24,12 +24,13 @@ from typing import Any
 import numpy as np
 
 from .. import formulas as f
+from ..checks import positive
 from ..errors import InvalidValueError
 from .capacity import usable_memory
 from .parallel import device_traffic, link_bandwidth_of
 from .prefill import Timing, Traffic, prefill_traffic
 
-__all__ = ["Layout", "Worker", "resolve_layout", "sequences_that_fit", "ROUTINGS"]
+__all__ = ["Layout", "Worker", "resolve_layout", "sequences_that_fit", "kv_link_bandwidth", "step_time_of", "ROUTINGS"]
 
 #: MoE routing assumptions a serving floor takes (a measured count is decode_floor's alone).
 ROUTINGS = ("uniform", "identical")
@@ -161,14 +162,40 @@ class Worker:
         return time
 
 
-def sequences_that_fit(model: Any, accelerator: Any, layout: Layout, context: np.ndarray, reserve: float,
-                       reserve_fraction: float) -> tuple[np.ndarray, float]:
-    """(sequences whose KV at ``context`` fits beside the weights on every device of the layout,
-    weight bytes per device); inf where a sequence holds no KV."""
-    one = device_traffic(model, np.ones(np.shape(context)), context, layout.tp)
+def sequences_that_fit(model: Any, accelerator: Any, layout: Layout, contexts: np.ndarray, reserve: float,
+                       reserve_fraction: float) -> np.ndarray:
+    """Sequences whose KV cache at each of ``contexts`` fits beside the weights on every device of
+    the layout (whole numbers; inf where a sequence holds no KV cache)."""
+    one = device_traffic(model, np.ones(np.shape(contexts)), contexts, layout.tp)
     room = usable_memory(accelerator, reserve, reserve_fraction) - one.weight_bytes
     per_sequence = np.asarray(one.kv_bytes, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        fit = np.where(per_sequence > 0, np.floor(np.maximum(room, 0.0) / np.where(per_sequence > 0, per_sequence, 1.0)),
-                       np.inf if room >= 0 else 0.0)
-    return fit, float(one.weight_bytes)
+        fit: np.ndarray = np.where(per_sequence > 0,
+                                   np.floor(max(room, 0.0) / np.where(per_sequence > 0, per_sequence, 1.0)),
+                                   np.inf if room >= 0 else 0.0)
+    return fit
+
+
+def kv_link_bandwidth(accelerator: Any, link_bandwidth: float | None) -> tuple[float, tuple[str, ...]]:
+    """Per-direction bandwidth [B/s] of the link a prompt's KV crosses from a prefill to a decode
+    worker, and a note: ``link_bandwidth`` when given, else the device's scale-out link
+    (``accelerator.scale_out``, the NIC), else its scale-up interconnect (workers in one
+    NVLink domain), which a note states."""
+    if link_bandwidth is not None:
+        return positive("link_bandwidth", link_bandwidth, "a finite bandwidth > 0 in B/s"), ()
+    scale_out = getattr(accelerator, "scale_out", None)
+    if scale_out is not None:
+        return float(scale_out.per_direction_bandwidth), ()
+    link = accelerator.interconnect
+    if link is None:
+        raise InvalidValueError("link_bandwidth", None, f"a per-direction bandwidth in B/s for the KV transfer: "
+                                f"{accelerator.name} has neither a scale-out nor an interconnect figure")
+    return float(link.per_direction_bandwidth), (
+        f"KV transfer over the scale-up link ({link.name}, {link.per_direction_bandwidth / 1e9:.4g} GB/s per "
+        "direction): no scale-out figure for the device, so the prefill and decode workers are taken to share an "
+        "NVLink domain; pass link_bandwidth= for workers in different nodes",)
+
+
+def step_time_of(parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    memory, compute, comm = parts
+    return np.asarray(np.maximum(np.maximum(memory, compute), comm))
