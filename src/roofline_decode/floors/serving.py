@@ -120,7 +120,7 @@ class ServingFloor(GridResult):
     )
     COLUMNS = (
         ("C", "concurrency", 1.0), ("ISL", "input_length", 1.0), ("OSL", "output_length", 1.0),
-        ("running", "running_batch", 1.0), ("queued", "queued", 1.0),
+        ("running", "running_batch", 1.0), ("decode B", "decode_batch", 1.0), ("queued", "queued", 1.0),
         ("prefill tok/step", "prefill_tokens_per_step", 1.0), ("decode ms", "decode_step_s", 1e-3),
         ("TTFT ms", "ttft_s", 1e-3), ("TPOT ms", "tpot_s", 1e-3), ("E2E s", "e2e_latency_s", 1.0),
         ("req/s", "requests_per_s", 1.0), ("tok/s/GPU", "output_tokens_per_s_per_gpu", 1.0),
@@ -273,6 +273,8 @@ def serving_floor(
         admitted, devices, label = high, layouts[0].num_devices, str(layouts[0])
         notes = worker.notes
     else:
+        # a decoding request sees itself and the others on its worker (A1), at most what a worker holds
+        low = np.minimum(1 + (clients - 1) / workers[1], np.maximum(fit_end, np.minimum(high, 1.0)))
         decoder, busy = Worker.build(model, accelerator, timing, layouts[1], (low, high), context, prompt, chunk_grid,
                                      routing)
         prefiller, = Worker.build(model, accelerator, timing, layouts[0], (np.ones_like(low),), context, prompt,
@@ -336,5 +338,5 @@ def _notes(model: Any, timing: Any, routing: str, layout_notes: tuple[str, ...],
         notes.append(f"the KV cache holds {b:.0f} sequences at the mean decode context: of {c:.0f} clients, "
                      f"{c - b:.0f} queue (the largest queue of the grid; see queued); their wait is in TTFT")
     if nothing.any():
-        notes.append("where the weights leave no room for one sequence's KV cache nothing runs: times NaN, rates 0")
+        notes.append("where the weights leave no room for one sequence's KV cache nothing runs: no times are given, rates are 0")
     return tuple(dict.fromkeys((*notes, *timing.notes(PREFILL_WITHOUT_PEAK), *routing_notes(model, routing))))
