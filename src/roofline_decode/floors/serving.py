@@ -255,10 +255,10 @@ def serving_floor(
     low, high = np.maximum(low, 1e-9), np.maximum(high, 1e-9)  # evaluated, then voided where nothing fits
     if mode == "aggregated":
         # a decoding request sees itself and the other slots not in their prefill step, and their
-        # prompts (A1, A2); over time the slots decode B (N_out - 1)/N_out and start B / N_out prompts a step
+        # prompts (A1, A2); the devices' ceiling: steps of B decode tokens, B / (N_out - 1) prompts each
         seen, seen_high = (np.asarray(f.steady_decode_batch(b, output), dtype=float) for b in (low, high))
-        worker, busy, mean = Worker.build(model, accelerator, timing, layouts[0], (seen, seen_high, high * steps / output),
-                                          context, prompt, chunk_grid, routing)
+        worker, busy, full = Worker.build(model, accelerator, timing, layouts[0], (seen, seen_high, high), context,
+                                          prompt, chunk_grid, routing)
         ride = np.asarray(f.prefill_tokens_per_step(low, prompt, output), dtype=float)
         decode_step = step_time_of(worker.step(0.0))
         memory, compute, comm = worker.step(ride / prompt)
@@ -269,7 +269,7 @@ def serving_floor(
         tpot_high = step_time_of(busy.step(np.asarray(f.prefill_tokens_per_step(high, prompt, output)) / prompt))
         slots = high / (np.maximum(prefill, tpot_high) + steps * tpot_high)
         rates = [np.where(high < clients, np.inf, slots), np.where(high < clients, slots, np.inf),
-                 (high / output) / step_time_of(mean.step(high / output)), np.inf, np.inf]
+                 (high / steps) / step_time_of(full.step(high / steps)), np.inf, np.inf]
         admitted, devices, label = high, layouts[0].num_devices, str(layouts[0])
         notes = worker.notes
     else:
