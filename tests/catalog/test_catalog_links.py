@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from roofline_decode import catalog
 from roofline_decode.errors import InvalidValueError, SpecFileError
 from roofline_decode.specs.accelerator import Accelerator, Interconnect
 from roofline_decode.specs.spec_file import json_schema, load_spec_file
 
+from .helpers import ACCELERATOR_FILES, raw
 from .test_catalog_loading import GOOD, write
 
 LINKS = GOOD + """
@@ -114,3 +116,54 @@ def test_the_schema_describes_both():
     assert count["properties"]["unit"]["const"] == "devices" and count["properties"]["value"]["minimum"] == 2
     assert "domain_size" in schema["$defs"]["InterconnectEntry"]["properties"]
     assert "domain_size" not in schema["$defs"]["LinkEntry"]["properties"]
+
+
+BASEPOD = ("https://docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-foundation-enterprise-ai/"
+           "latest/core-components.html")
+HABANA = "https://docs.habana.ai/en/latest/Management_and_Monitoring/Network_Configuration/index.html"
+ROCM = "https://rocm.docs.amd.com/en/latest/how-to/rocm-for-ai/inference/benchmark-docker/"
+
+#: device -> (domain size and the URL of its source, scale-out figure as printed: value, unit, kind, URL);
+#: None where no page read states it.  (gb300 is pinned with its other figures in test_catalog_new_devices.)
+LINK_VALUES = {
+    "h100-sxm": ((8, BASEPOD), (400, "Gbit/s", "datasheet", BASEPOD)),
+    "h200-sxm": ((8, BASEPOD), (400, "Gbit/s", "datasheet", BASEPOD)),
+    "b200": ((8, BASEPOD), (400, "Gbit/s", "datasheet", BASEPOD)),
+    "b300": ((8, "https://rillor.com/insights/connectx-7-vs-connectx-8-and-nvlink5"),
+             (800, "Gbit/s", "datasheet", "https://rillor.com/insights/connectx-7-vs-connectx-8-and-nvlink5")),
+    "gb200": ((72, "https://docs.nvidia.com/dgx/dgxgb200-user-guide/hardware.html"), None),
+    "mi300x": ((8, ROCM + "vllm-mori-distributed.html"), (400, "Gbit/s", "derived", BASEPOD)),
+    "mi325x": ((8, ROCM + "vllm-mori-distributed.html"), (400, "Gbit/s", "derived", BASEPOD)),
+    "mi355x": ((8, ROCM + "sglang-mori-distributed.html"),
+               (400, "Gbit/s", "derived", "https://amd.com/en/products/network-interface-cards/pensando.html")),
+    "gaudi3": ((8, HABANA), (75, "GB/s", "datasheet", HABANA)),
+    "gaudi2": ((8, HABANA), (37.5, "GB/s", "datasheet", HABANA)),
+    "tpu-v5e": ((256, "https://cloud.google.com/tpu/docs/v5e"), (25, "Gbit/s", "derived", "https://cloud.google.com/tpu/docs/v5e")),
+    "tpu-v6e": ((256, "https://cloud.google.com/tpu/docs/v6e"), None),
+    "tpu-v5p": ((6144, "https://docs.cloud.google.com/tpu/docs/v5p"),
+                (50, "Gbit/s", "datasheet", "https://docs.cloud.google.com/tpu/docs/v5p")),
+}
+
+
+@pytest.mark.parametrize("device", sorted(LINK_VALUES))
+def test_bundled_domains_and_scale_out_match_their_sources(device):
+    gpu = catalog.load_accelerator(device)
+    (domain, domain_url), scale_out = LINK_VALUES[device]
+    assert gpu.interconnect.domain_size == domain
+    assert gpu.sources[gpu.figures["interconnect.domain_size"].source].url == domain_url
+    if scale_out is None:
+        assert gpu.scale_out is None
+        return
+    value, unit, kind, url = scale_out
+    figure = gpu.figures["scale_out.bandwidth"]
+    assert (figure.value, figure.unit, figure.kind) == (value, unit, kind)
+    assert gpu.sources[figure.source].url == url
+    assert gpu.scale_out.direction == "per_direction" and gpu.scale_out.domain_size is None
+    # a scale-out NIC is slower than the scale-up link it complements
+    assert gpu.scale_out.per_direction_bandwidth < gpu.interconnect.per_direction_bandwidth
+
+
+def test_every_bundled_domain_and_scale_out_is_pinned():
+    with_links = {p.stem for p in ACCELERATOR_FILES
+                  if "domain_size" in raw(p).get("interconnect", {}) or "scale_out" in raw(p)}
+    assert with_links == set(LINK_VALUES) | {"gb300"}

@@ -510,6 +510,10 @@ SOURCE_VALUES = {
         'sparse_peak_flops.fp4': (20, 'PFLOP/s', 'derived', 'https://vendordeep.com/report/nvidia-launches-blackwell-ultra-gb300'),
         'tdp': (1.4, 'kW', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
         'interconnect.bandwidth': (1.8, 'TB/s', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+        'interconnect.domain_size': (72, 'devices', 'datasheet',
+                                     'https://docs.nvidia.com/enterprise-reference-architectures/nvl72-ai-factory/latest/components.html'),
+        'scale_out.bandwidth': (800, 'Gbit/s', 'derived',
+                                'https://cloudnews.tech/nvidia-connectx-8-supernic-the-new-generation-of-pcie-gen6-nics-at-800g-for-the-ai-era'),
     },
     'max-1550': {
         'memory_capacity': (128, 'GB', 'datasheet', 'https://glennklockwood.com/garden/processors/pvc'),
@@ -633,7 +637,7 @@ SOURCE_VALUES = {
     },
 }
 
-_UNITS = {**BYTE_UNITS, **BANDWIDTH_UNITS, **FLOPS_UNITS, **POWER_UNITS}
+_UNITS = {**BYTE_UNITS, **BANDWIDTH_UNITS, **FLOPS_UNITS, **POWER_UNITS, "devices": 1.0}
 
 
 @pytest.mark.parametrize("device", sorted(SOURCE_VALUES))
