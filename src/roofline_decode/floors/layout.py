@@ -108,7 +108,7 @@ def layout_floor(model: Model, accelerator: Accelerator, layout: Parallel, share
                  routing: Routing | None = None, chain: Any = None, chain_notes: tuple[str, ...] = (),
                  strategy: str = "layout", step: str = "decode", tokens_per_step: Any = None,
                  prefill_tokens: Any = 0.0, prefill_context: Any = 0.0, latency_profile: str | None = None,
-                 lead_notes: tuple[str, ...] = ()) -> ParallelFloor:
+                 lead_notes: tuple[str, ...] = (), needs_peak: Any = False) -> ParallelFloor:
     """The busiest device's floor of a step under ``layout``.
 
     ``share`` is one attention-DP group's share of one micro-batch's step
@@ -117,7 +117,9 @@ def layout_floor(model: Model, accelerator: Accelerator, layout: Parallel, share
     (all groups, one micro-batch) and ``logits_tokens`` those that get logits, for the
     collectives; ``tokens_per_step`` the tokens ``tokens_per_s`` counts (default ``batch``);
     ``chain`` a serial chain [s] the step cannot beat (``chain_notes`` say what it is);
-    ``routing`` adds its note (None: no routing note); ``lead_notes`` come first."""
+    ``routing`` adds its note (None: no routing note); ``lead_notes`` come first; ``needs_peak``
+    (a bool or a mask over the grid): where a step has no time without a compute peak (it
+    carries prefill tokens), compute and step times are NaN on a device without any peak."""
     o = options
     n, pp, m = layout.num_devices, layout.pp, o.microbatches
     links = layout_links(accelerator, layout, o.link_bandwidth, o.node_size, o.scale_out_bandwidth,
@@ -128,7 +130,13 @@ def layout_floor(model: Model, accelerator: Accelerator, layout: Parallel, share
     traffic = rank_traffic(model, share, layout, o.mla_layout)
     read = (traffic.weight_read_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes) / pp
     memory = f.memory_time(read, accelerator.memory_bandwidth)
-    compute = group_peaks(model, accelerator, o.sparse).time_of(traffic.flops, traffic.group_flops, pp)
+    peaks = group_peaks(model, accelerator, o.sparse)
+    compute = peaks.time_of(traffic.flops, traffic.group_flops, pp)
+    if strategy == "layout":
+        notes.extend(peaks.notes)
+        if not peaks.bounded and np.any(needs_peak):
+            compute = np.where(needs_peak, np.nan, compute)
+            notes.append("a step that carries prefill tokens needs a compute peak: its step time is not given (NaN)")
     comm = layout_communication(model, layout, links, tokens, logits_tokens, o.collective_latency)
     comm = np.zeros_like(memory) if n == 1 or layout.devices_per_stage == 1 else comm + np.zeros_like(memory)
     stage_comm = comm / pp

@@ -9,7 +9,7 @@ floor (``decode_floor``, ``prefill_floor`` and ``mixed_step_floor`` with ``paral
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,7 +19,15 @@ if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
     from ..specs.parallel import Parallel
 
-__all__ = ["ParallelFloor"]
+__all__ = ["ParallelFloor", "PARALLEL_RECORD_KEYS"]
+
+#: Keys of :meth:`ParallelFloor.to_records` (and of the CLI's JSON output for a layout), SI units.
+PARALLEL_RECORD_KEYS = (
+    "model", "accelerator", "parallel", "num_devices", "step", "batch", "context", "prefill_tokens", "prefill_context",
+    "weight_bytes_per_device", "kv_bytes_per_device", "weight_read_bytes_per_device", "expert_read_bytes_per_device",
+    "kv_read_bytes_per_device", "kv_write_bytes_per_device", "bytes_read_per_device", "flops_per_device",
+    "memory_time_s", "compute_time_s", "communication_time_s", "step_time_s", "tokens_per_s", "bound", "notes",
+)
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,37 @@ class ParallelFloor(EnergyAndCost):
     scale_up_domain: int | None = None  # devices per scale-up domain (None: unknown, all on one)
     scale_out_bandwidth: float | None = None  # per-device bandwidth across domains [B/s] (None: unknown)
     tokens_per_step: np.ndarray | float = 0.0  # tokens counted by tokens_per_s
+
+    @property
+    def _energy_tokens(self) -> np.ndarray:
+        return np.asarray(self.batch if self.step == "decode" else self.tokens_per_step, dtype=float)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return np.shape(self.step_time_s)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per grid point with the keys of :data:`PARALLEL_RECORD_KEYS` (SI units, plain
+        floats; ``parallel`` the layout's text, ``notes`` a list of str)."""
+        shape = self.shape
+        layout = str(self.parallel) if self.parallel is not None else f"{self.strategy}{self.num_devices}"
+        fixed: dict[str, Any] = {"model": self.model, "accelerator": self.accelerator, "parallel": layout,
+                                 "num_devices": self.num_devices, "step": self.step, "notes": None}
+        columns = {key: np.broadcast_to(np.asarray(getattr(self, key)), shape).ravel()
+                   for key in PARALLEL_RECORD_KEYS if key not in fixed}
+        records = []
+        for i in range(int(np.prod(shape))):
+            record: dict[str, Any] = {}
+            for key in PARALLEL_RECORD_KEYS:
+                if key in fixed:
+                    record[key] = list(self.notes) if key == "notes" else fixed[key]
+                    continue
+                value = columns[key][i]
+                record[key] = str(value) if key == "bound" else float(value)
+                if key in ("batch", "context", "prefill_tokens", "prefill_context") and record[key].is_integer():
+                    record[key] = int(record[key])
+            records.append(record)
+        return records
 
     @property
     def _energy_bytes(self) -> np.ndarray:

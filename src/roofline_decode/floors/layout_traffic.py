@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from ..specs.model import Model
     from ..specs.parallel import Parallel
 
-__all__ = ["MLA_LAYOUTS", "DeviceTraffic", "StepShare", "device_traffic", "decode_share", "even_share",
+__all__ = ["MLA_LAYOUTS", "DeviceTraffic", "StepShare", "device_traffic", "decode_share", "step_share", "even_share",
            "split_tensor", "split_experts", "rank_traffic", "latent_projection_parameters", "mla_layout_of"]
 
 #: Layouts of an MLA model's latent projections and cache under tensor parallelism: ``"sharded"``
@@ -161,6 +161,21 @@ def decode_share(model: Model, batch: np.ndarray, context: np.ndarray, routing: 
         expert_bytes=local_bytes, expert_flops=experts, global_expert_bytes=global_bytes,
         global_expert_flops=global_flops,
     )
+
+
+def step_share(traffic: Any, *, tokens: Any, kv_resident: Any, expert_bytes: Any, gathered_bytes: Any,
+               dp: int) -> StepShare:
+    """One attention-DP group's :func:`even_share` of a step whose bytes and FLOPs at all its
+    tokens are ``traffic`` (a prefill's or a mixed step's), with ``expert_bytes`` of routed
+    experts and ``gathered_bytes`` of embedding rows inside its weights; no recurrent state."""
+    experts = dict(traffic.group_flops).get("experts", 0.0)
+    whole = StepShare(
+        weight_bytes=traffic.weight_bytes, kv_read_bytes=traffic.kv_read_bytes, kv_write_bytes=traffic.kv_write_bytes,
+        flops=traffic.flops, group_flops=traffic.group_flops, tokens=tokens, kv_resident=kv_resident,
+        expert_bytes=expert_bytes, expert_flops=experts, global_expert_bytes=expert_bytes, global_expert_flops=experts,
+        gathered_bytes=gathered_bytes,
+    )
+    return even_share(whole, dp)
 
 
 def even_share(whole: StepShare, dp: int) -> StepShare:
