@@ -43,7 +43,8 @@ def test_prompts_ride_along_the_decode_step_term_by_term():
     pre = prefill_floor("llama-3.1-8b", H100, 2048)
     share = 504 / 2048
     assert float(pre.kv_write_bytes) == 2048 * LLAMA8_KV_PER_TOKEN and float(pre.kv_read_bytes) == 0
-    memory = (float(dec.bytes_total) + share * 2048 * LLAMA8_KV_PER_TOKEN) / 3.35e12
+    rows = 504 * 4096 * 2  # the prompt tokens' embedding rows (d = 4096, bf16)
+    memory = (float(dec.bytes_total) + share * 2048 * LLAMA8_KV_PER_TOKEN + rows) / 3.35e12
     compute = float(dec.compute_time_s) + share * float(pre.compute_time_s)
     assert float(r.memory_time_s) == pytest.approx(memory, rel=1e-12)
     assert float(r.compute_time_s) == pytest.approx(compute, rel=1e-12)
@@ -52,7 +53,7 @@ def test_prompts_ride_along_the_decode_step_term_by_term():
     # the devices' ceiling: 64 / 255 requests' whole prefill beside 64 decode tokens a step (each
     # step decodes at most the 64 the KV cache holds; the prompts share its weights)
     full = decode_floor("llama-3.1-8b", H100, 64, 2048 + 127)
-    work = max((float(full.bytes_total) + 64 / 255 * 2048 * LLAMA8_KV_PER_TOKEN) / 3.35e12,
+    work = max((float(full.bytes_total) + 64 / 255 * 2048 * (LLAMA8_KV_PER_TOKEN + 4096 * 2)) / 3.35e12,
                float(full.compute_time_s) + 64 / 255 * float(pre.compute_time_s))
     busy = r.tpot_s  # all 64 clients admitted: the slot ceiling uses the same step
     slots = 64 / (max(float(pre.ttft_s), float(busy)) + 255 * float(busy))
@@ -95,7 +96,7 @@ def test_nothing_fits():
 
 
 def test_disaggregated_ttft_is_prefill_plus_kv_transfer():
-    r = serving_floor("llama-3.1-8b", H100, 32, 2048, 256, mode="disaggregated", link_bandwidth=50e9)
+    r = serving_floor("llama-3.1-8b", H100, 32, 2048, 256, mode="disaggregated", kv_link_bandwidth=50e9)
     prefill = float(prefill_floor("llama-3.1-8b", H100, 2048).ttft_s)
     assert float(r.kv_transfer_s) == pytest.approx(2048 * LLAMA8_KV_PER_TOKEN / 50e9, rel=1e-12)  # 5.37 ms
     assert float(r.prefill_s) == pytest.approx(prefill, rel=1e-12)
@@ -105,10 +106,16 @@ def test_disaggregated_ttft_is_prefill_plus_kv_transfer():
     assert r.num_devices == 2 and float(r.prefill_tokens_per_step) == 0
 
 
-def test_disaggregated_without_scale_out_uses_the_scale_up_link_with_a_note():
+def test_disaggregated_kv_link_is_nvlink_within_a_node_and_the_nic_across():
+    # an HGX H100 node: 8 GPUs on NVLink 4 (450 GB/s per direction), a 400 Gb/s NIC (50 GB/s) each
     r = serving_floor("llama-3.1-8b", H100, 8, 4096, 128, mode="disaggregated")
     assert float(r.kv_transfer_s) == pytest.approx(4096 * LLAMA8_KV_PER_TOKEN / 450e9, rel=1e-12)
     assert any("scale-up link" in note for note in r.notes)
+    # a tp8 prefill and a tp8 decode worker cannot share a node: the KV shards cross 8 NICs
+    r = serving_floor("llama-3.1-8b", H100, 8, 4096, 128, mode="disaggregated", prefill_parallel=8,
+                      decode_parallel=8)
+    assert float(r.kv_transfer_s) == pytest.approx(4096 * LLAMA8_KV_PER_TOKEN / (8 * 50e9), rel=1e-12)
+    assert any("scale-out link" in note for note in r.notes)
 
 
 def test_disaggregated_workers_share_the_clients():
@@ -138,7 +145,11 @@ def test_balanced_workers_ratio():
     (dict(parallel=2, prefill_parallel=2), "prefill_parallel"),
     (dict(prefill_workers=2), "prefill_workers/decode_workers"),
     (dict(mode="disaggregated", decode_workers=0), "decode_workers"),
-    (dict(mode="disaggregated", link_bandwidth=-1.0), "link_bandwidth"),
+    (dict(mode="disaggregated", kv_link_bandwidth=-1.0), "kv_link_bandwidth"),
+    (dict(parallel="tp3"), "parallel.tp"),
+    (dict(parallel="tp2ep2"), "parallel.ep"),
+    (dict(parallel="ep2"), "parallel"),
+    (dict(mode="disaggregated", decode_parallel="tp0"), "decode_parallel"),
     (dict(max_batch=0), "max_batch"),
 ])
 def test_refusals_name_the_field(kwargs, field):
@@ -207,7 +218,7 @@ def test_monotone_in_concurrency(model, concurrency, more, prompt, output, mode)
        tp=st.sampled_from([1, 2, 4]), link=st.floats(1e9, 1e12))
 def test_disaggregated_ttft_at_least_the_prefill_floor(model, concurrency, prompt, output, tp, link):
     r = serving_floor(model, H100, concurrency, prompt, output, mode="disaggregated", prefill_parallel=tp,
-                      decode_parallel=2, link_bandwidth=link)
+                      decode_parallel=2, kv_link_bandwidth=link)
     if float(r.running_batch) == 0:
         return
     alone = float(prefill_floor(model, H100, prompt).ttft_s) / tp  # tp devices at best split it tp ways

@@ -49,13 +49,13 @@ def test_grid_is_concurrency_by_isl_by_osl(capsys):
 
 def test_disaggregated_with_workers_link_and_rate(capsys):
     argv = ["serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--concurrency", "64", "--isl", "2K", "--osl",
-            "256", "--disagg", "--decode-workers", "2", "--link-gbps", "50", "--rate", "30"]
+            "256", "--disagg", "--decode-workers", "2", "--kv-link-gbps", "50", "--rate", "30"]
     code, out, _ = run(capsys, argv)
-    assert code == 0 and "1 x prefill 1 device + 2 x decode 1 device" in out and "P:D ratio" in out
+    assert code == 0 and "1 x prefill tp1 + 2 x decode tp1" in out and "P:D ratio" in out
     code, out, _ = run(capsys, argv[:-2] + ["--format", "json"])
     record = json.loads(out)[0]
     want = serving_floor("llama-3.1-8b", "h100-sxm", 64, 2048, 256, mode="disaggregated", decode_workers=2,
-                         link_bandwidth=50e9)
+                         kv_link_bandwidth=50e9)
     assert record["kv_transfer_s"] == pytest.approx(float(want.kv_transfer_s), rel=1e-12)
     assert record["num_devices"] == 3 and record["prefill_tokens_per_step"] == 0
     assert np.isclose(record["kv_transfer_s"], 2048 * 131072 / 50e9)
@@ -65,14 +65,17 @@ def test_disaggregated_with_workers_link_and_rate(capsys):
     (["--osl", "1"], "output_length"),
     (["--concurrency", "0"], "concurrency"),
     (["--ep", "2"], "--ep"),
-    (["--pp", "2"], "--pp"),
+    (["--tp", "3"], "--tp"),
     (["--tp", "0"], "--tp"),
     (["--rate", "3"], "--rate"),
-    (["--link-gbps", "50"], "--link-gbps"),
+    (["--kv-link-gbps", "50"], "--kv-link-gbps"),
+    (["--decode", "tp2"], "--decode"),
     (["--decode-workers", "2"], "--prefill-workers/--decode-workers"),
     (["--chunk", "256,512"], "--chunk"),
-    (["--disagg", "--link-gbps", "-5"], "link_bandwidth"),
-    (["--disagg", "--prefill-workers", "0"], "prefill_workers"),
+    (["--disagg", "--kv-link-gbps", "-5"], "--kv-link-gbps"),
+    (["--disagg", "--prefill-workers", "0"], "--prefill-workers"),
+    (["--disagg", "--decode", "tp0"], "--decode"),
+    (["--disagg", "--decode", "tq4"], "--decode"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, extra, flag):
     argv = ["serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--concurrency", "8", "--isl", "512", "--osl",
@@ -80,6 +83,17 @@ def test_bad_input_exits_2_with_one_line(capsys, extra, flag):
     code, out, err = run(capsys, argv + extra)
     assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
     assert flag in err
+
+
+def test_layouts_reach_the_library(capsys):
+    code, out, _ = run(capsys, ["serve", "--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--concurrency", "64", "--isl",
+                                "1K", "--osl", "256", "--disagg", "--prefill", "tp2", "--decode", "tp2ep2",
+                                "--format", "json"])
+    record = json.loads(out)[0]
+    want = serving_floor("mixtral-8x7b", "h100-sxm", 64, 1024, 256, mode="disaggregated", prefill_parallel="tp2",
+                         decode_parallel="tp2ep2")
+    assert code == 0 and record["tpot_s"] == pytest.approx(float(want.tpot_s), rel=1e-12)
+    assert record["layout"] == "1 x prefill tp2 + 1 x decode tp2 ep2" and record["num_devices"] == 4
 
 
 def test_missing_required_option_exits_2(capsys):

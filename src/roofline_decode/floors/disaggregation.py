@@ -120,7 +120,7 @@ def balanced_workers(model: Any, accelerator: Any, input_length: Broadcastable, 
     d_layout = resolve_layout("decode_parallel", decode_parallel)
     context = np.asarray(mean_decode_context(prompt, output), dtype=float)
     timing = device_timing(model, accelerator, sparse)
-    fit = sequences_that_fit(model, accelerator, d_layout, context, reserve, reserve_fraction)
+    fit = sequences_that_fit(model, accelerator, d_layout, context, reserve, reserve_fraction, routing)
     batch = np.minimum(wanted, fit)
     if (fit < 1).any():
         raise InvalidValueError("decode_parallel", str(d_layout), f"a layout on which one sequence of {model.name} fits "
@@ -140,5 +140,5 @@ def balanced_workers(model: Any, accelerator: Any, input_length: Broadcastable, 
         ratio=np.asarray(mu_d / mu_p), request_rate=np.full(batch.shape, rate),
         prefill_workers=np.ceil(np.asarray(f.workers_for_rate(rate, mu_p), dtype=float)),
         decode_workers=np.ceil(np.asarray(f.workers_for_rate(rate, mu_d), dtype=float)),
-        notes=notes + decoder.notes + timing.notes(PREFILL_WITHOUT_PEAK) + routing_notes(model, routing),
+        notes=notes + decoder.notes() + timing.notes(PREFILL_WITHOUT_PEAK) + routing_notes(model, routing),
     )

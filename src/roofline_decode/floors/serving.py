@@ -37,14 +37,15 @@ import numpy as np
 
 from .. import formulas as f
 from .._typing import Broadcastable
-from ..checks import non_negative, positive, fraction, whole_number
+from ..checks import flag, fraction, non_negative, whole_number
 from ..errors import InvalidValueError
 from .capacity import DEFAULT_RESERVE, kv_bytes_per_sequence
 from .grid import KvLike, WeightsLike, broadcast_grid
 from .grid_result import GridResult
 from .prefill import PREFILL_WITHOUT_PEAK, device_timing, resolve_model_and_device, routing_notes
 from .request import mean_decode_context, whole_array
-from .serving_worker import ROUTINGS, Worker, kv_link_bandwidth, resolve_layout, sequences_that_fit, step_time_of
+from .layout import Options
+from .serving_worker import ROUTINGS, Worker, kv_link_bandwidth as kv_link_of, resolve_layout, sequences_that_fit, step_time_of
 
 __all__ = ["MODES", "ServingFloor", "serving_floor"]
 
@@ -150,7 +151,11 @@ def serving_floor(
     kv: KvLike = None,
     chunk: Broadcastable | None = None,
     sparse: bool = False,
+    kv_link_bandwidth: float | None = None,
     link_bandwidth: float | None = None,
+    node_size: int | None = None,
+    scale_out_bandwidth: float | None = None,
+    mla_layout: str = "sharded",
     max_batch: int | None = None,
     reserve: float = DEFAULT_RESERVE,
     reserve_fraction: float = 0.0,
@@ -184,9 +189,12 @@ def serving_floor(
         (default: none, the least KV read).
     sparse : bool
         Use 2:4 structured-sparsity peaks.
-    link_bandwidth : float, optional
+    kv_link_bandwidth : float, optional
         Per-direction bandwidth [B/s] of the link the KV crosses (disaggregated); default the
-        device's scale-out link, else its scale-up interconnect (a note says so).
+        scale-up link when a prefill and a decode worker fit in one scale-up domain, else the
+        scale-out link (a note says which).
+    link_bandwidth, node_size, scale_out_bandwidth, mla_layout : optional
+        The layout's link overrides and MLA layout, as in :func:`~roofline_decode.decode_floor`.
     max_batch : int, optional
         Most requests a worker runs at once (a server's max_num_seqs).
     reserve, reserve_fraction
@@ -228,6 +236,8 @@ def serving_floor(
     context = np.asarray(mean_decode_context(prompt, output), dtype=float)
     timing = device_timing(model, accelerator, sparse)
     steps = output - 1
+    options = Options(link_bandwidth=link_bandwidth, node_size=node_size, scale_out_bandwidth=scale_out_bandwidth,
+                      mla_layout=mla_layout, sparse=flag("sparse", sparse))
     if mode == "aggregated":
         for name, value in (("prefill_parallel", prefill_parallel), ("decode_parallel", decode_parallel)):
             if value is not None:
@@ -246,7 +256,7 @@ def serving_floor(
     # demand: the rates' ceiling), at least what it holds when every request reserves its whole
     # length (no eviction: the TPOT floor's batch)
     fit_mean, fit_end = sequences_that_fit(model, accelerator, layouts[1], np.stack([context, prompt + steps]), reserve,
-                                           reserve_fraction)
+                                           reserve_fraction, routing)
     if cap is not None:
         fit_mean, fit_end = np.minimum(fit_mean, cap), np.minimum(fit_end, cap)
     high = np.minimum(share, fit_mean)
@@ -258,11 +268,11 @@ def serving_floor(
         # prompts (A1, A2); the devices' ceiling: steps of B decode tokens, B / (N_out - 1) prompts each
         seen, seen_high = (np.asarray(f.steady_decode_batch(b, output), dtype=float) for b in (low, high))
         worker, busy, full = Worker.build(model, accelerator, timing, layouts[0], (seen, seen_high, high), context,
-                                          prompt, chunk_grid, routing)
+                                          prompt, chunk_grid, routing, options)
+        notes = worker.notes()
         ride = np.asarray(f.prefill_tokens_per_step(low, prompt, output), dtype=float)
         decode_step = step_time_of(worker.step(0.0))
-        memory, compute, comm = worker.step(ride / prompt)
-        tpot = step_time_of((memory, compute, comm))
+        memory, compute, comm, tpot = worker.step(ride / prompt)
         prefill = step_time_of(worker.prefill_alone())
         service = np.maximum(prefill, tpot)
         transfer = np.zeros_like(tpot)
@@ -271,21 +281,21 @@ def serving_floor(
         rates = [np.where(high < clients, np.inf, slots), np.where(high < clients, slots, np.inf),
                  (high / steps) / step_time_of(full.step(high / steps)), np.inf, np.inf]
         admitted, devices, label = high, layouts[0].num_devices, str(layouts[0])
-        notes = worker.notes
     else:
         # a decoding request sees itself and the others on its worker (A1), at most what a worker holds
         low = np.minimum(1 + (clients - 1) / workers[1], np.maximum(fit_end, np.minimum(high, 1.0)))
         decoder, busy = Worker.build(model, accelerator, timing, layouts[1], (low, high), context, prompt, chunk_grid,
-                                     routing)
+                                     routing, options)
         prefiller, = Worker.build(model, accelerator, timing, layouts[0], (np.ones_like(low),), context, prompt,
-                                  chunk_grid, routing)
-        link, link_notes = kv_link_bandwidth(accelerator, link_bandwidth)
+                                  chunk_grid, routing, options)
+        link, link_notes = kv_link_of(accelerator, kv_link_bandwidth,
+                                      layouts[0].num_devices + layouts[1].num_devices, options)
         kv_bytes = np.asarray(kv_bytes_per_sequence(model, prompt), dtype=float)
         transfer = np.asarray(f.kv_transfer_time(prompt, kv_bytes / prompt, link,
                                                  min(layouts[0].num_devices, layouts[1].num_devices)))
         seen, ride = low, np.zeros_like(low)
-        memory, compute, comm = decoder.step(0.0)
-        tpot = decode_step = step_time_of((memory, compute, comm))
+        memory, compute, comm, tpot = decoder.step(0.0)
+        decode_step = tpot
         prefill = step_time_of(prefiller.prefill_alone())
         service = prefill + transfer
         rates = [clients / (service + steps * tpot), np.inf, np.inf, workers[0] / prefiller.prompt_work(),
@@ -293,7 +303,7 @@ def serving_floor(
         admitted = high * workers[1]
         devices = workers[0] * layouts[0].num_devices + workers[1] * layouts[1].num_devices
         label = f"{workers[0]} x prefill {layouts[0]} + {workers[1]} x decode {layouts[1]}"
-        notes = tuple(dict.fromkeys(prefiller.notes + decoder.notes + link_notes))
+        notes = tuple(dict.fromkeys(prefiller.notes() + decoder.notes() + link_notes))
     stacked = np.stack(np.broadcast_arrays(*rates))
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.min(stacked, axis=0)

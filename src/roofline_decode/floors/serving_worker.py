@@ -1,24 +1,26 @@
 """One serving worker (a model replica on its layout) in the steady state of continuous batching.
 
-:func:`~roofline_decode.floors.serving.serving_floor` builds its metrics from two kinds of
-work a worker does, both per device of the busiest rank (SI units, arrays over the grid):
+:func:`~roofline_decode.floors.serving.serving_floor` builds its metrics from the work a
+worker does, seen from its busiest device (SI units, arrays over the grid):
 
 * the **steady step**: D decode sequences at the mean decode context plus the prompts of
   ``r`` requests riding along (chunked prefill), the weights read once for the step;
-* the **prefill of one request alone** on the worker (the time to first token without queue).
+* the **prefill of one request alone** on the worker (the time to first token without queue);
+* the **prompt work** of one request when prompts share steps (no weight bytes but its
+  embedding rows): a prefill worker's ceiling.
 
-Time of a step = max(memory, compute, communication): bytes at the device bandwidth, each FLOP
-group at its own peak (as :func:`~roofline_decode.floors.decode.decode_floor` times them),
-tensor-parallel collectives of every token of the step over the scale-up link, overlapped
-(the strict floor, as :func:`~roofline_decode.floors.parallel.tensor_parallel_floor`).
-The prompts' share is added term by term, which is exact because bytes, FLOPs and link bytes
-are sums over tokens; the routed experts their prompt tokens touch beyond the decode batch's
-(MoE) and their embedding rows are left out, so the step stays a lower bound.
+Each is one attention-DP group's share of a step (:class:`~roofline_decode.floors.layout_traffic.StepShare`),
+timed on one device as :func:`~roofline_decode.floors.decode.decode_floor` times a step, or on
+a :class:`~roofline_decode.Parallel` layout by :func:`~roofline_decode.floors.layout.layout_floor`
+(tensor, expert, attention-DP and pipeline splits, collectives over the scale-up and scale-out
+links, the strict floor).  A prompt's share is added term by term, which is exact because bytes,
+FLOPs and link bytes are sums over tokens; the routed experts its tokens touch beyond the decode
+batch's (MoE) are left out, so the step stays a lower bound.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -26,149 +28,155 @@ import numpy as np
 from .. import formulas as f
 from ..checks import positive
 from ..errors import InvalidValueError
-from .capacity import usable_memory
-from .parallel import device_traffic, link_bandwidth_of
-from .prefill import Timing, Traffic, prefill_traffic
+from ..formulas import prefill as fp
+from .capacity import kv_bytes_per_sequence, usable_memory
+from .layout import Options, check_layout, layout_floor, layout_of
+from .layout_links import layout_links
+from .layout_traffic import StepShare, decode_share, rank_traffic, step_share
+from .prefill import Timing, prefill_traffic, routed_experts
+from .routing import resolve_routing
+from ..specs.parallel import Parallel
+from .traffic import streamed_terms
 
-__all__ = ["Layout", "Worker", "resolve_layout", "sequences_that_fit", "kv_link_bandwidth", "step_time_of", "ROUTINGS"]
+__all__ = ["Worker", "resolve_layout", "sequences_that_fit", "kv_link_bandwidth", "step_time_of", "ROUTINGS"]
 
 #: MoE routing assumptions a serving floor takes (a measured count is decode_floor's alone).
 ROUTINGS = ("uniform", "identical")
 
 
-@dataclass(frozen=True)
-class Layout:
-    """The layout of one worker: tensor-parallel degree ``tp`` (one device: 1)."""
-
-    tp: int = 1
-
-    @property
-    def num_devices(self) -> int:
-        return self.tp
-
-    def __str__(self) -> str:
-        return "1 device" if self.tp == 1 else f"tp{self.tp}"
-
-
-def resolve_layout(name: str, value: Any) -> Layout:
-    """A layout from None (one device), a whole number (the tensor-parallel degree) or an object
-    with ``tp``, ``pp``, ``ep`` and ``attention_dp`` fields (``roofline_decode.Parallel``)."""
+def resolve_layout(name: str, value: Any) -> Any:
+    """A :class:`~roofline_decode.Parallel` from None (one device), a whole number (the
+    tensor-parallel degree), a layout, its text ("tp4ep8") or a dict of degrees."""
     if value is None:
-        return Layout()
+        return Parallel()
     if isinstance(value, int | np.integer) and not isinstance(value, bool):
         if value < 1:
             raise InvalidValueError(name, value, "a tensor-parallel degree >= 1 or a Parallel layout")
-        return Layout(int(value))
-    if hasattr(value, "tp"):
-        others = {k: getattr(value, k, 1) for k in ("pp", "ep", "attention_dp")}
-        if any(v != 1 for v in others.values()):
-            raise InvalidValueError(name, str(value), "a tensor-parallel layout (pp, ep and attention_dp of 1): the "
-                                    "serving floors split steps over tensor parallelism only")
-        return resolve_layout(name, int(value.tp))
-    raise InvalidValueError(name, value, "None (one device), a tensor-parallel degree >= 1 or a Parallel layout")
+        return Parallel(tp=int(value))
+    try:
+        return layout_of(value)
+    except InvalidValueError as error:
+        raise InvalidValueError(name, value, error.allowed) from None
+    except ValueError as error:  # pydantic: a degree out of range, a product rule broken
+        raise InvalidValueError(name, value, f"a valid layout ({str(error).splitlines()[0]})") from None
 
 
-def _add_groups(a: dict[str, Any], b: dict[str, Any], scale: Any) -> dict[str, Any]:
-    """a + scale·b, group by group (a group missing on one side counts 0)."""
-    return {g: a.get(g, 0.0) + scale * b.get(g, 0.0) for g in {*a, *b}}
+def step_time_of(parts: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The step time of (memory, compute, communication, step) parts: the last."""
+    return np.asarray(parts[-1])
+
+
+def _combine(decode: StepShare, prompt: StepShare, requests: Any) -> StepShare:
+    """The decode share with ``requests`` prompts riding along: their embedding rows, KV and
+    FLOPs added, the weights (and the routed experts the decode batch reads) read once."""
+    groups = {g: decode.group_flops.get(g, 0.0) + requests * prompt.group_flops.get(g, 0.0)
+              for g in {*decode.group_flops, *prompt.group_flops}}
+    return replace(
+        decode, weight_bytes=decode.weight_bytes + requests * prompt.gathered_bytes,
+        kv_read_bytes=decode.kv_read_bytes + requests * prompt.kv_read_bytes,
+        kv_write_bytes=decode.kv_write_bytes + requests * prompt.kv_write_bytes,
+        flops=decode.flops + requests * prompt.flops, group_flops=groups, tokens=decode.tokens + requests * prompt.tokens,
+        expert_flops=decode.expert_flops + requests * prompt.expert_flops,
+        global_expert_flops=decode.global_expert_flops + requests * prompt.global_expert_flops,
+        gathered_bytes=decode.gathered_bytes + requests * prompt.gathered_bytes,
+    )
 
 
 @dataclass(frozen=True)
 class Worker:
-    """A worker's per-device work at a decode batch, a mean decode context and a prompt length.
-
-    ``decode_*``: the decode part of a step (weights, the KV of ``batch`` sequences);
-    ``prompt_*``: one request's prefill on the worker, per device (``prompt_kv_bytes`` without
-    weights: what rides along in a shared step).  Built by :meth:`build`."""
+    """A worker's shares of work at one decode batch, the mean decode context and a prompt length
+    (built by :meth:`build`); its methods give (memory, compute, communication, step) times [s]."""
 
     model: Any
+    accelerator: Any
     timing: Timing
-    layout: Layout
-    link: float
+    layout: Any
+    options: Options
     batch: np.ndarray
-    decode_bytes: np.ndarray
-    decode_flops: np.ndarray
-    decode_groups: dict[str, Any]
-    prompt: np.ndarray
-    prompt_weight_bytes: np.ndarray
-    prompt_kv_bytes: np.ndarray
-    prompt_flops: np.ndarray
-    prompt_groups: dict[str, Any]
-    notes: tuple[str, ...]
+    context: np.ndarray
+    decode: StepShare
+    prompt: StepShare
+    prompt_length: np.ndarray
 
     @classmethod
-    def build(cls, model: Any, accelerator: Any, timing: Timing, layout: Layout, batches: tuple[np.ndarray, ...],
-              context: np.ndarray, prompt: np.ndarray, chunk: np.ndarray | None, routing: str) -> tuple[Worker, ...]:
-        """One worker per decode batch of ``batches`` (evaluated in one pass), sharing the prompt's parts."""
-        n = layout.tp
-        link, notes = link_bandwidth_of(accelerator, None, n)
-        stacked = np.stack(np.broadcast_arrays(*batches, context))
-        dec = device_traffic(model, np.maximum(stacked[:-1], 1.0), stacked[-1:], n, routing)
-        pre: Traffic = prefill_traffic(model, 1.0, prompt, prompt if chunk is None else np.minimum(chunk, prompt), 0.0,
-                                       routing)
-        moved = np.broadcast_to(dec.weight_read_bytes + dec.kv_read_bytes + dec.kv_write_bytes, dec.flops.shape)
-        shape = np.shape(batches[0])
-        prompt_parts = dict(
-            prompt=prompt, prompt_weight_bytes=np.asarray(pre.weight_bytes) / n,
-            prompt_kv_bytes=(pre.kv_read_bytes + pre.kv_write_bytes) * dec.kv_share, prompt_flops=pre.flops / n,
-            prompt_groups={g: v / n for g, v in pre.group_flops.items()}, notes=tuple(notes))
-        return tuple(cls(model=model, timing=timing, layout=layout, link=link, batch=stacked[i],
-                         decode_bytes=np.reshape(moved[i], shape), decode_flops=np.reshape(dec.flops[i], shape),
-                         decode_groups={g: np.broadcast_to(v, dec.flops.shape)[i] for g, v in dec.group_flops.items()},
-                         **prompt_parts)
-                     for i in range(len(batches)))
+    def build(cls, model: Any, accelerator: Any, timing: Timing, layout: Any, batches: tuple[np.ndarray, ...],
+              context: np.ndarray, prompt: np.ndarray, chunk: np.ndarray | None, routing: str,
+              options: Options = Options()) -> tuple[Worker, ...]:
+        """One worker per decode batch of ``batches``, sharing the prompt's share."""
+        check_layout(model, layout)
+        dp = layout.attention_dp
+        chunk = prompt if chunk is None else np.minimum(chunk, prompt)
+        t = prefill_traffic(model, 1.0, prompt, chunk, 0.0, routing)
+        _, row, b_w = streamed_terms(model)
+        experts: Any = 0.0
+        if model.is_moe:
+            experts = fp.prefill_weight_bytes(1.0, prompt, chunk, 0, 0, 0, model.vocab_size, b_w,
+                                              *routed_experts(model, routing), model.expert_parameters,
+                                              model.routed_expert_format.bytes_per_element)
+        rows = fp.prefill_weight_bytes(1.0, prompt, chunk, 0, 0, row, model.vocab_size, b_w)
+        prompt_share = step_share(t, tokens=prompt, kv_resident=kv_bytes_per_sequence(model, prompt),
+                                  expert_bytes=experts, gathered_bytes=rows, dp=dp)
+        return tuple(cls(model=model, accelerator=accelerator, timing=timing, layout=layout, options=options,
+                         batch=np.maximum(batch, 1e-9), context=context,
+                         decode=decode_share(model, np.maximum(batch, 1e-9), context,
+                                             resolve_routing(routing, model), dp),
+                         prompt=prompt_share, prompt_length=prompt)
+                     for batch in batches)
 
-    def _communication(self, tokens: Any, rows: Any) -> np.ndarray:
-        """Tensor-parallel collectives of a step of ``tokens`` tokens and ``rows`` logits rows (strict: no latency)."""
-        n = self.layout.tp
-        if n == 1:
-            return np.zeros(np.shape(self.decode_bytes))
-        m = self.model
-        b_act = m.activation_format.bytes_per_element
-        time: np.ndarray = np.asarray(
-            f.tensor_parallel_communication_time(tokens, m.hidden_size, b_act, m.num_layers, n, self.link)
-            + f.ring_all_reduce_time(tokens * m.hidden_size * b_act, n, self.link)
-            + f.ring_all_gather_time(rows * m.vocab_size * b_act, n, self.link))
-        return time
+    def _time(self, share: StepShare, tokens: Any, logits: Any, needs_peak: Any) -> tuple[np.ndarray, ...]:
+        shape = np.shape(self.batch)
+        if self.layout.num_devices == 1:  # decode_floor's timing of one device
+            memory = np.asarray(f.memory_time(share.weight_bytes + share.kv_read_bytes + share.kv_write_bytes,
+                                              self.timing.bandwidth)) + np.zeros(shape)
+            if self.timing.bounded:
+                compute = np.asarray(self.timing.peaks.time_of(share.flops, share.group_flops)) + np.zeros(shape)
+            else:
+                compute = np.where(needs_peak, np.nan, 0.0) + np.zeros(shape)
+            comm = np.zeros(shape)
+            return memory, compute, comm, np.maximum(memory, compute)
+        r = layout_floor(self.model, self.accelerator, self.layout, share, batch=self.batch, context=self.context,
+                         tokens=tokens, logits_tokens=logits, options=self.options, needs_peak=needs_peak,
+                         step="serving")
+        return (np.asarray(r.memory_time_s), np.asarray(r.compute_time_s), np.asarray(r.communication_time_s),
+                np.asarray(r.step_time_s))
 
-    def step(self, requests: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(memory, compute, communication) [s] of a step of the decode batch carrying the prompts
-        of ``requests`` requests (fractional: a mean over steps)."""
-        has_prompts = np.asarray(requests) > 0
-        memory = f.memory_time(self.decode_bytes + requests * self.prompt_kv_bytes, self.timing.bandwidth)
-        compute = self._compute(self.decode_flops + requests * self.prompt_flops,
-                                _add_groups(self.decode_groups, self.prompt_groups, requests), has_prompts)
-        comm = self._communication(self.batch + requests * self.prompt, self.batch + requests)
-        return np.asarray(memory), compute, comm
+    def step(self, requests: Any) -> tuple[np.ndarray, ...]:
+        """A step of the decode batch carrying the prompts of ``requests`` requests (fractional:
+        a mean over steps)."""
+        requests = np.asarray(requests, dtype=float)
+        return self._time(_combine(self.decode, self.prompt, requests), self.batch + requests * self.prompt_length,
+                          self.batch + requests, requests > 0)
 
-    def prefill_alone(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(memory, compute, communication) [s] of one request's prefill alone on the worker."""
-        memory = f.memory_time(self.prompt_weight_bytes + self.prompt_kv_bytes, self.timing.bandwidth)
-        compute = self._compute(self.prompt_flops, self.prompt_groups, np.ones(np.shape(memory), dtype=bool))
-        return np.asarray(memory), compute, self._communication(self.prompt, 1.0)
+    def prefill_alone(self) -> tuple[np.ndarray, ...]:
+        """One request's prefill alone on the worker (weights read once per chunk)."""
+        ones = np.ones(np.shape(self.batch))
+        return self._time(self.prompt, self.prompt_length + np.zeros(np.shape(self.batch)), ones, ones > 0)
 
     def prompt_work(self) -> np.ndarray:
-        """Least time [s] a worker spends on one request's prompt when prompts share steps
-        (weights shared): max(KV bytes, FLOPs, link bytes) of the prompt alone."""
-        memory = f.memory_time(self.prompt_kv_bytes, self.timing.bandwidth)
-        compute = self._compute(self.prompt_flops, self.prompt_groups, np.ones(np.shape(memory), dtype=bool))
-        return np.asarray(np.maximum(np.maximum(memory, compute), self._communication(self.prompt, 1.0)))
+        """Least time [s] a worker spends on one request's prompt when prompts share steps: its
+        KV bytes, embedding rows, FLOPs and link bytes, no weight bytes."""
+        bare = replace(self.prompt, weight_bytes=self.prompt.gathered_bytes, expert_bytes=0.0, global_expert_bytes=0.0)
+        ones = np.ones(np.shape(self.batch))
+        return step_time_of(self._time(bare, self.prompt_length + np.zeros(np.shape(self.batch)), ones, ones > 0))
 
-    def _compute(self, flops: Any, groups: dict[str, Any], needs_peak: np.ndarray) -> np.ndarray:
-        """FLOPs at the peaks; NaN where prompt tokens need a peak the device does not publish."""
-        if not self.timing.bounded:
-            return np.where(needs_peak, np.nan, 0.0) + np.zeros(np.shape(self.decode_bytes))
-        time: np.ndarray = np.asarray(self.timing.peaks.time_of(flops, groups)) + np.zeros(np.shape(self.decode_bytes))
-        return time
+    def notes(self) -> tuple[str, ...]:
+        """The layout's notes (links, domains, MLA, replication), from a decode step."""
+        if self.layout.num_devices == 1:
+            return ()
+        r = layout_floor(self.model, self.accelerator, self.layout, self.decode, batch=self.batch, context=self.context,
+                         tokens=self.batch, logits_tokens=self.batch, options=self.options, step="serving")
+        return tuple(n for n in r.notes if n not in self.timing.peaks.notes)
 
 
-def sequences_that_fit(model: Any, accelerator: Any, layout: Layout, contexts: np.ndarray, reserve: float,
-                       reserve_fraction: float) -> np.ndarray:
+def sequences_that_fit(model: Any, accelerator: Any, layout: Any, contexts: np.ndarray, reserve: float,
+                       reserve_fraction: float, routing: str = "uniform") -> np.ndarray:
     """Sequences whose KV cache at each of ``contexts`` fits beside the weights on every device of
-    the layout (whole numbers; inf where a sequence holds no KV cache)."""
-    one = device_traffic(model, np.ones(np.shape(contexts)), contexts, layout.tp)
-    room = usable_memory(accelerator, reserve, reserve_fraction) - one.weight_bytes
-    per_sequence = np.asarray(one.kv_bytes, dtype=float)
+    the layout, over all its attention-DP groups (whole numbers; inf where a sequence holds no KV)."""
+    share = decode_share(model, np.ones(np.shape(contexts)), contexts, resolve_routing(routing, model),
+                         layout.attention_dp)
+    traffic = rank_traffic(model, share, layout)
+    room = usable_memory(accelerator, reserve, reserve_fraction) - traffic.weight_bytes / layout.pp
+    per_sequence = np.asarray(traffic.kv_bytes, dtype=float) / layout.pp
     with np.errstate(divide="ignore", invalid="ignore"):
         fit: np.ndarray = np.where(per_sequence > 0,
                                    np.floor(max(room, 0.0) / np.where(per_sequence > 0, per_sequence, 1.0)),
@@ -176,26 +184,27 @@ def sequences_that_fit(model: Any, accelerator: Any, layout: Layout, contexts: n
     return fit
 
 
-def kv_link_bandwidth(accelerator: Any, link_bandwidth: float | None) -> tuple[float, tuple[str, ...]]:
+def kv_link_bandwidth(accelerator: Any, kv_link: float | None, pair_devices: int,
+                      options: Options = Options()) -> tuple[float, tuple[str, ...]]:
     """Per-direction bandwidth [B/s] of the link a prompt's KV crosses from a prefill to a decode
-    worker, and a note: ``link_bandwidth`` when given, else the device's scale-out link
-    (``accelerator.scale_out``, the NIC), else its scale-up interconnect (workers in one
-    NVLink domain), which a note states."""
-    if link_bandwidth is not None:
-        return positive("link_bandwidth", link_bandwidth, "a finite bandwidth > 0 in B/s"), ()
-    scale_out = getattr(accelerator, "scale_out", None)
-    if scale_out is not None:
-        return float(scale_out.per_direction_bandwidth), ()
-    link = accelerator.interconnect
-    if link is None:
-        raise InvalidValueError("link_bandwidth", None, f"a per-direction bandwidth in B/s for the KV transfer: "
+    worker, and a note.  ``kv_link`` when given; else the scale-up link when a prefill and a
+    decode worker (``pair_devices`` together) fit in one scale-up domain (they can share a node:
+    the floor takes the faster link), else the scale-out link (the NIC), else the scale-up link
+    with a note that it is optimistic.  ``options`` override the device's figures."""
+    if kv_link is not None:
+        return positive("kv_link_bandwidth", kv_link, "a finite bandwidth > 0 in B/s"), ()
+    links = layout_links(accelerator, Parallel(tp=2) if accelerator.interconnect or options.link_bandwidth else Parallel(),
+                         options.link_bandwidth, options.node_size, options.scale_out_bandwidth, domain_notes=False)
+    up, domain, out = links.scale_up, links.domain, links.scale_out
+    if np.isfinite(up) and domain is not None and pair_devices <= domain:
+        return up, (f"KV transfer over the scale-up link ({up / 1e9:.4g} GB/s per direction): a prefill and a decode "
+                    f"worker ({pair_devices} devices) fit in one scale-up domain of {domain}; pass kv_link_bandwidth= "
+                    "for workers in different nodes",)
+    if out is not None:
+        return out, (f"KV transfer over the scale-out link ({out / 1e9:.4g} GB/s per direction per device)",)
+    if not np.isfinite(up):
+        raise InvalidValueError("kv_link_bandwidth", None, f"a per-direction bandwidth in B/s for the KV transfer: "
                                 f"{accelerator.name} has neither a scale-out nor an interconnect figure")
-    return float(link.per_direction_bandwidth), (
-        f"KV transfer over the scale-up link ({link.name}, {link.per_direction_bandwidth / 1e9:.4g} GB/s per "
-        "direction): no scale-out figure for the device, so the prefill and decode workers are taken to share an "
-        "NVLink domain; pass link_bandwidth= for workers in different nodes",)
-
-
-def step_time_of(parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
-    memory, compute, comm = parts
-    return np.asarray(np.maximum(np.maximum(memory, compute), comm))
+    return up, (f"KV transfer over the scale-up link ({up / 1e9:.4g} GB/s per direction): the scale-out link is "
+                "unknown (optimistic for workers in different nodes; pass kv_link_bandwidth= or "
+                "scale_out_bandwidth=)",)
