@@ -44,3 +44,16 @@ def test_measured_run_is_not_below_its_floor(row):
                       kv="fp8" if fp8 else None)
     assert float(r.tpot_s) * 1e3 <= tpot_ms
     assert float(r.ttft_s) * 1e3 <= ttft_ms
+
+
+def test_a_run_that_decodes_fewer_than_its_clients_breaks_the_running_batch_assumption():
+    # vLLM, gpt-oss-120b (mxfp4) on 4 H100s, 512 clients, 8,192 in, 1,024 out: TTFT 24,323 ms and
+    # TPOT 5.46 ms, so TTFT is 81 % of E2E and 512 x 19 % = 96 clients decode at a time, not 512
+    # (2026_04_06_gpt_oss_120b_h100_sxm_vllm_fp4_agg_8192x1024_c512_tp4_ep1_1130)
+    ttft_ms, tpot_ms = 24323.1, 5.46
+    decoding = 512 * 1023 * tpot_ms / (ttft_ms + 1023 * tpot_ms)
+    assert round(decoding) == 96
+    every = serving_floor("gpt-oss-120b", "h100-sxm", 512, 8192, 1024, parallel=4, routing="identical")
+    capped = serving_floor("gpt-oss-120b", "h100-sxm", 512, 8192, 1024, parallel=4, routing="identical", max_batch=96)
+    assert float(every.running_batch) == 512 and float(every.tpot_s) * 1e3 > tpot_ms  # A3 broken
+    assert float(capped.tpot_s) * 1e3 < tpot_ms and float(capped.ttft_s) * 1e3 < ttft_ms
