@@ -23,7 +23,7 @@ from .grid import KvLike, WeightsLike, broadcast_grid
 from .grid_result import GridResult
 from .prefill import PREFILL_WITHOUT_PEAK, device_timing, resolve_model_and_device, routing_notes
 from .request import mean_decode_context, whole_array
-from .serving_worker import ROUTINGS, Worker, resolve_layout, sequences_that_fit, step_time_of
+from .serving_worker import ROUTINGS, Worker, resolve_layout, sequences_that_fit
 
 __all__ = ["BalancedWorkers", "balanced_workers"]
 
@@ -125,10 +125,11 @@ def balanced_workers(model: Any, accelerator: Any, input_length: Broadcastable, 
     if (fit < 1).any():
         raise InvalidValueError("decode_parallel", str(d_layout), f"a layout on which one sequence of {model.name} fits "
                                 "beside the weights (its KV cache at the mean decode context)")
-    decoder, = Worker.build(model, accelerator, timing, d_layout, (batch,), context, prompt, chunk_grid, routing)
-    prefiller, = Worker.build(model, accelerator, timing, p_layout, (np.ones_like(batch),), context, prompt, chunk_grid,
-                              routing)
-    step = step_time_of(decoder.step(0.0))
+    decoder = Worker.build(model, accelerator, timing, d_layout, (batch,), context, prompt, chunk_grid, routing)
+    prefiller = Worker.build(model, accelerator, timing, p_layout, (np.ones_like(batch),), context, prompt, chunk_grid,
+                             routing)
+    decoded = decoder.step(0.0)
+    step = decoded.step[0]
     mu_p = 1.0 / prefiller.prompt_work()
     mu_d = batch / ((output - 1) * step)
     notes: tuple[str, ...] = (f"decode batch capped at the {int(np.min(fit))} sequences the KV cache holds",) if (
@@ -140,5 +141,5 @@ def balanced_workers(model: Any, accelerator: Any, input_length: Broadcastable, 
         ratio=np.asarray(mu_d / mu_p), request_rate=np.full(batch.shape, rate),
         prefill_workers=np.ceil(np.asarray(f.workers_for_rate(rate, mu_p), dtype=float)),
         decode_workers=np.ceil(np.asarray(f.workers_for_rate(rate, mu_d), dtype=float)),
-        notes=notes + decoder.notes() + timing.notes(PREFILL_WITHOUT_PEAK) + routing_notes(model, routing),
+        notes=notes + decoded.notes + timing.notes(PREFILL_WITHOUT_PEAK) + routing_notes(model, routing),
     )

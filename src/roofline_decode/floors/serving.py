@@ -45,7 +45,7 @@ from .grid_result import GridResult
 from .prefill import PREFILL_WITHOUT_PEAK, device_timing, resolve_model_and_device, routing_notes
 from .request import mean_decode_context, whole_array
 from .layout import Options
-from .serving_worker import ROUTINGS, Worker, kv_link_bandwidth as kv_link_of, resolve_layout, sequences_that_fit, step_time_of
+from .serving_worker import ROUTINGS, Worker, kv_link_bandwidth as kv_link_of, resolve_layout, sequences_that_fit
 
 __all__ = ["MODES", "ServingFloor", "serving_floor"]
 
@@ -267,43 +267,49 @@ def serving_floor(
         # a decoding request sees itself and the other slots not in their prefill step, and their
         # prompts (A1, A2); the devices' ceiling: steps of B decode tokens, B / (N_out - 1) prompts each
         seen, seen_high = (np.asarray(f.steady_decode_batch(b, output), dtype=float) for b in (low, high))
-        worker, busy, full = Worker.build(model, accelerator, timing, layouts[0], (seen, seen_high, high), context,
-                                          prompt, chunk_grid, routing, options)
-        notes = worker.notes()
+        # one pass over four steps: the decode batch alone and with its prompts (TPOT), the most
+        # admitted with theirs (the slots' ceiling), and all admitted decoding beside B / (N_out - 1)
+        # prompts (the devices' ceiling)
+        worker = Worker.build(model, accelerator, timing, layouts[0], (seen, seen, seen_high, high), context, prompt,
+                              chunk_grid, routing, options)
         ride = np.asarray(f.prefill_tokens_per_step(low, prompt, output), dtype=float)
-        decode_step = step_time_of(worker.step(0.0))
-        memory, compute, comm, tpot = worker.step(ride / prompt)
-        prefill = step_time_of(worker.prefill_alone())
+        ride_high = np.asarray(f.prefill_tokens_per_step(high, prompt, output), dtype=float)
+        times = worker.step(np.stack(np.broadcast_arrays(0.0 * ride, ride / prompt, ride_high / prompt, high / steps)))
+        decode_step, tpot, tpot_high, work = times.step
+        memory, compute, comm = times.memory[1], times.compute[1], times.communication[1]
+        prefill = worker.prefill_alone().step
         service = np.maximum(prefill, tpot)
         transfer = np.zeros_like(tpot)
-        tpot_high = step_time_of(busy.step(np.asarray(f.prefill_tokens_per_step(high, prompt, output)) / prompt))
         slots = high / (np.maximum(prefill, tpot_high) + steps * tpot_high)
         rates = [np.where(high < clients, np.inf, slots), np.where(high < clients, slots, np.inf),
-                 (high / steps) / step_time_of(full.step(high / steps)), np.inf, np.inf]
+                 (high / steps) / work, np.inf, np.inf]
+        notes = times.notes
         admitted, devices, label = high, layouts[0].num_devices, str(layouts[0])
     else:
         # a decoding request sees itself and the others on its worker (A1), at most what a worker holds
         low = np.minimum(1 + (clients - 1) / workers[1], np.maximum(fit_end, np.minimum(high, 1.0)))
-        decoder, busy = Worker.build(model, accelerator, timing, layouts[1], (low, high), context, prompt, chunk_grid,
-                                     routing, options)
-        prefiller, = Worker.build(model, accelerator, timing, layouts[0], (np.ones_like(low),), context, prompt,
-                                  chunk_grid, routing, options)
+        decoder = Worker.build(model, accelerator, timing, layouts[1], (low, high), context, prompt, chunk_grid,
+                               routing, options)
+        prefiller = Worker.build(model, accelerator, timing, layouts[0], (np.ones_like(low),), context, prompt,
+                                 chunk_grid, routing, options)
         link, link_notes = kv_link_of(accelerator, kv_link_bandwidth,
                                       layouts[0].num_devices + layouts[1].num_devices, options)
         kv_bytes = np.asarray(kv_bytes_per_sequence(model, prompt), dtype=float)
         transfer = np.asarray(f.kv_transfer_time(prompt, kv_bytes / prompt, link,
                                                  min(layouts[0].num_devices, layouts[1].num_devices)))
         seen, ride = low, np.zeros_like(low)
-        memory, compute, comm, tpot = decoder.step(0.0)
-        decode_step = tpot
-        prefill = step_time_of(prefiller.prefill_alone())
+        times = decoder.step(0.0)
+        tpot = decode_step = times.step[0]
+        memory, compute, comm = times.memory[0], times.compute[0], times.communication[0]
+        alone = prefiller.prefill_alone()
+        prefill = alone.step
         service = prefill + transfer
         rates = [clients / (service + steps * tpot), np.inf, np.inf, workers[0] / prefiller.prompt_work(),
-                 workers[1] * high / (steps * step_time_of(busy.step(0.0)))]
+                 workers[1] * high / (steps * times.step[1])]
         admitted = high * workers[1]
         devices = workers[0] * layouts[0].num_devices + workers[1] * layouts[1].num_devices
         label = f"{workers[0]} x prefill {layouts[0]} + {workers[1]} x decode {layouts[1]}"
-        notes = tuple(dict.fromkeys(prefiller.notes() + decoder.notes() + link_notes))
+        notes = tuple(dict.fromkeys(alone.notes + times.notes + link_notes))
     stacked = np.stack(np.broadcast_arrays(*rates))
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.min(stacked, axis=0)

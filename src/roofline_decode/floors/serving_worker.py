@@ -21,7 +21,7 @@ batch's (MoE) are left out, so the step stays a lower bound.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -38,7 +38,7 @@ from .routing import resolve_routing
 from ..specs.parallel import Parallel
 from .traffic import streamed_terms
 
-__all__ = ["Worker", "resolve_layout", "sequences_that_fit", "kv_link_bandwidth", "step_time_of", "ROUTINGS"]
+__all__ = ["Times", "Worker", "resolve_layout", "sequences_that_fit", "kv_link_bandwidth", "ROUTINGS"]
 
 #: MoE routing assumptions a serving floor takes (a measured count is decode_floor's alone).
 ROUTINGS = ("uniform", "identical")
@@ -61,11 +61,6 @@ def resolve_layout(name: str, value: Any) -> Any:
         raise InvalidValueError(name, value, f"a valid layout ({str(error).splitlines()[0]})") from None
 
 
-def step_time_of(parts: tuple[np.ndarray, ...]) -> np.ndarray:
-    """The step time of (memory, compute, communication, step) parts: the last."""
-    return np.asarray(parts[-1])
-
-
 def _combine(decode: StepShare, prompt: StepShare, requests: Any) -> StepShare:
     """The decode share with ``requests`` prompts riding along: their embedding rows, KV and
     FLOPs added, the weights (and the routed experts the decode batch reads) read once."""
@@ -82,10 +77,20 @@ def _combine(decode: StepShare, prompt: StepShare, requests: Any) -> StepShare:
     )
 
 
+class Times(NamedTuple):
+    """Times [s] of a step on a worker's busiest device, and the layout's notes."""
+
+    memory: np.ndarray
+    compute: np.ndarray
+    communication: np.ndarray
+    step: np.ndarray
+    notes: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Worker:
-    """A worker's shares of work at one decode batch, the mean decode context and a prompt length
-    (built by :meth:`build`); its methods give (memory, compute, communication, step) times [s]."""
+    """A worker's shares of work at several decode batches (stacked on a leading axis), the mean
+    decode context and a prompt length (built by :meth:`build`); its methods give :class:`Times`."""
 
     model: Any
     accelerator: Any
@@ -101,8 +106,8 @@ class Worker:
     @classmethod
     def build(cls, model: Any, accelerator: Any, timing: Timing, layout: Any, batches: tuple[np.ndarray, ...],
               context: np.ndarray, prompt: np.ndarray, chunk: np.ndarray | None, routing: str,
-              options: Options = Options()) -> tuple[Worker, ...]:
-        """One worker per decode batch of ``batches``, sharing the prompt's share."""
+              options: Options = Options()) -> Worker:
+        """The worker at each decode batch of ``batches`` (axis 0 of every result), one pass."""
         check_layout(model, layout)
         dp = layout.attention_dp
         chunk = prompt if chunk is None else np.minimum(chunk, prompt)
@@ -116,15 +121,14 @@ class Worker:
         rows = fp.prefill_weight_bytes(1.0, prompt, chunk, 0, 0, row, model.vocab_size, b_w)
         prompt_share = step_share(t, tokens=prompt, kv_resident=kv_bytes_per_sequence(model, prompt),
                                   expert_bytes=experts, gathered_bytes=rows, dp=dp)
-        return tuple(cls(model=model, accelerator=accelerator, timing=timing, layout=layout, options=options,
-                         batch=np.maximum(batch, 1e-9), context=context,
-                         decode=decode_share(model, np.maximum(batch, 1e-9), context,
-                                             resolve_routing(routing, model), dp),
-                         prompt=prompt_share, prompt_length=prompt)
-                     for batch in batches)
+        stacked = np.maximum(np.stack(np.broadcast_arrays(*batches, context))[:-1], 1e-9)
+        contexts = np.broadcast_to(context, stacked.shape)
+        return cls(model=model, accelerator=accelerator, timing=timing, layout=layout, options=options, batch=stacked,
+                   context=contexts, decode=decode_share(model, stacked, contexts, resolve_routing(routing, model), dp),
+                   prompt=prompt_share, prompt_length=prompt)
 
-    def _time(self, share: StepShare, tokens: Any, logits: Any, needs_peak: Any) -> tuple[np.ndarray, ...]:
-        shape = np.shape(self.batch)
+    def _time(self, share: StepShare, batch: np.ndarray, tokens: Any, logits: Any, needs_peak: Any) -> Times:
+        shape = np.shape(batch)
         if self.layout.num_devices == 1:  # decode_floor's timing of one device
             memory = np.asarray(f.memory_time(share.weight_bytes + share.kv_read_bytes + share.kv_write_bytes,
                                               self.timing.bandwidth)) + np.zeros(shape)
@@ -132,51 +136,49 @@ class Worker:
                 compute = np.asarray(self.timing.peaks.time_of(share.flops, share.group_flops)) + np.zeros(shape)
             else:
                 compute = np.where(needs_peak, np.nan, 0.0) + np.zeros(shape)
-            comm = np.zeros(shape)
-            return memory, compute, comm, np.maximum(memory, compute)
-        r = layout_floor(self.model, self.accelerator, self.layout, share, batch=self.batch, context=self.context,
-                         tokens=tokens, logits_tokens=logits, options=self.options, needs_peak=needs_peak,
-                         step="serving")
-        return (np.asarray(r.memory_time_s), np.asarray(r.compute_time_s), np.asarray(r.communication_time_s),
-                np.asarray(r.step_time_s))
+            return Times(memory, compute, np.zeros(shape), np.maximum(memory, compute))
+        r = layout_floor(self.model, self.accelerator, self.layout, share, batch=batch,
+                         context=self.context[0] if np.ndim(batch) < self.batch.ndim else self.context, tokens=tokens, logits_tokens=logits, options=self.options,
+                         needs_peak=needs_peak, step="serving")
+        notes = tuple(n for n in r.notes if n not in self.timing.peaks.notes and not n.startswith("a step that carries"))
+        return Times(np.asarray(r.memory_time_s), np.asarray(r.compute_time_s), np.asarray(r.communication_time_s),
+                     np.asarray(r.step_time_s), notes)
 
-    def step(self, requests: Any) -> tuple[np.ndarray, ...]:
-        """A step of the decode batch carrying the prompts of ``requests`` requests (fractional:
-        a mean over steps)."""
-        requests = np.asarray(requests, dtype=float)
-        return self._time(_combine(self.decode, self.prompt, requests), self.batch + requests * self.prompt_length,
-                          self.batch + requests, requests > 0)
+    def step(self, requests: Any) -> Times:
+        """Steps of the decode batches carrying the prompts of ``requests`` requests each
+        (fractional: a mean over steps; broadcast against the stacked batches)."""
+        requests = np.broadcast_to(np.asarray(requests, dtype=float), self.batch.shape)
+        return self._time(_combine(self.decode, self.prompt, requests), self.batch,
+                          self.batch + requests * self.prompt_length, self.batch + requests, requests > 0)
 
-    def prefill_alone(self) -> tuple[np.ndarray, ...]:
+    def _alone(self, share: StepShare) -> Times:
+        ones = np.ones(np.shape(self.batch)[1:])
+        return self._time(share, ones, self.prompt_length + np.zeros(ones.shape), ones, ones > 0)
+
+    def prefill_alone(self) -> Times:
         """One request's prefill alone on the worker (weights read once per chunk)."""
-        ones = np.ones(np.shape(self.batch))
-        return self._time(self.prompt, self.prompt_length + np.zeros(np.shape(self.batch)), ones, ones > 0)
+        return self._alone(self.prompt)
 
     def prompt_work(self) -> np.ndarray:
         """Least time [s] a worker spends on one request's prompt when prompts share steps: its
         KV bytes, embedding rows, FLOPs and link bytes, no weight bytes."""
-        bare = replace(self.prompt, weight_bytes=self.prompt.gathered_bytes, expert_bytes=0.0, global_expert_bytes=0.0)
-        ones = np.ones(np.shape(self.batch))
-        return step_time_of(self._time(bare, self.prompt_length + np.zeros(np.shape(self.batch)), ones, ones > 0))
-
-    def notes(self) -> tuple[str, ...]:
-        """The layout's notes (links, domains, MLA, replication), from a decode step."""
-        if self.layout.num_devices == 1:
-            return ()
-        r = layout_floor(self.model, self.accelerator, self.layout, self.decode, batch=self.batch, context=self.context,
-                         tokens=self.batch, logits_tokens=self.batch, options=self.options, step="serving")
-        return tuple(n for n in r.notes if n not in self.timing.peaks.notes)
+        return self._alone(replace(self.prompt, weight_bytes=self.prompt.gathered_bytes, expert_bytes=0.0,
+                                   global_expert_bytes=0.0)).step
 
 
 def sequences_that_fit(model: Any, accelerator: Any, layout: Any, contexts: np.ndarray, reserve: float,
                        reserve_fraction: float, routing: str = "uniform") -> np.ndarray:
     """Sequences whose KV cache at each of ``contexts`` fits beside the weights on every device of
     the layout, over all its attention-DP groups (whole numbers; inf where a sequence holds no KV)."""
-    share = decode_share(model, np.ones(np.shape(contexts)), contexts, resolve_routing(routing, model),
-                         layout.attention_dp)
-    traffic = rank_traffic(model, share, layout)
-    room = usable_memory(accelerator, reserve, reserve_fraction) - traffic.weight_bytes / layout.pp
-    per_sequence = np.asarray(traffic.kv_bytes, dtype=float) / layout.pp
+    usable = usable_memory(accelerator, reserve, reserve_fraction)
+    if layout.num_devices == 1:  # the whole model and a whole sequence's cache on one device
+        room, per_sequence = usable - model.weight_bytes, np.asarray(kv_bytes_per_sequence(model, contexts), dtype=float)
+    else:
+        share = decode_share(model, np.ones(np.shape(contexts)), contexts, resolve_routing(routing, model),
+                             layout.attention_dp)
+        traffic = rank_traffic(model, share, layout)
+        room = usable - traffic.weight_bytes / layout.pp
+        per_sequence = np.asarray(traffic.kv_bytes, dtype=float) / layout.pp
     with np.errstate(divide="ignore", invalid="ignore"):
         fit: np.ndarray = np.where(per_sequence > 0,
                                    np.floor(max(room, 0.0) / np.where(per_sequence > 0, per_sequence, 1.0)),
