@@ -1,0 +1,48 @@
+"""request_floor(parallel=) and speculative_floor(parallel=): the layout path of the request floors."""
+
+import numpy as np
+import pytest
+
+import roofline_decode as rd
+from roofline_decode import decode_floor, prefill_floor, request_floor
+from roofline_decode.errors import InvalidValueError
+
+H100 = "h100-sxm"
+
+
+def test_one_device_layout_is_the_plain_request():
+    plain = request_floor("llama-3.1-8b", H100, 2048, 64, batch=[1, 8])
+    for parallel in ("tp1", rd.Parallel()):
+        same = request_floor("llama-3.1-8b", H100, 2048, 64, batch=[1, 8], parallel=parallel)
+        assert same.to_records() == plain.to_records() and same.layout == "1 device"
+
+
+def test_tensor_parallel_request_times_each_part_on_the_busiest_device():
+    r = request_floor("llama-3.1-70b", H100, 2048, 64, batch=8, parallel="tp4")
+    ttft = float(prefill_floor("llama-3.1-70b", H100, 2048, 8, parallel="tp4").step_time_s)
+    steps = decode_floor("llama-3.1-70b", H100, 8, np.arange(2048, 2048 + 63), parallel="tp4").step_time_s
+    assert float(r.ttft_s) == pytest.approx(ttft, rel=1e-12)
+    assert float(r.tpot_s) == pytest.approx(np.mean(steps), rel=1e-12)
+    assert float(r.e2e_latency_s) == pytest.approx(ttft + np.sum(steps), rel=1e-12)
+    # the whole model's bytes and FLOPs, as on one device
+    one = request_floor("llama-3.1-70b", H100, 2048, 64, batch=8)
+    assert float(r.decode_bytes) == float(one.decode_bytes) and float(r.prefill_flops) == float(one.prefill_flops)
+    # 141 GB of bf16 weights do not fit one H100; on four, 35 GB each leave room for 278 sequences of 2,111 tokens
+    assert not bool(one.fits) and bool(r.fits) and float(r.max_batch) == 278 and r.layout == "tp4"
+
+
+def test_uncached_shared_prefix_on_a_layout_is_the_longer_part():
+    r = request_floor("llama-3.1-70b", H100, 2048, 16, batch=8, shared_prefix=1024, parallel="tp4")
+    head = float(prefill_floor("llama-3.1-70b", H100, 1024, 1, parallel="tp4").step_time_s)
+    tail = float(prefill_floor("llama-3.1-70b", H100, 2048, 8, cached=1024, parallel="tp4").step_time_s)
+    assert float(r.ttft_s) == pytest.approx(max(head, tail), rel=1e-12)
+    assert any("shared prefix" in note for note in r.notes)
+
+
+def test_request_refusals():
+    with pytest.raises(InvalidValueError) as info:
+        request_floor("llama-3.1-8b", H100, 2048, 64, batch=8, shared_prefix=1024, cascade=True, parallel="tp2")
+    assert info.value.field == "cascade"
+    with pytest.raises(InvalidValueError) as info:
+        request_floor("llama-3.1-8b", H100, 2048, 64, parallel="tp3")
+    assert info.value.field == "parallel.tp"
