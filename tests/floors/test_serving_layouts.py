@@ -46,3 +46,34 @@ def test_request_refusals():
     with pytest.raises(InvalidValueError) as info:
         request_floor("llama-3.1-8b", H100, 2048, 64, parallel="tp3")
     assert info.value.field == "parallel.tp"
+
+
+def test_one_device_layout_is_the_plain_speculative_floor():
+    plain = rd.speculative_floor("llama-3.1-70b", H100, draft="llama-3.2-1b", k=4, acceptance=0.8, batch=[1, 8],
+                                 context=2048)
+    same = rd.speculative_floor("llama-3.1-70b", H100, draft="llama-3.2-1b", k=4, acceptance=0.8, batch=[1, 8],
+                                context=2048, parallel="tp1")
+    assert same.to_records() == plain.to_records()
+
+
+def test_speculative_on_tensor_parallel_devices():
+    r = rd.speculative_floor("llama-3.1-70b", H100, draft="llama-3.2-1b", k=4, acceptance=0.8, batch=8, context=2048,
+                             parallel="tp4", draft_parallel="tp1")
+    plain = decode_floor("llama-3.1-70b", H100, 8, 2048, parallel="tp4")
+    draft = decode_floor("llama-3.2-1b", H100, 8, np.arange(2048, 2052))
+    assert float(r.plain_step_s) == pytest.approx(float(plain.step_time_s), rel=1e-12)
+    assert float(r.draft_time_s) == pytest.approx(float(np.sum(draft.step_time_s)), rel=1e-12)
+    # the verify step of 5 tokens per sequence costs at least a plain step on the same devices
+    assert float(r.verify_step_s) >= float(plain.step_time_s)
+    # overlapped round: at least the summed memory times and at most draft + verify
+    assert float(r.round_time_s) <= float(r.draft_time_s) + float(r.verify_step_s) + 1e-15
+    assert float(r.speedup) == pytest.approx(float(r.plain_step_s) / float(r.time_per_token_s), rel=1e-12)
+
+
+def test_mtp_heads_run_on_the_target_layout_and_bad_draft_layouts_are_refused():
+    r = rd.speculative_floor("deepseek-v3", "h200-sxm", mtp_layers=1, k=1, acceptance=0.8, batch=64, context=4096,
+                             parallel="tp8")
+    assert float(r.speedup) > 1
+    with pytest.raises(InvalidValueError) as info:
+        rd.speculative_floor("llama-3.1-70b", H100, draft="llama-3.2-1b", parallel="tp4", draft_parallel="tp3")
+    assert info.value.field == "draft_parallel"
