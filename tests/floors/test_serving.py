@@ -233,3 +233,13 @@ def test_vectorised_over_concurrency():
         assert float(grid.tpot_s[c - 1]) == pytest.approx(float(one.tpot_s), rel=1e-12)
         assert float(grid.ttft_s[c - 1]) == pytest.approx(float(one.ttft_s), rel=1e-12)
     assert len(grid.to_records()) == 128 and "TPOT ms" in str(grid)
+
+
+def test_a_device_without_a_compute_peak_gives_no_prefill_times():
+    # the RTX 3070 Ti publishes no bf16/fp16 peak: a prompt's time cannot be bounded, a decode step alone can
+    r = serving_floor("llama-3.2-1b", "rtx-3070-ti", [1, 8], 512, 64)
+    step = float(decode_floor("llama-3.2-1b", "rtx-3070-ti", 1, 512 + 31).step_time_s)
+    assert float(r.tpot_s[0]) == pytest.approx(step, rel=1e-12)  # one client: no prompt rides along
+    assert np.isnan(r.tpot_s[1]) and np.all(np.isnan(r.ttft_s)) and np.all(np.isnan(r.requests_per_s))
+    assert list(r.limited_by) == ["n/a", "n/a"]
+    assert any("no compute peak" in note and "NaN" not in note for note in r.notes)

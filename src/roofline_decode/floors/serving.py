@@ -42,7 +42,7 @@ from ..errors import InvalidValueError
 from .capacity import DEFAULT_RESERVE, kv_bytes_per_sequence
 from .grid import KvLike, WeightsLike, broadcast_grid
 from .grid_result import GridResult
-from .prefill import PREFILL_WITHOUT_PEAK, device_timing, resolve_model_and_device, routing_notes
+from .prefill import device_timing, resolve_model_and_device, routing_notes
 from .request import mean_decode_context, whole_array
 from .layout import Options
 from .serving_worker import ROUTINGS, Worker, kv_link_bandwidth as kv_link_of, resolve_layout, sequences_that_fit
@@ -51,6 +51,10 @@ __all__ = ["MODES", "ServingFloor", "serving_floor"]
 
 #: Serving modes: prefill and decode on the same devices, or on separate workers.
 MODES = ("aggregated", "disaggregated")
+
+#: What a serving floor gives on a device without a compute peak (its note, after the device).
+SERVING_WITHOUT_PEAK = ("a prefill's time needs one: TTFT, E2E, the rates and the TPOT of steps that carry prompts are "
+                        "not given (n/a); a decode step alone keeps its memory floor")
 
 #: What limits the request rate, by index (``ServingFloor.limited_by``).
 LIMITS = ("latency", "running batch", "device throughput", "prefill workers", "decode workers")
@@ -313,7 +317,8 @@ def serving_floor(
     stacked = np.stack(np.broadcast_arrays(*rates))
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.min(stacked, axis=0)
-        limit = np.asarray(LIMITS)[np.argmin(np.where(np.isnan(stacked), np.inf, stacked), axis=0)]
+        limit = np.where(np.isnan(rate), "n/a", np.asarray(LIMITS)[np.argmin(np.where(np.isnan(stacked), np.inf,
+                                                                                     stacked), axis=0)])
         # TTFT: the own prefill after the wait of the clients that hold no slot (Little's law on the queue)
         queue = np.maximum(clients - admitted, 0.0) / rate
         ttft = service + queue
@@ -355,4 +360,4 @@ def _notes(model: Any, timing: Any, routing: str, layout_notes: tuple[str, ...],
                      f"{c - b:.0f} queue (the largest queue of the grid; see queued); their wait is in TTFT")
     if nothing.any():
         notes.append("where the weights leave no room for one sequence's KV cache nothing runs: no times are given, rates are 0")
-    return tuple(dict.fromkeys((*notes, *timing.notes(PREFILL_WITHOUT_PEAK), *routing_notes(model, routing))))
+    return tuple(dict.fromkeys((*notes, *timing.notes(SERVING_WITHOUT_PEAK), *routing_notes(model, routing))))
