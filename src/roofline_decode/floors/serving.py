@@ -8,24 +8,25 @@ per GPU, per user (1 / TPOT, AIConfigurator's "tokens/s/user") and requests/s.  
 floors, rates ceilings.  The derivation and the assumptions a faster run would have to break
 are in docs/serving.md; in brief:
 
-* **running batch** B = min(C, the sequences whose KV cache at the mean decode context
-  N_in + (N_out − 2)/2 fits beside the weights on every device of the layout); the other
-  C − B clients queue.
+* **running batch**: at most B_max = min(C, the sequences whose KV cache at the mean decode
+  context N_in + (N_out − 2)/2 fits beside the weights on every device of the layout; the rates'
+  batch, and C − B_max clients queue), at least B_min (the same at the last context
+  N_in + N_out − 1: an engine that reserves each request's whole length; the TPOT's batch).
 * **aggregated** (prefill and decode on the same devices, continuous batching with chunked
   prefill): a slot holds a request for one step of prefill and N_out − 1 decode steps, so a
   request's decode steps carry itself and the other slots that decode,
   1 + (B − 1)(N_out − 1)/N_out sequences (:func:`~roofline_decode.formulas.steady_decode_batch`),
   and the prompts of the others, (B − 1)·N_in/N_out tokens
   (:func:`~roofline_decode.formulas.prefill_tokens_per_step`), the weights read once per step;
-  TPOT >= that step's floor (assumptions A1, A2 of the docs).  TTFT >= the request's own
-  prefill floor on the layout (any schedule) and >= one step (A2).
+  TPOT >= that step's floor (assumptions A1-A3 of the docs).  TTFT >= the request's own
+  prefill floor on the layout (any schedule), >= one step (A2), plus the queue's wait.
 * **disaggregated**: TTFT >= the prefill floor on a prefill worker plus the KV transfer of the
-  prompt over the link; TPOT >= the decode step of a decode worker at its share of the
-  running batch.
-* **rates**: the request rate is at most the running batch over the time a request holds its
-  slot (TTFT + (N_out − 1)·TPOT), and at most what the devices can do if every step carried
-  the whole prefill work (aggregated) or what the prefill and decode workers can do
-  (disaggregated); E2E = C/λ (Little's law, closed loop), TTFT = E2E − (N_out − 1)·TPOT.
+  prompt over the link; TPOT >= the decode step of a decode worker holding the request and its
+  share of the others.
+* **rates** (ceilings): the slots (B_max over the time a request holds one), the devices (every
+  step decoding at most B_max and sharing its weights with B_max/(N_out − 1) prompts; any
+  schedule), or the prefill and decode workers; E2E >= C / λ (Little's law, closed loop) and
+  >= TTFT + (N_out − 1)·TPOT; the queue waits (C − B_max)/λ.
 """
 
 from __future__ import annotations
