@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..specs.parallel import Parallel
 
 __all__ = ["ParallelFloor", "Options", "check_layout", "layout_of", "layout_floor", "decode_layout_floor", "tensor_parallel_chain",
-           "chain_of"]
+           "chain_of", "prefill_layout_floor"]
 
 
 def layout_of(parallel: object) -> Parallel | None:
@@ -249,3 +249,29 @@ def chain_of(model: Model, layout: Parallel, tokens: np.ndarray, link: float,
             + (f" and 2 all-reduces per layer at {profile.collective_latency * 1e6:.3g} us + link time" if tp > 1 else "")
             + ", one after another: an estimate for that runtime, not a physical floor")
     return tensor_parallel_chain(model, group, tp, link, profile), (note,)
+
+
+def prefill_layout_floor(model: Model, accelerator: Accelerator, layout: Parallel, options: Options, traffic: Any,
+                         batch: np.ndarray, prompt: np.ndarray, chunk: np.ndarray, cached: np.ndarray,
+                         new: np.ndarray, experts: tuple[int, int, int], routing: Routing) -> ParallelFloor:
+    """``prefill_floor(parallel=...)``: the prefill whose bytes and FLOPs are ``traffic``
+    (``new`` tokens per sequence after ``cached``, in chunks, routed experts ``experts`` = (L_moe,
+    E or k, k) as the prefill formulas take them) on the busiest device of ``layout``."""
+    from ..formulas import prefill as fp
+    from .capacity import kv_bytes_per_sequence
+    from .layout_traffic import step_share
+    from .traffic import streamed_terms
+
+    check_layout(model, layout)
+    _, row, b_w = streamed_terms(model)
+    expert_bytes: Any = 0.0
+    if model.is_moe:
+        expert_bytes = fp.prefill_weight_bytes(batch, new, chunk, 0, 0, 0, model.vocab_size, b_w, *experts,
+                                               model.expert_parameters, model.routed_expert_format.bytes_per_element)
+    rows = fp.prefill_weight_bytes(batch, new, chunk, 0, 0, row, model.vocab_size, b_w)
+    tokens = batch * new
+    share = step_share(traffic, tokens=tokens, kv_resident=batch * kv_bytes_per_sequence(model, prompt),
+                       expert_bytes=expert_bytes, gathered_bytes=rows, dp=layout.attention_dp)
+    return layout_floor(model, accelerator, layout, share, batch=batch, context=cached, tokens=tokens,
+                        logits_tokens=batch, options=options, routing=routing, step="prefill",
+                        tokens_per_step=tokens, prefill_tokens=new, prefill_context=cached, needs_peak=True)
