@@ -105,6 +105,16 @@ class Parallel(Spec):
                 data = {**data, "moe_tp": max(tp * dp // ep, 1)}
         return data
 
+    def replace(self, **changes: Any) -> Parallel:
+        """A validated copy with some degrees changed; ``moe_tp`` follows the new default unless
+        it was set apart from it (or is among ``changes``)."""
+        fields = {k: getattr(self, k) for k in type(self).model_fields}
+        if "moe_tp" not in changes and self.moe_tp == self.tp * self.attention_dp // self.ep:
+            fields.pop("moe_tp")
+        if "dp" in changes:
+            changes["attention_dp"] = changes.pop("dp")
+        return type(self)(**{**fields, **changes})
+
     @property
     def devices_per_stage(self) -> int:
         """Devices of one pipeline stage, tp x attention_dp = moe_tp x ep [1]."""
