@@ -62,6 +62,10 @@ def test_dp8_ep8_busiest_rank_by_hand():
     assert float(r.step_time_s) == pytest.approx(max(read / HBM, float(r.compute_time_s), a2a), rel=1e-12)
     assert float(r.tokens_per_s) == pytest.approx(B / float(r.step_time_s))
     assert r.num_devices == 8 and str(r.parallel) == "dp8 ep8" and r.strategy == "layout"
+    # FLOPs: 8 sequences' attention and dense work, k x 64 / 8 tokens' expert work
+    groups = r.group_flops_per_device
+    assert sum(float(v) for v in groups.values()) == pytest.approx(float(r.flops_per_device), rel=1e-12)
+    assert float(groups["experts"]) == pytest.approx(2 * (64 * K / 8) * L_MOE * P_EXPERT, rel=1e-12)
 
 
 def test_tp8_by_hand_and_tp8_ep8_reads_as_much():

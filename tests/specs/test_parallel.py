@@ -55,7 +55,7 @@ def test_every_valid_layout_round_trips_through_its_text(tp, dp, pp, ep_index):
 
 @pytest.mark.parametrize("degrees, field", [
     (dict(tp=0), "Parallel.tp"), (dict(pp=-1), "Parallel.pp"), (dict(tp="8"), "Parallel.tp"),
-    (dict(tp=2.0), "Parallel.tp"), (dict(tp=8, ep=3), "Parallel.ep"), (dict(tp=8, ep=16), "Parallel.ep"),
+    (dict(tp=2.5), "Parallel.tp"), (dict(tp=True), "Parallel.tp"), (dict(tp=8, ep=3), "Parallel.ep"), (dict(tp=8, ep=16), "Parallel.ep"),
     (dict(tp=8, ep=2, moe_tp=2), "Parallel.moe_tp"), (dict(moe_tp=0), "Parallel.moe_tp"),
     (dict(sp=2), "Parallel.sp"), (dict(tp=2**21), "Parallel.tp"),
 ])
@@ -70,6 +70,13 @@ def test_parse_refuses_what_is_not_a_layout(text):
     with pytest.raises(InvalidValueError) as info:
         Parallel.parse(text)
     assert info.value.field == "parallel"
+
+
+def test_whole_numbers_of_other_types_are_degrees():
+    import numpy as np
+
+    # a table column (the AIConfigurator CSV read by pandas) holds 8.0; numpy holds int64
+    assert Parallel(tp=np.int64(8), ep=8.0, dp=np.float64(2)) == Parallel(tp=8, ep=8, attention_dp=2)
 
 
 def test_frozen():

@@ -184,6 +184,7 @@ def layout_floor(model: Model, accelerator: Accelerator, layout: Parallel, share
         flops_per_device=traffic.flops / pp * m, prefill_tokens=prefill_tokens, prefill_context=prefill_context,
         routing=None if routing is None or not model.is_moe else routing.kind, scale_up_domain=links.domain,
         scale_out_bandwidth=links.scale_out, tokens_per_step=produced,
+        group_flops_per_device={g: np.asarray(v) / pp * m for g, v in traffic.group_flops.items()},
     )
 
 
