@@ -46,7 +46,8 @@ def _whole(value: Any) -> Any:
     if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, numbers.Real):
         return value
     try:
-        return int(value) if float(value).is_integer() else value
+        number = float(value)
+        return int(number) if number.is_integer() else value
     except (OverflowError, ValueError):
         return value
 
