@@ -166,3 +166,31 @@ def test_cli_layout_flags(capsys):
 def test_cli_bad_layouts_exit_2_naming_the_flag(capsys, argv, flag):
     code, _, err = run(capsys, "floor", "--gpu", "h200-sxm", *argv)
     assert code == 2 and flag in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_latency_profile_adds_the_serial_chain_to_a_layout():
+    r = rd.decode_floor("llama-3.1-70b", "h100-sxm", batch=1, context=1024, parallel="tp8", latency="cuda-graph-h100")
+    assert float(r.chain_time_s) > 0 and float(r.step_time_s) >= float(r.chain_time_s)
+    assert r.latency_profile is not None and any("serial chain" in note for note in r.notes)
+
+
+def test_a_device_without_a_peak_gives_no_prefill_time_under_a_layout():
+    r = rd.prefill_floor("llama-3.1-8b", "rtx-3070-ti", 1024, parallel="tp2", link_bandwidth=32e9)
+    assert np.isnan(float(r.ttft_s)) and any("needs a compute peak" in note for note in r.notes)
+    decode_only = rd.mixed_step_floor("llama-3.1-8b", "rtx-3070-ti", 8, 1024, 0, parallel="tp2", link_bandwidth=32e9)
+    assert np.isfinite(float(decode_only.step_time_s))
+
+
+def test_the_scale_up_domain_and_nic_are_read_from_the_spec_where_it_has_them():
+    from types import SimpleNamespace
+
+    from roofline_decode.floors.layout_links import scale_out_of, scale_up_domain
+
+    # the fields another change adds to the specs (Interconnect.domain_size, Accelerator.scale_out)
+    nvl72 = SimpleNamespace(interconnect=SimpleNamespace(domain_size=72),
+                            scale_out=SimpleNamespace(per_direction_bandwidth=50e9))
+    assert scale_up_domain(nvl72) == 72 and scale_out_of(nvl72) == 50e9
+    h200 = rd.load_accelerator("h200-sxm")
+    assert (scale_up_domain(h200), scale_out_of(h200)) == (getattr(h200.interconnect, "domain_size", None),
+                                                           getattr(getattr(h200, "scale_out", None),
+                                                                   "per_direction_bandwidth", None))
