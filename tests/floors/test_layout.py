@@ -83,10 +83,12 @@ def test_tp8_by_hand_and_tp8_ep8_reads_as_much():
     comm = (f.tensor_parallel_communication_time(B, D, 2, L, 8, LINK) + f.ring_all_reduce_time(B * D * 2, 8, LINK)
             + f.ring_all_gather_time(B * V * 2, 8, LINK))
     assert float(tp8.communication_time_s) == pytest.approx(comm, rel=1e-12)
-    # tp8 ep8: the MoE layers' all-reduce becomes dispatch and combine of B / 8 tokens per device
+    # tp8 ep8: the MoE layers' all-reduce, or dispatch and combine of B / 8 tokens per device (the same
+    # bytes here: k = ep = 8 copies of B / 8 tokens, 7/8 of them leaving the device)
+    dispatch = 2 * L_MOE * f.all_to_all_time(B / 8 * K * D * 2, 8, LINK)
+    assert dispatch == pytest.approx(L_MOE * f.ring_all_reduce_time(B * D * 2, 8, LINK), rel=1e-12)
     comm_ep = (f.tensor_parallel_communication_time(B, D, 2, 2 * L - L_MOE, 8, LINK, all_reduces_per_layer=1)
-               + f.ring_all_reduce_time(B * D * 2, 8, LINK) + f.ring_all_gather_time(B * V * 2, 8, LINK)
-               + 2 * L_MOE * f.all_to_all_time(B / 8 * K * D * 2, 8, LINK))
+               + f.ring_all_reduce_time(B * D * 2, 8, LINK) + f.ring_all_gather_time(B * V * 2, 8, LINK) + dispatch)
     assert float(tp8ep8.communication_time_s) == pytest.approx(comm_ep, rel=1e-12)
 
 
@@ -112,6 +114,13 @@ def test_resident_bytes_per_rank():
     experts = L_MOE * E * P_EXPERT * B_FP8
     assert r.weight_bytes_per_device == pytest.approx(m.weight_bytes - experts + experts / 8, rel=1e-12)
     assert float(r.kv_bytes_per_device) == pytest.approx(8 * T * L * KV_PER_TOKEN_LAYER, rel=1e-12)
+
+
+def test_a_token_reaches_each_expert_rank_once():
+    # ep = 2 < k = 8: each token goes once to each of the 2 ranks (1 remote), not 8 times
+    r = floor("dp2 ep2")
+    a2a = 2 * L_MOE * f.all_to_all_time(B / 2 * 2 * D * 2, 2, LINK)
+    assert float(r.communication_time_s) == pytest.approx(a2a, rel=1e-12)
 
 
 def test_scale_out_carries_what_leaves_the_domain():
@@ -166,3 +175,14 @@ def test_sweep_under_a_layout():
     np.testing.assert_allclose(result[0].step_time_s[1, 1], point.step_time_s, rtol=1e-12)
     records = result.to_records()
     assert len(records) == 8 and records[0]["parallel"] == "dp8 ep8" and records[0]["num_devices"] == 8
+
+
+def test_one_attention_group_combines_by_all_reduce_where_that_is_cheaper():
+    # tp8 ep2 (moe_tp 4): dispatch over 2 ranks plus gathers over 4 slices, or one all-reduce over 8 devices
+    r = floor("tp8 ep2")
+    dispatch = 2 * L_MOE * f.all_to_all_time(B / 8 * 2 * D * 2, 2, LINK)
+    gathers = 2 * L_MOE * f.ring_all_gather_time(B * 2 / 2 * D * 2, 4, LINK)
+    all_reduce = L_MOE * f.ring_all_reduce_time(B * D * 2, 8, LINK)
+    rest = (f.tensor_parallel_communication_time(B, D, 2, 2 * L - L_MOE, 8, LINK, all_reduces_per_layer=1)
+            + f.ring_all_reduce_time(B * D * 2, 8, LINK) + f.ring_all_gather_time(B * V * 2, 8, LINK))
+    assert float(r.communication_time_s) == pytest.approx(rest + min(dispatch + gathers, all_reduce), rel=1e-12)

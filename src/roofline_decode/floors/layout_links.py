@@ -15,12 +15,17 @@ Communication per step, per device (:func:`layout_communication`):
   (one group, ``ep`` = 1), else one per layer plus one per dense-MLP layer; the all-reduce of
   the vocab-parallel embedding and the all-gather of the logits;
 * expert parallelism (``ep`` > 1): dispatch and combine all-to-alls per MoE layer, each token's
-  hidden state k times, (ep − 1)/ep of it leaving the device
+  hidden state once to each of the min(k, ep) ranks holding its experts (a token whose experts
+  share a rank is sent there once, as DeepEP does; k copies when ep >= k), (ep − 1)/ep of it
+  leaving the device
   (:func:`~roofline_decode.formulas.expert_parallel_communication_time`), across domains at the
   scale-out bandwidth for the part that leaves the domain;
 * attention DP with a tensor split of the experts (``moe_tp`` > 1 beside ``attention_dp`` > 1 or
   ``ep`` > 1): an all-gather of the tokens an EP rank's experts process over its ``moe_tp``
-  devices and a reduce-scatter of their outputs, per MoE layer.
+  devices and a reduce-scatter of their outputs, per MoE layer;
+* with one attention group (every device holds every token after the attention all-reduce) the
+  MoE block takes the cheaper of that and one all-reduce over ``tp`` per MoE layer, which also
+  combines the experts' outputs (TensorRT-LLM's TP+EP without attention DP).
 
 A ring whose group is larger than the domain runs at the scale-out bandwidth (its slowest hop).
 The strict floor has no fixed latency per collective (``collective_latency`` = 0).
@@ -162,13 +167,18 @@ def layout_communication(model: Model, layout: Parallel, links: Links, tokens: A
                 + f.ring_all_gather_time(logits * model.vocab_size * b_act, tp, link, alpha))  # logits
     if model.is_moe and (dp > 1 or ep > 1):
         k = model.num_experts_per_token
+        moe: Any = zero
         if ep > 1:
             per_domain, out = links.all_to_all(ep, moe_tp)
-            comm = comm + f.expert_parallel_communication_time(
-                tokens / layout.devices_per_stage, d, b_act, k, model.num_moe_layers, ep, links.scale_up, alpha,
-                per_domain, out)
+            moe = moe + f.expert_parallel_communication_time(
+                tokens / layout.devices_per_stage, d, b_act, min(k, ep), model.num_moe_layers, ep, links.scale_up,
+                alpha, per_domain, out)
         if moe_tp > 1:  # the tokens of an EP rank's experts gathered over its moe_tp slices, outputs scattered back
             rank_tokens = tokens * min(k, ep) / ep
-            comm = comm + 2 * model.num_moe_layers * f.ring_all_gather_time(
+            moe = moe + 2 * model.num_moe_layers * f.ring_all_gather_time(
                 rank_tokens * d * b_act, moe_tp, links.ring(moe_tp), alpha)
+        if dp == 1 and tp > 1:  # every device holds every token: one all-reduce per MoE layer also combines them
+            moe = np.minimum(moe, f.tensor_parallel_communication_time(
+                tokens, d, b_act, model.num_moe_layers, tp, links.ring(tp), alpha, all_reduces_per_layer=1))
+        comm = comm + moe
     return comm
