@@ -194,3 +194,18 @@ def test_the_scale_up_domain_and_nic_are_read_from_the_spec_where_it_has_them():
     assert (scale_up_domain(h200), scale_out_of(h200)) == (getattr(h200.interconnect, "domain_size", None),
                                                            getattr(getattr(h200, "scale_out", None),
                                                                    "per_direction_bandwidth", None))
+
+
+@settings(max_examples=25, deadline=None)
+@given(model=st.sampled_from(MOE + DENSE), decode=st.sampled_from([0.0, 1.0, 32.0]), context=contexts,
+       chunk=st.sampled_from([0.0, 1.0, 512.0]), cached=st.sampled_from([0.0, 4096.0]), routing=routings,
+       data=st.data())
+def test_a_mixed_step_per_device_covers_the_step(model, decode, context, chunk, cached, routing, data):
+    if decode + chunk == 0:
+        decode = 1.0
+    layout = data.draw(st.sampled_from(layouts(model)))
+    whole = rd.mixed_step_floor(model, "h200-sxm", decode, context, chunk, cached, routing=routing)
+    r = rd.mixed_step_floor(model, "h200-sxm", decode, context, chunk, cached, routing=routing, parallel=layout)
+    assert float(r.bytes_read_per_device) * r.num_devices >= float(whole.bytes_total) * (1 - 1e-12)
+    assert float(r.flops_per_device) * r.num_devices >= float(whole.flops) * (1 - 1e-12)
+    assert float(r.step_time_s) * r.num_devices >= float(whole.step_time_s) * (1 - 1e-12)
