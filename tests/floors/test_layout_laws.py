@@ -152,6 +152,10 @@ def test_cli_layout_flags(capsys):
                        "--node-size", "8", "--scale-out-gbps", "50", "--format", "json")
     records = json.loads(out)
     assert code == 0 and records[0]["parallel"] == "tp8 ep8" and records[0]["num_devices"] == 8
+    code, out, _ = run(capsys, "floor", "--model", "llama-3.1-8b", "--gpu", "h200-sxm", "--tp", "2", "--energy")
+    assert code == 0 and "2 x h200-sxm (tp2)" in out and "J/token floor" in out and "2 x 700 W" in out
+    code, out, _ = run(capsys, "floor", "--model", "llama-3.1-8b", "--gpu", "h200-sxm", "--tp", "2", "--format", "csv")
+    assert code == 0 and out.splitlines()[0].startswith("model,accelerator,parallel,num_devices")
 
 
 @pytest.mark.parametrize("argv, flag", [
