@@ -149,11 +149,10 @@ def layout_communication(model: Model, layout: Parallel, links: Links, tokens: A
     get logits."""
     tp, dp, ep, moe_tp = layout.tp, layout.attention_dp, layout.ep, layout.moe_tp
     d, b_act, alpha = model.hidden_size, model.activation_format.bytes_per_element, collective_latency
-    zero = np.zeros(np.shape(tokens))
     if layout.devices_per_stage == 1:
-        return zero
+        return np.zeros(np.shape(tokens))
     group = tokens if dp == 1 else tokens / dp
-    comm: Any = zero
+    comm: Any = 0.0
     if tp > 1:
         link = links.ring(tp)
         if dp == 1 and ep == 1:  # the MoE block split like the rest: two all-reduces per layer
@@ -167,7 +166,7 @@ def layout_communication(model: Model, layout: Parallel, links: Links, tokens: A
                 + f.ring_all_gather_time(logits * model.vocab_size * b_act, tp, link, alpha))  # logits
     if model.is_moe and (dp > 1 or ep > 1):
         k = model.num_experts_per_token
-        moe: Any = zero
+        moe: Any = 0.0
         if ep > 1:
             per_domain, out = links.all_to_all(ep, moe_tp)
             moe = moe + f.expert_parallel_communication_time(
@@ -181,4 +180,4 @@ def layout_communication(model: Model, layout: Parallel, links: Links, tokens: A
             moe = np.minimum(moe, f.tensor_parallel_communication_time(
                 tokens, d, b_act, model.num_moe_layers, tp, links.ring(tp), alpha, all_reduces_per_layer=1))
         comm = comm + moe
-    return comm
+    return comm + np.zeros(np.shape(tokens)) if np.ndim(comm) < np.ndim(tokens) else comm
