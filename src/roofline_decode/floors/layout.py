@@ -149,8 +149,8 @@ def layout_floor(model: Model, accelerator: Accelerator, layout: Parallel, share
              else np.maximum(memory, compute) + stage_comm)
     hop: Any = 0.0
     if pp > 1:  # a stage hands the micro-batch's activations on, spread over the devices of a stage
-        per_device = tokens if layout.devices_per_stage == 1 else tokens / layout.devices_per_stage
-        hop = o.collective_latency + per_device * model.hidden_size * model.activation_format.bytes_per_element / links.scale_up
+        handed = tokens if layout.devices_per_stage == 1 else tokens / layout.devices_per_stage
+        hop = o.collective_latency + handed * model.hidden_size * model.activation_format.bytes_per_element / links.scale_up
     step_time = (np.asarray(f.pipeline_step_time(stage, pp, m, hop), dtype=np.float64) if pp > 1 or m > 1 else stage)
     chain_time: Any = np.zeros_like(step_time)
     if chain is not None:
