@@ -70,16 +70,25 @@ def link_bandwidth_of(accelerator: Accelerator, link_bandwidth: float | None, nu
     return float(link.per_direction_bandwidth), notes
 
 
+def _field(spec: object, name: str) -> Any:
+    """``spec.name``, None where the spec has no such field (a pydantic spec declares its
+    fields: asking it for another raises slowly)."""
+    fields = getattr(type(spec), "model_fields", None)
+    if fields is not None:
+        return getattr(spec, name) if name in fields else None
+    return getattr(spec, name, None)
+
+
 def scale_up_domain(accelerator: Accelerator) -> int | None:
     """Devices per scale-up domain from the spec (``interconnect.domain_size``), None where unknown."""
-    size = getattr(accelerator.interconnect, "domain_size", None)
+    size = _field(accelerator.interconnect, "domain_size")
     return int(size) if isinstance(size, (int, np.integer)) and size >= 1 else None
 
 
 def scale_out_of(accelerator: Accelerator) -> float | None:
     """Per-device scale-out bandwidth, one direction [B/s] (``Accelerator.scale_out``), None where unknown."""
-    link = getattr(accelerator, "scale_out", None)
-    bandwidth = getattr(link, "per_direction_bandwidth", None)
+    link = _field(accelerator, "scale_out")
+    bandwidth = None if link is None else getattr(link, "per_direction_bandwidth", None)
     return float(bandwidth) if isinstance(bandwidth, (int, float)) and bandwidth > 0 else None
 
 
