@@ -315,6 +315,22 @@ arrival_rate | lambda | \lambda | 1/s | positive | alias of requests_per_second:
 request_rate_at_concurrency | lambda | \lambda | 1/s | positive | alias of requests_per_second at a concurrency
 concurrency | B | B | 1 | positive | alias of batch: requests decoding at once
 littles_law_concurrency | B | B | 1 | positive | alias of batch: concurrency by Little's law
+clients | N_c | N_{c} | 1 | positive | clients of a closed loop, each with one request in flight (the benchmarks' max
+    concurrency)
+prefill_tokens_per_step | p_step | p_{step} | tokens | nonnegative | prompt tokens of other requests each decode step
+    carries in steady state
+steady_decode_batch | B_dec | B_{dec} | 1 | positive | sequences a request's decode steps carry in steady state
+e2e_latency | E2E | \mathrm{E2E} | s | positive | end-to-end latency of a request, send to last token
+ttft | TTFT | \mathrm{TTFT} | s | positive | time to first token (queueing included)
+time_per_output_token | TPOT | \mathrm{TPOT} | s | positive | time per output token after the first, (E2E - TTFT) /
+    (N_out - 1)
+closed_loop_latency | E2E_C | \mathrm{E2E}_{C} | s | positive | mean end-to-end latency of a closed loop of C clients
+kv_bytes_per_token | m_tok | m_{tok} | B | positive | KV-cache bytes of one token over all layers
+num_links | n_link | n_{link} | 1 | positive | devices sending their KV shards at once
+kv_transfer_time | T_kv | T_{kv} | s | nonnegative | time to move a prompt's KV cache from a prefill to a decode
+    worker
+worker_rate | mu | \mu | 1/s | positive | most requests per second one worker completes
+workers_for_rate | N_w | N_{w} | 1 | positive | workers needed to sustain a request rate
 # -- prefill (formulas/prefill.py) --------------------------------------------------------
 prompt | P | P | tokens | positive | prompt tokens processed per sequence
 cached | T_0 | T_{0} | tokens | nonnegative | tokens already in the KV cache before the prompt (prefix-cache hit)
