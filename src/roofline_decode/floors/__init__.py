@@ -10,6 +10,10 @@ The estimators, each a module of its own:
 * :mod:`~roofline_decode.floors.speculative`: draft-and-verify rounds (the verify step's bytes
   and FLOPs in :mod:`~roofline_decode.floors.verify`);
 * :mod:`~roofline_decode.floors.parallel`: tensor- and pipeline-parallel decode;
+* :mod:`~roofline_decode.floors.layout`: every step floor under a :class:`~roofline_decode.Parallel`
+  layout (``parallel=``: TP, PP, EP, attention DP, MoE TP), the busiest device's view
+  (:mod:`~roofline_decode.floors.layout_traffic`, :mod:`~roofline_decode.floors.layout_links`,
+  :mod:`~roofline_decode.floors.layout_result`);
 * :mod:`~roofline_decode.floors.serving`: serving-benchmark metrics of closed-loop clients,
   aggregated or disaggregated (one worker's steady step in :mod:`~roofline_decode.floors.serving_worker`),
   and :mod:`~roofline_decode.floors.disaggregation` (the prefill:decode worker ratio).

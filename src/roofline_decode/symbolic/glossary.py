@@ -282,6 +282,14 @@ num_stages | p | p | 1 | positive | pipeline stages
 microbatches | m_micro | m | 1 | positive | micro-batches in flight in the pipeline
 hop_time | t_hop | t_{hop} | s | nonnegative | stage-to-stage transfer time of one micro-batch
 pipeline_step_time | T_round | T_{round} | s | positive | time of one pipeline round (one token per sequence)
+domain_size | n_dom | n_{dom} | 1 | positive | devices per scale-up (NVLink) domain taking part in a collective
+scale_out_bandwidth | BW_out | BW_{out} | B/s | positive | per-direction bandwidth of one device to other domains (NIC)
+all_to_all_time | T_A2A | T_{A2A} | s | nonnegative | time of one all-to-all (each device spreads a message over all)
+tokens | N_tok | N_{tok} | 1 | nonnegative | tokens each device routes to the experts in a step
+experts_per_token | k | k | 1 | positive | alias of num_experts_per_token (routed experts each token is sent to)
+expert_parallel | n_ep | n_{ep} | 1 | positive | expert-parallel ranks the routed experts are spread over
+expert_parallel_communication_time | T_EP | T_{EP} | s | nonnegative | dispatch and combine time of expert parallelism in
+    one step
 # -- the serial chain (formulas/chain.py) ---------------------------------------------------
 operations_per_layer | n_op | n_{op} | 1 | nonnegative | dependent operations (kernels, barriers) per layer
 operation_latency | t_op | t_{op} | s | nonnegative | minimum time of one dependent operation
