@@ -21,6 +21,7 @@ from roofline_decode.cli import main
 from roofline_decode.units import BANDWIDTH_UNITS, BYTE_UNITS, FLOPS_UNITS, POWER_UNITS
 
 from .helpers import ACCELERATOR_FILES, raw, spec
+from .source_values_devices2 import DEVICES2_SOURCE_VALUES, SYSRQMTS_3070TI
 
 #: device id -> figure -> (value as printed, unit as printed, kind, source URL)
 SOURCE_VALUES = {
@@ -51,6 +52,9 @@ SOURCE_VALUES = {
     'rtx-3070-ti': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://umatechnology.org/?p=774864'),
         'memory_bandwidth': (608, 'GB/s', 'datasheet', 'https://praeco-medii-aevi.de/nvidia-geforce-rtx-4070-ti-test-verkauft-um-mit-1440p-zu-spielen-und-4k-ist-nicht-einschuechternd'),
+        'peak_flops.fp32': (21.75, 'TFLOP/s', 'datasheet', SYSRQMTS_3070TI),
+        'peak_flops.bf16': (43.5, 'TFLOP/s', 'derived', SYSRQMTS_3070TI),
+        'peak_flops.fp16': (43.5, 'TFLOP/s', 'derived', SYSRQMTS_3070TI),
         'tdp': (290, 'W', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
     },
     'rtx-3080': {
@@ -641,6 +645,7 @@ SOURCE_VALUES = {
         'peak_flops.fp16': (5.069, 'TFLOP/s', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
         'tdp': (25, 'W', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
     },
+    **DEVICES2_SOURCE_VALUES,
 }
 
 _UNITS = {**BYTE_UNITS, **BANDWIDTH_UNITS, **FLOPS_UNITS, **POWER_UNITS, "devices": 1.0}
