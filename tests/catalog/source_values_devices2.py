@@ -12,6 +12,10 @@ FPSBENCH_5080L = "https://fpsbench.com/compare/gpu/nvidia-geforce-rtx-5080-mobil
 HMC_5080L_150W = "https://hmc-tech.com/gpu/nvidia-geforce-rtx-5080-laptop-150w-vs-nvidia-geforce-rtx-4050-laptop-100w"
 FPSBENCH_5070L = "https://fpsbench.com/compare/gpu/intel-iris-pro-graphics-6200-vs-nvidia-geforce-rtx-5070-mobile"
 TINHTE_5070L = "https://tinhte.mywebsite.vn/threads/nvidia-geforce-rtx-5070-laptop-hieu-nang-va-thong-so.5079/post-5286"
+GAMERS4_RTX30 = "https://4gamers.com.tw/news/detail/50420/nvidia-preparing-geforce-rtx-3080-with-ga102-220-gpu-and-12gb-memory-for-january-2022-launch"
+HKEPC_3080TI = "https://h2.hkepc.com/20389/%E6%80%A7%E8%83%BD%E5%AA%B2%E7%BE%8E_RTX_3090__NVIDIA_GeForce_RTX_3080_Ti_FE_%E9%A1%AF%E7%A4%BA%E5%8D%A1"
+SPHERON_GH200 = "https://spheron.network/blog/nvidia-gh200-guide"
+NISHIKIOUT_GH200 = "https://nishikiout.net/entry/2023/08/09/143040"
 #: The RTX 3070 Ti's FP32 rate (its file existed before; its peaks are new in this round).
 SYSRQMTS_3070TI = "https://sysrqmts.com/pt/gpus/compare/nvidia-geforce-rtx-2060-mobile-vs-nvidia-geforce-rtx-3070-ti"
 
@@ -35,5 +39,17 @@ DEVICES2_SOURCE_VALUES: dict[str, dict[str, tuple[float, str, str, str]]] = {
         "peak_flops.fp4": (399, "TFLOP/s", "derived", NEOWIN_RTX50_LAPTOP),
         "sparse_peak_flops.fp4": (798, "TFLOP/s", "datasheet", NEOWIN_RTX50_LAPTOP),
         "tdp": (100, "W", "datasheet", NEOWIN_RTX50_LAPTOP),
+    },
+    "rtx-3080-ti": {
+        "memory_capacity": (12, "GB", "datasheet", HKEPC_3080TI),
+        "memory_bandwidth": (912, "GB/s", "datasheet", GAMERS4_RTX30),
+        "peak_flops.fp32": (34.1, "TFLOP/s", "derived", GAMERS4_RTX30),
+        "peak_flops.bf16": (68.2, "TFLOP/s", "derived", GAMERS4_RTX30),
+        "peak_flops.fp16": (68.2, "TFLOP/s", "derived", GAMERS4_RTX30),
+        "tdp": (350, "W", "datasheet", GAMERS4_RTX30),
+    },
+    "gh200": {
+        "memory_capacity": (96, "GB", "datasheet", SPHERON_GH200),
+        "memory_bandwidth": (4, "TB/s", "datasheet", NISHIKIOUT_GH200),
     },
 }
