@@ -16,7 +16,8 @@ GAMERS4_RTX30 = "https://4gamers.com.tw/news/detail/50420/nvidia-preparing-gefor
 HKEPC_3080TI = "https://h2.hkepc.com/20389/%E6%80%A7%E8%83%BD%E5%AA%B2%E7%BE%8E_RTX_3090__NVIDIA_GeForce_RTX_3080_Ti_FE_%E9%A1%AF%E7%A4%BA%E5%8D%A1"
 SPHERON_GH200 = "https://spheron.network/blog/nvidia-gh200-guide"
 NISHIKIOUT_GH200 = "https://nishikiout.net/entry/2023/08/09/143040"
-#: The RTX 3070 Ti's FP32 rate (its file existed before; its peaks are new in this round).
+#: The RTX 3070 Ti's FP32 rate and the RTX 5060 Laptop's clock (files that existed before; their peaks are new).
+RIBALLKAA_5060L = "https://riballkaa.ru/?p=40514"
 SYSRQMTS_3070TI = "https://sysrqmts.com/pt/gpus/compare/nvidia-geforce-rtx-2060-mobile-vs-nvidia-geforce-rtx-3070-ti"
 
 DEVICES2_SOURCE_VALUES: dict[str, dict[str, tuple[float, str, str, str]]] = {

@@ -21,7 +21,7 @@ from roofline_decode.cli import main
 from roofline_decode.units import BANDWIDTH_UNITS, BYTE_UNITS, FLOPS_UNITS, POWER_UNITS
 
 from .helpers import ACCELERATOR_FILES, raw, spec
-from .source_values_devices2 import DEVICES2_SOURCE_VALUES, SYSRQMTS_3070TI
+from .source_values_devices2 import DEVICES2_SOURCE_VALUES, RIBALLKAA_5060L, SYSRQMTS_3070TI
 
 #: device id -> figure -> (value as printed, unit as printed, kind, source URL)
 SOURCE_VALUES = {
@@ -615,6 +615,10 @@ SOURCE_VALUES = {
     'rtx-5060-laptop': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://fpsbench.com/compare/gpu/nvidia-t550-mobile-vs-nvidia-geforce-rtx-5060-mobile'),
         'memory_bandwidth': (384.0, 'GB/s', 'datasheet', 'https://fpsbench.com/compare/gpu/nvidia-t550-mobile-vs-nvidia-geforce-rtx-5060-mobile'),
+        'peak_flops.fp32': (16.62, 'TFLOP/s', 'derived', RIBALLKAA_5060L),
+        'peak_flops.bf16': (33.24, 'TFLOP/s', 'derived', RIBALLKAA_5060L),
+        'peak_flops.fp16': (33.24, 'TFLOP/s', 'derived', RIBALLKAA_5060L),
+        'tdp': (100, 'W', 'datasheet', RIBALLKAA_5060L),
     },
     'm1': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://yogabas.blogg.se/2022/october/large-clock-for-mac-desktop.html'),
