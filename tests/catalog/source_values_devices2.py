@@ -20,6 +20,13 @@ NISHIKIOUT_GH200 = "https://nishikiout.net/entry/2023/08/09/143040"
 RIBALLKAA_5060L = "https://riballkaa.ru/?p=40514"
 SYSRQMTS_3070TI = "https://sysrqmts.com/pt/gpus/compare/nvidia-geforce-rtx-2060-mobile-vs-nvidia-geforce-rtx-3070-ti"
 
+#: The Xeon 6980P's AMX upper bounds (both of its memory files): 128 cores x AMX rate x 3.2 GHz all-core turbo.
+XEON_6980P_AMX = {
+    "peak_flops.bf16": (419.4, "TFLOP/s", "derived", "https://www.hardwareluxx.de/index.php/artikel/hardware/prozessoren/64561-intels-comeback-granite-rapids-mit-96-kernen-im-test.html"),
+    "peak_flops.fp16": (419.4, "TFLOP/s", "derived", "https://techpowerup.com/326957/intel-granite-rapids-ucc-powering-xeon-6-6980p-detailed-up-to-132-cores-possible"),
+    "peak_flops.int8": (838.9, "TOP/s", "derived", "https://wikimili.com/en/Advanced_Matrix_Extensions"),
+}
+
 DEVICES2_SOURCE_VALUES: dict[str, dict[str, tuple[float, str, str, str]]] = {
     "rtx-5080-laptop": {
         "memory_capacity": (16, "GB", "datasheet", NEOWIN_RTX50_LAPTOP),

@@ -21,7 +21,7 @@ from roofline_decode.cli import main
 from roofline_decode.units import BANDWIDTH_UNITS, BYTE_UNITS, FLOPS_UNITS, POWER_UNITS
 
 from .helpers import ACCELERATOR_FILES, raw, spec
-from .source_values_devices2 import DEVICES2_SOURCE_VALUES, RIBALLKAA_5060L, SYSRQMTS_3070TI
+from .source_values_devices2 import DEVICES2_SOURCE_VALUES, RIBALLKAA_5060L, SYSRQMTS_3070TI, XEON_6980P_AMX
 
 #: device id -> figure -> (value as printed, unit as printed, kind, source URL)
 SOURCE_VALUES = {
@@ -492,11 +492,13 @@ SOURCE_VALUES = {
     'xeon-6980p': {
         'memory_capacity': (768, 'GB', 'derived', 'https://rillor.com/insights/granite-rapids-vs-turin-cpu-pairing-gpu-servers'),
         'memory_bandwidth': (614.4, 'GB/s', 'datasheet', 'https://technosports.co.in/intel-next-gen-lga-7529-xeon-cpus'),
+        **XEON_6980P_AMX,
         'tdp': (500, 'W', 'datasheet', 'https://rillor.com/insights/granite-rapids-vs-turin-cpu-pairing-gpu-servers'),
     },
     'xeon-6980p-mrdimm': {
         'memory_capacity': (768, 'GB', 'derived', 'https://rillor.com/insights/granite-rapids-vs-turin-cpu-pairing-gpu-servers'),
         'memory_bandwidth': (844.8, 'GB/s', 'derived', 'https://wccftech.com/intel-xeon-6900p-granite-rapids-p-core-launched-128-cores-tackles-amd-epyc-turin/amp'),
+        **XEON_6980P_AMX,
         'tdp': (500, 'W', 'datasheet', 'https://rillor.com/insights/granite-rapids-vs-turin-cpu-pairing-gpu-servers'),
     },
     'xeon-sapphire-rapids': {
