@@ -1,0 +1,227 @@
+"""Strict floors of a production serving run (issue 26, item 7): TTFT and TPOT.
+
+For a :class:`~roofline_decode.measure.production_runs.ProductionRun` on ``n`` GPUs:
+
+* **TTFT floor** = the prefill floor of one prompt of ISL tokens at batch 1
+  (:func:`~roofline_decode.prefill_floor`, identical MoE routing) on the aggregate of the ``n``
+  GPUs that prefill it: ``max(bytes / (n·BW), FLOPs / (n·F))``.  The request's own prefill
+  comes before its first token whatever else the engine does, so the floor holds for every
+  schedule; it assumes no prefix-cache hit (the benchmarks send random prompts) and adds no
+  queueing and no KV transfer (disaggregated runs).
+* **TPOT floor, any batch** = the decode step at batch 1 and context ISL on the ``n`` decode GPUs
+  (the smallest step any decode of the request can take).  A run faster than it is a data
+  error or breaks a named assumption: no speculative decoding (MTP), the formats as stated.
+* **TPOT floor of the running batch** = the decode step of ``B`` sequences at the mean decode
+  context ISL + (OSL − 2)/2 (DESIGN.md §4b; the step is convex in the context, so the mean
+  step is at least the step at the mean context), identical routing, on the ``n`` decode GPUs,
+  with ``B = min(concurrency per decode worker, batch_size x attention_dp, the batch that
+  fits)``: every request in flight decodes in every step (steady state).  A run faster than
+  it ran a smaller batch: ramp-up and drain, requests waiting in prefill, or a concurrency
+  the KV cache could not hold (:attr:`RunFloors.batch_that_fits`, an upper bound: the
+  whole memory of the GPUs minus the weights, over the KV of ISL + 1 tokens).
+
+The aggregate of ``n`` GPUs (perfect split, no communication, weights read once) is below any
+real layout, so these floors hold for tensor, expert and attention-data parallelism alike;
+the layout-aware serving floor is tighter.  ``naive_tpot_s`` is the first check's figure:
+the decode step at batch = concurrency on ``tp_size`` GPUs with uniform routing.
+
+Examples
+--------
+>>> from pathlib import Path
+>>> from roofline_decode.measure.production_runs import load_production_runs
+>>> run = load_production_runs(Path("tests/data/production/aic_silicon_hopper.csv"))[0]
+>>> f = run_floors(run)
+>>> f.decode_gpus, round(f.running_batch, 2), round(f.tpot_s * 1e3, 3), round(run.tpot_s * 1e3, 2)
+(8, 3.9, 0.986, 10.29)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..errors import InvalidValueError
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
+from .production_runs import ProductionRun, WorkerLayout
+
+__all__ = ["RunFloors", "run_floors", "diagnosis"]
+
+
+@dataclass(frozen=True)
+class RunFloors:
+    """The strict floors of one run next to its measurement (times in [s])."""
+
+    run: ProductionRun
+    decode_gpus: int
+    prefill_gpus: int
+    running_batch: float
+    clients: float
+    batch_that_fits: float
+    context: float
+    ttft_s: float
+    tpot_s: float
+    tpot_any_batch_s: float
+    naive_tpot_s: float
+    weight_bytes: float
+    memory_bytes: float
+    assumptions: tuple[str, ...]
+
+    @property
+    def ttft_ratio(self) -> float:
+        """floor / measured TTFT (above 1: the run beats the floor)."""
+        return self.ttft_s / self.run.ttft_s
+
+    @property
+    def tpot_ratio(self) -> float:
+        """floor of the running batch / measured TPOT."""
+        return self.tpot_s / self.run.tpot_s
+
+    @property
+    def naive_tpot_ratio(self) -> float:
+        """The first check's floor (batch = concurrency, tp_size GPUs, uniform routing) / measured TPOT."""
+        return self.naive_tpot_s / self.run.tpot_s
+
+    @property
+    def beats_ttft(self) -> bool:
+        return self.run.ttft_s < self.ttft_s
+
+    @property
+    def beats_tpot(self) -> bool:
+        return self.run.tpot_s < self.tpot_s
+
+    @property
+    def beats_tpot_any_batch(self) -> bool:
+        return self.run.tpot_s < self.tpot_any_batch_s
+
+    @property
+    def beats(self) -> bool:
+        """The run beats its TTFT floor or its running-batch TPOT floor."""
+        return self.beats_ttft or self.beats_tpot
+
+    @property
+    def weights_fit(self) -> bool:
+        """The weights fit in the memory of the GPUs the fields state."""
+        return self.weight_bytes <= self.memory_bytes
+
+
+#: Served models by (model id, gemm quant, MoE quant): one load per kind of row.
+_MODELS: dict[tuple[str, str, str], Model] = {}
+
+
+def _model(run: ProductionRun) -> Model:
+    key = (str(run.model_id), run.gemm_quant, run.moe_quant)
+    if key not in _MODELS:
+        if len(_MODELS) > 256:
+            _MODELS.clear()
+        _MODELS[key] = run.served_model()
+    return _MODELS[key]
+
+
+@lru_cache(maxsize=8)
+def _device(device_id: str) -> Accelerator:
+    from ..catalog import load_accelerator
+
+    return load_accelerator(device_id)
+
+
+def _served(run: ProductionRun) -> tuple[Model, Accelerator]:
+    if not run.expressible or run.model_id is None or run.accelerator is None:
+        raise InvalidValueError("run", run.run_id, f"an expressible row (this one: {run.unexpressible})")
+    return _model(run), _device(run.accelerator)
+
+
+def _layouts(run: ProductionRun) -> tuple[WorkerLayout, WorkerLayout]:
+    decode, prefill = run.decode_layout, run.prefill_layout
+    assert decode is not None and prefill is not None  # an expressible row has them
+    return decode, prefill
+
+
+def decode_share(run: ProductionRun) -> float:
+    """The share of a request's time spent decoding, (OSL − 1)·TPOT / E2E, from its measured means.
+
+    In a closed loop of C clients each request takes E2E = TTFT + (OSL − 1)·TPOT (the benchmark
+    tools' TPOT definition), so by Little's law C·share requests decode at any moment on average.
+
+    >>> from types import SimpleNamespace
+    >>> decode_share(SimpleNamespace(output_length=101, tpot_s=0.01, ttft_s=1.0))
+    0.5
+    """
+    decoding = (run.output_length - 1) * run.tpot_s
+    return float(decoding / (run.ttft_s + decoding))
+
+
+def run_floors(run: ProductionRun) -> RunFloors:
+    """The strict TTFT and TPOT floors of an expressible run (see the module docstring).
+
+    Raises
+    ------
+    InvalidValueError
+        The run is not expressible (the message gives the reason).
+    """
+    from ..floors.capacity import capacity_bytes, kv_bytes_per_sequence
+    from ..floors.decode import decode_floor
+    from ..floors.prefill import prefill_floor
+    from ..floors.request import mean_decode_context
+
+    model, device = _served(run)
+    decode, prefill = _layouts(run)
+    n_decode, n_prefill = decode.gpus, prefill.gpus
+    assumptions = ["no speculative decoding", "no prefix-cache hit", "weights and KV in the row's formats"]
+    workers = 1 if run.mode == "aggregated" else (decode.workers or 1)
+    if run.mode == "disaggregated" and decode.workers is None:
+        assumptions.append("one decode worker (the row states none)")
+    if run.concurrency is not None:
+        clients = run.concurrency / workers
+    elif decode.running_batch_limit is not None:
+        clients = float(decode.running_batch_limit)
+        assumptions.append("concurrency = batch_size x attention_dp (the row states none)")
+    else:
+        clients = 1.0
+        assumptions.append("concurrency 1 (the row states neither concurrency nor batch)")
+    decoding = decode_share(run)
+    memory = n_decode * capacity_bytes(device)
+    per_sequence = float(kv_bytes_per_sequence(model, run.input_length + 1))
+    fits = max((memory - model.weight_bytes) / per_sequence, 0.0)
+    limit = decode.running_batch_limit
+    batch = max(1.0, min(clients * decoding, float(limit) if limit is not None else clients, fits))
+    context = mean_decode_context(run.input_length, run.output_length)
+    step = decode_floor(model, device, batch=batch, context=context, routing="identical")
+    any_batch = decode_floor(model, device, batch=1, context=run.input_length, routing="identical")
+    ttft = prefill_floor(model, device, prompt=run.input_length, batch=1, routing="identical")
+    naive_batch = run.concurrency if run.concurrency is not None else (limit or 1)
+    naive = decode_floor(model, device, batch=naive_batch, context=context, routing="uniform")
+    return RunFloors(
+        run=run, decode_gpus=n_decode, prefill_gpus=n_prefill, running_batch=batch, clients=clients, batch_that_fits=fits,
+        context=float(context), ttft_s=float(ttft.ttft_s) / n_prefill, tpot_s=float(step.step_time_s) / n_decode,
+        tpot_any_batch_s=float(any_batch.step_time_s) / n_decode, naive_tpot_s=float(naive.step_time_s) / decode.tp,
+        weight_bytes=model.weight_bytes, memory_bytes=memory, assumptions=tuple(assumptions),
+    )
+
+
+def diagnosis(floors: RunFloors) -> str | None:
+    """Why a run beats its floor (a data error, or the named assumption it breaks); None if it does not."""
+    run = floors.run
+    if not floors.beats:
+        return None
+    reasons: list[str] = []
+    if run.data_problems:
+        reasons.append("data error: " + "; ".join(run.data_problems))
+    if not floors.weights_fit:
+        reasons.append(f"data error: {floors.weight_bytes / 1e9:.0f} GB of weights do not fit in the "
+                       f"{floors.memory_bytes / 1e9:.0f} GB of the {floors.decode_gpus} GPUs the fields state")
+    if floors.beats_ttft:
+        reasons.append(f"TTFT {run.ttft_s * 1e3:.4g} ms < the prefill floor {floors.ttft_s * 1e3:.4g} ms: breaks "
+                       "'no prefix-cache hit' or the stated GPUs")
+    if floors.beats_tpot_any_batch:
+        reasons.append(f"TPOT {run.tpot_s * 1e3:.4g} ms < the batch-1 step {floors.tpot_any_batch_s * 1e3:.4g} ms: "
+                       "breaks 'no speculative decoding' (MTP) or the stated formats and GPUs")
+    elif floors.beats_tpot:
+        clients = run.concurrency
+        if clients is not None and clients > floors.batch_that_fits:
+            reasons.append(f"the concurrency {clients} exceeds the {floors.batch_that_fits:.0f} sequences of "
+                           f"{run.input_length + 1} tokens that fit: the running batch was smaller")
+        else:
+            reasons.append(f"TPOT {run.tpot_s * 1e3:.4g} ms < the step of {floors.running_batch:g} sequences "
+                           f"({floors.tpot_s * 1e3:.4g} ms): the running batch was smaller than the concurrency")
+    return "; ".join(reasons)
