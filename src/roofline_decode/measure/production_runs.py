@@ -48,7 +48,7 @@ import csv
 import io
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -155,7 +155,12 @@ class ProductionRun:
 
     ``ttft_s`` and ``tpot_s`` are the measured means [s]; ``layout`` is set for aggregated runs,
     ``prefill`` and ``decode`` for disaggregated ones; ``concurrency`` is the client
-    concurrency (None where the row does not state it).
+    concurrency (None where the row does not state it).  ``data_problems`` names fields that
+    disagree (with each other, with the id, or with a twin row of the same measurement);
+    ``duplicate_of`` is the source of the first row with the same (TTFT, TPOT, ISL, OSL): one
+    run exported by several database dumps (count each measurement once when fitting);
+    ``likely_gpus`` the decode worker's GPUs as the id, a twin row or the MoE grid state them
+    where the fields give more (None where nothing disagrees).
     """
 
     run_id: str
@@ -183,6 +188,8 @@ class ProductionRun:
     unexpressible: str | None = None
     data_problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    duplicate_of: str | None = None
+    likely_gpus: int | None = None
 
     @property
     def expressible(self) -> bool:
@@ -335,7 +342,45 @@ def load_production_runs(path: str | Path) -> list[ProductionRun]:
         number counts data rows from 1; the column and the value are named).
     """
     path = Path(path)
-    return [_run(_Row(path, line, record)) for line, record in enumerate(_read_records(path), start=1)]
+    return _with_twins([_run(_Row(path, line, record)) for line, record in enumerate(_read_records(path), start=1)])
+
+
+def _with_twins(runs: list[ProductionRun]) -> list[ProductionRun]:
+    """Mark rows that repeat an earlier row's measurement (``duplicate_of``), and flag a row
+    whose fields give a worker more GPUs than a twin of the same measurement states (in its
+    fields or its id): one run cannot have used both."""
+    groups: dict[tuple[float, float, int, int], list[int]] = {}
+    for index, run in enumerate(runs):
+        groups.setdefault((run.ttft_s, run.tpot_s, run.input_length, run.output_length), []).append(index)
+    out = list(runs)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        for part in ("prefill", "decode"):
+            stated = [(g, j) for j in members for g in _stated_gpus(runs[j], part) if g is not None]
+            if not stated:
+                continue
+            fewest, witness = min(stated)
+            for i in members:
+                layout = getattr(runs[i], f"{part}_layout")
+                if layout is None or layout.gpus <= fewest:
+                    continue
+                other, name = runs[witness], "" if runs[i].mode == "aggregated" else f"{part} "
+                problem = (f"the same measurement as {other.source} ({other.run_id}), which states {fewest} {name}GPUs; "
+                           f"this row's fields give {layout.describe()}")
+                if problem not in out[i].data_problems and not (part == "prefill" and runs[i].mode == "aggregated"):
+                    likely = out[i].likely_gpus if part == "prefill" else min(fewest, out[i].likely_gpus or fewest)
+                    out[i] = replace(out[i], data_problems=out[i].data_problems + (problem,), likely_gpus=likely)
+        for i in members[1:]:
+            out[i] = replace(out[i], duplicate_of=runs[members[0]].source)
+    return out
+
+
+def _stated_gpus(run: ProductionRun, part: str) -> tuple[int | None, ...]:
+    """GPUs of the run's prefill or decode worker as its fields and its id state them."""
+    layout = getattr(run, f"{part}_layout")
+    named = id_gpus(run.run_id) if run.mode == "aggregated" else None
+    return (None if layout is None else layout.gpus, named)
 
 
 def id_gpus(run_id: str) -> int | None:
@@ -391,11 +436,13 @@ def _run(row: _Row) -> ProductionRun:
     concurrency = int(match[1]) if match else None
     if concurrency == 0:
         raise row.error("silicon_data_source", "silicon_concurrency=0: a run has at least one client")
-    notes = []
+    notes = [f"{name}worker of {lay.gpus} GPUs spans {-(-lay.gpus // HGX_NODE_GPUS)} HGX nodes of {HGX_NODE_GPUS}"
+             for name, lay in (("", layout), ("prefill ", prefill), ("decode ", decode))
+             if lay is not None and lay.gpus > HGX_NODE_GPUS]
     if model_id == "gpt-oss-120b" and gemm_quant == "nvfp4":
         notes.append("nvfp4 is a Blackwell format: on Hopper gpt-oss serves its own MXFP4 experts, bf16 elsewhere")
     return ProductionRun(
-        run_id=run_id, source=f"{row.path.name}:{row.line + 1}", engine=row.required("backend"),
+        likely_gpus=_likely_gpus(run_id, mode, layout), run_id=run_id, source=f"{row.path.name}:{row.line + 1}", engine=row.required("backend"),
         engine_version=row.text("backend_version") if "backend_version" in row.record else "", model_repo=repo,
         model_id=model_id, system=system, accelerator=accelerator, gemm_quant=gemm_quant, moe_quant=moe_quant,
         weight_formats=formats, kv_format=kv, mode=mode,
@@ -405,6 +452,17 @@ def _run(row: _Row) -> ProductionRun:
         unexpressible="; ".join(reasons) or None, data_problems=_problems(run_id, model_id, mode, layout, prefill, decode),
         notes=tuple(notes),
     )
+
+
+def _likely_gpus(run_id: str, mode: Mode, layout: WorkerLayout | None) -> int | None:
+    """Fewer GPUs than the fields give, as the id or an MoE grid read as GPUs state them."""
+    if mode != "aggregated" or layout is None:
+        return None
+    named = id_gpus(run_id)
+    stated = [named] if named is not None and named < layout.gpus else []
+    if layout.gpus > HGX_NODE_GPUS and layout.moe_gpus == layout.gpus and min(layout.moe_tp or 1, layout.moe_ep or 1) > 1:
+        stated.append(layout.moe_tp or 1)
+    return min(stated) if stated else None
 
 
 def _problems(run_id: str, model_id: str | None, mode: Mode, layout: WorkerLayout | None,
@@ -422,8 +480,10 @@ def _problems(run_id: str, model_id: str | None, mode: Mode, layout: WorkerLayou
         elif moe and lay.moe_gpus != lay.gpus:
             problems.append(f"{name}tp x pp x attention_dp = {lay.gpus} GPUs but moe_tp x moe_ep x pp = {lay.moe_gpus} "
                             "(aiconfigurator requires them equal)")
-        if lay.gpus > HGX_NODE_GPUS:
-            problems.append(f"{name}worker of {lay.gpus} GPUs: more than an {HGX_NODE_GPUS}-GPU HGX node holds")
+        elif moe and lay.gpus > HGX_NODE_GPUS and min(lay.moe_tp or 1, lay.moe_ep or 1) > 1:
+            problems.append(f"{name}tp_size x attention_dp = moe_tp_size x moe_ep_size = {lay.gpus} GPUs, more than an "
+                            f"{HGX_NODE_GPUS}-GPU node: the product of the {lay.moe_tp} x {lay.moe_ep} MoE grid read as "
+                            f"GPUs (rows of this kind that name their GPUs in the id or a twin name {lay.moe_tp})")
     named = id_gpus(run_id)
     if named is not None and mode == "aggregated" and layout is not None and named != layout.gpus:
         problems.append(f"the id names tp{named} ({named} GPUs) but the fields give {layout.describe()}")
