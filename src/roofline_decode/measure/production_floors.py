@@ -105,6 +105,8 @@ class RunFloors:
         return self.weight_bytes <= self.memory_bytes
 
 
+#: The single-device prefill of one prompt and batch-1 step [s] by (model, quant modes, device, ISL).
+_SINGLE: dict[tuple[str, str, str, str | None, int], tuple[float, float]] = {}
 #: Served models by (model id, gemm quant, MoE quant): one load per kind of row.
 _MODELS: dict[tuple[str, str, str], Model] = {}
 
@@ -187,14 +189,20 @@ def run_floors(run: ProductionRun) -> RunFloors:
     batch = max(1.0, min(clients * decoding, float(limit) if limit is not None else clients, fits))
     context = mean_decode_context(run.input_length, run.output_length)
     step = decode_floor(model, device, batch=batch, context=context, routing="identical")
-    any_batch = decode_floor(model, device, batch=1, context=run.input_length, routing="identical")
-    ttft = prefill_floor(model, device, prompt=run.input_length, batch=1, routing="identical")
+    key = (str(run.model_id), run.gemm_quant, run.moe_quant, device.id, run.input_length)
+    if key not in _SINGLE:  # one prompt's prefill and the batch-1 step: the same for many rows
+        if len(_SINGLE) > 4096:
+            _SINGLE.clear()
+        _SINGLE[key] = (
+            float(prefill_floor(model, device, prompt=run.input_length, batch=1, routing="identical").ttft_s),
+            float(decode_floor(model, device, batch=1, context=run.input_length, routing="identical").step_time_s))
+    ttft, any_batch = _SINGLE[key]
     naive_batch = run.concurrency if run.concurrency is not None else (limit or 1)
     naive = decode_floor(model, device, batch=naive_batch, context=context, routing="uniform")
     return RunFloors(
         run=run, decode_gpus=n_decode, prefill_gpus=n_prefill, running_batch=batch, clients=clients, batch_that_fits=fits,
-        context=float(context), ttft_s=float(ttft.ttft_s) / n_prefill, tpot_s=float(step.step_time_s) / n_decode,
-        tpot_any_batch_s=float(any_batch.step_time_s) / n_decode, naive_tpot_s=float(naive.step_time_s) / decode.tp,
+        context=float(context), ttft_s=ttft / n_prefill, tpot_s=float(step.step_time_s) / n_decode,
+        tpot_any_batch_s=any_batch / n_decode, naive_tpot_s=float(naive.step_time_s) / decode.tp,
         weight_bytes=model.weight_bytes, memory_bytes=memory, assumptions=tuple(assumptions),
     )
 
@@ -218,7 +226,10 @@ def diagnosis(floors: RunFloors) -> str | None:
                        "breaks 'no speculative decoding' (MTP) or the stated formats and GPUs")
     elif floors.beats_tpot:
         clients = run.concurrency
-        if clients is not None and clients > floors.batch_that_fits:
+        if clients is None:
+            reasons.append(f"data incomplete: the row states no concurrency, and its batch_size x attention_dp "
+                           f"({floors.clients:g} per decode worker) is the engine's limit, not the running batch")
+        elif clients > floors.batch_that_fits:
             reasons.append(f"the concurrency {clients} exceeds the {floors.batch_that_fits:.0f} sequences of "
                            f"{run.input_length + 1} tokens that fit: the running batch was smaller")
         else:

@@ -18,8 +18,9 @@ library's names (``docs/production_check.md`` states the mapping):
   per 128 x 128 block (8 + 32/16384 bits), ``nvfp4`` -> ``nvfp4``, ``int4_wo`` -> int4 in
   groups of 32 with a 16-bit scale (4.5 bits), ``w4a16_mxfp4`` -> ``mxfp4``, empty -> ``bf16``.
   The embedding, lm_head, norms and router stay bf16 (no engine quantizes them in these
-  recipes).  gpt-oss rows say ``nvfp4``, a Blackwell format that Hopper cannot multiply: the
-  runs served gpt-oss's own checkpoint (MXFP4 routed experts, bf16 elsewhere), as mapped here;
+  recipes).  gpt-oss keeps its checkpoint's MXFP4 routed experts whatever the row says (``fp8``
+  or ``nvfp4``); its ``nvfp4`` rows, a Blackwell format Hopper cannot multiply, keep bf16
+  attention;
 * **KV cache**: fp8 for a quantized run (any quant mode set), bf16 otherwise (the README);
 * **layout**: aiconfigurator's convention, a worker spans ``tp x pp x attention_dp`` GPUs and
   its MoE layers ``moe_tp x moe_ep x pp`` (the two must agree); ``batch_size`` is the batch
@@ -84,6 +85,9 @@ _REPOS = {
 #: Groups in the gemm format / in the MoE format / always bf16.
 _GEMM_GROUPS = ("attention", "mlp", "shared_experts")
 _WIDE_GROUPS = ("embedding", "lm_head", "norms", "router")
+#: Models whose checkpoint ships MXFP4 routed experts (gpt-oss): engines on Hopper serve them
+#: as they are (W4A16 or W4A8), whatever quant mode the row names.
+_MXFP4_CHECKPOINTS = frozenset({"gpt-oss-120b", "gpt-oss-20b"})
 
 
 def production_format(quant_mode: str) -> NumberFormat | None:
@@ -226,14 +230,11 @@ class ProductionRun:
 
 def _formats(model_id: str, gemm: NumberFormat, moe: NumberFormat) -> dict[str, NumberFormat]:
     """Weight group -> its storage format."""
-    from ..catalog import load_model
-
     bf16 = get_format("bf16")
-    if model_id == "gpt-oss-120b" and gemm.name == "nvfp4":
-        native = load_model(model_id)  # the checkpoint's MXFP4 experts, bf16 elsewhere
-        chosen = dict(native.group_formats)
-    else:
-        chosen = {**dict.fromkeys(_GEMM_GROUPS, gemm), "experts": moe, **dict.fromkeys(_WIDE_GROUPS, bf16)}
+    if model_id in _MXFP4_CHECKPOINTS:  # the checkpoint's MXFP4 experts whatever the row says
+        moe = get_format("mxfp4")
+        gemm = bf16 if gemm.name == "nvfp4" else gemm  # no FP4 GEMMs on Hopper
+    chosen = {**dict.fromkeys(_GEMM_GROUPS, gemm), "experts": moe, **dict.fromkeys(_WIDE_GROUPS, bf16)}
     return chosen
 
 
@@ -439,8 +440,9 @@ def _run(row: _Row) -> ProductionRun:
     notes = [f"{name}worker of {lay.gpus} GPUs spans {-(-lay.gpus // HGX_NODE_GPUS)} HGX nodes of {HGX_NODE_GPUS}"
              for name, lay in (("", layout), ("prefill ", prefill), ("decode ", decode))
              if lay is not None and lay.gpus > HGX_NODE_GPUS]
-    if model_id == "gpt-oss-120b" and gemm_quant == "nvfp4":
-        notes.append("nvfp4 is a Blackwell format: on Hopper gpt-oss serves its own MXFP4 experts, bf16 elsewhere")
+    if model_id in _MXFP4_CHECKPOINTS:
+        notes.append(f"gpt-oss serves its checkpoint's MXFP4 experts (the row says {moe_quant or gemm_quant!r})"
+                     + ("; nvfp4 is a Blackwell format: bf16 attention on Hopper" if gemm_quant == "nvfp4" else ""))
     return ProductionRun(
         likely_gpus=_likely_gpus(run_id, mode, layout), run_id=run_id, source=f"{row.path.name}:{row.line + 1}", engine=row.required("backend"),
         engine_version=row.text("backend_version") if "backend_version" in row.record else "", model_repo=repo,
