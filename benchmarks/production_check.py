@@ -45,7 +45,7 @@ def spread(values: list[float]) -> str:
 
 def table(floors: list[RunFloors], runs: list[ProductionRun]) -> None:
     head = (f"{'engine':<7} {'mode':<14} {'read':>5} {'expr':>5} {'beat':>5}  {'TTFT floor/measured':<24} "
-            f"{'TPOT floor/measured':<24} {'before: TPOT (conc., TP only)':<24}")
+            f"{'TPOT floor/measured':<24} {'before: TPOT (conc., TP only)':<30} {'before: beat':>12}")
     print(head)
     print("-" * len(head))
     for engine in ENGINES:
@@ -56,10 +56,10 @@ def table(floors: list[RunFloors], runs: list[ProductionRun]) -> None:
             mine = [f for f in floors if f.run.engine == engine and f.run.mode == mode]
             print(f"{engine:<7} {mode:<14} {len(read):>5} {len(mine):>5} {sum(f.beats for f in mine):>5}  "
                   f"{spread([f.ttft_ratio for f in mine]):<24} {spread([f.tpot_ratio for f in mine]):<24} "
-                  f"{spread([f.naive_tpot_ratio for f in mine]):<24}")
+                  f"{spread([f.naive_tpot_ratio for f in mine]):<30} {sum(f.naive_tpot_ratio > 1 for f in mine):>12}")
     print(f"{'all':<22} {len(runs):>5} {len(floors):>5} {sum(f.beats for f in floors):>5}  "
           f"{spread([f.ttft_ratio for f in floors]):<24} {spread([f.tpot_ratio for f in floors]):<24} "
-          f"{spread([f.naive_tpot_ratio for f in floors]):<24}")
+          f"{spread([f.naive_tpot_ratio for f in floors]):<30} {sum(f.naive_tpot_ratio > 1 for f in floors):>12}")
 
 
 def on_likely_gpus(run: ProductionRun) -> ProductionRun | None:

@@ -111,3 +111,9 @@ def test_unexpressible_row_raises(runs):
     run = next((r for r in runs if not r.expressible), replace(runs[0], unexpressible="a reason"))
     with pytest.raises(InvalidValueError, match="expressible"):
         run_floors(run)
+
+
+def test_docs_page_examples():
+    from tests.markdown_examples import DOCS, run_page
+
+    run_page(DOCS / "production_check.md", min_examples=5)
