@@ -171,7 +171,8 @@ def good_row() -> dict[str, str]:
     ("isl", "abc", "whole number"), ("osl", "0", ">= 1"), ("tp_size", "-2", "whole number"),
     ("silicon_tpot_ms", "nan", "> 0"), ("silicon_ttft_ms", "", "empty"), ("silicon_tpot_ms", "-1", "> 0"),
     ("mode", "hybrid", "'agg' or 'disagg'"), ("model_path", "", "empty"),
-    ("silicon_data_source", "silicon_concurrency=0", "at least one client"),
+    ("silicon_data_source", "silicon_concurrency=0", "whole number of clients"),
+    ("silicon_data_source", "x=1; silicon_concurrency=12345678901; y", "whole number of clients"),
 ])
 def test_bad_cell_names_file_row_and_column(tmp_path, good_row, column, value, problem):
     rows = [good_row, {**good_row, column: value}]
@@ -221,3 +222,51 @@ def test_unknown_names_make_a_row_unexpressible_not_an_error(tmp_path, good_row)
     reasons = [r.unexpressible or "" for r in runs]
     assert "b200_sxm" in reasons[0] and "no bundled config" in reasons[1]
     assert "not a known quant mode" in reasons[2] and "without tp_size" in reasons[3]
+
+
+# -- fuzz: a mutated table loads or raises MeasurementFileError; its floors are finite --------
+SAMPLE = [line for i, line in enumerate(TABLE.read_text(encoding="utf-8").splitlines())
+          if i in (0, 1, 101, 400, 700, 786, 860, 1300, 1607, 1850)]
+ODD = ["", "0", "-1", "x", "1e400", "nan", "999999999", "5e-324", "1.5", "agg", "disagg", "fp8", "nvfp4",
+       "silicon_concurrency=7", "_tp0_ep0_1", "\"a,b\""]
+
+
+def _mutated(data) -> bytes:
+    from hypothesis import strategies as st
+
+    lines = list(SAMPLE)
+    for _ in range(data.draw(st.integers(1, 6))):
+        row = data.draw(st.integers(1, len(lines) - 1))
+        cells = lines[row].split(",")
+        cells[data.draw(st.integers(0, len(cells) - 1))] = data.draw(st.sampled_from(ODD))
+        lines[row] = ",".join(cells)
+    raw = bytearray("\n".join(lines).encode())
+    if data.draw(st.booleans()):
+        at = data.draw(st.integers(0, len(raw) - 1))
+        raw[at:at + data.draw(st.integers(0, 3))] = data.draw(st.binary(max_size=3))
+    return bytes(raw)
+
+
+def test_fuzz_mutated_tables(tmp_path):
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from roofline_decode.measure import run_floors
+    from tests.fuzz.strategies import outcome
+    from tests.fuzz.test_fuzz_estimate import fuzz
+
+    @fuzz(150)
+    @given(data=st.data())
+    def check(data):
+        path = tmp_path / "mutated.csv"
+        path.write_bytes(_mutated(data))
+        loaded = outcome("production tables", lambda: load_production_runs(path))
+        for run in loaded or []:
+            if not run.expressible:
+                continue
+            floors = outcome("production floors", lambda run=run: run_floors(run))
+            if floors is not None:
+                for value in (floors.ttft_s, floors.tpot_s, floors.tpot_any_batch_s, floors.naive_tpot_s):
+                    assert 0 < value < float("inf")
+
+    check()

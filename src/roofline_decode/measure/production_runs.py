@@ -392,7 +392,7 @@ def id_gpus(run_id: str) -> int | None:
     8
     """
     named = re.search(r"_tp(\d{1,4})_(?:\d+_)?ep(\d{1,4})", run_id)
-    return int(named[1]) if named else None
+    return (int(named[1]) or None) if named else None
 
 
 def _model_id(repo: str) -> str | None:
@@ -411,7 +411,7 @@ def _run(row: _Row) -> ProductionRun:
     mode = _MODES[mode_text]
     gemm_quant, moe_quant = row.text("gemm_quant_mode"), row.text("moe_quant_mode")
     source_text = row.text("silicon_data_source") if "silicon_data_source" in row.record else ""
-    match = re.search(r"silicon_concurrency=(\d{1,9})\b", source_text)
+    match = re.search(r"silicon_concurrency=([^;]*)", source_text)
     reasons: list[str] = []
     model_id = _model_id(repo)
     if model_id is None:
@@ -434,9 +434,12 @@ def _run(row: _Row) -> ProductionRun:
         reasons.append("aggregated run without tp_size")
     if mode == "disaggregated" and (prefill is None or decode is None):
         reasons.append("disaggregated run without prefill_tp_size and decode_tp_size")
-    concurrency = int(match[1]) if match else None
-    if concurrency == 0:
-        raise row.error("silicon_data_source", "silicon_concurrency=0: a run has at least one client")
+    concurrency = None
+    if match and match[1].strip():  # "silicon_concurrency=" with nothing after it: not stated
+        if not re.fullmatch(r"\d{1,9}", match[1].strip()) or int(match[1]) == 0:
+            raise row.error("silicon_data_source", f"silicon_concurrency={match[1].strip()[:40]!r}: expected a whole "
+                                                   "number of clients from 1 to 999,999,999")
+        concurrency = int(match[1])
     notes = [f"{name}worker of {lay.gpus} GPUs spans {-(-lay.gpus // HGX_NODE_GPUS)} HGX nodes of {HGX_NODE_GPUS}"
              for name, lay in (("", layout), ("prefill ", prefill), ("decode ", decode))
              if lay is not None and lay.gpus > HGX_NODE_GPUS]
