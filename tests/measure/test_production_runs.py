@@ -99,11 +99,23 @@ def test_quantized_checkpoint_is_its_base_model_in_fp8(runs):
 
 def test_gpt_oss_nvfp4_rows_serve_the_native_mxfp4_checkpoint(runs):
     run = next(r for r in runs if r.model_id == "gpt-oss-120b" and r.gemm_quant == "nvfp4")
-    assert any("MXFP4" in n and "Blackwell" in n for n in run.notes)
+    assert any("mxfp4 routed experts" in n and "Blackwell" in n for n in run.notes)
     model = run.served_model()
     assert model.group_format("experts").name == "mxfp4" and model.group_format("attention").name == "bf16"
     fp8 = next(r for r in runs if r.model_id == "gpt-oss-120b" and r.gemm_quant == "fp8").served_model()
     assert fp8.group_format("experts").name == "mxfp4" and fp8.group_format("attention").name == "fp8_e4m3"
+
+
+def test_kimi_int4_rows_serve_the_checkpoint_experts(runs):
+    from roofline_decode.catalog import list_models
+
+    if "kimi-k2.5" not in list_models():
+        pytest.skip("kimi-k2.5 is not bundled in this catalog yet")
+    run = next(r for r in runs if r.model_id == "kimi-k2.5")
+    assert run.expressible and run.gemm_quant == "int4_wo"
+    model = run.served_model()
+    assert model.group_format("experts").bits_per_element == 4.5  # int4 in groups of 32 + a bf16 scale
+    assert model.group_format("attention").name == "bf16" and model.kv_format.name == "fp8_e4m3"
 
 
 def test_disaggregated_layouts_and_workers(by_id):

@@ -19,8 +19,8 @@ library's names (``docs/production_check.md`` states the mapping):
   groups of 32 with a 16-bit scale (4.5 bits), ``w4a16_mxfp4`` -> ``mxfp4``, empty -> ``bf16``.
   The embedding, lm_head, norms and router stay bf16 (no engine quantizes them in these
   recipes).  gpt-oss keeps its checkpoint's MXFP4 routed experts whatever the row says (``fp8``
-  or ``nvfp4``); its ``nvfp4`` rows, a Blackwell format Hopper cannot multiply, keep bf16
-  attention;
+  or ``nvfp4``), Kimi-K2.5 its INT4 experts (``int4_wo``); a 4-bit mode for their attention
+  (``nvfp4`` is a Blackwell format Hopper cannot multiply) keeps it bf16, as they ship;
 * **KV cache**: fp8 for a quantized run (any quant mode set), bf16 otherwise (the README);
 * **layout**: aiconfigurator's convention, a worker spans ``tp x pp x attention_dp`` GPUs and
   its MoE layers ``moe_tp x moe_ep x pp`` (the two must agree); ``batch_size`` is the batch
@@ -51,10 +51,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
 
 from ..formats import NumberFormat, get_format, group_quantized
 from ..specs.model import Model
+from .production_layouts import HGX_NODE_GPUS, Mode, WorkerLayout, id_gpus, layout_problems, likely_gpus
 from .rows import MeasurementFileError
 
 __all__ = [
@@ -62,12 +62,8 @@ __all__ = [
     "MAX_FILE_BYTES", "MAX_ROWS",
 ]
 
-#: GPUs in one HGX H100 / H200 node (eight SXM GPUs on one NVLink switch fabric).
-HGX_NODE_GPUS = 8
 #: Largest file read [B] and most rows: the real file is 0.7 MB and 1,884 rows.
 MAX_FILE_BYTES, MAX_ROWS = 64 * 2**20, 200_000
-
-Mode = Literal["aggregated", "disaggregated"]
 
 _REQUIRED = ("id", "backend", "model_path", "system", "mode", "isl", "osl", "gemm_quant_mode", "moe_quant_mode",
              "silicon_ttft_ms", "silicon_tpot_ms")
@@ -85,9 +81,10 @@ _REPOS = {
 #: Groups in the gemm format / in the MoE format / always bf16.
 _GEMM_GROUPS = ("attention", "mlp", "shared_experts")
 _WIDE_GROUPS = ("embedding", "lm_head", "norms", "router")
-#: Models whose checkpoint ships MXFP4 routed experts (gpt-oss): engines on Hopper serve them
-#: as they are (W4A16 or W4A8), whatever quant mode the row names.
-_MXFP4_CHECKPOINTS = frozenset({"gpt-oss-120b", "gpt-oss-20b"})
+#: Checkpoints that ship 4-bit routed experts (and wide attention), and the quant modes of the
+#: rows that serve them as they are: gpt-oss's MXFP4 experts whatever the row names (W4A16 or
+#: W4A8 on Hopper), Kimi-K2.5's INT4 (group 32) experts for ``int4_wo``.
+_CHECKPOINT_EXPERTS = {"gpt-oss-120b": None, "gpt-oss-20b": None, "kimi-k2.5": "int4_wo"}
 
 
 def production_format(quant_mode: str) -> NumberFormat | None:
@@ -113,44 +110,6 @@ def production_format(quant_mode: str) -> NumberFormat | None:
     if mode == "int8_wo":
         return get_format("int8")
     return None
-
-
-@dataclass(frozen=True)
-class WorkerLayout:
-    """The parallel layout of one worker (aiconfigurator's fields; None where the cell is empty).
-
-    ``gpus`` = tp x pp x attention_dp; ``moe_gpus`` = moe_tp x moe_ep x pp (both degrees stated).
-    """
-
-    tp: int
-    pp: int = 1
-    attention_dp: int = 1
-    moe_tp: int | None = None
-    moe_ep: int | None = None
-    batch: int | None = None
-    workers: int | None = None
-
-    @property
-    def gpus(self) -> int:
-        """GPUs of one worker: tp x pp x attention_dp."""
-        return self.tp * self.pp * self.attention_dp
-
-    @property
-    def moe_gpus(self) -> int | None:
-        """GPUs the MoE layers span: moe_tp x moe_ep x pp (None when a degree is missing or 0)."""
-        if not self.moe_tp or not self.moe_ep:
-            return None
-        return self.moe_tp * self.moe_ep * self.pp
-
-    @property
-    def running_batch_limit(self) -> int | None:
-        """Sequences one worker runs at most: batch per attention-DP rank x attention_dp."""
-        return None if self.batch is None else self.batch * self.attention_dp
-
-    def describe(self) -> str:
-        moe = f" moe_tp{self.moe_tp} ep{self.moe_ep}" if self.moe_tp is not None or self.moe_ep is not None else ""
-        extra = "" if self.workers is None else f" x{self.workers} workers"
-        return f"tp{self.tp} pp{self.pp} dp{self.attention_dp}{moe} ({self.gpus} GPUs){extra}"
 
 
 @dataclass(frozen=True)
@@ -228,12 +187,18 @@ class ProductionRun:
         return model.with_precision(weights={"default": formats["attention"], **formats}, kv=self.kv_format)
 
 
-def _formats(model_id: str, gemm: NumberFormat, moe: NumberFormat) -> dict[str, NumberFormat]:
+def _serves_checkpoint_experts(model_id: str | None, moe_quant: str) -> bool:
+    return model_id in _CHECKPOINT_EXPERTS and _CHECKPOINT_EXPERTS[model_id] in (None, moe_quant)
+
+
+def _formats(model_id: str, gemm: NumberFormat, moe: NumberFormat, moe_quant: str) -> dict[str, NumberFormat]:
     """Weight group -> its storage format."""
+    from ..catalog import load_model
+
     bf16 = get_format("bf16")
-    if model_id in _MXFP4_CHECKPOINTS:  # the checkpoint's MXFP4 experts whatever the row says
-        moe = get_format("mxfp4")
-        gemm = bf16 if gemm.name == "nvfp4" else gemm  # no FP4 GEMMs on Hopper
+    if _serves_checkpoint_experts(model_id, moe_quant):  # the checkpoint's 4-bit experts, as they ship
+        moe = load_model(model_id).routed_expert_format
+        gemm = bf16 if gemm.bits_per_element < 8 else gemm  # 4-bit attention: not in these checkpoints
     chosen = {**dict.fromkeys(_GEMM_GROUPS, gemm), "experts": moe, **dict.fromkeys(_WIDE_GROUPS, bf16)}
     return chosen
 
@@ -384,17 +349,6 @@ def _stated_gpus(run: ProductionRun, part: str) -> tuple[int | None, ...]:
     return (None if layout is None else layout.gpus, named)
 
 
-def id_gpus(run_id: str) -> int | None:
-    """The GPUs of a worker as a run id names them (``..._tp8_ep8_922``, ``..._tp8_0_ep8_0_1238``:
-    the engine's tensor-parallel size, attention DP included), or None where the id names none.
-
-    >>> id_gpus("2026_04_06_deepseek_r1_h200_sxm_trtllm_fp8_agg_1024x1024_c32_tp8_ep8_922")
-    8
-    """
-    named = re.search(r"_tp(\d{1,4})_(?:\d+_)?ep(\d{1,4})", run_id)
-    return (int(named[1]) or None) if named else None
-
-
 def _model_id(repo: str) -> str | None:
     from ..catalog import bundled_id_of_repo
 
@@ -425,7 +379,7 @@ def _run(row: _Row) -> ProductionRun:
     for column, value, fmt in (("gemm_quant_mode", gemm_quant, gemm), ("moe_quant_mode", moe_quant, moe)):
         if fmt is None:
             reasons.append(f"{column} {value!r} is not a known quant mode")
-    formats = _formats(model_id, gemm, moe) if gemm is not None and moe is not None and model_id and not reasons else {}
+    formats = _formats(model_id, gemm, moe, moe_quant or gemm_quant) if gemm is not None and moe is not None and model_id and not reasons else {}
     kv = get_format("fp8_e4m3" if (gemm_quant or moe_quant) else "bf16")
     layout = row.layout("") if mode == "aggregated" else None
     prefill = row.layout("prefill_", workers=True) if mode == "disaggregated" else None
@@ -443,53 +397,17 @@ def _run(row: _Row) -> ProductionRun:
     notes = [f"{name}worker of {lay.gpus} GPUs spans {-(-lay.gpus // HGX_NODE_GPUS)} HGX nodes of {HGX_NODE_GPUS}"
              for name, lay in (("", layout), ("prefill ", prefill), ("decode ", decode))
              if lay is not None and lay.gpus > HGX_NODE_GPUS]
-    if model_id in _MXFP4_CHECKPOINTS:
-        notes.append(f"gpt-oss serves its checkpoint's MXFP4 experts (the row says {moe_quant or gemm_quant!r})"
-                     + ("; nvfp4 is a Blackwell format: bf16 attention on Hopper" if gemm_quant == "nvfp4" else ""))
+    if formats and _serves_checkpoint_experts(model_id, moe_quant):
+        notes.append(f"the checkpoint's {formats['experts'].name} routed experts (the row says {moe_quant!r}), "
+                     f"{formats['attention'].name} attention" + (" (nvfp4 is a Blackwell format)" * (gemm_quant == "nvfp4")))
     return ProductionRun(
-        likely_gpus=_likely_gpus(run_id, mode, layout), run_id=run_id, source=f"{row.path.name}:{row.line + 1}", engine=row.required("backend"),
+        likely_gpus=likely_gpus(run_id, mode, layout), run_id=run_id, source=f"{row.path.name}:{row.line + 1}", engine=row.required("backend"),
         engine_version=row.text("backend_version") if "backend_version" in row.record else "", model_repo=repo,
         model_id=model_id, system=system, accelerator=accelerator, gemm_quant=gemm_quant, moe_quant=moe_quant,
         weight_formats=formats, kv_format=kv, mode=mode,
         input_length=row.integer("isl", optional=False) or 0, output_length=row.integer("osl", optional=False) or 0,
         concurrency=concurrency, ttft_s=row.milliseconds("silicon_ttft_ms"), tpot_s=row.milliseconds("silicon_tpot_ms"),
         layout=layout, prefill=prefill, decode=decode, data_source=source_text,
-        unexpressible="; ".join(reasons) or None, data_problems=_problems(run_id, model_id, mode, layout, prefill, decode),
+        unexpressible="; ".join(reasons) or None, data_problems=layout_problems(run_id, model_id, mode, layout, prefill, decode),
         notes=tuple(notes),
     )
-
-
-def _likely_gpus(run_id: str, mode: Mode, layout: WorkerLayout | None) -> int | None:
-    """Fewer GPUs than the fields give, as the id or an MoE grid read as GPUs state them."""
-    if mode != "aggregated" or layout is None:
-        return None
-    named = id_gpus(run_id)
-    stated = [named] if named is not None and named < layout.gpus else []
-    if layout.gpus > HGX_NODE_GPUS and layout.moe_gpus == layout.gpus and min(layout.moe_tp or 1, layout.moe_ep or 1) > 1:
-        stated.append(layout.moe_tp or 1)
-    return min(stated) if stated else None
-
-
-def _problems(run_id: str, model_id: str | None, mode: Mode, layout: WorkerLayout | None,
-              prefill: WorkerLayout | None, decode: WorkerLayout | None) -> tuple[str, ...]:
-    """Where the row's parallel fields disagree with each other or with its id."""
-    from ..catalog import load_model, list_models
-
-    moe = model_id is not None and model_id in list_models() and bool(load_model(model_id).num_experts)
-    problems: list[str] = []
-    for name, lay in (("", layout), ("prefill ", prefill), ("decode ", decode)):
-        if lay is None:
-            continue
-        if moe and lay.moe_gpus is None:
-            problems.append(f"{name}moe_tp_size {lay.moe_tp} / moe_ep_size {lay.moe_ep}: a MoE degree is missing or 0")
-        elif moe and lay.moe_gpus != lay.gpus:
-            problems.append(f"{name}tp x pp x attention_dp = {lay.gpus} GPUs but moe_tp x moe_ep x pp = {lay.moe_gpus} "
-                            "(aiconfigurator requires them equal)")
-        elif moe and lay.gpus > HGX_NODE_GPUS and min(lay.moe_tp or 1, lay.moe_ep or 1) > 1:
-            problems.append(f"{name}tp_size x attention_dp = moe_tp_size x moe_ep_size = {lay.gpus} GPUs, more than an "
-                            f"{HGX_NODE_GPUS}-GPU node: the product of the {lay.moe_tp} x {lay.moe_ep} MoE grid read as "
-                            f"GPUs (rows of this kind that name their GPUs in the id or a twin name {lay.moe_tp})")
-    named = id_gpus(run_id)
-    if named is not None and mode == "aggregated" and layout is not None and named != layout.gpus:
-        problems.append(f"the id names tp{named} ({named} GPUs) but the fields give {layout.describe()}")
-    return tuple(problems)
