@@ -19,6 +19,7 @@ Run: ``python benchmarks/production_check.py [path.csv]``
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -43,23 +44,37 @@ def spread(values: list[float]) -> str:
     return f"{p50:.3f} [{p10:.3f}, {p90:.3f}]"
 
 
+#: Columns of the ratio table: label, floor / measured of a row (nan: no such floor).
+RATIOS: list[tuple[str, Callable[[RunFloors], float]]] = [
+    ("TTFT", lambda f: f.ttft_ratio),
+    ("TTFT layout", lambda f: f.layout_ttft_ratio),
+    ("TPOT", lambda f: f.tpot_ratio),
+    ("TPOT layout", lambda f: f.layout_tpot_ratio),
+    ("before: TPOT", lambda f: f.naive_tpot_ratio),
+]
+
+
+def groups(floors: list[RunFloors], runs: list[ProductionRun]) -> list[tuple[str, str, list[ProductionRun], list[RunFloors]]]:
+    out = [(engine, mode, [r for r in runs if r.engine == engine and r.mode == mode],
+            [f for f in floors if f.run.engine == engine and f.run.mode == mode]) for engine in ENGINES for mode in MODES]
+    return [g for g in out if g[2]] + [("all", "", runs, floors)]
+
+
 def table(floors: list[RunFloors], runs: list[ProductionRun]) -> None:
-    head = (f"{'engine':<7} {'mode':<14} {'read':>5} {'expr':>5} {'beat':>5}  {'TTFT floor/measured':<24} "
-            f"{'TPOT floor/measured':<24} {'before: TPOT (conc., TP only)':<30} {'before: beat':>12}")
-    print(head)
-    print("-" * len(head))
-    for engine in ENGINES:
-        for mode in MODES:
-            read = [r for r in runs if r.engine == engine and r.mode == mode]
-            if not read:
-                continue
-            mine = [f for f in floors if f.run.engine == engine and f.run.mode == mode]
-            print(f"{engine:<7} {mode:<14} {len(read):>5} {len(mine):>5} {sum(f.beats for f in mine):>5}  "
-                  f"{spread([f.ttft_ratio for f in mine]):<24} {spread([f.tpot_ratio for f in mine]):<24} "
-                  f"{spread([f.naive_tpot_ratio for f in mine]):<30} {sum(f.naive_tpot_ratio > 1 for f in mine):>12}")
-    print(f"{'all':<22} {len(runs):>5} {len(floors):>5} {sum(f.beats for f in floors):>5}  "
-          f"{spread([f.ttft_ratio for f in floors]):<24} {spread([f.tpot_ratio for f in floors]):<24} "
-          f"{spread([f.naive_tpot_ratio for f in floors]):<30} {sum(f.naive_tpot_ratio > 1 for f in floors):>12}")
+    head = (f"{'engine':<7} {'mode':<14} {'read':>5} {'expr':>5} {'beat':>5} {'beat layout':>12} {'before: beat':>13}")
+    print(head + "\n" + "-" * len(head))
+    for engine, mode, read, mine in groups(floors, runs):
+        print(f"{engine:<7} {mode:<14} {len(read):>5} {len(mine):>5} {sum(f.beats for f in mine):>5} "
+              f"{sum(f.beats_layout for f in mine):>12} {sum(f.naive_tpot_ratio > 1 for f in mine):>13}")
+    print("\nfloor / measured, median [p10, p90] (rows with that floor)")
+    head = f"{'engine':<7} {'mode':<14} " + " ".join(f"{label:<26}" for label, _ in RATIOS)
+    print(head + "\n" + "-" * len(head))
+    for engine, mode, _, mine in groups(floors, runs):
+        cells = []
+        for _, ratio in RATIOS:
+            values = [v for v in map(ratio, mine) if np.isfinite(v)]
+            cells.append(f"{spread(values):<21}{len(values):>5}")
+        print(f"{engine:<7} {mode:<14} " + " ".join(cells))
 
 
 def on_likely_gpus(run: ProductionRun) -> ProductionRun | None:
@@ -80,15 +95,18 @@ def main(path: Path = DEFAULT) -> None:
           "(a run exported by several database dumps appears more than once)\n")
     print("Strict floors (measure.run_floors): TTFT = one prompt's prefill at batch 1 on the prefill GPUs; TPOT = "
           "the decode step of the running batch (Little's law: concurrency x decode share, capped by batch_size and "
-          "memory) at the mean decode context on the decode GPUs; identical MoE routing; aggregate of the GPUs.\n")
+          "memory) at the mean decode context on the decode GPUs; identical MoE routing; on the aggregate of the "
+          "GPUs, and on the row's layout (Parallel: TP, EP, attention DP, communication at link speed).  Before: the "
+          "plain decode step at batch = concurrency on tp_size GPUs, uniform routing.\n")
     table(floors, runs)
-    beating = [(f, diagnosis(f)) for f in floors if f.beats]
-    print(f"\nRows beating a strict floor: {len(beating)}")
+    beating = [(f, diagnosis(f)) for f in floors if f.beats or f.beats_layout]
+    print(f"\nRows beating a strict floor (aggregate or on the layout): {len(beating)}")
     for f, why in beating:
         r = f.run
         print(f"  {r.source} {r.engine} {r.model_id} {r.accelerator} ISL {r.input_length} OSL {r.output_length} "
               f"conc {r.concurrency} {r.decode_layout.describe() if r.decode_layout else ''}: TTFT {r.ttft_s * 1e3:.4g} "
-              f"ms (floor {f.ttft_s * 1e3:.4g}), TPOT {r.tpot_s * 1e3:.4g} ms (floor {f.tpot_s * 1e3:.4g})\n"
+              f"ms (floor {f.ttft_s * 1e3:.4g}, layout {f.layout_ttft_s * 1e3:.4g}), TPOT {r.tpot_s * 1e3:.4g} ms "
+              f"(floor {f.tpot_s * 1e3:.4g}, layout {f.layout_tpot_s * 1e3:.4g})\n"
               f"      -> {why}")
     errors = [f for f in floors if f.run.data_problems or not f.weights_fit]
     print(f"\nRows whose fields are data errors: {len(errors)} (their floors are computed on the fields as given, "

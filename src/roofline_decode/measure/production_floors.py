@@ -43,6 +43,7 @@ from functools import lru_cache
 from ..errors import InvalidValueError
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
+from ..specs.parallel import Parallel
 from .production_runs import ProductionRun, WorkerLayout
 
 __all__ = ["RunFloors", "run_floors", "diagnosis"]
@@ -66,6 +67,9 @@ class RunFloors:
     weight_bytes: float
     memory_bytes: float
     assumptions: tuple[str, ...]
+    layout_ttft_s: float = float("nan")
+    layout_tpot_s: float = float("nan")
+    layout_note: str = ""
 
     @property
     def ttft_ratio(self) -> float:
@@ -81,6 +85,21 @@ class RunFloors:
     def naive_tpot_ratio(self) -> float:
         """The first check's floor (batch = concurrency, tp_size GPUs, uniform routing) / measured TPOT."""
         return self.naive_tpot_s / self.run.tpot_s
+
+    @property
+    def layout_tpot_ratio(self) -> float:
+        """The running batch's decode step on the row's layout / measured TPOT (nan: no layout)."""
+        return self.layout_tpot_s / self.run.tpot_s
+
+    @property
+    def layout_ttft_ratio(self) -> float:
+        """One prompt's prefill on the prefill worker's layout / measured TTFT (nan: no layout)."""
+        return self.layout_ttft_s / self.run.ttft_s
+
+    @property
+    def beats_layout(self) -> bool:
+        """The run beats a floor on its layout (False where the layout has none)."""
+        return bool(self.run.ttft_s < self.layout_ttft_s or self.run.tpot_s < self.layout_tpot_s)
 
     @property
     def beats_ttft(self) -> bool:
@@ -107,6 +126,8 @@ class RunFloors:
 
 #: The single-device prefill of one prompt and batch-1 step [s] by (model, quant modes, device, ISL).
 _SINGLE: dict[tuple[str, str, str, str | None, int], tuple[float, float]] = {}
+#: One prompt's prefill on a layout [s] by (model, quant modes, device, ISL, layout).
+_FIRST: dict[tuple[str, str, str, str | None, int, str], float] = {}
 #: Served models by (model id, gemm quant, MoE quant): one load per kind of row.
 _MODELS: dict[tuple[str, str, str], Model] = {}
 
@@ -137,6 +158,23 @@ def _layouts(run: ProductionRun) -> tuple[WorkerLayout, WorkerLayout]:
     decode, prefill = run.decode_layout, run.prefill_layout
     assert decode is not None and prefill is not None  # an expressible row has them
     return decode, prefill
+
+
+def worker_parallel(layout: WorkerLayout, model: Model) -> Parallel | str:
+    """The :class:`~roofline_decode.Parallel` of a worker's fields, or why they make none
+    (degrees that disagree, or a split the model cannot take)."""
+    from ..errors import RooflineError
+    from ..floors.layout import check_layout
+    from ..specs.parallel import Parallel
+
+    ep = layout.moe_ep or 1 if model.is_moe else 1
+    try:
+        parallel = Parallel(tp=layout.tp, pp=layout.pp, attention_dp=layout.attention_dp, ep=ep,
+                            **({"moe_tp": layout.moe_tp} if model.is_moe and layout.moe_tp else {}))
+        check_layout(model, parallel)
+    except RooflineError as exc:
+        return f"no layout: {exc}"
+    return parallel
 
 
 def decode_share(run: ProductionRun) -> float:
@@ -197,6 +235,7 @@ def run_floors(run: ProductionRun) -> RunFloors:
             float(prefill_floor(model, device, prompt=run.input_length, batch=1, routing="identical").ttft_s),
             float(decode_floor(model, device, batch=1, context=run.input_length, routing="identical").step_time_s))
     ttft, any_batch = _SINGLE[key]
+    layout_ttft, layout_tpot, layout_note = _on_layout(run, model, device, batch, float(context))
     naive_batch = run.concurrency if run.concurrency is not None else (limit or 1)
     naive = decode_floor(model, device, batch=naive_batch, context=context, routing="uniform")
     return RunFloors(
@@ -204,13 +243,40 @@ def run_floors(run: ProductionRun) -> RunFloors:
         context=float(context), ttft_s=ttft / n_prefill, tpot_s=float(step.step_time_s) / n_decode,
         tpot_any_batch_s=any_batch / n_decode, naive_tpot_s=float(naive.step_time_s) / decode.tp,
         weight_bytes=model.weight_bytes, memory_bytes=memory, assumptions=tuple(assumptions),
+        layout_ttft_s=layout_ttft, layout_tpot_s=layout_tpot, layout_note=layout_note,
     )
 
 
+def _on_layout(run: ProductionRun, model: Model, device: Accelerator, batch: float,
+               context: float) -> tuple[float, float, str]:
+    """One prompt's prefill on the prefill worker's layout and the running batch's decode step on
+    the decode worker's (strict: identical routing, sharded MLA latents, communication at link
+    speed overlapped); nan and the reason where the fields make no layout."""
+    from ..floors.decode import decode_floor
+    from ..floors.prefill import prefill_floor
+
+    decode, prefill = _layouts(run)
+    decode_parallel, prefill_parallel = worker_parallel(decode, model), worker_parallel(prefill, model)
+    for parallel in (decode_parallel, prefill_parallel):
+        if isinstance(parallel, str):
+            return float("nan"), float("nan"), parallel
+    assert not isinstance(decode_parallel, str) and not isinstance(prefill_parallel, str)
+    step = decode_floor(model, device, batch=batch, context=context, routing="identical", parallel=decode_parallel)
+    key = (str(run.model_id), run.gemm_quant, run.moe_quant, device.id, run.input_length, str(prefill_parallel))
+    if key not in _FIRST:
+        if len(_FIRST) > 4096:
+            _FIRST.clear()
+        _FIRST[key] = float(prefill_floor(model, device, prompt=run.input_length, batch=1, routing="identical",
+                                          parallel=prefill_parallel).ttft_s)
+    return _FIRST[key], float(step.step_time_s), f"layouts {prefill_parallel} / {decode_parallel}"
+
+
 def diagnosis(floors: RunFloors) -> str | None:
-    """Why a run beats its floor (a data error, or the named assumption it breaks); None if it does not."""
+    """Why a run beats a floor, aggregate or on its layout (a data error, missing data, or the
+    named assumption it breaks); None if it beats none."""
     run = floors.run
-    if not floors.beats:
+    slow_tpot = run.tpot_s < floors.tpot_s or run.tpot_s < floors.layout_tpot_s
+    if not (floors.beats or floors.beats_layout):
         return None
     reasons: list[str] = []
     if run.data_problems:
@@ -218,21 +284,26 @@ def diagnosis(floors: RunFloors) -> str | None:
     if not floors.weights_fit:
         reasons.append(f"data error: {floors.weight_bytes / 1e9:.0f} GB of weights do not fit in the "
                        f"{floors.memory_bytes / 1e9:.0f} GB of the {floors.decode_gpus} GPUs the fields state")
-    if floors.beats_ttft:
-        reasons.append(f"TTFT {run.ttft_s * 1e3:.4g} ms < the prefill floor {floors.ttft_s * 1e3:.4g} ms: breaks "
-                       "'no prefix-cache hit' or the stated GPUs")
+    if floors.beats_ttft or run.ttft_s < floors.layout_ttft_s:
+        reasons.append(f"TTFT {run.ttft_s * 1e3:.4g} ms < the prefill of one prompt ({floors.ttft_s * 1e3:.4g} ms, "
+                       f"{floors.layout_ttft_s * 1e3:.4g} ms on the layout): breaks 'no prefix-cache hit' or the "
+                       "stated GPUs")
+    decode = run.decode_layout
     if floors.beats_tpot_any_batch:
         reasons.append(f"TPOT {run.tpot_s * 1e3:.4g} ms < the batch-1 step {floors.tpot_any_batch_s * 1e3:.4g} ms: "
                        "breaks 'no speculative decoding' (MTP) or the stated formats and GPUs")
-    elif floors.beats_tpot:
-        clients = run.concurrency
-        if clients is None:
-            reasons.append(f"data incomplete: the row states no concurrency, and its batch_size x attention_dp "
-                           f"({floors.clients:g} per decode worker) is the engine's limit, not the running batch")
-        elif clients > floors.batch_that_fits:
-            reasons.append(f"the concurrency {clients} exceeds the {floors.batch_that_fits:.0f} sequences of "
-                           f"{run.input_length + 1} tokens that fit: the running batch was smaller")
-        else:
-            reasons.append(f"TPOT {run.tpot_s * 1e3:.4g} ms < the step of {floors.running_batch:g} sequences "
-                           f"({floors.tpot_s * 1e3:.4g} ms): the running batch was smaller than the concurrency")
+    elif slow_tpot and run.concurrency is None:
+        reasons.append(f"data incomplete: the row states no concurrency, and its batch_size x attention_dp "
+                       f"({floors.clients:g} per decode worker) is the engine's limit, not the running batch")
+    elif slow_tpot and run.mode == "disaggregated" and decode is not None and decode.workers is None:
+        reasons.append(f"data incomplete: the row states no decode worker count, so all {run.concurrency} clients "
+                       f"were put on one worker ({floors.running_batch:.0f} sequences decoding); with more decode "
+                       "workers each runs fewer")
+    elif slow_tpot and run.concurrency is not None and run.concurrency > floors.batch_that_fits:
+        reasons.append(f"the concurrency {run.concurrency} exceeds the {floors.batch_that_fits:.0f} sequences of "
+                       f"{run.input_length + 1} tokens that fit: the running batch was smaller")
+    elif slow_tpot:
+        reasons.append(f"TPOT {run.tpot_s * 1e3:.4g} ms < the step of {floors.running_batch:g} sequences "
+                       f"({floors.tpot_s * 1e3:.4g} ms, {floors.layout_tpot_s * 1e3:.4g} ms on the layout): the "
+                       "running batch was smaller than the concurrency")
     return "; ".join(reasons)
