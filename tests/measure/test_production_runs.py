@@ -148,6 +148,15 @@ def test_twin_rows_of_one_measurement(runs, by_id):
     assert flagged and all(r.layout.gpus == 64 and r.likely_gpus == 8 for r in flagged)
 
 
+def test_batch_size_per_gpu_is_a_data_problem(by_id):
+    from roofline_decode.measure.production_layouts import batch_per_rank
+
+    run = by_id["openai_gpt_oss_120b_openai_gpt_oss_120b_h100_sxm_trtllm_agg_4000x1000_c192_tp4_epnone_1"]
+    assert (run.layout.batch, run.layout.tp, run.concurrency) == (48, 4, 192)
+    assert batch_per_rank(run.layout, run.concurrency) and any("batch_size is per GPU" in p for p in run.data_problems)
+    assert not batch_per_rank(pr.WorkerLayout(tp=1, attention_dp=8, batch=16), 128)
+
+
 def test_moe_degrees_that_disagree_with_the_gpus(runs):
     bad = [r for r in runs if any("aiconfigurator requires them equal" in p for p in r.data_problems)]
     assert len(bad) == 19 and {r.model_id for r in bad} == {"qwen3-235b-a22b"}

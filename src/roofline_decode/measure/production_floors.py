@@ -44,6 +44,7 @@ from ..errors import InvalidValueError
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from ..specs.parallel import Parallel
+from .production_layouts import batch_per_rank
 from .production_runs import ProductionRun, WorkerLayout
 
 __all__ = ["RunFloors", "run_floors", "diagnosis"]
@@ -223,7 +224,7 @@ def run_floors(run: ProductionRun) -> RunFloors:
     memory = n_decode * capacity_bytes(device)
     per_sequence = float(kv_bytes_per_sequence(model, run.input_length + 1))
     fits = max((memory - model.weight_bytes) / per_sequence, 0.0)
-    limit = decode.running_batch_limit
+    limit = None if batch_per_rank(decode, run.concurrency) else decode.running_batch_limit
     batch = max(1.0, min(clients * decoding, float(limit) if limit is not None else clients, fits))
     context = mean_decode_context(run.input_length, run.output_length)
     step = decode_floor(model, device, batch=batch, context=context, routing="identical")

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["HGX_NODE_GPUS", "Mode", "WorkerLayout", "id_gpus", "layout_problems", "likely_gpus"]
+__all__ = ["HGX_NODE_GPUS", "Mode", "WorkerLayout", "batch_per_rank", "id_gpus", "layout_problems", "likely_gpus"]
 
 #: GPUs in one HGX H100 / H200 node (eight SXM GPUs on one NVLink switch fabric).
 HGX_NODE_GPUS = 8
@@ -81,9 +81,18 @@ def likely_gpus(run_id: str, mode: Mode, layout: WorkerLayout | None) -> int | N
     return min(stated) if stated else None
 
 
+def batch_per_rank(layout: WorkerLayout | None, concurrency: int | None) -> bool:
+    """True when ``batch_size`` reads as the batch of one tensor-parallel rank: attention_dp 1,
+    batch_size < concurrency and batch_size x tp x pp = concurrency (attention DP over the ranks
+    with attention_dp_size left empty?); then it is no limit on the worker's running batch."""
+    return (layout is not None and concurrency is not None and layout.batch is not None and layout.attention_dp == 1
+            and layout.gpus > 1 and layout.batch < concurrency == layout.batch * layout.gpus)
+
+
 def layout_problems(run_id: str, model_id: str | None, mode: Mode, layout: WorkerLayout | None,
-              prefill: WorkerLayout | None, decode: WorkerLayout | None) -> tuple[str, ...]:
-    """Where the row's parallel fields disagree with each other or with its id."""
+                    prefill: WorkerLayout | None, decode: WorkerLayout | None,
+                    concurrency: int | None = None) -> tuple[str, ...]:
+    """Where the row's parallel fields disagree with each other, with its id or its concurrency."""
     from ..catalog import load_model, list_models
 
     moe = model_id is not None and model_id in list_models() and bool(load_model(model_id).num_experts)
@@ -103,4 +112,8 @@ def layout_problems(run_id: str, model_id: str | None, mode: Mode, layout: Worke
     named = id_gpus(run_id)
     if named is not None and mode == "aggregated" and layout is not None and named != layout.gpus:
         problems.append(f"the id names tp{named} ({named} GPUs) but the fields give {layout.describe()}")
+    if mode == "aggregated" and batch_per_rank(layout, concurrency):
+        assert layout is not None and layout.batch is not None
+        problems.append(f"batch_size {layout.batch} x {layout.gpus} GPUs = the concurrency {concurrency}: batch_size "
+                        "is per GPU, as with attention DP over the ranks, but attention_dp_size says 1")
     return tuple(problems)

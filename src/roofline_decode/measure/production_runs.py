@@ -408,6 +408,6 @@ def _run(row: _Row) -> ProductionRun:
         input_length=row.integer("isl", optional=False) or 0, output_length=row.integer("osl", optional=False) or 0,
         concurrency=concurrency, ttft_s=row.milliseconds("silicon_ttft_ms"), tpot_s=row.milliseconds("silicon_tpot_ms"),
         layout=layout, prefill=prefill, decode=decode, data_source=source_text,
-        unexpressible="; ".join(reasons) or None, data_problems=layout_problems(run_id, model_id, mode, layout, prefill, decode),
+        unexpressible="; ".join(reasons) or None, data_problems=layout_problems(run_id, model_id, mode, layout, prefill, decode, concurrency),
         notes=tuple(notes),
     )
