@@ -14,16 +14,20 @@ For a :class:`~roofline_decode.measure.production_runs.ProductionRun` on ``n`` G
 * **TPOT floor of the running batch** = the decode step of ``B`` sequences at the mean decode
   context ISL + (OSL − 2)/2 (DESIGN.md §4b; the step is convex in the context, so the mean
   step is at least the step at the mean context), identical routing, on the ``n`` decode GPUs,
-  with ``B = min(concurrency per decode worker, batch_size x attention_dp, the batch that
-  fits)``: every request in flight decodes in every step (steady state).  A run faster than
-  it ran a smaller batch: ramp-up and drain, requests waiting in prefill, or a concurrency
-  the KV cache could not hold (:attr:`RunFloors.batch_that_fits`, an upper bound: the
-  whole memory of the GPUs minus the weights, over the KV of ISL + 1 tokens).
+  with ``B = min(C x decode share, batch_size x attention_dp, the batch that fits)``: by
+  Little's law the C clients of a decode worker keep C·(OSL − 1)·TPOT / E2E requests decoding
+  on average (:func:`decode_share`; a step of more sequences is no faster, so the mean step is
+  at least the step at the mean batch).  A run faster than it ran a smaller batch: a
+  concurrency the KV cache could not hold (:attr:`RunFloors.batch_that_fits`, an upper
+  bound: the whole memory of the GPUs minus the weights, over the KV of ISL + 1 tokens), or
+  clients the row does not state.
 
 The aggregate of ``n`` GPUs (perfect split, no communication, weights read once) is below any
-real layout, so these floors hold for tensor, expert and attention-data parallelism alike;
-the layout-aware serving floor is tighter.  ``naive_tpot_s`` is the first check's figure:
-the decode step at batch = concurrency on ``tp_size`` GPUs with uniform routing.
+real layout, so these floors hold for tensor, expert and attention-data parallelism alike,
+and where the layout fields are wrong.  ``layout_ttft_s`` and ``layout_tpot_s`` are the same
+prompt and running batch on the row's own layout (:func:`worker_parallel`: the busiest rank,
+collectives at link speed), tighter.  ``naive_tpot_s`` is the first check's figure: the decode
+step at batch = concurrency on ``tp_size`` GPUs with uniform routing.
 
 Examples
 --------
@@ -47,7 +51,7 @@ from ..specs.parallel import Parallel
 from .production_layouts import batch_per_rank
 from .production_runs import ProductionRun, WorkerLayout
 
-__all__ = ["RunFloors", "run_floors", "diagnosis"]
+__all__ = ["RunFloors", "decode_share", "diagnosis", "run_floors", "worker_parallel"]
 
 
 @dataclass(frozen=True)
