@@ -50,6 +50,8 @@ RATIOS: list[tuple[str, Callable[[RunFloors], float]]] = [
     ("TTFT layout", lambda f: f.layout_ttft_ratio),
     ("TPOT", lambda f: f.tpot_ratio),
     ("TPOT layout", lambda f: f.layout_tpot_ratio),
+    ("TTFT serving", lambda f: f.serving_ttft_ratio),
+    ("TPOT serving", lambda f: f.serving_tpot_ratio),
     ("before: TPOT", lambda f: f.naive_tpot_ratio),
 ]
 
@@ -61,11 +63,13 @@ def groups(floors: list[RunFloors], runs: list[ProductionRun]) -> list[tuple[str
 
 
 def table(floors: list[RunFloors], runs: list[ProductionRun]) -> None:
-    head = (f"{'engine':<7} {'mode':<14} {'read':>5} {'expr':>5} {'beat':>5} {'beat layout':>12} {'before: beat':>13}")
+    head = (f"{'engine':<7} {'mode':<14} {'read':>5} {'expr':>5} {'beat':>5} {'beat layout':>12} {'beat serving':>13} "
+            f"{'before: beat':>13}")
     print(head + "\n" + "-" * len(head))
     for engine, mode, read, mine in groups(floors, runs):
         print(f"{engine:<7} {mode:<14} {len(read):>5} {len(mine):>5} {sum(f.beats for f in mine):>5} "
-              f"{sum(f.beats_layout for f in mine):>12} {sum(f.naive_tpot_ratio > 1 for f in mine):>13}")
+              f"{sum(f.beats_layout for f in mine):>12} {sum(f.beats_serving for f in mine):>13} "
+              f"{sum(f.naive_tpot_ratio > 1 for f in mine):>13}")
     print("\nfloor / measured, median [p10, p90] (rows with that floor)")
     head = f"{'engine':<7} {'mode':<14} " + " ".join(f"{label:<26}" for label, _ in RATIOS)
     print(head + "\n" + "-" * len(head))
@@ -96,17 +100,18 @@ def main(path: Path = DEFAULT) -> None:
     print("Strict floors (measure.run_floors): TTFT = one prompt's prefill at batch 1 on the prefill GPUs; TPOT = "
           "the decode step of the running batch (Little's law: concurrency x decode share, capped by batch_size and "
           "memory) at the mean decode context on the decode GPUs; identical MoE routing; on the aggregate of the "
-          "GPUs, and on the row's layout (Parallel: TP, EP, attention DP, communication at link speed).  Before: the "
+          "GPUs, and on the row's layout (Parallel: TP, EP, attention DP, communication at link speed).  Serving: "
+          "roofline_decode.serving_floor with the layout, worker counts and max_batch of the row.  Before: the "
           "plain decode step at batch = concurrency on tp_size GPUs, uniform routing.\n")
     table(floors, runs)
-    beating = [(f, diagnosis(f)) for f in floors if f.beats or f.beats_layout]
-    print(f"\nRows beating a strict floor (aggregate or on the layout): {len(beating)}")
+    beating = [(f, diagnosis(f)) for f in floors if f.beats or f.beats_layout or f.beats_serving]
+    print(f"\nRows beating a strict floor (aggregate, on the layout or serving): {len(beating)}")
     for f, why in beating:
         r = f.run
         print(f"  {r.source} {r.engine} {r.model_id} {r.accelerator} ISL {r.input_length} OSL {r.output_length} "
               f"conc {r.concurrency} {r.decode_layout.describe() if r.decode_layout else ''}: TTFT {r.ttft_s * 1e3:.4g} "
-              f"ms (floor {f.ttft_s * 1e3:.4g}, layout {f.layout_ttft_s * 1e3:.4g}), TPOT {r.tpot_s * 1e3:.4g} ms "
-              f"(floor {f.tpot_s * 1e3:.4g}, layout {f.layout_tpot_s * 1e3:.4g})\n"
+              f"ms (floor {f.ttft_s * 1e3:.4g}, layout {f.layout_ttft_s * 1e3:.4g}, serving {f.serving_ttft_s * 1e3:.4g}), TPOT {r.tpot_s * 1e3:.4g} ms "
+              f"(floor {f.tpot_s * 1e3:.4g}, layout {f.layout_tpot_s * 1e3:.4g}, serving {f.serving_tpot_s * 1e3:.4g})\n"
               f"      -> {why}")
     errors = [f for f in floors if f.run.data_problems or not f.weights_fit]
     print(f"\nRows whose fields are data errors: {len(errors)} (their floors are computed on the fields as given, "

@@ -9,12 +9,13 @@ the GPUs their id, a twin row or their MoE grid states.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from roofline_decode import decode_floor, prefill_floor
+from roofline_decode import decode_floor, prefill_floor, serving_floor
 from roofline_decode.errors import InvalidValueError
 from roofline_decode.measure import load_production_runs, run_floors
 from roofline_decode.measure.production_floors import RunFloors, decode_share, diagnosis
@@ -33,6 +34,17 @@ BEATING = {
     # twin rows with worker counts state 2 or 3 decode workers.
     "aic_silicon_hopper.csv:1165": "data incomplete: the row states no decode worker count",
     "aic_silicon_hopper.csv:1798": "data incomplete: the row states no decode worker count",
+    # the same at 1,845 clients: below the serving floor's step of 1,182 sequences (89 ms), not the layout's
+    "aic_silicon_hopper.csv:1145": "data incomplete: the row states no decode worker count",
+    "aic_silicon_hopper.csv:1790": "data incomplete: the row states no decode worker count",
+    # vLLM gpt-oss-120b on 4 and 8 H100s, 512 clients, 8,192 in: TTFT is 81 % of E2E, so about 96 requests
+    # decoded at a time; the serving floor admits every client that fits (its A3): a server cap broke it.
+    "aic_silicon_hopper.csv:1659": "TPOT 5.456 ms < the serving floor's",
+    "aic_silicon_hopper.csv:1665": "TPOT 4.449 ms < the serving floor's",
+    # vLLM Llama-3.1-8B FP8 on one H200, 64 clients, 2,000 in / 100 out: 0.3 % below the serving floor's
+    # compute-bound steady step (64 decode tokens + about 1,260 prompt tokens riding along at the fp8 peak,
+    # lm_head in bf16 as nvidia's FP8 checkpoint keeps it).
+    "aic_silicon_hopper.csv:911": "TPOT 9.74 ms < the serving floor's 9.771 ms",
 }
 
 
@@ -47,10 +59,11 @@ def floors(runs: list[ProductionRun]) -> list[RunFloors]:
 
 
 def test_no_correctly_described_row_beats_its_strict_floor(floors):
-    beating = {f.run.source: diagnosis(f) or "" for f in floors if f.beats or f.beats_layout}
+    beating = {f.run.source: diagnosis(f) or "" for f in floors if f.beats or f.beats_layout or f.beats_serving}
     assert set(beating) == set(BEATING)
     for source, why in BEATING.items():
         assert beating[source].startswith(why)
+    assert "breaks A3" in beating["aic_silicon_hopper.csv:1659"] and "breaks A2" in beating["aic_silicon_hopper.csv:911"]
 
 
 def test_no_row_beats_the_batch_one_step_or_the_prefill_of_its_prompt(floors):
@@ -96,6 +109,9 @@ def test_first_row_by_hand(runs):
                              parallel="tp8 ep1")
     assert f.layout_tpot_s == pytest.approx(float(on_layout.step_time_s)) and f.layout_tpot_s >= f.tpot_s
     assert f.layout_note == "layouts tp8 / tp8"
+    served = serving_floor(model, "h200-sxm", 4, 1024, 1024, parallel="tp8", routing="identical", max_batch=4)
+    assert (f.serving_ttft_s, f.serving_tpot_s) == (float(served.ttft_s), float(served.tpot_s))
+    assert f.serving_tpot_s >= f.layout_tpot_s * 0.999 and f.serving_batch == 4
 
 
 def test_more_gpus_never_raise_a_floor(runs):
@@ -115,6 +131,16 @@ def test_a_faster_run_is_diagnosed(runs):
     fast = run_floors(replace(run, tpot_s=run.tpot_s / 1000, ttft_s=run.ttft_s / 1000))
     why = diagnosis(fast) or ""
     assert fast.beats and "speculative" in why and "prefix-cache" in why
+
+
+def test_serving_floor_where_the_row_has_one(floors):
+    no_clients = [f for f in floors if f.run.concurrency is None]
+    assert no_clients and all(math.isnan(f.serving_tpot_s) and "no concurrency" in f.serving_note for f in no_clients)
+    no_layout = [f for f in floors if f.serving_note.startswith("no serving floor: no layout")]
+    assert len(no_layout) == 34 and all(f.run.data_problems for f in no_layout)
+    served = [f for f in floors if math.isfinite(f.serving_tpot_s)]
+    assert len(served) == 1884 - len(no_clients) - len(no_layout) == 1835
+    assert all(f.serving_ttft_s >= f.layout_ttft_s * 0.999 for f in served)
 
 
 def test_layout_of_the_fields():

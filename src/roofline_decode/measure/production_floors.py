@@ -41,6 +41,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -75,6 +76,10 @@ class RunFloors:
     layout_ttft_s: float = float("nan")
     layout_tpot_s: float = float("nan")
     layout_note: str = ""
+    serving_ttft_s: float = float("nan")
+    serving_tpot_s: float = float("nan")
+    serving_batch: float = float("nan")
+    serving_note: str = ""
 
     @property
     def ttft_ratio(self) -> float:
@@ -105,6 +110,21 @@ class RunFloors:
     def beats_layout(self) -> bool:
         """The run beats a floor on its layout (False where the layout has none)."""
         return bool(self.run.ttft_s < self.layout_ttft_s or self.run.tpot_s < self.layout_tpot_s)
+
+    @property
+    def serving_ttft_ratio(self) -> float:
+        """:func:`~roofline_decode.serving_floor`'s TTFT / measured (nan: none for this row)."""
+        return self.serving_ttft_s / self.run.ttft_s
+
+    @property
+    def serving_tpot_ratio(self) -> float:
+        """:func:`~roofline_decode.serving_floor`'s TPOT / measured (nan: none for this row)."""
+        return self.serving_tpot_s / self.run.tpot_s
+
+    @property
+    def beats_serving(self) -> bool:
+        """The run beats its serving floor's TTFT or TPOT (False where the row has none)."""
+        return bool(self.run.ttft_s < self.serving_ttft_s or self.run.tpot_s < self.serving_tpot_s)
 
     @property
     def beats_ttft(self) -> bool:
@@ -241,6 +261,7 @@ def run_floors(run: ProductionRun) -> RunFloors:
             float(decode_floor(model, device, batch=1, context=run.input_length, routing="identical").step_time_s))
     ttft, any_batch = _SINGLE[key]
     layout_ttft, layout_tpot, layout_note = _on_layout(run, model, device, batch, float(context))
+    serving_ttft, serving_tpot, serving_batch, serving_note = _serving(run, model, device, limit)
     naive_batch = run.concurrency if run.concurrency is not None else (limit or 1)
     naive = decode_floor(model, device, batch=naive_batch, context=context, routing="uniform")
     return RunFloors(
@@ -249,7 +270,36 @@ def run_floors(run: ProductionRun) -> RunFloors:
         tpot_any_batch_s=any_batch / n_decode, naive_tpot_s=float(naive.step_time_s) / decode.tp,
         weight_bytes=model.weight_bytes, memory_bytes=memory, assumptions=tuple(assumptions),
         layout_ttft_s=layout_ttft, layout_tpot_s=layout_tpot, layout_note=layout_note,
+        serving_ttft_s=serving_ttft, serving_tpot_s=serving_tpot, serving_batch=serving_batch,
+        serving_note=serving_note,
     )
+
+
+def _serving(run: ProductionRun, model: Model, device: Accelerator,
+             limit: int | None) -> tuple[float, float, float, str]:
+    """:func:`~roofline_decode.serving_floor` of the run (strict: identical routing, sharded MLA
+    latents, the row's layouts and worker counts, its running-batch limit as ``max_batch``); nan
+    and the reason where the row has no concurrency or its fields make no layout.  Returns TTFT,
+    TPOT [s], the running batch of a decode worker and a note."""
+    from ..floors.serving import serving_floor
+
+    if run.concurrency is None:
+        return float("nan"), float("nan"), float("nan"), "no serving floor: the row states no concurrency"
+    decode, prefill = _layouts(run)
+    decode_parallel, prefill_parallel = worker_parallel(decode, model), worker_parallel(prefill, model)
+    for parallel in (decode_parallel, prefill_parallel):
+        if isinstance(parallel, str):
+            return float("nan"), float("nan"), float("nan"), f"no serving floor: {parallel}"
+    if run.mode == "aggregated":
+        layouts = {"parallel": decode_parallel}
+    else:
+        layouts = {"mode": "disaggregated", "prefill_parallel": prefill_parallel, "decode_parallel": decode_parallel,
+                   "prefill_workers": prefill.workers or 1, "decode_workers": decode.workers or 1}
+    served = serving_floor(model, device, run.concurrency, run.input_length, run.output_length, routing="identical",
+                           max_batch=limit, **layouts)
+    note = f"limited by {served.limited_by}" + ("; weights and one sequence do not fit" if not
+                                                 math.isfinite(float(served.tpot_s)) else "")
+    return float(served.ttft_s), float(served.tpot_s), float(served.running_batch), note
 
 
 def _on_layout(run: ProductionRun, model: Model, device: Accelerator, batch: float,
@@ -281,7 +331,7 @@ def diagnosis(floors: RunFloors) -> str | None:
     named assumption it breaks); None if it beats none."""
     run = floors.run
     slow_tpot = run.tpot_s < floors.tpot_s or run.tpot_s < floors.layout_tpot_s
-    if not (floors.beats or floors.beats_layout):
+    if not (floors.beats or floors.beats_layout or floors.beats_serving):
         return None
     reasons: list[str] = []
     if run.data_problems:
@@ -297,10 +347,11 @@ def diagnosis(floors: RunFloors) -> str | None:
     if floors.beats_tpot_any_batch:
         reasons.append(f"TPOT {run.tpot_s * 1e3:.4g} ms < the batch-1 step {floors.tpot_any_batch_s * 1e3:.4g} ms: "
                        "breaks 'no speculative decoding' (MTP) or the stated formats and GPUs")
-    elif slow_tpot and run.concurrency is None:
+    elif (slow_tpot or run.tpot_s < floors.serving_tpot_s) and run.concurrency is None:
         reasons.append(f"data incomplete: the row states no concurrency, and its batch_size x attention_dp "
                        f"({floors.clients:g} per decode worker) is the engine's limit, not the running batch")
-    elif slow_tpot and run.mode == "disaggregated" and decode is not None and decode.workers is None:
+    elif (slow_tpot or run.tpot_s < floors.serving_tpot_s) and run.mode == "disaggregated" and decode is not None \
+            and decode.workers is None:
         reasons.append(f"data incomplete: the row states no decode worker count, so all {run.concurrency} clients "
                        f"were put on one worker ({floors.running_batch:.0f} sequences decoding); with more decode "
                        "workers each runs fewer")
@@ -311,4 +362,25 @@ def diagnosis(floors: RunFloors) -> str | None:
         reasons.append(f"TPOT {run.tpot_s * 1e3:.4g} ms < the step of {floors.running_batch:g} sequences "
                        f"({floors.tpot_s * 1e3:.4g} ms, {floors.layout_tpot_s * 1e3:.4g} ms on the layout): the "
                        "running batch was smaller than the concurrency")
+    elif run.tpot_s < floors.serving_tpot_s:
+        reasons.append(_serving_diagnosis(floors))
+    if run.ttft_s < floors.serving_ttft_s and not (floors.beats_ttft or run.ttft_s < floors.layout_ttft_s):
+        reasons.append(f"TTFT {run.ttft_s * 1e3:.4g} ms < the serving floor's {floors.serving_ttft_s * 1e3:.4g} ms "
+                       f"({floors.serving_note}): requests did not queue as the clients and the running-batch limit "
+                       "imply")
     return "; ".join(reasons)
+
+
+def _serving_diagnosis(floors: RunFloors) -> str:
+    """Why a run decodes faster than its serving floor's steady step (docs/serving.md A1-A3)."""
+    run = floors.run
+    decoding = floors.clients * decode_share(run)
+    text = (f"TPOT {run.tpot_s * 1e3:.4g} ms < the serving floor's {floors.serving_tpot_s * 1e3:.4g} ms "
+            f"({floors.serving_note}, {floors.serving_batch:.0f} sequences running)")
+    if decoding < 0.5 * floors.serving_batch:
+        return (f"{text}: breaks A3 (every client that fits runs): its TTFT is {1 - decode_share(run):.0%} of its "
+                f"end-to-end latency, so about {decoding:.0f} requests decoded at a time (Little's law); a cap on "
+                "running requests the row does not state")
+    return (f"{text}, {1 - run.tpot_s / floors.serving_tpot_s:.1%} faster: at the floor's compute ceiling; breaks A2 "
+            "(prompts riding along every decode step evenly) or a stated format (the lm_head and attention FLOPs "
+            "at their own peaks)")
