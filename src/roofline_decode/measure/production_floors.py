@@ -291,12 +291,13 @@ def _serving(run: ProductionRun, model: Model, device: Accelerator,
         if isinstance(parallel, str):
             return float("nan"), float("nan"), float("nan"), f"no serving floor: {parallel}"
     if run.mode == "aggregated":
-        layouts = {"parallel": decode_parallel}
+        served = serving_floor(model, device, run.concurrency, run.input_length, run.output_length,
+                               parallel=decode_parallel, routing="identical", max_batch=limit)
     else:
-        layouts = {"mode": "disaggregated", "prefill_parallel": prefill_parallel, "decode_parallel": decode_parallel,
-                   "prefill_workers": prefill.workers or 1, "decode_workers": decode.workers or 1}
-    served = serving_floor(model, device, run.concurrency, run.input_length, run.output_length, routing="identical",
-                           max_batch=limit, **layouts)
+        served = serving_floor(model, device, run.concurrency, run.input_length, run.output_length,
+                               mode="disaggregated", prefill_parallel=prefill_parallel, decode_parallel=decode_parallel,
+                               prefill_workers=prefill.workers or 1, decode_workers=decode.workers or 1,
+                               routing="identical", max_batch=limit)
     note = f"limited by {served.limited_by}" + ("; weights and one sequence do not fit" if not
                                                  math.isfinite(float(served.tpot_s)) else "")
     return float(served.ttft_s), float(served.tpot_s), float(served.running_batch), note
