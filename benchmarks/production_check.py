@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from roofline_decode.measure.production_floors import RunFloors, diagnosis, run_floors
+from roofline_decode.measure.production_floors import RunFloors, all_run_floors, diagnosis, run_floors
 import re
 
 from roofline_decode.measure.production_runs import ProductionRun, load_production_runs
@@ -93,7 +93,7 @@ def on_likely_gpus(run: ProductionRun) -> ProductionRun | None:
 
 def main(path: Path = DEFAULT) -> None:
     runs = load_production_runs(path)
-    floors = [run_floors(r) for r in runs if r.expressible]
+    floors = all_run_floors(runs)
     unique = len({(r.ttft_s, r.tpot_s) for r in runs})
     print(f"{path.name}: {len(runs):,} rows, {unique:,} distinct (TTFT, TPOT) measurements "
           "(a run exported by several database dumps appears more than once)\n")

@@ -42,6 +42,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -52,7 +53,7 @@ from ..specs.parallel import Parallel
 from .production_layouts import batch_per_rank
 from .production_runs import ProductionRun, WorkerLayout
 
-__all__ = ["RunFloors", "decode_share", "diagnosis", "run_floors", "worker_parallel"]
+__all__ = ["RunFloors", "all_run_floors", "decode_share", "diagnosis", "run_floors", "worker_parallel"]
 
 
 @dataclass(frozen=True)
@@ -216,8 +217,11 @@ def decode_share(run: ProductionRun) -> float:
     return float(decoding / (run.ttft_s + decoding))
 
 
-def run_floors(run: ProductionRun) -> RunFloors:
+def run_floors(run: ProductionRun, *, serving: tuple[float, float, float, str] | None = None) -> RunFloors:
     """The strict TTFT and TPOT floors of an expressible run (see the module docstring).
+
+    ``serving`` passes the run's serving floor (TTFT [s], TPOT [s], running batch, note) where
+    :func:`all_run_floors` computed it for many runs at once; None computes it here.
 
     Raises
     ------
@@ -248,7 +252,7 @@ def run_floors(run: ProductionRun) -> RunFloors:
     memory = n_decode * capacity_bytes(device)
     per_sequence = float(kv_bytes_per_sequence(model, run.input_length + 1))
     fits = max((memory - model.weight_bytes) / per_sequence, 0.0)
-    limit = None if batch_per_rank(decode, run.concurrency) else decode.running_batch_limit
+    limit = _limit(run)
     batch = max(1.0, min(clients * decoding, float(limit) if limit is not None else clients, fits))
     context = mean_decode_context(run.input_length, run.output_length)
     step = decode_floor(model, device, batch=batch, context=context, routing="identical")
@@ -261,7 +265,7 @@ def run_floors(run: ProductionRun) -> RunFloors:
             float(decode_floor(model, device, batch=1, context=run.input_length, routing="identical").step_time_s))
     ttft, any_batch = _SINGLE[key]
     layout_ttft, layout_tpot, layout_note = _on_layout(run, model, device, batch, float(context))
-    serving_ttft, serving_tpot, serving_batch, serving_note = _serving(run, model, device, limit)
+    serving_ttft, serving_tpot, serving_batch, serving_note = serving or _serving([run], [(model, device, limit)])[0]
     naive_batch = run.concurrency if run.concurrency is not None else (limit or 1)
     naive = decode_floor(model, device, batch=naive_batch, context=context, routing="uniform")
     return RunFloors(
@@ -275,32 +279,64 @@ def run_floors(run: ProductionRun) -> RunFloors:
     )
 
 
-def _serving(run: ProductionRun, model: Model, device: Accelerator,
-             limit: int | None) -> tuple[float, float, float, str]:
-    """:func:`~roofline_decode.serving_floor` of the run (strict: identical routing, sharded MLA
-    latents, the row's layouts and worker counts, its running-batch limit as ``max_batch``); nan
-    and the reason where the row has no concurrency or its fields make no layout.  Returns TTFT,
-    TPOT [s], the running batch of a decode worker and a note."""
+def all_run_floors(runs: Sequence[ProductionRun]) -> list[RunFloors]:
+    """:func:`run_floors` of every expressible run, in order; the serving floors of runs with the
+    same model, device, layouts and limit in one broadcast :func:`~roofline_decode.serving_floor`
+    call (the same numbers, several times faster on a whole table)."""
+    chosen = [r for r in runs if r.expressible]
+    served = _serving(chosen, [(*_served(r), _limit(r)) for r in chosen])
+    return [run_floors(r, serving=s) for r, s in zip(chosen, served)]
+
+
+def _limit(run: ProductionRun) -> int | None:
+    """The running-batch limit of the run's decode worker (None: none stated, or batch_size is per GPU)."""
+    decode = _layouts(run)[0]
+    return None if batch_per_rank(decode, run.concurrency) else decode.running_batch_limit
+
+
+def _serving(runs: Sequence[ProductionRun],
+             served: Sequence[tuple[Model, Accelerator, int | None]]) -> list[tuple[float, float, float, str]]:
+    """:func:`~roofline_decode.serving_floor` of each run (strict: identical routing, sharded MLA
+    latents, the row's layouts and worker counts, its running-batch limit as ``max_batch``) as
+    (TTFT [s], TPOT [s], running batch of a decode worker, note); nan and the reason where the
+    row has no concurrency or its fields make no layout.  Runs that share a model, device,
+    layouts and limit are computed in one broadcast call."""
     from ..floors.serving import serving_floor
 
-    if run.concurrency is None:
-        return float("nan"), float("nan"), float("nan"), "no serving floor: the row states no concurrency"
-    decode, prefill = _layouts(run)
-    decode_parallel, prefill_parallel = worker_parallel(decode, model), worker_parallel(prefill, model)
-    for parallel in (decode_parallel, prefill_parallel):
-        if isinstance(parallel, str):
-            return float("nan"), float("nan"), float("nan"), f"no serving floor: {parallel}"
-    if run.mode == "aggregated":
-        served = serving_floor(model, device, run.concurrency, run.input_length, run.output_length,
-                               parallel=decode_parallel, routing="identical", max_batch=limit)
-    else:
-        served = serving_floor(model, device, run.concurrency, run.input_length, run.output_length,
-                               mode="disaggregated", prefill_parallel=prefill_parallel, decode_parallel=decode_parallel,
-                               prefill_workers=prefill.workers or 1, decode_workers=decode.workers or 1,
-                               routing="identical", max_batch=limit)
-    note = f"limited by {served.limited_by}" + ("; weights and one sequence do not fit" if not
-                                                 math.isfinite(float(served.tpot_s)) else "")
-    return float(served.ttft_s), float(served.tpot_s), float(served.running_batch), note
+    out: list[tuple[float, float, float, str]] = [(float("nan"),) * 3 + ("",)] * len(runs)
+    groups: dict[tuple[object, ...], list[int]] = {}
+    settings: dict[tuple[object, ...], dict[str, object]] = {}
+    for i, (run, (model, device, limit)) in enumerate(zip(runs, served)):
+        if run.concurrency is None:
+            out[i] = (float("nan"),) * 3 + ("no serving floor: the row states no concurrency",)
+            continue
+        decode, prefill = _layouts(run)
+        decode_parallel, prefill_parallel = worker_parallel(decode, model), worker_parallel(prefill, model)
+        if isinstance(decode_parallel, str) or isinstance(prefill_parallel, str):
+            reason = decode_parallel if isinstance(decode_parallel, str) else prefill_parallel
+            out[i] = (float("nan"),) * 3 + (f"no serving floor: {reason}",)
+            continue
+        if run.mode == "aggregated":
+            kwargs: dict[str, object] = {"parallel": decode_parallel,
+                                         "max_batch": None if limit is not None and limit >= run.concurrency else limit}
+        else:
+            kwargs = {"mode": "disaggregated", "prefill_parallel": prefill_parallel, "decode_parallel": decode_parallel,
+                      "prefill_workers": prefill.workers or 1, "decode_workers": decode.workers or 1, "max_batch": limit}
+        key: tuple[object, ...] = (id(model), id(device), *(str(v) for v in kwargs.values()), run.mode)
+        groups.setdefault(key, []).append(i)
+        settings[key] = {"model": model, "accelerator": device, **kwargs}
+    for group, members in groups.items():
+        given = settings[group]
+        result = serving_floor(
+            given.pop("model"), given.pop("accelerator"), [runs[i].concurrency for i in members],  # type: ignore[arg-type]
+            [runs[i].input_length for i in members], [runs[i].output_length for i in members], routing="identical",
+            **given)  # type: ignore[arg-type]
+        for j, i in enumerate(members):
+            tpot = float(result.tpot_s[j])
+            note = f"limited by {result.limited_by[j]}" + ("" if math.isfinite(tpot) else
+                                                           "; weights and one sequence do not fit")
+            out[i] = (float(result.ttft_s[j]), tpot, float(result.running_batch[j]), note)
+    return out
 
 
 def _on_layout(run: ProductionRun, model: Model, device: Accelerator, batch: float,
