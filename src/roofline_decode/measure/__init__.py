@@ -12,7 +12,8 @@
 * :mod:`~roofline_decode.measure.fits` — step time vs context, saturation onset, sustained bandwidth;
 * :func:`load_published` — the published timings of ``shared/reference/measured/``;
 * :func:`load_production_runs` — TensorRT-LLM / vLLM / SGLang serving runs (TTFT, TPOT, layout)
-  as :class:`ProductionRun` rows; :func:`run_floors` their strict TTFT and TPOT floors;
+  as :class:`ProductionRun` rows; :func:`run_floors` / :func:`all_run_floors` their strict TTFT
+  and TPOT floors (aggregate, on the row's layout, and ``serving_floor``) and :func:`diagnosis`;
 * :func:`load_engine_results` — llama-bench, llama-batched-bench, vLLM / SGLang serving and
   SGLang bench_one_batch output as decode rows.
 
@@ -26,7 +27,7 @@ from .fits import ContextFit, SaturationFit, fit_context, saturation_onset, sust
 from .engines import engine_layout, load_engine_results
 from .published import PublishedRows, load_published
 from .production_runs import ProductionRun, WorkerLayout, load_production_runs
-from .production_floors import RunFloors, diagnosis, run_floors
+from .production_floors import RunFloors, all_run_floors, diagnosis, run_floors
 from .rows import (
     COLUMNS,
     TOKENS_PER_S_RTOL,
@@ -44,5 +45,5 @@ __all__ = [
     "RowComparison", "SaturationFit", "TOKENS_PER_S_RTOL", "calibrate", "compare", "fit_context",
     "engine_layout", "load_csv", "load_engine_results", "load_json", "load_measurements", "load_published", "rows_from_records",
     "saturation_onset", "sustained_bandwidth", "ProductionRun", "WorkerLayout", "load_production_runs", "RunFloors",
-    "diagnosis", "run_floors",
+    "all_run_floors", "diagnosis", "run_floors",
 ]
