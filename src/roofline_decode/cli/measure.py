@@ -325,3 +325,35 @@ def _table(records: list[dict[str, Any]]) -> str:
                       f"{r['floor_step_time_s'] * 1e3:.4g}", f"{r['calibrated_step_time_s'] * 1e3:.4g}", band,
                       f"{r['relative_error']:+.1%}"])
     return format_table(headers, lines)
+
+
+def expected_records(model: Model, gpus: Sequence[str], batch: Sequence[float], context: Sequence[float],
+                     engine: str, routing: str | float = "uniform") -> list[dict[str, Any]]:
+    """One record per device, batch and context: the floor, the expected step time and its band."""
+    import numpy as np
+
+    from ..measure.expected import expected
+
+    records = []
+    for gpu in gpus:
+        e = expected(model, gpu, batch=np.asarray(batch, dtype=float)[:, None],
+                     context=np.asarray(context, dtype=float)[None, :], engine=engine, routing=routing)
+        for i, j in np.ndindex(e.step_time_s.shape):
+            records.append({
+                "model": model.name, "accelerator": gpu, "engine": engine, "batch": float(batch[i]),
+                "context": float(context[j]), "floor_step_time_s": float(e.floor_step_time_s[i, j]),
+                "expected_step_time_s": float(e.step_time_s[i, j]), "lower_s": float(e.lower_s[i, j]),
+                "upper_s": float(e.upper_s[i, j]), "tokens_per_s": float(e.tokens_per_s[i, j]),
+                "fits": bool(e.fits[i, j]), "basis": e.basis, "label": e.label,
+            })
+    return records
+
+
+def expected_table(records: list[dict[str, Any]]) -> str:
+    """The ``floor --engine`` table: expected step time with its 90 % band beside the floor."""
+    headers = ["gpu", "B", "T", "floor ms", "expected ms", "90% band ms", "tok/s", "fits"]
+    lines = [[r["accelerator"], f"{r['batch']:g}", f"{r['context']:g}", f"{r['floor_step_time_s'] * 1e3:.4g}",
+              f"{r['expected_step_time_s'] * 1e3:.4g}", f"{r['lower_s'] * 1e3:.4g}..{r['upper_s'] * 1e3:.4g}",
+              f"{r['tokens_per_s']:.4g}", "yes" if r["fits"] else "NO"] for r in records]
+    labels = dict.fromkeys(f"{r['accelerator']}: {r['label']}" for r in records)
+    return format_table(headers, lines) + "\n" + "\n".join(labels)

@@ -11,6 +11,9 @@
   extrapolate in batch, context and weight format on the published rows;
 * :mod:`~roofline_decode.measure.fits` — step time vs context, saturation onset, sustained bandwidth;
 * :func:`load_published` — the published timings of ``shared/reference/measured/``;
+* :func:`expected` — expected step time with a 90 % band beside the floor, from an engine
+  profile (:func:`load_engine_profile`, fitted across devices by ``tools/fit_engine_profiles.py``)
+  and optionally your own runs (:class:`UserRun`);
 * :func:`load_engine_results` — llama-bench, llama-batched-bench, vLLM / SGLang serving and
   SGLang bench_one_batch output as decode rows.
 
@@ -22,6 +25,8 @@ from .calibration_io import CalibrationFileError, load_calibration
 from .compare import EXCEEDS_MEMORY, IMPOSSIBLE, Comparison, RowComparison, compare
 from .fits import ContextFit, SaturationFit, fit_context, saturation_onset, sustained_bandwidth
 from .engines import engine_layout, load_engine_results
+from .engine_profile import EngineProfile, list_engine_profiles, load_engine_profile
+from .expected import Expected, UserRun, expected
 from .published import PublishedRows, load_published
 from .rows import (
     COLUMNS,
@@ -39,5 +44,6 @@ __all__ = [
     "IMPOSSIBLE", "Measurement", "Parameter", "load_calibration", "MeasurementFileError", "MeasurementRow", "PublishedRows",
     "RowComparison", "SaturationFit", "TOKENS_PER_S_RTOL", "calibrate", "compare", "fit_context",
     "engine_layout", "load_csv", "load_engine_results", "load_json", "load_measurements", "load_published", "rows_from_records",
-    "saturation_onset", "sustained_bandwidth",
+    "saturation_onset", "sustained_bandwidth", "EngineProfile", "Expected", "UserRun", "expected",
+    "list_engine_profiles", "load_engine_profile",
 ]

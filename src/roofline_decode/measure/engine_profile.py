@@ -1,0 +1,323 @@
+"""Engine profiles: a physical step model of one inference engine, fitted across devices.
+
+An engine profile holds the coefficients of
+
+.. math:: T = t_{layer} L + t_{step} + q B + c_{ar} N_{ar} + t_{hop} (PP - 1)
+          + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{K}{\\eta_{kv} BW},\\; \\frac{F}{\\eta_c P}\\right)
+
+with W, K, F the weight bytes, KV bytes (read and written) and FLOPs of the decode step
+(DESIGN.md §4), BW the bandwidth the step streams at (TP devices: their aggregate; a layer
+split: one device's, the layers run one after another), P the dense peak of the compute
+precision, L the depth, B the batch, N_ar = 2 L the all-reduces of a tensor-parallel step
+(attention and MLP outputs; 0 on one device) and PP - 1 the hand-offs of a layer split.
+Each efficiency is written ``1 / (1 + u)``, ``u >= 0``, so the model is linear and non-negative
+in (t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop) once the compute-bound rows are known:
+a bounded (non-negative) least-squares fit with relative residuals (:mod:`._nnls`), the side
+assignment iterated until it no longer changes.  A column that is zero on every fitted row
+(no TP row: c_ar; no compute-bound row: u_c) stays at 0 and is listed as not fitted.
+
+The profile's band is the spread of *leave-one-device-out* errors: each device's rows predicted
+from a fit on the other devices, so the band says how far an unseen device may fall; with one
+device only, leave-one-row-out errors stand in (and the label says so).  The prior of a user's
+calibration (:mod:`~roofline_decode.measure.expected`) is the spread of per-device scale
+factors.  Profiles are JSON files in
+``roofline_decode/engine_profiles/``, refitted by ``tools/fit_engine_profiles.py`` from
+``shared/reference/measured/`` only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidValueError
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
+from . import calibration_models as cm
+from ._nnls import weighted_nnls
+
+__all__ = ["PROFILE_FORMAT", "PARAMETERS", "BAND_LEVELS", "StepTerms", "EngineProfile", "step_terms", "fit_step_model",
+           "predict_step", "fit_profile", "list_engine_profiles", "load_engine_profile", "profile_dir"]
+
+PROFILE_FORMAT = "roofline-decode engine profile 1"
+#: Parameters of the step model, in the order of the fit.
+PARAMETERS = ("t_layer", "t_step", "q", "u_w", "u_kv", "u_c", "c_ar", "t_hop")
+#: Band levels stored with every profile (two-sided, central).
+BAND_LEVELS = (0.5, 0.8, 0.9, 0.95)
+
+
+@dataclass(frozen=True)
+class StepTerms:
+    """Per-row floor terms [s] and counts of a decode step (arrays of one length)."""
+
+    layers: np.ndarray
+    batch: np.ndarray
+    weights_s: np.ndarray
+    kv_s: np.ndarray
+    compute_s: np.ndarray
+    allreduces: np.ndarray
+    hops: np.ndarray
+    floor_s: np.ndarray
+
+    FIELDS = ("layers", "batch", "weights_s", "kv_s", "compute_s", "allreduces", "hops", "floor_s")
+
+    def take(self, index: np.ndarray) -> StepTerms:
+        return StepTerms(*(np.asarray(getattr(self, f))[index] for f in self.FIELDS))
+
+    @staticmethod
+    def stack(parts: list[StepTerms]) -> StepTerms:
+        return StepTerms(*(np.concatenate([np.ravel(getattr(p, f)) for p in parts]) for f in StepTerms.FIELDS))
+
+    def __len__(self) -> int:
+        return int(np.size(self.weights_s))
+
+
+def step_terms(model: Model, device: Accelerator, batch: Any, context: Any, tensor_parallel: int = 1,
+               pipeline_parallel: int = 1, routing: str | float = "uniform") -> StepTerms:
+    """The terms of the step model for ``model`` on ``device`` (broadcast over batch and context).
+
+    TP devices split every layer (aggregate bandwidth and peak, 2 L all-reduces); a pipeline of
+    PP stages on one request runs its layers one after another (one device's bandwidth, PP - 1
+    hand-offs).  ``floor_s`` is the strict floor of that layout (MoE ``routing="identical"``)."""
+    t = cm.floor_terms(model, device, batch, context, devices=tensor_parallel, routing=routing)
+    shape = np.shape(t.weights_s)
+    ar = 2.0 * model.num_layers if tensor_parallel > 1 else 0.0
+    return StepTerms(np.broadcast_to(t.layers, shape), np.asarray(t.batch, dtype=float), t.weights_s, t.kv_s,
+                     t.compute_s, np.full(shape, ar), np.full(shape, float(pipeline_parallel - 1)), t.strict_floor_s)
+
+
+def _parts(terms: StepTerms, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(memory-or-compute part [s], fixed part [s], compute-side rows) under parameters ``p``."""
+    t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop = p
+    memory = (1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s
+    compute = (1 + u_c) * terms.compute_s
+    fixed = t_layer * terms.layers + t_step + q * terms.batch + c_ar * terms.allreduces + t_hop * terms.hops
+    return np.maximum(memory, compute), fixed, compute > memory
+
+
+def predict_step(terms: StepTerms, parameters: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(step time [s], its streaming part, its fixed part) under ``parameters``; never below the floor."""
+    stream, fixed, _ = _parts(terms, np.asarray(parameters, dtype=float))
+    return np.maximum(stream + fixed, terms.floor_s), stream, fixed
+
+
+def _design(terms: StepTerms, compute: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    memory = ~compute
+    n = len(terms)
+    cols = [terms.layers * np.ones(n), np.ones(n), terms.batch * np.ones(n), np.where(memory, terms.weights_s, 0.0),
+            np.where(memory, terms.kv_s, 0.0), np.where(compute, terms.compute_s, 0.0), terms.allreduces * np.ones(n),
+            terms.hops * np.ones(n)]
+    base = np.where(compute, terms.compute_s, terms.weights_s + terms.kv_s)
+    return np.stack(cols, axis=1), base
+
+
+def fit_step_model(terms: StepTerms, y: np.ndarray, fixed: dict[str, float] | None = None) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Bounded least squares (relative residuals) of the step model: (parameters, names fitted).
+
+    ``fixed`` holds parameters at given values (e.g. ``{"u_c": 0.0}``)."""
+    fixed = fixed or {}
+    y = np.asarray(y, dtype=float)
+    weights = 1.0 / y**2
+    compute = terms.compute_s > terms.weights_s + terms.kv_s
+    p = np.zeros(len(PARAMETERS))
+    free: list[int] = []
+    for _ in range(30):
+        design, base = _design(terms, compute)
+        target = y - base
+        for name, value in fixed.items():
+            j = PARAMETERS.index(name)
+            target = target - design[:, j] * value
+        free = [j for j in range(len(PARAMETERS)) if PARAMETERS[j] not in fixed and np.any(design[:, j] != 0)]
+        p = np.zeros(len(PARAMETERS))
+        for name, value in fixed.items():
+            p[PARAMETERS.index(name)] = value
+        if free:
+            p[free] = weighted_nnls(design[:, free], target, weights)
+        _, _, new_compute = _parts(terms, p)
+        if np.array_equal(new_compute, compute):
+            break
+        compute = new_compute
+    return p, tuple(PARAMETERS[j] for j in free)
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    """A fitted engine profile (see the module docstring); read with :func:`load_engine_profile`.
+
+    Attributes
+    ----------
+    engine : str
+        Its name (``"llama.cpp-cuda"``, ``"gpt-fast"``, ...).
+    parameters : dict
+        t_layer [s per layer], t_step [s], q [s per sequence], c_ar [s per all-reduce],
+        t_hop [s per hand-off], and u_w, u_kv, u_c [1] (efficiency η = 1 / (1 + u)).
+    fitted : tuple of str
+        Parameters the rows determined (the others are held at 0 and not fitted).
+    band : dict
+        Level -> (low, high) quantiles of log(measured / predicted) on unseen devices.
+    band_method : str
+        ``"leave-one-device-out"`` or ``"leave-one-row-out (one device)"``.
+    devices : dict
+        Device id -> {"rows": n, "memory_bandwidth": B/s} of the fitted rows.
+    statistics : dict
+        median, p90, max of |predicted / measured - 1| in-sample and on held-out devices, coverage.
+    prior : dict
+        sigma_scale (standard deviation of the log of a device's median measured / predicted
+        ratio over the fitted devices) and noise (log residual once a device's own scale is
+        known): the prior of a user calibration.
+    sources : list of dict
+        file, url, commit (and notes) of the measured rows.
+    """
+
+    engine: str
+    description: str
+    parameters: dict[str, float]
+    fitted: tuple[str, ...]
+    band: dict[float, tuple[float, float]]
+    band_method: str
+    devices: dict[str, dict[str, float]]
+    rows: int
+    statistics: dict[str, float]
+    prior: dict[str, float]
+    sources: list[dict[str, str]] = field(default_factory=list)
+    notes: str = ""
+
+    @property
+    def vector(self) -> np.ndarray:
+        return np.array([self.parameters[name] for name in PARAMETERS])
+
+    def efficiency(self, stream: str) -> float:
+        """η of ``"w"`` (weights), ``"kv"`` or ``"c"`` (compute) [1]."""
+        return 1.0 / (1.0 + self.parameters[f"u_{stream}"])
+
+    def nearest_device(self, bandwidth: float) -> tuple[str, float]:
+        """The fitted device nearest in memory bandwidth and the ratio bandwidth / its bandwidth."""
+        ids = sorted(self.devices, key=lambda d: abs(math.log(bandwidth / self.devices[d]["memory_bandwidth"])))
+        return ids[0], bandwidth / self.devices[ids[0]]["memory_bandwidth"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": PROFILE_FORMAT, "engine": self.engine, "description": self.description,
+                "step_model": "T = t_layer*L + t_step + q*B + c_ar*N_allreduce + t_hop*(PP-1) + "
+                              "max(W/(eta_w*BW) + K/(eta_kv*BW), F/(eta_c*P)), eta = 1/(1+u)",
+                "parameters": self.parameters, "units": {"t_layer": "s", "t_step": "s", "q": "s", "c_ar": "s",
+                                                          "t_hop": "s", "u_w": "1", "u_kv": "1", "u_c": "1"},
+                "efficiencies": {k: 1.0 / (1.0 + self.parameters[f"u_{k}"]) for k in ("w", "kv", "c")},
+                "fitted": list(self.fitted), "band": {f"{k:g}": list(v) for k, v in self.band.items()},
+                "band_method": self.band_method, "rows": self.rows, "devices": self.devices,
+                "statistics": self.statistics, "prior": self.prior, "sources": self.sources, "notes": self.notes}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "profile") -> EngineProfile:
+        if data.get("format") != PROFILE_FORMAT:
+            raise InvalidValueError(f"{where}: format", data.get("format"), repr(PROFILE_FORMAT))
+        try:
+            params = {k: float(data["parameters"][k]) for k in PARAMETERS}
+            band = {float(k): (float(v[0]), float(v[1])) for k, v in data["band"].items()}
+            return cls(engine=str(data["engine"]), description=str(data.get("description", "")), parameters=params,
+                       fitted=tuple(data["fitted"]), band=band, band_method=str(data["band_method"]),
+                       devices={str(k): {"rows": float(v["rows"]), "memory_bandwidth": float(v["memory_bandwidth"])}
+                                for k, v in data["devices"].items()},
+                       rows=int(data["rows"]), statistics={k: float(v) for k, v in data["statistics"].items()},
+                       prior={k: float(v) for k, v in data["prior"].items()}, sources=list(data.get("sources", [])),
+                       notes=str(data.get("notes", "")))
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise InvalidValueError(where, f"{type(exc).__name__}: {exc}", "an engine profile as written by "
+                                    "tools/fit_engine_profiles.py") from None
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1, sort_keys=False) + "\n", encoding="utf-8")
+
+
+def _errors_stats(log_errors: np.ndarray) -> dict[str, float]:
+    rel = np.abs(np.exp(log_errors) - 1.0)
+    return {"median": float(np.median(rel)), "p90": float(np.quantile(rel, 0.9)), "max": float(np.max(rel))}
+
+
+def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, device_ids: list[str],
+                bandwidths: dict[str, float], sources: list[dict[str, str]], notes: str = "",
+                fixed: dict[str, float] | None = None) -> EngineProfile:
+    """Fit the step model to rows of several devices and measure how it transfers between them.
+
+    ``y`` are measured step times [s]; rows faster than their strict floor must be removed first."""
+    y = np.asarray(y, dtype=float)
+    ids = np.asarray(device_ids)
+    if len(y) < 3:
+        raise InvalidValueError("rows", len(y), f"at least 3 rows to fit the {engine} profile")
+    p, fitted = fit_step_model(terms, y, fixed)
+    in_sample = np.log(y / predict_step(terms, p)[0])
+    unique = sorted(set(device_ids))
+    held = np.empty(len(y))
+    if len(unique) >= 2:
+        method = "leave-one-device-out"
+        for d in unique:
+            out = ids == d
+            q, _ = fit_step_model(terms.take(~out), y[~out], fixed)
+            held[out] = np.log(y[out] / predict_step(terms.take(out), q)[0])
+    else:
+        method = "leave-one-row-out (one device)"
+        for i in range(len(y)):
+            keep = np.arange(len(y)) != i
+            q, _ = fit_step_model(terms.take(keep), y[keep], fixed)
+            held[i] = math.log(y[i] / float(predict_step(terms.take(np.array([i])), q)[0][0]))
+    band = {level: (float(np.quantile(held, (1 - level) / 2)), float(np.quantile(held, (1 + level) / 2)))
+            for level in BAND_LEVELS}
+    # prior of a user calibration: how much one device's overall scale varies (log), and how far
+    # a device's rows scatter once its own scale is known
+    scales, residuals = [], []
+    for d in unique:
+        rows = ids == d
+        ratio = np.log(y[rows] / predict_step(terms.take(rows), p)[0])
+        scales.append(float(np.median(ratio)))
+        residuals.append(ratio - np.median(ratio))
+    spread = (band[0.9][1] - band[0.9][0]) / (2 * 1.645)
+    sigma = float(np.std(scales, ddof=1)) if len(scales) >= 3 else spread
+    noise = float(np.sqrt(np.mean(np.concatenate(residuals) ** 2)))
+    lo, hi = band[0.9]
+    statistics = {**{f"in_sample_{k}": v for k, v in _errors_stats(in_sample).items()},
+                  **{f"held_out_{k}": v for k, v in _errors_stats(held).items()},
+                  "held_out_coverage_90": float(np.mean((held >= lo) & (held <= hi))),
+                  "devices": float(len(unique))}
+    devices = {d: {"rows": float(np.sum(ids == d)), "memory_bandwidth": bandwidths[d]} for d in unique}
+    return EngineProfile(engine=engine, description=description, parameters=dict(zip(PARAMETERS, map(float, p))),
+                         fitted=fitted, band=band, band_method=method, devices=devices, rows=len(y),
+                         statistics=statistics, prior={"sigma_scale": max(sigma, 0.02), "noise": max(noise, 0.01)},
+                         sources=sources, notes=notes)
+
+
+def profile_dir() -> Path:
+    """The folder of the shipped engine profiles."""
+    return Path(__file__).resolve().parent.parent / "engine_profiles"
+
+
+def list_engine_profiles() -> list[str]:
+    """Names of the shipped engine profiles.
+
+    >>> "llama.cpp-cuda" in list_engine_profiles()
+    True
+    """
+    return sorted(p.stem for p in profile_dir().glob("*.json"))
+
+
+def load_engine_profile(engine: str | EngineProfile) -> EngineProfile:
+    """A shipped engine profile by name (``"llama.cpp-cuda"``, ``"vllm"``, ...), or a path to one.
+
+    >>> load_engine_profile("gpt-fast").engine
+    'gpt-fast'
+    """
+    if isinstance(engine, EngineProfile):
+        return engine
+    path = Path(engine) if str(engine).endswith(".json") else profile_dir() / f"{engine}.json"
+    if not path.is_file():
+        raise InvalidValueError("engine", engine, "one of " + ", ".join(list_engine_profiles()) + " or a profile .json")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidValueError("engine", str(path), f"a readable JSON engine profile ({exc})") from None
+    if not isinstance(data, dict):
+        raise InvalidValueError("engine", str(path), "a JSON object")
+    return EngineProfile.from_dict(data, str(path))

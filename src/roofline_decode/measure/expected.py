@@ -1,0 +1,200 @@
+"""Expected decode performance with a 90 % band, beside the floor: :func:`expected`.
+
+The floor (:func:`~roofline_decode.decode_floor`) is a strict lower bound.  The expected step
+time is a separate number, never below it, resting on one of three bases (its ``label`` says
+which and how far it reaches):
+
+1. **floor only** (no engine given): expected = floor, no upper band (nothing says how far above
+   the floor a run lands);
+2. **engine profile** (:mod:`~roofline_decode.measure.engine_profile`): the engine's fitted step
+   model; the band is the spread of leave-one-device-out errors of its fit, so it describes a
+   device the profile has not seen;
+3. **your calibration**: the profile as a prior, updated by one or more of your runs.  The
+   profile's prediction is scaled by a factor s with log s ~ N(0, σ²) a priori (σ: how much one
+   device's scale varies across the fitted devices); each run i gives log(y_i / ŷ_i) = log s + ε_i
+   with ε_i ~ N(0, ν²) (ν: the scatter inside one device).  The conjugate normal update gives
+   log s ~ N(m, v) with v = 1 / (1/σ² + n/ν²) and m = v Σ log(y_i / ŷ_i) / ν², and the band
+   ŷ · exp(m ± z sqrt(v + ν²)), z the normal quantile of the level.  One run already narrows the
+   band from the device-to-device spread towards the within-device scatter.
+
+All times in seconds, broadcast over batch and context like the floor.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+import numpy as np
+
+from .._typing import Broadcastable
+from ..errors import InvalidValueError, is_real
+from ..floors.grid import DEFAULT_CONTEXT
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
+from .engine_profile import BAND_LEVELS, EngineProfile, load_engine_profile, predict_step, step_terms
+
+__all__ = ["Expected", "expected", "UserRun"]
+
+
+@dataclass(frozen=True)
+class UserRun:
+    """One of your measured decode steps: batch, context and step time [s] (same model, device
+    and layout as the prediction unless ``model`` is given)."""
+
+    batch: float
+    context: float
+    step_time_s: float
+    model: Model | str | None = None
+
+
+@dataclass(frozen=True)
+class Expected:
+    """Expected step time [s] with its band, the floor beside it, and what it rests on."""
+
+    step_time_s: np.ndarray
+    lower_s: np.ndarray
+    upper_s: np.ndarray
+    floor_step_time_s: np.ndarray
+    batch: np.ndarray
+    fits: np.ndarray
+    engine: str | None
+    basis: str
+    label: str
+    level: float
+
+    @property
+    def tokens_per_s(self) -> np.ndarray:
+        """Aggregate generated tokens per second at the expected step time [1/s]."""
+        rate: np.ndarray = self.batch / self.step_time_s
+        return rate
+
+    @property
+    def tokens_per_s_per_sequence(self) -> np.ndarray:
+        """Tokens per second of one sequence (1 / TPOT) [1/s]."""
+        rate: np.ndarray = 1.0 / self.step_time_s
+        return rate
+
+    def __str__(self) -> str:
+        t, lo, hi = (float(np.ravel(a)[0]) for a in (self.step_time_s, self.lower_s, self.upper_s))
+        band = f"{lo * 1e3:.4g}..{hi * 1e3:.4g} ms" if math.isfinite(hi) else f">= {lo * 1e3:.4g} ms"
+        return f"expected {t * 1e3:.4g} ms per step ({self.level:.0%} band {band}); {self.label}"
+
+
+def _check(level: float) -> None:
+    if not is_real(level) or level not in BAND_LEVELS:
+        raise InvalidValueError("level", level, "one of " + ", ".join(f"{v:g}" for v in BAND_LEVELS))
+
+
+def _device_note(profile: EngineProfile, device: Accelerator) -> str:
+    device_id = device.id or device.name
+    fitted = ", ".join(sorted(profile.devices))
+    head = (f"engine profile {profile.engine} fitted on {profile.rows} rows of {len(profile.devices)} "
+            f"device(s) ({fitted}); band from {profile.band_method} errors")
+    if device_id in profile.devices:
+        return f"{head}; {device_id} is among them ({profile.devices[device_id]['rows']:.0f} rows)"
+    nearest, ratio = profile.nearest_device(float(device.memory_bandwidth))
+    return f"{head}; {device_id} is not among them: nearest by bandwidth {nearest} (x{ratio:.3g})"
+
+
+def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broadcastable = 1,
+             context: Broadcastable = DEFAULT_CONTEXT, engine: str | EngineProfile | None = None,
+             tensor_parallel: int = 1, pipeline_parallel: int = 1, routing: str | float = "uniform",
+             runs: list[UserRun] | None = None, level: float = 0.9) -> Expected:
+    """Expected decode step time (TPOT) with a band, never below the floor.
+
+    Parameters
+    ----------
+    model, accelerator : Model / Accelerator or catalog id
+        As for :func:`~roofline_decode.decode_floor` (the model in the formats served).
+    batch, context : array_like
+        B [1] and T [1], broadcast.
+    engine : str or EngineProfile, optional
+        A shipped profile (:func:`~roofline_decode.measure.engine_profile.list_engine_profiles`)
+        or one loaded from a file; None: the floor only.
+    tensor_parallel, pipeline_parallel : int
+        TP devices splitting every layer; PP stages of a layer split run one after another.
+    routing : {"uniform", "identical"} or float
+        MoE routing, as for the floor.
+    runs : list of UserRun, optional
+        Your measured steps of this model (or the run's own model) on this device and layout:
+        they update the profile's scale (module docstring).  Needs ``engine``.
+    level : float
+        Band coverage, one of 0.5, 0.8, 0.9 (default), 0.95.
+
+    Returns
+    -------
+    Expected
+        ``step_time_s``, ``lower_s``, ``upper_s`` (NaN: no upper bound), ``floor_step_time_s``,
+        ``fits`` (weights and KV fit the devices' usable memory), ``basis`` and ``label``.
+
+    Examples
+    --------
+    Llama-3.1-8B at Q4_K_M with llama.cpp on an RTX 4090, batch 1 at 2K context:
+
+    >>> from roofline_decode.catalog import load_model
+    >>> e = expected(load_model("llama-3.1-8b", weights="Q4_K_M", kv="f16"), "rtx-4090", context=2048,
+    ...              engine="llama.cpp-cuda")
+    >>> e.basis, round(float(e.floor_step_time_s) * 1e3, 2), round(float(e.step_time_s) * 1e3, 2)
+    ('engine profile', 4.85, 9.15)
+    >>> round(float(e.tokens_per_s))   # published: llama-bench tg4096 (mean context 2047.5), 119.44 tok/s
+    109
+    """
+    from ..catalog import load_accelerator, load_model
+    from ..floors.capacity import resident_bytes, usable_memory
+
+    _check(level)
+    for name, value in (("tensor_parallel", tensor_parallel), ("pipeline_parallel", pipeline_parallel)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise InvalidValueError(name, value, "a whole number >= 1")
+    model = load_model(model)
+    device = load_accelerator(accelerator)
+    terms = step_terms(model, device, batch, context, tensor_parallel, pipeline_parallel, routing)
+    floor = np.asarray(terms.floor_s, dtype=float)
+    batch_arr = np.asarray(terms.batch, dtype=float)
+    room = usable_memory(device) * tensor_parallel * pipeline_parallel
+    fits = np.asarray(resident_bytes(model, batch_arr, np.broadcast_to(np.asarray(context, dtype=float), floor.shape))
+                      <= room)
+    if engine is None:
+        if runs:
+            raise InvalidValueError("runs", f"{len(runs)} runs", "an engine profile to update (engine=...)")
+        return Expected(floor, floor, np.full_like(floor, np.nan), floor, batch_arr, fits, None, "floor only",
+                        "floor only: a strict lower bound; no engine profile, so no expectation above it", level)
+    profile = load_engine_profile(engine)
+    predicted, _, _ = predict_step(terms, profile.vector)
+    label = _device_note(profile, device)
+    if pipeline_parallel > 1 and "t_hop" not in profile.fitted:
+        label += "; layer-split hand-offs are not in this profile (no rows to fit them): expect slower"
+    if tensor_parallel > 1 and "c_ar" not in profile.fitted:
+        label += "; all-reduce cost not in this profile (no TP rows): expect slower"
+    if runs:
+        z = NormalDist().inv_cdf(0.5 + level / 2)
+        sigma, noise = profile.prior["sigma_scale"], profile.prior["noise"]
+        logs = []
+        for run in runs:
+            run_model = model if run.model is None else load_model(run.model)
+            t = step_terms(run_model, device, run.batch, run.context, tensor_parallel, pipeline_parallel, routing)
+            if not (is_real(run.step_time_s) and run.step_time_s > 0):
+                raise InvalidValueError("runs.step_time_s", run.step_time_s, "a time > 0 [s]")
+            logs.append(math.log(run.step_time_s / float(predict_step(t, profile.vector)[0])))
+        v = 1.0 / (1.0 / sigma**2 + len(logs) / noise**2)
+        m = v * sum(logs) / noise**2
+        centre = predicted * math.exp(m)
+        half = z * math.sqrt(v + noise**2)
+        lower, upper = centre * math.exp(-half), centre * math.exp(half)
+        basis = "calibration"
+        label = (f"your calibration: {len(logs)} run(s) update the scale of {label.split(';')[0]} "
+                 f"(prior sd {sigma:.2g}, within-device scatter {noise:.2g} in log; scale now x{math.exp(m):.3g})"
+                 + "".join(";" + part for part in label.split(";")[1:]))
+    else:
+        lo, hi = profile.band[level]
+        centre = predicted
+        lower, upper = predicted * math.exp(lo), predicted * math.exp(hi)
+        basis = "engine profile"
+    centre = np.maximum(centre, floor)
+    lower = np.maximum(np.minimum(lower, centre), floor)
+    upper = np.maximum(upper, centre)
+    if not np.all(fits):
+        label += "; some points do not fit the devices' usable memory (see .fits): no such run exists"
+    return Expected(centre, lower, upper, floor, batch_arr, fits, profile.engine, basis, label, level)
+
