@@ -41,6 +41,9 @@ def register(subparsers: Subparsers) -> None:
                             "estimate at board power")
     floor.add_argument("--price-per-hour", type=positive("--price-per-hour"), metavar="USD",
                        help="price of one device-hour: adds dollars per million output tokens")
+    floor.add_argument("--engine", metavar="NAME",
+                       help="also the expected step time with a 90%% band from an engine profile "
+                            "(llama.cpp-cuda, llama.cpp-metal, gpt-fast, exllama, hf-eager, ...; see docs/how_close_is_the_floor.md)")
     floor.add_argument("--format", choices=("table", "json", "csv"), default="table")
     floor.set_defaults(handler=run_floor)
 
@@ -66,6 +69,13 @@ def run_floor(args: argparse.Namespace) -> int:
     model = load_model_from_args(args)
     result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse,
                    routing=args.routing, latency=args.latency)
+    if args.engine is not None:
+        from .measure import expected_records, expected_table
+
+        records = expected_records(model, args.gpu, args.batch, args.context, args.engine, args.routing)
+        print(str(result) + "\n\n" + expected_table(records) if args.format == "table"
+              else emit_records(records, args.format))
+        return 0
     if not (args.energy or args.price_per_hour is not None):
         print(str(result) if args.format == "table" else emit_records(result.to_records(), args.format))
         return 0
