@@ -177,7 +177,9 @@ def run_compare(args: argparse.Namespace) -> int:
 
     plot_path = _plot_path(args.plot)
     rows, device, model = _select(_read(args), args)
-    comparison = compare(rows, model, device, tolerance=args.tolerance, routing=args.routing)
+    # --routing uniform (the default) leaves each row's own routing; another value sets every row's
+    comparison = compare(rows, model, device, tolerance=args.tolerance,
+                         routing=None if args.routing == "uniform" else args.routing)
     if args.format == "table":
         from ..measure.compare import FASTER_THAN_UNIFORM
 
@@ -244,7 +246,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     predictions = [calibration.predict(m, batch=r.batch, context=r.context, tensor_parallel=r.num_devices,
                                        pipeline_parallel=r.pipeline_parallel, routing=g)
                    for m, r, g in zip(models, rows, routing)]
-    comparison = compare(rows, model, device, routing=args.routing)
+    comparison = compare(rows, model, device, routing=None if args.routing == "uniform" else args.routing)
     left_out = {fit_rows[j] for j, _ in calibration.excluded}
     records = []
     for i, (row, c, p) in enumerate(zip(rows, comparison, predictions)):
