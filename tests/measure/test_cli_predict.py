@@ -70,3 +70,27 @@ def test_errors_are_one_line_with_exit_2(capsys, tmp_path, argv, needle):
     code, _, err = run(capsys, *argv)
     lines = [line for line in err.strip().splitlines() if not line.startswith("skipped")]
     assert code == 2 and len(lines) == 1 and needle in lines[0] and "Traceback" not in err
+
+
+def test_rows_without_a_model_take_model_beside_a_file_that_states_one(capsys):
+    """llama-bench output (no model) beside vLLM output (llama-3.1-8b): --model fills the
+    llama-bench rows instead of dropping them silently."""
+    code, out, err = run(capsys, "compare", ENGINES / "llama_bench.json", ENGINES / "vllm_serve.json",
+                         "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--format", "json")
+    assert code == 0
+    sources = {r["source"] for r in json.loads(out)}
+    assert any(s.startswith("llama_bench.json") for s in sources) and "vllm_serve.json#1" in sources
+
+
+def test_rows_of_another_model_are_reported_not_silently_dropped(capsys):
+    code, out, err = run(capsys, "compare", KNLP, ENGINES / "vllm_serve.json", "--model", "llama-3.1-8b",
+                         "--gpu", "h100-sxm", "--format", "json")
+    # the file's own 6 unplaced rows and its 23 Qwen2.5-7B rows on the H100, each listed
+    assert code == 0 and "skipped 29 row(s)" in err
+    assert {r["model"] for r in json.loads(out)} == {"Llama-3.1-8B"}
+
+
+def test_without_model_the_rows_that_state_none_are_named(capsys):
+    code, out, err = run(capsys, "calibrate", ENGINES / "llama_bench.json", ENGINES / "vllm_serve.json",
+                         "--gpu", "rtx-4090")
+    assert code == 2 and "llama_bench.json#" in err and "--model" in err and "Traceback" not in err

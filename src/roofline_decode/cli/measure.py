@@ -114,7 +114,12 @@ def model_id_of(model: Model | str | None) -> str | None:
 def _select(rows: list[MeasurementRow], args: argparse.Namespace
             ) -> tuple[list[MeasurementRow], Accelerator | str | None, str | None]:
     """Rows measured on --gpu / with --model when some rows match; otherwise the options
-    override every row.  Returns (rows, device to use or None, model to use or None)."""
+    override every row.  Returns (rows, device to use or None, model to use or None).
+
+    With --model, rows that state no model (llama-bench output) take it, and rows of another
+    model are left out and listed among the skipped rows (once silently dropped when a file
+    beside them stated the model).  Without --model, a row that states no model is refused,
+    naming it."""
     device, model = args.gpu, args.model
     if device is not None:
         matching = [r for r in rows if _device_id(r.accelerator) == device]
@@ -122,9 +127,18 @@ def _select(rows: list[MeasurementRow], args: argparse.Namespace
             rows = matching
             device = next((r.accelerator for r in matching if not isinstance(r.accelerator, str)), device)
     if model is not None:
-        matching = [r for r in rows if model_id_of(r.model) == model]
-        if matching:
-            rows, model = matching, None
+        if any(model_id_of(r.model) == model for r in rows):
+            others = [r for r in rows if r.model is not None and model_id_of(r.model) != model]
+            args.skipped = list(getattr(args, "skipped", [])) + [
+                (r.source or r.describe(), f"model {model_id_of(r.model)}, not --model {model}") for r in others]
+            rows = [r if r.model is not None else r.replace(model=model) for r in rows
+                    if r.model is None or model_id_of(r.model) == model]
+            model = None
+    else:
+        missing = [r for r in rows if r.model is None]
+        if missing:
+            named = ", ".join(r.source or r.describe() for r in missing[:3]) + (" ..." if len(missing) > 3 else "")
+            raise InvalidValueError("--model", None, f"a model for the {len(missing)} row(s) that state none ({named})")
     if not rows:
         raise InvalidValueError("file", " ".join(args.files), "at least one measurement row")
     return rows, device, model
