@@ -94,3 +94,20 @@ def test_without_model_the_rows_that_state_none_are_named(capsys):
     code, out, err = run(capsys, "calibrate", ENGINES / "llama_bench.json", ENGINES / "vllm_serve.json",
                          "--gpu", "rtx-4090")
     assert code == 2 and "llama_bench.json#" in err and "--model" in err and "Traceback" not in err
+
+
+def test_predict_flags_points_that_do_not_fit_the_device(capsys, tmp_path):
+    """Llama-3.1-8B bf16 at B = 64, 4K context on a 24 GB card needs ~50 GB: flagged, not a run
+    (predict once printed 981 tok/s for it without a word)."""
+    fit = tmp_path / "4090.json"
+    code, _, _ = run(capsys, "calibrate", ENGINES / "llama_bench.json", "--model", "qwen2.5-7b", "--gpu", "rtx-4090",
+                     "--weights", "q4_k", "--save", fit)
+    assert code == 0
+    code, out, err = run(capsys, "predict", "--calibration", fit, "--model", "llama-3.1-8b", "--weights", "bf16",
+                         "--batch", "1,64", "--context", "4096", "--format", "json")
+    records = json.loads(out)
+    assert code == 0 and [r["fits"] for r in records] == [True, False]
+    assert "1 point(s) do not fit the usable memory of 1 x rtx-4090" in err
+    code, out, _ = run(capsys, "predict", "--calibration", fit, "--model", "llama-3.1-8b", "--batch", "64",
+                       "--context", "4096")
+    assert code == 0 and "fits" in out and "NO" in out

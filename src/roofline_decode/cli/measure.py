@@ -313,7 +313,11 @@ def run_predict(args: argparse.Namespace) -> int:
             "floor_step_time_s": float(p.floor_step_time_s[i, j]), "step_time_s": float(p.step_time_s[i, j]),
             "lower_s": float(p.lower_s[i, j]), "upper_s": float(p.upper_s[i, j]),
             "tokens_per_s": float(p.tokens_per_s[i, j]), "bound": str(p.bound[i, j]),
+            "fits": bool(p.fits[i, j]),
         })
+    if not all(r["fits"] for r in records):
+        print(f"{sum(not r['fits'] for r in records)} point(s) do not fit the usable memory of {args.tp * args.pp} x "
+              f"{records[0]['accelerator']} (weights + KV of the batch): no such run exists", file=sys.stderr)
     if args.format != "table":
         print(emit_records(records, args.format))
         return 0
@@ -321,12 +325,13 @@ def run_predict(args: argparse.Namespace) -> int:
           f"{args.tp * args.pp} x {records[0]['accelerator']}: calibration {calibration.model_name}, "
           f"band {calibration.level:.0%}, fixed cost {calibration.fixed_cost_s(model) * 1e3:.4g} ms per step "
           f"(per {calibration.fixed_cost}{f', L = {model.num_layers}' if calibration.fixed_cost == 'layer' else ''})")
-    headers = ["B", "T", "floor ms", "calibrated ms", "band ms", "tok/s", "bound"]
+    headers = ["B", "T", "floor ms", "calibrated ms", "band ms", "tok/s", "bound", "fits"]
     lines = []
     for r in records:
         band = "-" if r["lower_s"] != r["lower_s"] else f"{r['lower_s'] * 1e3:.4g}..{r['upper_s'] * 1e3:.4g}"
         lines.append([f"{r['batch']:g}", f"{r['context']:g}", f"{r['floor_step_time_s'] * 1e3:.4g}",
-                      f"{r['step_time_s'] * 1e3:.4g}", band, f"{r['tokens_per_s']:.4g}", r["bound"]])
+                      f"{r['step_time_s'] * 1e3:.4g}", band, f"{r['tokens_per_s']:.4g}", r["bound"],
+                      "yes" if r["fits"] else "NO"])
     print(format_table(headers, lines))
     return 0
 
