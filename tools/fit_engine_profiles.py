@@ -14,8 +14,11 @@ import re
 import sys
 from pathlib import Path
 
-from roofline_decode.measure.engine_profile import fit_profile, profile_dir
-from roofline_decode.measure.engine_rows import ENGINE_DESCRIPTIONS, ENGINE_FILES, engine_rows
+from dataclasses import replace
+
+from roofline_decode.measure.engine_profile import EngineProfile, fit_profile, fit_ttft, profile_dir
+from roofline_decode.measure.engine_rows import ENGINE_DESCRIPTIONS, ENGINE_FILES, EngineRows, engine_rows
+from roofline_decode.measure.engine_rows_production import PRODUCTION_FILE, production_rows
 
 NOTES = {
     "llama.cpp-cuda": "single-GPU rows only (multi-GPU layer-split rows are left out: see measure/engine_rows.py); "
@@ -26,6 +29,15 @@ NOTES = {
     "hf-eager": "HF eager repeats GQA KV heads (repeat_kv), which shows as a low KV-stream efficiency; "
                 "rows that do not fit the device are dropped",
 }
+PRODUCTION = {
+    "tensorrt-llm": "NVIDIA TensorRT-LLM serving (aggregated and disaggregated; AIConfigurator silicon runs, H100/H200 SXM)",
+    "vllm": "vLLM serving (aggregated; AIConfigurator silicon runs, H100/H200 SXM)",
+    "sglang": "SGLang serving (aggregated and disaggregated; AIConfigurator silicon runs, H100/H200 SXM)",
+}
+PRODUCTION_NOTE = ("TPOT fitted on the TP decode-step floor of the running batch (serving_floor was not on main "
+                   "when this profile was fitted; see measure/engine_rows_production.py for the layout, batch, "
+                   "context and prefill-interleaving conventions); TTFT on the prefill floor of one prompt")
+
 
 
 def sources(folder: Path, files: tuple[str, ...]) -> list[dict[str, str]]:
@@ -48,16 +60,35 @@ def main(argv: list[str] | None = None) -> int:
     if not folder.is_dir():
         print(f"measured folder {folder} not found", file=sys.stderr)
         return 2
+    fitted: list[tuple[EngineProfile, EngineRows]] = []
     for engine, rows in engine_rows(folder).items():
         assert rows.terms is not None
-        profile = fit_profile(engine, ENGINE_DESCRIPTIONS[engine], rows.terms, rows.measured_s, rows.device_ids,
-                              rows.bandwidths, sources(folder, ENGINE_FILES[engine]),
-                              notes=NOTES[engine] + f"; {len(rows.dropped)} rows dropped (below the strict floor or "
-                                                    "not fitting the device)")
-        profile.save(out / f"{engine}.json")
+        fitted.append((fit_profile(engine, ENGINE_DESCRIPTIONS[engine], rows.terms, rows.measured_s, rows.device_ids,
+                                   rows.bandwidths, sources(folder, ENGINE_FILES[engine]),
+                                   notes=NOTES[engine] + f"; {len(rows.dropped)} rows dropped (below the strict floor "
+                                                         "or not fitting the device)"), rows))
+    tpot, ttft = production_rows(folder)
+    prod_sources = [{"file": f"shared/reference/measured/{PRODUCTION_FILE}",
+                     "url": "https://github.com/ai-dynamo/aiconfigurator/blob/095f58a/aic-core/src/aiconfigurator_core/"
+                            "systems/silicon_sample.csv", "commit": "095f58a"}]
+    for engine, rows in tpot.items():
+        assert rows.terms is not None
+        profile = fit_profile(engine, PRODUCTION[engine], rows.terms, rows.measured_s, rows.device_ids, rows.bandwidths,
+                              prod_sources, notes=PRODUCTION_NOTE + f"; {len(rows.dropped)} rows dropped (below the "
+                                                                    "decode-step floor or no room for the KV cache)")
+        t = ttft[engine]
+        if len(t.measured_s) >= 3:
+            profile = replace(profile, ttft=fit_ttft(t.measured_s, t.prefill_floor_s, t.batch, t.device_ids))
+        fitted.append((profile, rows))
+    for profile, rows in fitted:
+        profile.save(out / f"{profile.engine}.json")
         s = profile.statistics
-        print(f"{engine:16s} {profile.rows:4d} rows {len(profile.devices):2d} devices  held-out median "
-              f"{s['held_out_median']:.1%} p90 {s['held_out_p90']:.1%}  90% band covers {s['held_out_coverage_90']:.0%}")
+        line = (f"{profile.engine:16s} {profile.rows:4d} rows {len(profile.devices):2d} devices  held-out median "
+                f"{s['held_out_median']:.1%} p90 {s['held_out_p90']:.1%}  90% band covers {s['held_out_coverage_90']:.0%}")
+        if profile.ttft:
+            st = profile.ttft["statistics"]
+            line += f"  | TTFT {profile.ttft['rows']} rows held-out median {st['held_out_median']:.1%}"
+        print(line)
     return 0
 
 

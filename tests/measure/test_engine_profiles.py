@@ -21,6 +21,7 @@ from roofline_decode.measure.published_llamacpp import load_llamacpp_published
 
 MEASURED = Path(__file__).parents[1] / "data" / "measured"
 SINGLE_DEVICE = ("exllama", "gpt-fast", "hf-eager", "llama.cpp-cuda", "llama.cpp-metal")
+PRODUCTION = ("sglang", "tensorrt-llm", "vllm")
 
 
 def test_llamacpp_reader_places_rows_and_says_why_it_skips():
@@ -34,7 +35,7 @@ def test_llamacpp_reader_places_rows_and_says_why_it_skips():
     assert {r.label.split()[0] for r in found.rows} == {"llama.cpp-cuda", "llama.cpp-metal"}
 
 
-@pytest.mark.parametrize("engine", SINGLE_DEVICE)
+@pytest.mark.parametrize("engine", SINGLE_DEVICE + PRODUCTION)
 def test_shipped_profile_has_sources_statistics_and_a_band(engine):
     assert engine in list_engine_profiles()
     p = load_engine_profile(engine)
@@ -61,7 +62,7 @@ def test_refit_reproduces_the_shipped_profile(engine):
 
 def test_fit_recovers_a_known_step_model():
     """Noise-free rows made from known coefficients on three devices give them back."""
-    truth = np.array([50e-6, 1e-3, 20e-6, 0.25, 1.0, 0.0, 0.0, 0.0])
+    truth = np.array([50e-6, 1e-3, 20e-6, 0.25, 1.0, 0.0, 0.0, 0.0, 0.0])
     parts, ids = [], []
     for device in ("rtx-4090", "a100-80gb-sxm", "h100-sxm"):
         for model in ("llama-3.1-8b", "llama-2-13b"):
@@ -137,3 +138,32 @@ def test_a_profile_file_round_trips_and_a_bad_one_is_refused(tmp_path):
     with pytest.raises(InvalidValueError, match="engine profile"):
         load_engine_profile(str(path))
     assert isinstance(load_engine_profile(p), EngineProfile) and profile_dir().is_dir()
+
+
+@pytest.mark.parametrize("engine", PRODUCTION)
+def test_production_profiles_fit_interleaved_prefill_and_ttft(engine):
+    p = load_engine_profile(engine)
+    assert "k_pf" in p.fitted and "c_ar" in p.fitted and set(p.devices) == {"h100-sxm", "h200-sxm"}
+    assert "TP decode-step floor of the running batch" in p.notes
+    assert p.ttft is not None and p.ttft["rows"] >= 100 and all(v >= 0 for v in p.ttft["parameters"].values())
+
+
+def test_expected_serving_run_carries_prefill_and_ttft():
+    model = load_model("llama-3.1-70b", weights="fp8", kv="fp8")
+    plain = expected(model, "h200-sxm", batch=32, context=1535, tensor_parallel=4, engine="vllm")
+    served = expected(model, "h200-sxm", batch=32, context=1535, tensor_parallel=4, engine="vllm", prompt=1024,
+                      output=1024)
+    assert float(served.step_time_s) > float(plain.step_time_s) and "interleaved prefill" in served.label
+    assert "give prompt= and output=" in plain.label and plain.ttft_s is None
+    assert float(served.ttft_floor_s) <= float(served.ttft_lower_s) <= float(served.ttft_s) <= float(served.ttft_upper_s)
+    floor_only = expected(model, "h200-sxm", tensor_parallel=4, prompt=1024)
+    assert float(floor_only.ttft_s) == float(floor_only.ttft_floor_s) and math.isnan(float(floor_only.ttft_upper_s))
+
+
+def test_production_reader_states_what_it_skips():
+    from roofline_decode.measure.engine_rows_production import production_runs
+
+    runs, skipped = production_runs(MEASURED)
+    reasons = " ".join(r for _, r in skipped)
+    assert len(runs) + len(skipped) == 1884 and "more than an 8-GPU node" in reasons and "Kimi" in reasons
+    assert {r.engine for r in runs} == set(PRODUCTION)

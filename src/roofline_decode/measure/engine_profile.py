@@ -2,16 +2,19 @@
 
 An engine profile holds the coefficients of
 
-.. math:: T = t_{layer} L + t_{step} + q B + c_{ar} N_{ar} + t_{hop} (PP - 1)
+.. math:: T = t_{layer} L + t_{step} + q B + c_{ar} N_{ar} + t_{hop} (PP - 1) + k_{pf} T_{pf}
           + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{K}{\\eta_{kv} BW},\\; \\frac{F}{\\eta_c P}\\right)
 
 with W, K, F the weight bytes, KV bytes (read and written) and FLOPs of the decode step
 (DESIGN.md §4), BW the bandwidth the step streams at (TP devices: their aggregate; a layer
 split: one device's, the layers run one after another), P the dense peak of the compute
 precision, L the depth, B the batch, N_ar = 2 L the all-reduces of a tensor-parallel step
-(attention and MLP outputs; 0 on one device) and PP - 1 the hand-offs of a layer split.
+(attention and MLP outputs; 0 on one device), PP - 1 the hand-offs of a layer split and
+T_pf the prefill floor interleaved into one step by continuous batching (B / O new requests of
+P prompt tokens per step, O output tokens per request; 0 for a decode-only benchmark): k_pf is
+how many times its floor a prefill takes when it shares the step.
 Each efficiency is written ``1 / (1 + u)``, ``u >= 0``, so the model is linear and non-negative
-in (t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop) once the compute-bound rows are known:
+in (t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf) once the compute-bound rows are known:
 a bounded (non-negative) least-squares fit with relative residuals (:mod:`._nnls`), the side
 assignment iterated until it no longer changes.  A column that is zero on every fitted row
 (no TP row: c_ar; no compute-bound row: u_c) stays at 0 and is listed as not fitted.
@@ -41,12 +44,13 @@ from ..specs.model import Model
 from . import calibration_models as cm
 from ._nnls import weighted_nnls
 
-__all__ = ["PROFILE_FORMAT", "PARAMETERS", "BAND_LEVELS", "StepTerms", "EngineProfile", "step_terms", "fit_step_model",
-           "predict_step", "fit_profile", "list_engine_profiles", "load_engine_profile", "profile_dir"]
+__all__ = ["PROFILE_FORMAT", "PARAMETERS", "TTFT_PARAMETERS", "BAND_LEVELS", "StepTerms", "EngineProfile", "step_terms",
+           "fit_step_model", "predict_step", "fit_profile", "fit_ttft", "predict_ttft", "list_engine_profiles",
+           "load_engine_profile", "profile_dir"]
 
 PROFILE_FORMAT = "roofline-decode engine profile 1"
 #: Parameters of the step model, in the order of the fit.
-PARAMETERS = ("t_layer", "t_step", "q", "u_w", "u_kv", "u_c", "c_ar", "t_hop")
+PARAMETERS = ("t_layer", "t_step", "q", "u_w", "u_kv", "u_c", "c_ar", "t_hop", "k_pf")
 #: Band levels stored with every profile (two-sided, central).
 BAND_LEVELS = (0.5, 0.8, 0.9, 0.95)
 
@@ -63,8 +67,9 @@ class StepTerms:
     allreduces: np.ndarray
     hops: np.ndarray
     floor_s: np.ndarray
+    prefill_s: np.ndarray
 
-    FIELDS = ("layers", "batch", "weights_s", "kv_s", "compute_s", "allreduces", "hops", "floor_s")
+    FIELDS = ("layers", "batch", "weights_s", "kv_s", "compute_s", "allreduces", "hops", "floor_s", "prefill_s")
 
     def take(self, index: np.ndarray) -> StepTerms:
         return StepTerms(*(np.asarray(getattr(self, f))[index] for f in self.FIELDS))
@@ -78,25 +83,29 @@ class StepTerms:
 
 
 def step_terms(model: Model, device: Accelerator, batch: Any, context: Any, tensor_parallel: int = 1,
-               pipeline_parallel: int = 1, routing: str | float = "uniform") -> StepTerms:
+               pipeline_parallel: int = 1, routing: str | float = "uniform", prefill_s: Any = 0.0) -> StepTerms:
     """The terms of the step model for ``model`` on ``device`` (broadcast over batch and context).
 
     TP devices split every layer (aggregate bandwidth and peak, 2 L all-reduces); a pipeline of
     PP stages on one request runs its layers one after another (one device's bandwidth, PP - 1
-    hand-offs).  ``floor_s`` is the strict floor of that layout (MoE ``routing="identical"``)."""
+    hand-offs).  ``floor_s`` is the strict floor of that layout (MoE ``routing="identical"``);
+    ``prefill_s`` [s] the prefill floor time interleaved into one step (continuous batching: B / O
+    new requests of P prompt tokens per step; 0 for a decode-only run)."""
     t = cm.floor_terms(model, device, batch, context, devices=tensor_parallel, routing=routing)
     shape = np.shape(t.weights_s)
     ar = 2.0 * model.num_layers if tensor_parallel > 1 else 0.0
     return StepTerms(np.broadcast_to(t.layers, shape), np.asarray(t.batch, dtype=float), t.weights_s, t.kv_s,
-                     t.compute_s, np.full(shape, ar), np.full(shape, float(pipeline_parallel - 1)), t.strict_floor_s)
+                     t.compute_s, np.full(shape, ar), np.full(shape, float(pipeline_parallel - 1)), t.strict_floor_s,
+                     np.broadcast_to(np.asarray(prefill_s, dtype=float), shape))
 
 
 def _parts(terms: StepTerms, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(memory-or-compute part [s], fixed part [s], compute-side rows) under parameters ``p``."""
-    t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop = p
+    t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf = p
     memory = (1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s
     compute = (1 + u_c) * terms.compute_s
-    fixed = t_layer * terms.layers + t_step + q * terms.batch + c_ar * terms.allreduces + t_hop * terms.hops
+    fixed = (t_layer * terms.layers + t_step + q * terms.batch + c_ar * terms.allreduces + t_hop * terms.hops
+             + k_pf * terms.prefill_s)
     return np.maximum(memory, compute), fixed, compute > memory
 
 
@@ -111,7 +120,7 @@ def _design(terms: StepTerms, compute: np.ndarray) -> tuple[np.ndarray, np.ndarr
     n = len(terms)
     cols = [terms.layers * np.ones(n), np.ones(n), terms.batch * np.ones(n), np.where(memory, terms.weights_s, 0.0),
             np.where(memory, terms.kv_s, 0.0), np.where(compute, terms.compute_s, 0.0), terms.allreduces * np.ones(n),
-            terms.hops * np.ones(n)]
+            terms.hops * np.ones(n), terms.prefill_s * np.ones(n)]
     base = np.where(compute, terms.compute_s, terms.weights_s + terms.kv_s)
     return np.stack(cols, axis=1), base
 
@@ -172,6 +181,9 @@ class EngineProfile:
         known): the prior of a user calibration.
     sources : list of dict
         file, url, commit (and notes) of the measured rows.
+    ttft : dict or None
+        The time-to-first-token model where the engine has TTFT rows (:func:`fit_ttft`):
+        ``parameters`` (t_first [s], u_prefill [1], w_queue [1]), ``band``, ``rows``, ``statistics``.
     """
 
     engine: str
@@ -186,6 +198,7 @@ class EngineProfile:
     prior: dict[str, float]
     sources: list[dict[str, str]] = field(default_factory=list)
     notes: str = ""
+    ttft: dict[str, Any] | None = None
 
     @property
     def vector(self) -> np.ndarray:
@@ -202,14 +215,16 @@ class EngineProfile:
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": PROFILE_FORMAT, "engine": self.engine, "description": self.description,
-                "step_model": "T = t_layer*L + t_step + q*B + c_ar*N_allreduce + t_hop*(PP-1) + "
+                "step_model": "T = t_layer*L + t_step + q*B + c_ar*N_allreduce + t_hop*(PP-1) + k_pf*T_prefill + "
                               "max(W/(eta_w*BW) + K/(eta_kv*BW), F/(eta_c*P)), eta = 1/(1+u)",
                 "parameters": self.parameters, "units": {"t_layer": "s", "t_step": "s", "q": "s", "c_ar": "s",
-                                                          "t_hop": "s", "u_w": "1", "u_kv": "1", "u_c": "1"},
+                                                          "t_hop": "s", "u_w": "1", "u_kv": "1", "u_c": "1", "k_pf": "1"},
                 "efficiencies": {k: 1.0 / (1.0 + self.parameters[f"u_{k}"]) for k in ("w", "kv", "c")},
                 "fitted": list(self.fitted), "band": {f"{k:g}": list(v) for k, v in self.band.items()},
                 "band_method": self.band_method, "rows": self.rows, "devices": self.devices,
-                "statistics": self.statistics, "prior": self.prior, "sources": self.sources, "notes": self.notes}
+                "statistics": self.statistics, "prior": self.prior, "sources": self.sources, "notes": self.notes,
+                "ttft": None if self.ttft is None else {
+                    **self.ttft, "band": {f"{k:g}": list(v) for k, v in self.ttft["band"].items()}}}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "profile") -> EngineProfile:
@@ -224,7 +239,7 @@ class EngineProfile:
                                 for k, v in data["devices"].items()},
                        rows=int(data["rows"]), statistics={k: float(v) for k, v in data["statistics"].items()},
                        prior={k: float(v) for k, v in data["prior"].items()}, sources=list(data.get("sources", [])),
-                       notes=str(data.get("notes", "")))
+                       notes=str(data.get("notes", "")), ttft=_ttft_from(data.get("ttft")))
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise InvalidValueError(where, f"{type(exc).__name__}: {exc}", "an engine profile as written by "
                                     "tools/fit_engine_profiles.py") from None
@@ -287,6 +302,56 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
                          fitted=fitted, band=band, band_method=method, devices=devices, rows=len(y),
                          statistics=statistics, prior={"sigma_scale": max(sigma, 0.02), "noise": max(noise, 0.01)},
                          sources=sources, notes=notes)
+
+
+#: Parameters of the TTFT model: TTFT = t_first + (1 + u_prefill) T_pf + w_queue B T_pf.
+TTFT_PARAMETERS = ("t_first", "u_prefill", "w_queue")
+
+
+def _ttft_from(data: Any) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    return {**data, "parameters": {k: float(data["parameters"][k]) for k in TTFT_PARAMETERS},
+            "band": {float(k): (float(v[0]), float(v[1])) for k, v in data["band"].items()}}
+
+
+def predict_ttft(parameters: dict[str, float], prefill_s: Any, batch: Any) -> np.ndarray:
+    """TTFT [s] = t_first + (1 + u_prefill) T_pf + w_queue B T_pf, never below the prefill floor T_pf."""
+    t_pf = np.asarray(prefill_s, dtype=float)
+    value = parameters["t_first"] + (1 + parameters["u_prefill"]) * t_pf + parameters["w_queue"] * np.asarray(batch) * t_pf
+    out: np.ndarray = np.maximum(value, t_pf)
+    return out
+
+
+def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, batch: np.ndarray, device_ids: list[str]) -> dict[str, Any]:
+    """Fit TTFT = t_first + (1 + u_prefill) T_pf + w_queue B T_pf (all >= 0; T_pf the prefill floor
+    of one prompt, B the concurrency: prefills queued ahead) by bounded least squares with
+    relative residuals; band and statistics from leave-one-device-out errors as for the step."""
+    y = np.asarray(measured_s, dtype=float)
+    t_pf = np.asarray(prefill_s, dtype=float)
+    b = np.asarray(batch, dtype=float)
+    design = np.stack([np.ones_like(y), t_pf, b * t_pf], axis=1)
+
+    def fit(rows: np.ndarray) -> dict[str, float]:
+        beta = weighted_nnls(design[rows], y[rows] - t_pf[rows], 1.0 / y[rows] ** 2)
+        return dict(zip(TTFT_PARAMETERS, map(float, beta)))
+
+    everything = np.ones(len(y), dtype=bool)
+    params = fit(everything)
+    ids = np.asarray(device_ids)
+    held = np.empty(len(y))
+    for d in sorted(set(device_ids)):
+        out = ids == d
+        held[out] = np.log(y[out] / predict_ttft(fit(~out) if np.any(~out) else params, t_pf[out], b[out]))
+    in_sample = np.log(y / predict_ttft(params, t_pf, b))
+    band = {level: (float(np.quantile(held, (1 - level) / 2)), float(np.quantile(held, (1 + level) / 2)))
+            for level in BAND_LEVELS}
+    lo, hi = band[0.9]
+    return {"parameters": params, "band": band, "rows": int(len(y)),
+            "band_method": "leave-one-device-out" if len(set(device_ids)) > 1 else "in-sample (one device)",
+            "statistics": {**{f"in_sample_{k}": v for k, v in _errors_stats(in_sample).items()},
+                           **{f"held_out_{k}": v for k, v in _errors_stats(held).items()},
+                           "held_out_coverage_90": float(np.mean((held >= lo) & (held <= hi)))}}
 
 
 def profile_dir() -> Path:

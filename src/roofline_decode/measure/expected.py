@@ -32,7 +32,7 @@ from ..errors import InvalidValueError, is_real
 from ..floors.grid import DEFAULT_CONTEXT
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
-from .engine_profile import BAND_LEVELS, EngineProfile, load_engine_profile, predict_step, step_terms
+from .engine_profile import BAND_LEVELS, EngineProfile, load_engine_profile, predict_step, predict_ttft, step_terms
 
 __all__ = ["Expected", "expected", "UserRun"]
 
@@ -62,6 +62,10 @@ class Expected:
     basis: str
     label: str
     level: float
+    ttft_s: np.ndarray | None = None
+    ttft_lower_s: np.ndarray | None = None
+    ttft_upper_s: np.ndarray | None = None
+    ttft_floor_s: np.ndarray | None = None
 
     @property
     def tokens_per_s(self) -> np.ndarray:
@@ -100,7 +104,8 @@ def _device_note(profile: EngineProfile, device: Accelerator) -> str:
 def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broadcastable = 1,
              context: Broadcastable = DEFAULT_CONTEXT, engine: str | EngineProfile | None = None,
              tensor_parallel: int = 1, pipeline_parallel: int = 1, routing: str | float = "uniform",
-             runs: list[UserRun] | None = None, level: float = 0.9) -> Expected:
+             runs: list[UserRun] | None = None, level: float = 0.9, prompt: float | None = None,
+             output: float | None = None) -> Expected:
     """Expected decode step time (TPOT) with a band, never below the floor.
 
     Parameters
@@ -121,6 +126,11 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
         they update the profile's scale (module docstring).  Needs ``engine``.
     level : float
         Band coverage, one of 0.5, 0.8, 0.9 (default), 0.95.
+    prompt, output : float, optional
+        Tokens per request in and out (ISL, OSL) of a serving run.  With ``prompt``, the result
+        carries the expected TTFT (engines with TTFT rows; else its floor, the prefill floor of
+        one prompt); with both, a profile that fitted prefill interleaving (``k_pf``: vLLM,
+        SGLang, TensorRT-LLM) adds the B / OSL prefills a continuous-batching step carries.
 
     Returns
     -------
@@ -155,14 +165,32 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
     room = usable_memory(device) * tensor_parallel * pipeline_parallel
     fits = np.asarray(resident_bytes(model, batch_arr, np.broadcast_to(np.asarray(context, dtype=float), floor.shape))
                       <= room)
+    t_pf: float | None = None
+    for name, tokens in (("prompt", prompt), ("output", output)):
+        if tokens is not None and not (is_real(tokens) and 1 <= tokens <= 2**40):
+            raise InvalidValueError(name, tokens, "a number of tokens >= 1")
+    if prompt is not None:
+        from ..floors.prefill import prefill_floor
+
+        pf = prefill_floor(model, device, prompt=prompt, routing=routing if isinstance(routing, str) else "uniform")
+        t_pf = max(float(pf.memory_time_s), float(pf.compute_time_s)) / tensor_parallel
     if engine is None:
         if runs:
             raise InvalidValueError("runs", f"{len(runs)} runs", "an engine profile to update (engine=...)")
-        return Expected(floor, floor, np.full_like(floor, np.nan), floor, batch_arr, fits, None, "floor only",
-                        "floor only: a strict lower bound; no engine profile, so no expectation above it", level)
+        nan = np.full_like(floor, np.nan)
+        ttft_floor = None if t_pf is None else np.full_like(floor, t_pf)
+        return Expected(floor, floor, nan, floor, batch_arr, fits, None, "floor only",
+                        "floor only: a strict lower bound; no engine profile, so no expectation above it", level,
+                        ttft_floor, ttft_floor, None if t_pf is None else nan, ttft_floor)
     profile = load_engine_profile(engine)
-    predicted, _, _ = predict_step(terms, profile.vector)
     label = _device_note(profile, device)
+    if "k_pf" in profile.fitted and t_pf is not None and output is not None:
+        terms = step_terms(model, device, batch, context, tensor_parallel, pipeline_parallel, routing,
+                           prefill_s=batch_arr / output * t_pf)
+        label += f"; carries the interleaved prefill of B / {output:g} prompts of {prompt:g} tokens per step"
+    elif "k_pf" in profile.fitted:
+        label += "; decode only: give prompt= and output= for the prefill a continuous-batching step carries"
+    predicted, _, _ = predict_step(terms, profile.vector)
     if pipeline_parallel > 1 and "t_hop" not in profile.fitted:
         label += "; layer-split hand-offs are not in this profile (no rows to fit them): expect slower"
     if tensor_parallel > 1 and "c_ar" not in profile.fitted:
@@ -196,5 +224,16 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
     upper = np.maximum(upper, centre)
     if not np.all(fits):
         label += "; some points do not fit the devices' usable memory (see .fits): no such run exists"
-    return Expected(centre, lower, upper, floor, batch_arr, fits, profile.engine, basis, label, level)
+    ttft = ttft_lo = ttft_hi = ttft_floor = None
+    if t_pf is not None:
+        ttft_floor = np.full_like(floor, t_pf)
+        if profile.ttft is not None:
+            ttft = predict_ttft(profile.ttft["parameters"], ttft_floor, batch_arr)
+            lo_t, hi_t = profile.ttft["band"][level]
+            ttft_lo, ttft_hi = np.maximum(ttft * math.exp(lo_t), ttft_floor), ttft * math.exp(hi_t)
+        else:
+            ttft, ttft_lo, ttft_hi = ttft_floor, ttft_floor, np.full_like(floor, np.nan)
+            label += "; TTFT: floor only (no TTFT rows for this engine)"
+    return Expected(centre, lower, upper, floor, batch_arr, fits, profile.engine, basis, label, level,
+                    ttft, ttft_lo, ttft_hi, ttft_floor)
 
