@@ -21,7 +21,7 @@ assignment iterated until it no longer changes.  A column that is zero on every 
 
 The profile's band is the spread of *leave-one-device-out* errors: each device's rows predicted
 from a fit on the other devices, so the band says how far an unseen device may fall; with one
-device only, leave-one-row-out errors stand in (and the label says so).  The prior of a user's
+device only, errors of rows held out in ten interleaved folds stand in (and the label says so).  The prior of a user's
 calibration (:mod:`~roofline_decode.measure.expected`) is the spread of per-device scale
 factors.  Profiles are JSON files in
 ``roofline_decode/engine_profiles/``, refitted by ``tools/fit_engine_profiles.py`` from
@@ -170,7 +170,8 @@ class EngineProfile:
     band : dict
         Level -> (low, high) quantiles of log(measured / predicted) on unseen devices.
     band_method : str
-        ``"leave-one-device-out"`` or ``"leave-one-row-out (one device)"``.
+        ``"leave-one-device-out"``, or on one device ``"ten-fold (one device)"`` (``"leave-one-row-out
+        (one device)"`` below ten rows).
     devices : dict
         Device id -> {"rows": n, "memory_bandwidth": B/s} of the fitted rows.
     statistics : dict
@@ -273,12 +274,14 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
             out = ids == d
             q, _ = fit_step_model(terms.take(~out), y[~out], fixed)
             held[out] = np.log(y[out] / predict_step(terms.take(out), q)[0])
-    else:
-        method = "leave-one-row-out (one device)"
-        for i in range(len(y)):
-            keep = np.arange(len(y)) != i
-            q, _ = fit_step_model(terms.take(keep), y[keep], fixed)
-            held[i] = math.log(y[i] / float(predict_step(terms.take(np.array([i])), q)[0][0]))
+    else:  # one device: rows held out in ten interleaved folds (each row once; every row alone below 10)
+        folds = min(10, len(y))
+        method = "leave-one-row-out (one device)" if folds == len(y) else "ten-fold (one device)"
+        fold = np.arange(len(y)) % folds
+        for k in range(folds):
+            out = fold == k
+            q, _ = fit_step_model(terms.take(~out), y[~out], fixed)
+            held[out] = np.log(y[out] / predict_step(terms.take(out), q)[0])
     band = {level: (float(np.quantile(held, (1 - level) / 2)), float(np.quantile(held, (1 + level) / 2)))
             for level in BAND_LEVELS}
     # prior of a user calibration: how much one device's overall scale varies (log), and how far

@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from .expected_accuracy import AccuracyResult, accuracy_protocol, render_section
 from .compare import EXCEEDS_MEMORY, IMPOSSIBLE, RowComparison, compare
 from .extrapolation import SplitResult, measured_dir, protocol_splits, run_protocol
 from .published import load_published
@@ -209,7 +211,13 @@ def render_page(folder: str | Path | None = None, results: list[SplitResult] | N
         "  are host-bound at short context and the fit's single regime under-predicts the longer ones.",
         "",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n" + render_section(_accuracy(str(Path(folder) if folder else measured_dir())))
+
+
+@lru_cache(maxsize=2)
+def _accuracy(folder: str) -> list[AccuracyResult]:
+    """The engine-profile splits (cached: the page is rendered twice by its tests and --check)."""
+    return accuracy_protocol(folder)
 
 
 def plot_page(path: str | Path, folder: str | Path | None = None, results: list[SplitResult] | None = None) -> Path:
