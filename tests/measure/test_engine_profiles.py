@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import roofline_decode as rd
 from roofline_decode.catalog import load_model
@@ -167,3 +169,31 @@ def test_production_reader_states_what_it_skips():
     reasons = " ".join(r for _, r in skipped)
     assert len(runs) + len(skipped) == 1884 and "more than an 8-GPU node" in reasons and "Kimi" in reasons
     assert {r.engine for r in runs} == set(PRODUCTION)
+
+
+@settings(max_examples=25, deadline=None)
+@given(engine=st.sampled_from(SINGLE_DEVICE + PRODUCTION), batch=st.floats(1, 256), context=st.floats(0, 65536),
+       device=st.sampled_from(["rtx-4090", "h100-sxm", "m2-ultra", "mi300x", "l4"]),
+       model=st.sampled_from(["llama-3.1-8b", "qwen3-30b-a3b", "gemma-2-9b"]))
+def test_expected_never_below_the_floor_and_monotone_in_context(engine, batch, context, device, model):
+    e = expected(model, device, batch=batch, context=[context, context + 4096], engine=engine)
+    assert np.all(e.floor_step_time_s <= e.lower_s) and np.all(e.lower_s <= e.step_time_s)
+    assert np.all(e.step_time_s <= e.upper_s)
+    assert e.step_time_s[1] >= e.step_time_s[0]
+
+
+def test_floor_engine_cli(capsys):
+    from roofline_decode.cli import main
+
+    assert main(["floor", "--model", "llama-3.1-8b", "--weights", "Q4_K_M", "--gpu", "rtx-4090", "--batch", "1,4",
+                 "--engine", "llama.cpp-cuda", "--format", "json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert len(records) == 2 and all(r["floor_step_time_s"] <= r["lower_s"] <= r["expected_step_time_s"]
+                                     <= r["upper_s"] for r in records)
+    assert records[0]["basis"] == "engine profile" and "llama.cpp-cuda" in records[0]["label"]
+    assert main(["floor", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--engine", "llama.cpp-cuda"]) == 0
+    out = capsys.readouterr().out
+    assert "expected ms" in out and "90% band ms" in out
+    assert main(["floor", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--engine", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "engine='nope'" in err and "llama.cpp-cuda" in err and "Traceback" not in err
