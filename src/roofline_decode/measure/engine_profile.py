@@ -3,27 +3,31 @@
 An engine profile holds the coefficients of
 
 .. math:: T = t_{layer} L + t_{step} + q B + c_{ar} N_{ar} + t_{hop} (PP - 1) + k_{pf} T_{pf}
-          + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{K}{\\eta_{kv} BW},\\; \\frac{F}{\\eta_c P}\\right)
+          + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{E}{\\eta_{moe} BW} + \\frac{K}{\\eta_{kv} BW},\\;
+          \\frac{F}{\\eta_c P}\\right)
 
-with W, K, F the weight bytes, KV bytes (read and written) and FLOPs of the decode step
-(DESIGN.md §4), BW the bandwidth the step streams at (TP devices: their aggregate; a layer
-split: one device's, the layers run one after another), P the dense peak of the compute
+with W the weight bytes of the step outside the MoE MLPs, E those of the MoE MLPs (the experts
+read, shared experts included; 0 for a dense model), K the KV bytes (read and written) and F
+the FLOPs (DESIGN.md §4), BW the bandwidth the step streams at (TP devices: their aggregate; a
+layer split: one device's, the layers run one after another), P the dense peak of the compute
 precision, L the depth, B the batch, N_ar = 2 L the all-reduces of a tensor-parallel step
-(attention and MLP outputs; 0 on one device), PP - 1 the hand-offs of a layer split and
-T_pf the prefill floor interleaved into one step by continuous batching (B / O new requests of
-P prompt tokens per step, O output tokens per request; 0 for a decode-only benchmark): k_pf is
+(attention and MLP outputs; 0 on one device), PP - 1 the hand-offs of a layer split and T_pf
+the prefill floor interleaved into one step by continuous batching (B / O new requests of P
+prompt tokens per step, O output tokens per request; 0 for a decode-only benchmark): k_pf is
 how many times its floor a prefill takes when it shares the step.
+
 Each efficiency is written ``1 / (1 + u)``, ``u >= 0``, so the model is linear and non-negative
-in (t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf) once the compute-bound rows are known:
-a bounded (non-negative) least-squares fit with relative residuals (:mod:`._nnls`), the side
-assignment iterated until it no longer changes.  A column that is zero on every fitted row
-(no TP row: c_ar; no compute-bound row: u_c) stays at 0 and is listed as not fitted.
+in (t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf, u_moe) once the compute-bound rows
+are known: a bounded (non-negative) least-squares fit with relative residuals (:mod:`._nnls`),
+the side assignment iterated until it no longer changes.  A column that is zero on every fitted
+row (no TP row: c_ar; no compute-bound row: u_c; no MoE row: u_moe) stays at 0 and is listed as
+not fitted.
 
 The profile's band is the spread of *leave-one-device-out* errors: each device's rows predicted
 from a fit on the other devices, so the band says how far an unseen device may fall; with one
-device only, errors of rows held out in ten interleaved folds stand in (and the label says so).  The prior of a user's
-calibration (:mod:`~roofline_decode.measure.expected`) is the spread of per-device scale
-factors.  Profiles are JSON files in
+device only, errors of rows held out in ten interleaved folds stand in (and the label says
+so).  The prior of a user's calibration (:mod:`~roofline_decode.measure.expected`) is the
+spread of per-device scale factors.  Profiles are JSON files in
 ``roofline_decode/engine_profiles/``, refitted by ``tools/fit_engine_profiles.py`` from
 ``shared/reference/measured/`` only.
 """
@@ -50,7 +54,7 @@ __all__ = ["PROFILE_FORMAT", "PARAMETERS", "TTFT_PARAMETERS", "BAND_LEVELS", "St
 
 PROFILE_FORMAT = "roofline-decode engine profile 1"
 #: Parameters of the step model, in the order of the fit.
-PARAMETERS = ("t_layer", "t_step", "q", "u_w", "u_kv", "u_c", "c_ar", "t_hop", "k_pf")
+PARAMETERS = ("t_layer", "t_step", "q", "u_w", "u_kv", "u_c", "c_ar", "t_hop", "k_pf", "u_moe")
 #: Band levels stored with every profile (two-sided, central).
 BAND_LEVELS = (0.5, 0.8, 0.9, 0.95)
 
@@ -68,8 +72,10 @@ class StepTerms:
     hops: np.ndarray
     floor_s: np.ndarray
     prefill_s: np.ndarray
+    experts_s: np.ndarray
 
-    FIELDS = ("layers", "batch", "weights_s", "kv_s", "compute_s", "allreduces", "hops", "floor_s", "prefill_s")
+    FIELDS = ("layers", "batch", "weights_s", "kv_s", "compute_s", "allreduces", "hops", "floor_s", "prefill_s",
+              "experts_s")
 
     def take(self, index: np.ndarray) -> StepTerms:
         return StepTerms(*(np.asarray(getattr(self, f))[index] for f in self.FIELDS))
@@ -94,15 +100,22 @@ def step_terms(model: Model, device: Accelerator, batch: Any, context: Any, tens
     t = cm.floor_terms(model, device, batch, context, devices=tensor_parallel, routing=routing)
     shape = np.shape(t.weights_s)
     ar = 2.0 * model.num_layers if tensor_parallel > 1 else 0.0
-    return StepTerms(np.broadcast_to(t.layers, shape), np.asarray(t.batch, dtype=float), t.weights_s, t.kv_s,
+    experts = np.zeros(shape)
+    if model.is_moe:  # the MLP (expert) weights as their own stream: grouped GEMMs of few tokens per expert
+        from ..floors.decode import decode_floor
+
+        floor = decode_floor(model, device, batch=batch, context=context, routing=routing)
+        experts = np.broadcast_to(np.asarray(floor.breakdown()["bytes"]["mlp_weights"], dtype=float)
+                                  / (tensor_parallel * floor.memory_bandwidth), shape)
+    return StepTerms(np.broadcast_to(t.layers, shape), np.asarray(t.batch, dtype=float), t.weights_s - experts, t.kv_s,
                      t.compute_s, np.full(shape, ar), np.full(shape, float(pipeline_parallel - 1)), t.strict_floor_s,
-                     np.broadcast_to(np.asarray(prefill_s, dtype=float), shape))
+                     np.broadcast_to(np.asarray(prefill_s, dtype=float), shape), experts)
 
 
 def _parts(terms: StepTerms, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(memory-or-compute part [s], fixed part [s], compute-side rows) under parameters ``p``."""
-    t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf = p
-    memory = (1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s
+    t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf, u_moe = p
+    memory = (1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s + (1 + u_moe) * terms.experts_s
     compute = (1 + u_c) * terms.compute_s
     fixed = (t_layer * terms.layers + t_step + q * terms.batch + c_ar * terms.allreduces + t_hop * terms.hops
              + k_pf * terms.prefill_s)
@@ -120,8 +133,8 @@ def _design(terms: StepTerms, compute: np.ndarray) -> tuple[np.ndarray, np.ndarr
     n = len(terms)
     cols = [terms.layers * np.ones(n), np.ones(n), terms.batch * np.ones(n), np.where(memory, terms.weights_s, 0.0),
             np.where(memory, terms.kv_s, 0.0), np.where(compute, terms.compute_s, 0.0), terms.allreduces * np.ones(n),
-            terms.hops * np.ones(n), terms.prefill_s * np.ones(n)]
-    base = np.where(compute, terms.compute_s, terms.weights_s + terms.kv_s)
+            terms.hops * np.ones(n), terms.prefill_s * np.ones(n), np.where(memory, terms.experts_s, 0.0)]
+    base = np.where(compute, terms.compute_s, terms.weights_s + terms.kv_s + terms.experts_s)
     return np.stack(cols, axis=1), base
 
 
@@ -132,7 +145,7 @@ def fit_step_model(terms: StepTerms, y: np.ndarray, fixed: dict[str, float] | No
     fixed = fixed or {}
     y = np.asarray(y, dtype=float)
     weights = 1.0 / y**2
-    compute = terms.compute_s > terms.weights_s + terms.kv_s
+    compute = terms.compute_s > terms.weights_s + terms.kv_s + terms.experts_s
     p = np.zeros(len(PARAMETERS))
     free: list[int] = []
     for _ in range(30):
@@ -206,7 +219,7 @@ class EngineProfile:
         return np.array([self.parameters[name] for name in PARAMETERS])
 
     def efficiency(self, stream: str) -> float:
-        """η of ``"w"`` (weights), ``"kv"`` or ``"c"`` (compute) [1]."""
+        """η of ``"w"`` (weights), ``"moe"`` (MoE MLP weights), ``"kv"`` or ``"c"`` (compute) [1]."""
         return 1.0 / (1.0 + self.parameters[f"u_{stream}"])
 
     def nearest_device(self, bandwidth: float) -> tuple[str, float]:
@@ -217,10 +230,11 @@ class EngineProfile:
     def to_dict(self) -> dict[str, Any]:
         return {"format": PROFILE_FORMAT, "engine": self.engine, "description": self.description,
                 "step_model": "T = t_layer*L + t_step + q*B + c_ar*N_allreduce + t_hop*(PP-1) + k_pf*T_prefill + "
-                              "max(W/(eta_w*BW) + K/(eta_kv*BW), F/(eta_c*P)), eta = 1/(1+u)",
+                              "max(W/(eta_w*BW) + E/(eta_moe*BW) + K/(eta_kv*BW), F/(eta_c*P)), eta = 1/(1+u)",
                 "parameters": self.parameters, "units": {"t_layer": "s", "t_step": "s", "q": "s", "c_ar": "s",
-                                                          "t_hop": "s", "u_w": "1", "u_kv": "1", "u_c": "1", "k_pf": "1"},
-                "efficiencies": {k: 1.0 / (1.0 + self.parameters[f"u_{k}"]) for k in ("w", "kv", "c")},
+                                                          "t_hop": "s", "u_w": "1", "u_kv": "1", "u_c": "1", "k_pf": "1",
+                                                          "u_moe": "1"},
+                "efficiencies": {k: 1.0 / (1.0 + self.parameters[f"u_{k}"]) for k in ("w", "kv", "c", "moe")},
                 "fitted": list(self.fitted), "band": {f"{k:g}": list(v) for k, v in self.band.items()},
                 "band_method": self.band_method, "rows": self.rows, "devices": self.devices,
                 "statistics": self.statistics, "prior": self.prior, "sources": self.sources, "notes": self.notes,
