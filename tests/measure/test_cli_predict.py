@@ -111,3 +111,27 @@ def test_predict_flags_points_that_do_not_fit_the_device(capsys, tmp_path):
     code, out, _ = run(capsys, "predict", "--calibration", fit, "--model", "llama-3.1-8b", "--batch", "64",
                        "--context", "4096")
     assert code == 0 and "fits" in out and "NO" in out
+
+
+def test_predict_from_an_engine_profile_updated_by_a_run(capsys, tmp_path):
+    runs = tmp_path / "runs.csv"
+    runs.write_text("batch,context,step_time_ms\n1,2048,8.2\n")
+    base = ["predict", "--engine", "llama.cpp-cuda", "--gpu", "rtx-4090", "--model", "llama-3.1-8b", "--weights", "Q4_K_M",
+            "--context", "2048", "--format", "json"]
+    code, out, _ = run(capsys, *base)
+    prior = json.loads(out)[0]
+    code2, out2, _ = run(capsys, *base, "--runs", runs)
+    post = json.loads(out2)[0]
+    assert code == code2 == 0 and prior["basis"] == "engine profile" and post["basis"] == "calibration"
+    assert post["expected_step_time_s"] < prior["expected_step_time_s"]  # the run is faster than the profile
+    assert post["upper_s"] / post["lower_s"] < prior["upper_s"] / prior["lower_s"]
+
+
+@pytest.mark.parametrize("extra, needle", [
+    ([], "exactly one of them"),
+    (["--engine", "vllm"], "--gpu"),
+    (["--calibration", "x.json", "--engine", "vllm"], "exactly one of them"),
+])
+def test_predict_needs_one_source(capsys, extra, needle):
+    code, _, err = run(capsys, "predict", "--model", "llama-3.1-8b", *extra)
+    assert code == 2 and needle in err and "Traceback" not in err

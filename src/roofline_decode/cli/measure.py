@@ -47,8 +47,16 @@ def register(subparsers: Subparsers) -> None:
     calibrate.add_argument("--save", metavar="FIT.json", help="write the calibration for `predict --calibration`")
     calibrate.set_defaults(handler=run_calibrate)
 
-    predict = subparsers.add_parser("predict", help="calibrated step times with bands from a saved calibration")
-    predict.add_argument("--calibration", required=True, metavar="FIT.json", help="written by `calibrate --save`")
+    predict = subparsers.add_parser(
+        "predict", help="calibrated step times with bands from a saved calibration, or expected ones from an engine "
+                        "profile (updated by your runs)")
+    predict.add_argument("--calibration", metavar="FIT.json", help="written by `calibrate --save`")
+    predict.add_argument("--engine", metavar="NAME", help="an engine profile instead of a calibration (llama.cpp-cuda, "
+                                                          "vllm, ...; with --gpu)")
+    predict.add_argument("--gpu", metavar="ID", help="accelerator id or spec TOML (with --engine)")
+    predict.add_argument("--runs", nargs="+", metavar="FILE",
+                         help="with --engine: your measured runs of this model on this device (any file `calibrate` "
+                              "reads); they update the profile's scale and narrow the band")
     predict.add_argument("--model", required=True, help="catalog model id or path to a config.json")
     predict.add_argument("--weights", metavar="FMT", help="weight format (default: the model's)")
     predict.add_argument("--kv", metavar="FMT", help="KV-cache format (default: the model's)")
@@ -291,12 +299,57 @@ def run_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _expected_from_runs(args: argparse.Namespace) -> int:
+    """``predict --engine NAME --gpu ID [--runs FILE...]``: the profile's expectation, updated by the runs."""
+    import numpy as np
+
+    from ..catalog import load_accelerator, load_model
+    from ..measure.expected import UserRun, expected
+
+    if args.gpu is None:
+        raise InvalidValueError("--gpu", None, "the accelerator to expect on (with --engine)")
+    model = load_model(args.model, weights=args.weights, kv=args.kv)
+    device = load_accelerator(args.gpu)
+    runs = []
+    if args.runs:
+        reader = argparse.Namespace(files=args.runs, weights=args.weights, kv=args.kv, tp=None, pp=None)
+        rows = _read(reader)
+        others = [r for r in rows if r.accelerator is not None and _device_id(r.accelerator) != (device.id or device.name)]
+        if others:
+            print(f"left out {len(others)} run(s) measured on another device (first: {others[0].source or others[0].describe()})",
+                  file=sys.stderr)
+        runs = [UserRun(batch=r.batch, context=r.context, step_time_s=r.step_time,
+                        model=None if r.model is None else load_model(r.model, weights=r.weight_format, kv=r.kv_format))
+                for r in rows if r not in others and r.scope == "decode_step"]
+        if not runs:
+            raise InvalidValueError("--runs", " ".join(args.runs), f"decode-step runs on {device.id or device.name}")
+    batch = np.asarray(args.batch, dtype=float)[:, None]
+    context = np.asarray(args.context, dtype=float)[None, :]
+    e = expected(model, device, batch=batch, context=context, engine=args.engine, tensor_parallel=args.tp,
+                 pipeline_parallel=args.pp, routing=args.routing, runs=runs or None)
+    records = [{"model": model.name, "accelerator": device.id or device.name, "engine": args.engine,
+                "batch": float(args.batch[i]), "context": float(args.context[j]),
+                "floor_step_time_s": float(e.floor_step_time_s[i, j]), "expected_step_time_s": float(e.step_time_s[i, j]),
+                "lower_s": float(e.lower_s[i, j]), "upper_s": float(e.upper_s[i, j]),
+                "tokens_per_s": float(e.tokens_per_s[i, j]), "fits": bool(e.fits[i, j]), "basis": e.basis,
+                "label": e.label} for i, j in np.ndindex(e.step_time_s.shape)]
+    print(emit_records(records, args.format) if args.format != "table" else expected_table(records))
+    return 0
+
+
 def run_predict(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..catalog import load_model
     from ..measure.calibration_io import load_calibration
 
+    if (args.calibration is None) == (args.engine is None):
+        raise InvalidValueError("--calibration/--engine", args.calibration or args.engine,
+                                "exactly one of them: a saved calibration or an engine profile")
+    if args.engine is not None:
+        return _expected_from_runs(args)
+    if args.runs or args.gpu:
+        raise InvalidValueError("--runs/--gpu", args.gpu or " ".join(args.runs), "only with --engine")
     calibration = load_calibration(args.calibration)
     model = load_model(args.model, weights=args.weights, kv=args.kv)
     batch = np.asarray(args.batch, dtype=float)[:, None]

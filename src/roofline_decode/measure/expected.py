@@ -90,15 +90,16 @@ def _check(level: float) -> None:
         raise InvalidValueError("level", level, "one of " + ", ".join(f"{v:g}" for v in BAND_LEVELS))
 
 
-def _device_note(profile: EngineProfile, device: Accelerator) -> str:
+def _device_note(profile: EngineProfile, device: Accelerator) -> tuple[str, str]:
+    """(what the profile rests on, where this device stands among its devices)."""
     device_id = device.id or device.name
     fitted = ", ".join(sorted(profile.devices))
     head = (f"engine profile {profile.engine} fitted on {profile.rows} rows of {len(profile.devices)} "
-            f"device(s) ({fitted}); band from {profile.band_method} errors")
+            f"device(s) ({fitted})")
     if device_id in profile.devices:
-        return f"{head}; {device_id} is among them ({profile.devices[device_id]['rows']:.0f} rows)"
+        return head, f"{device_id} is among them ({profile.devices[device_id]['rows']:.0f} rows)"
     nearest, ratio = profile.nearest_device(float(device.memory_bandwidth))
-    return f"{head}; {device_id} is not among them: nearest by bandwidth {nearest} (x{ratio:.3g})"
+    return head, f"{device_id} is not among them: nearest by bandwidth {nearest} (x{ratio:.3g})"
 
 
 def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broadcastable = 1,
@@ -183,7 +184,8 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
                         "floor only: a strict lower bound; no engine profile, so no expectation above it", level,
                         ttft_floor, ttft_floor, None if t_pf is None else nan, ttft_floor)
     profile = load_engine_profile(engine)
-    label = _device_note(profile, device)
+    head, where = _device_note(profile, device)
+    label = ""
     if "k_pf" in profile.fitted and t_pf is not None and output is not None:
         terms = step_terms(model, device, batch, context, tensor_parallel, pipeline_parallel, routing,
                            prefill_s=batch_arr / output * t_pf)
@@ -211,14 +213,14 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
         half = z * math.sqrt(v + noise**2)
         lower, upper = centre * math.exp(-half), centre * math.exp(half)
         basis = "calibration"
-        label = (f"your calibration: {len(logs)} run(s) update the scale of {label.split(';')[0]} "
-                 f"(prior sd {sigma:.2g}, within-device scatter {noise:.2g} in log; scale now x{math.exp(m):.3g})"
-                 + "".join(";" + part for part in label.split(";")[1:]))
+        label = (f"your calibration: {len(logs)} run(s) update the scale of the {head} (prior sd {sigma:.2g}, "
+                 f"within-device scatter {noise:.2g} in log; scale now x{math.exp(m):.3g}); {where}" + label)
     else:
         lo, hi = profile.band[level]
         centre = predicted
         lower, upper = predicted * math.exp(lo), predicted * math.exp(hi)
         basis = "engine profile"
+        label = f"{head}; band from {profile.band_method} errors; {where}" + label
     centre = np.maximum(centre, floor)
     lower = np.maximum(np.minimum(lower, centre), floor)
     upper = np.maximum(upper, centre)
