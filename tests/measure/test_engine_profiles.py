@@ -197,3 +197,11 @@ def test_floor_engine_cli(capsys):
     assert main(["floor", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--engine", "nope"]) == 2
     err = capsys.readouterr().err
     assert "engine='nope'" in err and "llama.cpp-cuda" in err and "Traceback" not in err
+
+
+def test_tokens_per_s_band_brackets_the_rate():
+    e = expected("llama-3.1-8b", "h100-sxm", batch=[1, 16], context=2048, engine="vllm")
+    low, high = e.tokens_per_s_band
+    assert np.all(low <= e.tokens_per_s) and np.all(e.tokens_per_s <= high)
+    floor_only = expected("llama-3.1-8b", "h100-sxm")
+    assert float(floor_only.tokens_per_s_band[0]) == 0.0

@@ -74,6 +74,13 @@ class Expected:
         return rate
 
     @property
+    def tokens_per_s_band(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) aggregate tokens per second of the band [1/s]: B / upper_s, B / lower_s
+        (0 where the band has no upper end)."""
+        upper = np.where(np.isnan(self.upper_s), np.inf, self.upper_s)
+        return self.batch / upper, self.batch / self.lower_s
+
+    @property
     def tokens_per_s_per_sequence(self) -> np.ndarray:
         """Tokens per second of one sequence (1 / TPOT) [1/s]."""
         rate: np.ndarray = 1.0 / self.step_time_s

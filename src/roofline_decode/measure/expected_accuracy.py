@@ -130,8 +130,12 @@ def render_section(results: list[AccuracyResult]) -> str:
     lines = ["## Expected performance: engine profiles", "",
              "`rd.expected(model, device, engine=...)` (CLI `floor --engine NAME`) gives an expected step time "
              "(TPOT) with a 90 % band beside the floor, from an engine profile fitted by bounded least squares on "
-             "`shared/reference/measured/` only (`tools/fit_engine_profiles.py`).  The profiles as shipped, with "
-             "their leave-one-device-out errors (each device's rows predicted from the other devices):", "",
+             "`shared/reference/measured/` only (`tools/fit_engine_profiles.py`); with `prompt=` and `output=` also "
+             "the prefill a continuous-batching step carries and the TTFT.  Your own runs update the profile "
+             "(`expected(..., runs=[UserRun(...)])`, CLI `predict --engine NAME --gpu ID --runs FILE`): the "
+             "profile is the prior of the device's scale, so one run already gives a narrower band.  The "
+             "profiles as shipped, with their leave-one-device-out errors (each device's rows predicted from the "
+             "other devices):", "",
              "| engine | rows | devices | η_w | η_kv | t_layer µs | held-out median | p90 | 90 % band covers |",
              "|---|---|---|---|---|---|---|---|---|"]
     for name in list_engine_profiles():
