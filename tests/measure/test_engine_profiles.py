@@ -45,7 +45,7 @@ def test_shipped_profile_has_sources_statistics_and_a_band(engine):
     assert all(0 < p.efficiency(s) <= 1 for s in ("w", "kv", "c"))
     assert all(p.parameters[k] >= 0 for k in PARAMETERS)
     lo, hi = p.band[0.9]
-    assert lo <= 0 <= hi and p.band[0.5][0] >= lo and p.band[0.5][1] <= hi
+    assert lo <= 0 <= hi and lo <= p.band[0.5][0] <= p.band[0.5][1] <= hi
     assert 0.8 <= p.statistics["held_out_coverage_90"] <= 1
 
 
@@ -205,3 +205,17 @@ def test_tokens_per_s_band_brackets_the_rate():
     assert np.all(low <= e.tokens_per_s) and np.all(e.tokens_per_s <= high)
     floor_only = expected("llama-3.1-8b", "h100-sxm")
     assert float(floor_only.tokens_per_s_band[0]) == 0.0
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["parameters"].update(u_w=-1.0), lambda d: d["parameters"].update(t_layer=float("nan")),
+    lambda d: d["band"].update({"0.9": [0.2, 0.1]}), lambda d: d["band"].pop("0.5"), lambda d: d["prior"].update(noise=0.0),
+    lambda d: d.update(format="something else"), lambda d: d.update(devices=[1, 2]),
+])
+def test_a_lying_profile_file_is_refused(tmp_path, edit):
+    data = load_engine_profile("exllama").to_dict()
+    edit(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InvalidValueError):
+        load_engine_profile(str(path))

@@ -248,6 +248,14 @@ class EngineProfile:
         try:
             params = {k: float(data["parameters"][k]) for k in PARAMETERS}
             band = {float(k): (float(v[0]), float(v[1])) for k, v in data["band"].items()}
+            bad = [k for k, v in params.items() if not (math.isfinite(v) and v >= 0)]
+            if bad:
+                raise ValueError(f"parameter {bad[0]} = {params[bad[0]]!r} is not a finite number >= 0")
+            if set(band) != set(BAND_LEVELS) or not all(math.isfinite(lo) and math.isfinite(hi) and lo <= hi
+                                                        for lo, hi in band.values()):
+                raise ValueError(f"band needs levels {BAND_LEVELS} with finite low <= high")
+            if not all(math.isfinite(float(v)) and float(v) > 0 for v in data["prior"].values()):
+                raise ValueError("prior values must be finite and > 0")
             return cls(engine=str(data["engine"]), description=str(data.get("description", "")), parameters=params,
                        fitted=tuple(data["fitted"]), band=band, band_method=str(data["band_method"]),
                        devices={str(k): {"rows": float(v["rows"]), "memory_bandwidth": float(v["memory_bandwidth"])}
@@ -255,7 +263,7 @@ class EngineProfile:
                        rows=int(data["rows"]), statistics={k: float(v) for k, v in data["statistics"].items()},
                        prior={k: float(v) for k, v in data["prior"].items()}, sources=list(data.get("sources", [])),
                        notes=str(data.get("notes", "")), ttft=_ttft_from(data.get("ttft")))
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise InvalidValueError(where, f"{type(exc).__name__}: {exc}", "an engine profile as written by "
                                     "tools/fit_engine_profiles.py") from None
 
