@@ -21,8 +21,9 @@ from roofline_decode.measure.engine_rows import ENGINE_DESCRIPTIONS, ENGINE_FILE
 from roofline_decode.measure.engine_rows_production import PRODUCTION_FILE, production_rows
 
 NOTES = {
-    "llama.cpp-cuda": "single-GPU rows only (multi-GPU layer-split rows are left out: see measure/engine_rows.py); "
-                      "Dec-2023 ./main rows take a 300-token prompt (not stated in the source)",
+    "llama.cpp-cuda": "single-GPU rows and the May-2024 4-GPU layer-split rows (t_hop); the Dec-2023 multi-GPU rows "
+                      "are left out (see measure/engine_rows.py); Dec-2023 ./main rows take a 300-token prompt (not "
+                      "stated in the source)",
     "llama.cpp-metal": "Apple M1, M1 Max, M2 Ultra, M3, M3 Max; same conventions as llama.cpp-cuda",
     "gpt-fast": "tok/s includes the 5-token prefill; TP 2-8 rows fit the all-reduce cost c_ar",
     "exllama": "ExLlama v1 and ExLlamaV2 rows together; contexts as published (midpoints of ranges, else 0)",

@@ -12,10 +12,11 @@ Each row becomes the terms of :func:`~roofline_decode.measure.engine_profile.ste
 layout (TP from the row's device count; a llama.cpp layer split as a pipeline of PP stages);
 rows faster than their strict floor are dropped with the reason (they break an assumption of
 the row, not of the floor), and so are rows whose weights and KV cache exceed the devices'
-memory (the run offloaded to the host).  llama.cpp's multi-GPU rows (layer split) are not
-fitted: the README's December-2023 set holds rows faster than any layer split of the stated
-model, and the rest scatter by a factor of 3 at one model and device count, so no hand-off cost
-can be read from them; a profile's ``t_hop`` stays 0 (not fitted).
+memory (the run offloaded to the host).  llama.cpp's December-2023 multi-GPU rows (layer split,
+``./main``) are not fitted: the README warns that some are faster than any layer split of the
+stated model (13 of them are below the one-device-bandwidth floor of a split), and the rest scatter
+by a factor of 3 at one model and device count; the May-2024 ``llama-bench`` rows on 4 GPUs are,
+and give the hand-off cost ``t_hop``.
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ def engine_rows(folder: str | Path, engines: tuple[str, ...] | None = None) -> d
     llama = load_llamacpp_published(folder / ENGINE_FILES["llama.cpp-cuda"][0])
     for row in llama.rows:
         engine = engine_of_row(row, "llama.cpp-cuda")
-        if row.pipeline_parallel > 1:  # see the module docstring
+        if row.pipeline_parallel > 1 and row.notes.startswith("Dec 2023"):  # see the module docstring
             continue
         if engine in grouped:
             grouped[engine].append(row)

@@ -154,9 +154,9 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
     >>> e = expected(load_model("llama-3.1-8b", weights="Q4_K_M", kv="f16"), "rtx-4090", context=2048,
     ...              engine="llama.cpp-cuda")
     >>> e.basis, round(float(e.floor_step_time_s) * 1e3, 2), round(float(e.step_time_s) * 1e3, 2)
-    ('engine profile', 4.85, 9.15)
+    ('engine profile', 4.85, 9.29)
     >>> round(float(e.tokens_per_s))   # published: llama-bench tg4096 (mean context 2047.5), 119.44 tok/s
-    109
+    108
     """
     from ..catalog import load_accelerator, load_model
     from ..floors.capacity import resident_bytes, usable_memory
