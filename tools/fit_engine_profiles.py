@@ -35,9 +35,9 @@ PRODUCTION = {
     "vllm": "vLLM serving (aggregated; AIConfigurator silicon runs, H100/H200 SXM)",
     "sglang": "SGLang serving (aggregated and disaggregated; AIConfigurator silicon runs, H100/H200 SXM)",
 }
-PRODUCTION_NOTE = ("TPOT fitted on the TP decode-step floor of the running batch (serving_floor was not on main "
-                   "when this profile was fitted; see measure/engine_rows_production.py for the layout, batch, "
-                   "context and prefill-interleaving conventions); TTFT on the prefill floor of one prompt")
+PRODUCTION_NOTE = ("TPOT fitted on serving_floor's terms: the decode step of its decode batch at its mean context on "
+                   "the (decode) layout's devices plus the prompts riding along (k_pf); TTFT on its prefill (+ KV "
+                   "transfer) and queue floors; see measure/engine_rows_production.py")
 
 
 
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
                                                                     "decode-step floor or no room for the KV cache)")
         t = ttft[engine]
         if len(t.measured_s) >= 3:
-            profile = replace(profile, ttft=fit_ttft(t.measured_s, t.prefill_floor_s, t.batch, t.device_ids))
+            profile = replace(profile, ttft=fit_ttft(t.measured_s, t.prefill_floor_s, t.queue_floor_s, t.clients, t.device_ids))
         fitted.append((profile, rows))
     for profile, rows in fitted:
         profile.save(out / f"{profile.engine}.json")

@@ -197,7 +197,7 @@ class EngineProfile:
         file, url, commit (and notes) of the measured rows.
     ttft : dict or None
         The time-to-first-token model where the engine has TTFT rows (:func:`fit_ttft`):
-        ``parameters`` (t_first [s], u_prefill [1], w_queue [1]), ``band``, ``rows``, ``statistics``.
+        ``parameters`` (t_first [s], u_prefill, u_queue, w_clients [1]), ``band``, ``rows``, ``statistics``.
     """
 
     engine: str
@@ -329,46 +329,57 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
                          sources=sources, notes=notes)
 
 
-#: Parameters of the TTFT model: TTFT = t_first + (1 + u_prefill) T_pf + w_queue B T_pf.
-TTFT_PARAMETERS = ("t_first", "u_prefill", "w_queue")
+#: Parameters of the TTFT model:
+#: TTFT = t_first + (1 + u_prefill) T_pf + (1 + u_queue) T_queue + w_clients (C - 1) T_pf.
+TTFT_PARAMETERS = ("t_first", "u_prefill", "u_queue", "w_clients")
 
 
 def _ttft_from(data: Any) -> dict[str, Any] | None:
     if data is None:
         return None
-    return {**data, "parameters": {k: float(data["parameters"][k]) for k in TTFT_PARAMETERS},
+    params = {k: float(data["parameters"][k]) for k in TTFT_PARAMETERS}
+    if not all(math.isfinite(v) and v >= 0 for v in params.values()):
+        raise ValueError("TTFT parameters must be finite numbers >= 0")
+    return {**data, "parameters": params,
             "band": {float(k): (float(v[0]), float(v[1])) for k, v in data["band"].items()}}
 
 
-def predict_ttft(parameters: dict[str, float], prefill_s: Any, batch: Any) -> np.ndarray:
-    """TTFT [s] = t_first + (1 + u_prefill) T_pf + w_queue B T_pf, never below the prefill floor T_pf."""
+def predict_ttft(parameters: dict[str, float], prefill_s: Any, queue_s: Any, clients: Any) -> np.ndarray:
+    """TTFT [s] = t_first + (1 + u_prefill) T_pf + (1 + u_queue) T_queue + w_clients (C - 1) T_pf,
+    with T_pf and T_queue the prefill (and KV transfer) and queue floors of ``serving_floor`` and
+    C the client concurrency: the last term is the share of the other clients' prefills a new
+    request waits behind (none in the floor, which lets prompts ride along decode steps); never
+    below T_pf + T_queue."""
     t_pf = np.asarray(prefill_s, dtype=float)
-    value = parameters["t_first"] + (1 + parameters["u_prefill"]) * t_pf + parameters["w_queue"] * np.asarray(batch) * t_pf
-    out: np.ndarray = np.maximum(value, t_pf)
+    t_q = np.asarray(queue_s, dtype=float)
+    out: np.ndarray = (parameters["t_first"] + (1 + parameters["u_prefill"]) * t_pf
+                       + (1 + parameters["u_queue"]) * t_q
+                       + parameters["w_clients"] * (np.asarray(clients, dtype=float) - 1) * t_pf)
     return out
 
 
-def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, batch: np.ndarray, device_ids: list[str]) -> dict[str, Any]:
-    """Fit TTFT = t_first + (1 + u_prefill) T_pf + w_queue B T_pf (all >= 0; T_pf the prefill floor
-    of one prompt, B the concurrency: prefills queued ahead) by bounded least squares with
-    relative residuals; band and statistics from leave-one-device-out errors as for the step."""
+def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray, clients: np.ndarray,
+             device_ids: list[str]) -> dict[str, Any]:
+    """Fit the TTFT model of :func:`predict_ttft` (every parameter >= 0) by bounded
+    least squares with relative residuals; band and statistics from leave-one-device-out errors
+    as for the step (in-sample on one device)."""
     y = np.asarray(measured_s, dtype=float)
     t_pf = np.asarray(prefill_s, dtype=float)
-    b = np.asarray(batch, dtype=float)
-    design = np.stack([np.ones_like(y), t_pf, b * t_pf], axis=1)
+    t_q = np.asarray(queue_s, dtype=float)
+    c = np.asarray(clients, dtype=float)
+    design = np.stack([np.ones_like(y), t_pf, t_q, (c - 1) * t_pf], axis=1)
 
     def fit(rows: np.ndarray) -> dict[str, float]:
-        beta = weighted_nnls(design[rows], y[rows] - t_pf[rows], 1.0 / y[rows] ** 2)
+        beta = weighted_nnls(design[rows], y[rows] - t_pf[rows] - t_q[rows], 1.0 / y[rows] ** 2)
         return dict(zip(TTFT_PARAMETERS, map(float, beta)))
 
-    everything = np.ones(len(y), dtype=bool)
-    params = fit(everything)
+    params = fit(np.ones(len(y), dtype=bool))
     ids = np.asarray(device_ids)
     held = np.empty(len(y))
     for d in sorted(set(device_ids)):
         out = ids == d
-        held[out] = np.log(y[out] / predict_ttft(fit(~out) if np.any(~out) else params, t_pf[out], b[out]))
-    in_sample = np.log(y / predict_ttft(params, t_pf, b))
+        held[out] = np.log(y[out] / predict_ttft(fit(~out) if np.any(~out) else params, t_pf[out], t_q[out], c[out]))
+    in_sample = np.log(y / predict_ttft(params, t_pf, t_q, c))
     band = {level: (float(np.quantile(held, (1 - level) / 2)), float(np.quantile(held, (1 + level) / 2)))
             for level in BAND_LEVELS}
     lo, hi = band[0.9]

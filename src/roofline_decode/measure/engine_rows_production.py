@@ -1,47 +1,48 @@
 """The production-engine runs (TensorRT-LLM, vLLM, SGLang on H100 / H200 SXM) of
-``shared/reference/measured/production/aic_silicon_hopper.csv`` as step-model terms.
-
-Until ``serving_floor`` (the TTFT / TPOT floors of continuous batching) is on main, TPOT is
-fitted on the **TP decode-step floor of the running batch** (stated here once; the profiles'
+``shared/reference/measured/production/aic_silicon_hopper.csv`` as step-model terms, on
+:func:`~roofline_decode.floors.serving.serving_floor`'s terms (stated here once; the profiles'
 notes repeat it):
 
-* devices n = the larger of TP x PP and MoE-TP x MoE-EP of the (decode) workers, their aggregate
-  bandwidth and peak (attention weights replicated by attention DP are not counted: a lower
-  bound); rows claiming more than 8 GPUs for one replica (an HGX node holds 8) are skipped, as
-  the README's quirks say;
-* the running batch: ``batch_size`` x attention-DP ranks, capped at the batch whose KV cache (at
-  ISL + OSL tokens) fits beside the weights in the devices' usable memory (the README: some
-  concurrencies exceed what fits, so fewer sequences ran);
-* the mean context of a decode step: ISL + (OSL - 2) / 2 (the request convention of
-  :mod:`roofline_decode.floors.request`);
-* aggregated serving (``mode = agg``) interleaves prefills with decode steps: B / OSL new
-  requests of ISL tokens per step, so the step carries (B / OSL) x the prefill floor of one
-  ISL-token prompt (the profile's ``k_pf`` scales it); disaggregated rows use the decode
-  workers' layout and carry no prefill (their batch: ``decode_batch_size`` x attention-DP ranks,
-  or the client concurrency of ``silicon_data_source`` where the batch is not given);
-* formats: ``gemm_quant_mode`` fp8 and fp8_block -> ``fp8`` (block scales: 0.01 % of the bytes), nvfp4 ->
-  ``nvfp4``, int4_wo -> ``int4``, with an fp8 KV cache (the README: quantized runs use one);
-  unquantized rows use the model's own formats;
-* TTFT rows (agg only) pair the measured TTFT with the prefill floor of one ISL-token prompt.
+* each row is a closed-loop serving run: its client concurrency (``silicon_concurrency`` of
+  ``silicon_data_source``; ``batch_size`` x attention-DP ranks where that is missing), ISL and
+  OSL, and its layout (``tp_size``, ``pp_size``, ``moe_ep_size``, ``attention_dp_size``,
+  ``moe_tp_size``; the ``decode_*`` and ``prefill_*`` columns of a disaggregated run, one
+  worker of each) go to ``serving_floor``, which gives the running batch the KV cache holds,
+  the sequences a request's decode steps carry (``decode_batch``), their mean context and the
+  prompt tokens riding along each step (aggregated mode);
+* TPOT is fitted on the decode step of ``decode_batch`` sequences at that context on the
+  (decode) layout's devices (:func:`~roofline_decode.measure.engine_profile.step_terms`: their
+  aggregate bandwidth, 2 L all-reduces when they are more than one) plus the interleaved
+  prefill, T_pf = (prompt tokens per step / ISL) x the prefill floor of one prompt (the
+  profile's ``k_pf`` scales it);
+* TTFT is fitted on serving_floor's prefill floor of the request (plus the KV transfer of a
+  disaggregated run) and its queue floor;
+* rows whose parallelism fields disagree (more GPUs than an 8-GPU node for one replica, a layout
+  the floors refuse) are skipped with the reason, as the README's quirks say;
+* formats: ``gemm_quant_mode`` fp8 and fp8_block -> ``fp8`` (block scales: 0.01 % of the bytes),
+  nvfp4 -> ``nvfp4``, int4_wo -> ``int4``, with an fp8 KV cache (the README: quantized runs use
+  one); unquantized rows use the model's own formats.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..errors import RooflineError
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
+from ..specs.parallel import Parallel
 from .engine_profile import StepTerms, step_terms
 from .engine_rows import EngineRows
 from .rows import read_csv_records
 
-__all__ = ["PRODUCTION_FILE", "PRODUCTION_ENGINES", "ProductionRun", "TtftRows", "production_runs", "production_rows"]
+__all__ = ["PRODUCTION_FILE", "PRODUCTION_ENGINES", "ProductionRun", "TtftRows", "production_runs", "production_rows",
+           "serving_terms"]
 
 PRODUCTION_FILE = "production/aic_silicon_hopper.csv"
 #: backend column -> engine profile name
@@ -71,16 +72,20 @@ class ProductionRun:
     ttft_s: float
     tpot_s: float
     source: str
+    parallel: Parallel
+    prefill_parallel: Parallel
 
 
 @dataclass
 class TtftRows:
-    """TTFT rows of one engine: measured TTFT [s], the prefill floor of one prompt [s], devices."""
+    """TTFT rows of one engine: measured TTFT [s], serving_floor's prefill (+ KV transfer) and
+    queue floors [s], devices."""
 
     engine: str
     measured_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     prefill_floor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    batch: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    queue_floor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    clients: np.ndarray = field(default_factory=lambda: np.zeros(0))
     device_ids: list[str] = field(default_factory=list)
 
 
@@ -104,80 +109,86 @@ def production_runs(folder: str | Path) -> tuple[list[ProductionRun], list[tuple
             skipped.append((where, f"{rec['model_path']} / {rec['backend']} / {rec['system']} not placed"))
             continue
         agg = rec["mode"].strip() == "agg"
-        pre = "" if agg else "decode_"
-        tp, pp = _int(rec[f"{pre}tp_size"]) or 1, _int(rec[f"{pre}pp_size"]) or 1
-        dp = max(_int(rec[f"{pre}attention_dp_size"]), 1)
-        moe = max(_int(rec[f"{pre}moe_tp_size"]), 1) * max(_int(rec[f"{pre}moe_ep_size"]), 1)
-        n = max(tp * pp, moe)
-        batch = _int(rec[f"{pre}batch_size"]) * dp
+        layouts = []
+        for pre in ("", "decode_", "prefill_") if not agg else ("",):
+            tp, pp = _int(rec[f"{pre}tp_size"]) or 1, _int(rec[f"{pre}pp_size"]) or 1
+            dp = max(_int(rec[f"{pre}attention_dp_size"]), 1)
+            ep, moe_tp = max(_int(rec[f"{pre}moe_ep_size"]), 1), max(_int(rec[f"{pre}moe_tp_size"]), 1)
+            layouts.append((tp, pp, dp, ep, moe_tp, _int(rec[f"{pre}batch_size"]) * dp))
+        decode = layouts[0] if agg else layouts[1]
+        prefill = layouts[0] if agg else layouts[2]
         concurrency = re.search(r"silicon_concurrency=(\d+)", rec.get("silicon_data_source", ""))
-        if batch < 1 and concurrency:
-            batch = int(concurrency[1])
+        batch = int(concurrency[1]) if concurrency else decode[5]
+        n = max(d[0] * d[1] * d[2] for d in (decode, prefill))
         if n > _NODE_GPUS:
-            skipped.append((where, f"{n} GPUs for one replica: more than an 8-GPU node (the parallelism fields disagree)"))
+            skipped.append((where, f"{n} GPUs for one worker: more than an 8-GPU node (the parallelism fields disagree)"))
             continue
         if batch < 1:
-            skipped.append((where, "no batch size and no concurrency"))
+            skipped.append((where, "no concurrency and no batch size"))
             continue
         fmt = _FORMATS.get(rec["gemm_quant_mode"].strip())
         try:
             model = load_model(model_id, weights=fmt, kv="fp8" if fmt else None)
             ttft, tpot = float(rec["silicon_ttft_ms"]) * 1e-3, float(rec["silicon_tpot_ms"]) * 1e-3
+            layout, prefill_layout = (_layout(d, model) for d in (decode, prefill))
         except (RooflineError, ValueError) as exc:
-            skipped.append((where, f"cannot place: {exc}"))
+            skipped.append((where, f"cannot place: {str(exc).splitlines()[0]}"))
             continue
-        runs.append(ProductionRun(engine, model, load_accelerator(device_id), n, float(batch), _int(rec["isl"]),
-                                  _int(rec["osl"]), agg, ttft, tpot, where))
+        runs.append(ProductionRun(engine, model, load_accelerator(device_id), layout.num_devices, float(batch),
+                                  _int(rec["isl"]), _int(rec["osl"]), agg, ttft, tpot, where, layout, prefill_layout))
     return runs, skipped
 
 
-def _running_batch(run: ProductionRun) -> float:
-    from ..floors.capacity import kv_bytes_per_sequence, usable_memory
+def _layout(degrees: tuple[int, int, int, int, int, int], model: Model) -> Parallel:
+    """The Parallel of (tp, pp, attention DP, EP, MoE TP) as the row states it.  A dense model
+    has no experts to split (its EP and MoE TP are dropped); a MoE row whose MoE TP x EP is not
+    TP x attention DP keeps its EP and takes the MoE TP that completes the stage, where one does."""
+    tp, pp, dp, ep, moe_tp, _ = degrees
+    if not model.is_moe:
+        return Parallel(tp=tp, pp=pp, dp=dp)
+    stage = tp * dp
+    if moe_tp * ep != stage:
+        moe_tp = stage // ep if ep <= stage and stage % ep == 0 else moe_tp
+    return Parallel(tp=tp, pp=pp, ep=ep, dp=dp, moe_tp=moe_tp)
 
-    room = usable_memory(run.device) * run.devices - run.model.weight_bytes
-    per_sequence = float(kv_bytes_per_sequence(run.model, run.isl + run.osl))
-    fitting = math.floor(room / per_sequence) if per_sequence > 0 else run.batch
-    return float(min(run.batch, fitting))
 
+def _serving(run: ProductionRun) -> Any:
+    from ..floors.serving import serving_floor
 
-_PREFILL_CACHE: dict[tuple[str, str, str, str, int], float] = {}
-
-
-def _prefill_floor(run: ProductionRun) -> float:
-    """The prefill floor [s] of one ISL-token prompt on the run's devices (aggregate peak)."""
-    from ..floors.prefill import prefill_floor
-
-    key = (run.model.name, run.model.weight_format.name, run.model.kv_format.name, run.device.id or run.device.name,
-           run.isl)
-    if key not in _PREFILL_CACHE:
-        p = prefill_floor(run.model, run.device, prompt=run.isl)
-        _PREFILL_CACHE[key] = max(float(p.memory_time_s), float(p.compute_time_s))
-    return _PREFILL_CACHE[key] / run.devices
+    if run.aggregated:
+        return serving_floor(run.model, run.device, concurrency=int(run.batch), input_length=run.isl,
+                             output_length=max(run.osl, 2), parallel=run.parallel)
+    return serving_floor(run.model, run.device, concurrency=int(run.batch), input_length=run.isl,
+                         output_length=max(run.osl, 2), mode="disaggregated", decode_parallel=run.parallel,
+                         prefill_parallel=run.prefill_parallel)
 
 
 def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str, TtftRows]]:
     """TPOT rows as step terms and TTFT rows, by engine (``tensorrt-llm``, ``vllm``, ``sglang``)."""
-    runs, skipped = production_runs(folder)
+    runs, _ = production_runs(folder)
     tpot = {e: EngineRows(engine=e) for e in PRODUCTION_ENGINES.values()}
     ttft = {e: TtftRows(engine=e) for e in PRODUCTION_ENGINES.values()}
     parts: dict[str, list[StepTerms]] = {e: [] for e in tpot}
     times: dict[str, list[float]] = {e: [] for e in tpot}
-    ttft_lists: dict[str, tuple[list[float], list[float], list[float]]] = {e: ([], [], []) for e in tpot}
+    ttft_lists: dict[str, tuple[list[float], ...]] = {e: ([], [], [], []) for e in tpot}
     for run in runs:
         out = tpot[run.engine]
-        batch = _running_batch(run)
-        if batch < 1:
-            out.dropped.append((run.source, "weights leave no room for one sequence's KV cache"))
+        try:
+            sf = _serving(run)
+        except RooflineError as exc:
+            out.dropped.append((run.source, f"serving_floor refuses the row: {str(exc).splitlines()[0]}"))
             continue
-        prefill = _prefill_floor(run)
-        context = run.isl + (run.osl - 2) / 2
-        terms = step_terms(run.model, run.device, batch, context, tensor_parallel=run.devices,
-                           prefill_s=batch / run.osl * prefill if run.aggregated else 0.0)
+        serving = serving_terms(run.model, run.device, sf, run.isl, run.devices)
+        if serving is None:
+            out.dropped.append((run.source, "the KV cache holds no sequence beside the weights"))
+            continue
+        terms, prefill, queue = serving
         device_id = run.device.id or run.device.name
-        if run.aggregated and run.ttft_s >= prefill:
+        if run.ttft_s >= prefill + queue:
             ttft_lists[run.engine][0].append(run.ttft_s)
             ttft_lists[run.engine][1].append(prefill)
-            ttft_lists[run.engine][2].append(batch)
+            ttft_lists[run.engine][2].append(queue)
+            ttft_lists[run.engine][3].append(run.batch)
             ttft[run.engine].device_ids.append(device_id)
         if run.tpot_s < float(terms.floor_s):
             out.dropped.append((run.source, f"TPOT {run.tpot_s * 1e3:.4g} ms is below the decode-step floor "
@@ -191,9 +202,24 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
         if parts[e]:
             tpot[e].terms = StepTerms.stack(parts[e])
         tpot[e].measured_s = np.array(times[e])
-        ttft[e].measured_s, ttft[e].prefill_floor_s, ttft[e].batch = (np.array(v) for v in ttft_lists[e])
-    del skipped
+        ttft[e].measured_s, ttft[e].prefill_floor_s, ttft[e].queue_floor_s, ttft[e].clients = (
+            np.array(v) for v in ttft_lists[e])
     return tpot, ttft
+
+
+def serving_terms(model: Model, device: Accelerator, sf: Any, input_length: float, devices: int
+                  ) -> tuple[StepTerms, float, float] | None:
+    """(step terms of the steady step, TTFT's prefill floor [s], its queue floor [s]) of one
+    serving floor (scalars); None when no sequence fits."""
+    decode_batch = float(np.ravel(sf.decode_batch)[0])
+    if not decode_batch >= 1:
+        return None
+    prompt = float(np.ravel(sf.prefill_s)[0])
+    per_step = float(np.ravel(sf.prefill_tokens_per_step)[0]) / input_length * prompt
+    terms = step_terms(model, device, decode_batch, float(np.ravel(sf.mean_context)[0]), tensor_parallel=devices,
+                       prefill_s=per_step)
+    transfer = float(np.ravel(sf.kv_transfer_s)[0])
+    return terms, prompt + transfer, float(np.ravel(sf.queue_time_s)[0])
 
 
 def engine_of_backend(backend: str) -> str | None:

@@ -23,7 +23,7 @@ All times in seconds, broadcast over batch and context like the floor.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 import numpy as np
 
@@ -32,7 +32,8 @@ from ..errors import InvalidValueError, is_real
 from ..floors.grid import DEFAULT_CONTEXT
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
-from .engine_profile import BAND_LEVELS, EngineProfile, load_engine_profile, predict_step, predict_ttft, step_terms
+from .engine_profile import (BAND_LEVELS, EngineProfile, StepTerms, load_engine_profile, predict_step, predict_ttft,
+                             step_terms)
 
 __all__ = ["Expected", "expected", "UserRun"]
 
@@ -66,6 +67,11 @@ class Expected:
     ttft_lower_s: np.ndarray | None = None
     ttft_upper_s: np.ndarray | None = None
     ttft_floor_s: np.ndarray | None = None
+
+    @property
+    def tpot_s(self) -> np.ndarray:
+        """Time per output token [s]: the expected step time."""
+        return self.step_time_s
 
     @property
     def tokens_per_s(self) -> np.ndarray:
@@ -109,6 +115,33 @@ def _device_note(profile: EngineProfile, device: Accelerator) -> tuple[str, str]
     return head, f"{device_id} is not among them: nearest by bandwidth {nearest} (x{ratio:.3g})"
 
 
+def _serving_terms(model: Model, device: Accelerator, batch: np.ndarray, prompt: float, output: float,
+                   tensor_parallel: int, routing: str | float) -> tuple[StepTerms, np.ndarray, np.ndarray, np.ndarray]:
+    """Step terms of serving_floor's steady step at each client concurrency in ``batch``, with the
+    TTFT's prefill (+ KV transfer) and queue floors and the TPOT floor [s] (arrays like ``batch``)."""
+    from ..floors.serving import serving_floor
+    from .engine_rows_production import serving_terms
+
+    parts, prefill, queue, tpot = [], [], [], []
+    for clients in np.ravel(batch):
+        if not float(clients).is_integer():
+            raise InvalidValueError("batch", float(clients), "a whole number of clients with prompt= and output=")
+        sf = serving_floor(model, device, concurrency=int(clients), input_length=int(prompt), output_length=int(output),
+                           parallel=tensor_parallel, routing=routing if isinstance(routing, str) else "uniform")
+        found = serving_terms(model, device, sf, prompt, tensor_parallel)
+        if found is None:
+            raise InvalidValueError("model", model.name, f"a model whose KV cache holds a sequence on {tensor_parallel} "
+                                                         f"x {device.id or device.name}")
+        parts.append(found[0])
+        prefill.append(found[1])
+        queue.append(found[2])
+        tpot.append(float(np.ravel(sf.tpot_s)[0]))
+    shape = np.shape(batch)
+    terms = StepTerms(*(np.concatenate([np.ravel(getattr(t, f)) for t in parts]).reshape(shape) for f in StepTerms.FIELDS))
+    terms = replace(terms, floor_s=np.maximum(terms.floor_s, np.reshape(tpot, shape)))
+    return terms, np.reshape(prefill, shape), np.reshape(queue, shape), terms.floor_s
+
+
 def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broadcastable = 1,
              context: Broadcastable = DEFAULT_CONTEXT, engine: str | EngineProfile | None = None,
              tensor_parallel: int = 1, pipeline_parallel: int = 1, routing: str | float = "uniform",
@@ -134,11 +167,14 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
         they update the profile's scale (module docstring).  Needs ``engine``.
     level : float
         Band coverage, one of 0.5, 0.8, 0.9 (default), 0.95.
-    prompt, output : float, optional
-        Tokens per request in and out (ISL, OSL) of a serving run.  With ``prompt``, the result
-        carries the expected TTFT (engines with TTFT rows; else its floor, the prefill floor of
-        one prompt); with both, a profile that fitted prefill interleaving (``k_pf``: vLLM,
-        SGLang, TensorRT-LLM) adds the B / OSL prefills a continuous-batching step carries.
+    prompt, output : int, optional
+        Tokens per request in and out (ISL, OSL) of a serving run.  With both, ``batch`` is the
+        client concurrency C and the step is :func:`~roofline_decode.floors.serving.serving_floor`'s
+        steady step (its decode batch at its mean context, ``context`` unused, with the prompts
+        riding along, which ``k_pf`` scales), on ``tensor_parallel`` devices; the floor is then
+        the serving TPOT floor.  With ``prompt``, the result carries the expected TTFT (engines
+        with TTFT rows; else its floor: the prefill (+ queue) floor of serving_floor, or the
+        prefill floor of one prompt without ``output``).
 
     Returns
     -------
@@ -173,30 +209,37 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
     room = usable_memory(device) * tensor_parallel * pipeline_parallel
     fits = np.asarray(resident_bytes(model, batch_arr, np.broadcast_to(np.asarray(context, dtype=float), floor.shape))
                       <= room)
-    t_pf: float | None = None
     for name, tokens in (("prompt", prompt), ("output", output)):
-        if tokens is not None and not (is_real(tokens) and 1 <= tokens <= 2**40):
-            raise InvalidValueError(name, tokens, "a number of tokens >= 1")
-    if prompt is not None:
+        if tokens is not None and not (is_real(tokens) and 1 <= tokens <= 2**40 and float(tokens).is_integer()):
+            raise InvalidValueError(name, tokens, "a whole number of tokens >= 1")
+    if output is not None and (prompt is None or output < 2):
+        raise InvalidValueError("output", output, "a whole number >= 2, with prompt= (a serving run)")
+    ttft_floor = queue = None
+    serving = prompt is not None and output is not None
+    if serving:
+        assert prompt is not None and output is not None
+        terms, ttft_floor, queue, floor = _serving_terms(model, device, batch_arr, prompt, output, tensor_parallel,
+                                                         routing)
+        fits = np.ones(floor.shape, dtype=bool)  # serving_floor queues the clients the KV cache cannot hold
+    elif prompt is not None:
         from ..floors.prefill import prefill_floor
 
         pf = prefill_floor(model, device, prompt=prompt, routing=routing if isinstance(routing, str) else "uniform")
-        t_pf = max(float(pf.memory_time_s), float(pf.compute_time_s)) / tensor_parallel
+        ttft_floor = np.full_like(floor, max(float(pf.memory_time_s), float(pf.compute_time_s)) / tensor_parallel)
+        queue = np.zeros_like(floor)
     if engine is None:
         if runs:
             raise InvalidValueError("runs", f"{len(runs)} runs", "an engine profile to update (engine=...)")
         nan = np.full_like(floor, np.nan)
-        ttft_floor = None if t_pf is None else np.full_like(floor, t_pf)
         return Expected(floor, floor, nan, floor, batch_arr, fits, None, "floor only",
                         "floor only: a strict lower bound; no engine profile, so no expectation above it", level,
-                        ttft_floor, ttft_floor, None if t_pf is None else nan, ttft_floor)
+                        ttft_floor, ttft_floor, None if ttft_floor is None else nan, ttft_floor)
     profile = load_engine_profile(engine)
     head, where = _device_note(profile, device)
     label = ""
-    if "k_pf" in profile.fitted and t_pf is not None and output is not None:
-        terms = step_terms(model, device, batch, context, tensor_parallel, pipeline_parallel, routing,
-                           prefill_s=batch_arr / output * t_pf)
-        label += f"; carries the interleaved prefill of B / {output:g} prompts of {prompt:g} tokens per step"
+    if serving:
+        label += (f"; serving run: batch is the client concurrency, the step serving_floor's steady step (its "
+                  f"decode batch at its mean context, with the prompts of {prompt:g} tokens riding along)")
     elif "k_pf" in profile.fitted:
         label += "; decode only: give prompt= and output= for the prefill a continuous-batching step carries"
     predicted, _, _ = predict_step(terms, profile.vector)
@@ -233,15 +276,14 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
     upper = np.maximum(upper, centre)
     if not np.all(fits):
         label += "; some points do not fit the devices' usable memory (see .fits): no such run exists"
-    ttft = ttft_lo = ttft_hi = ttft_floor = None
-    if t_pf is not None:
-        ttft_floor = np.full_like(floor, t_pf)
+    ttft = ttft_lo = ttft_hi = None
+    if ttft_floor is not None and queue is not None:
         if profile.ttft is not None:
-            ttft = predict_ttft(profile.ttft["parameters"], ttft_floor, batch_arr)
+            ttft = np.maximum(predict_ttft(profile.ttft["parameters"], ttft_floor, queue, batch_arr), ttft_floor + queue)
             lo_t, hi_t = profile.ttft["band"][level]
-            ttft_lo, ttft_hi = np.maximum(ttft * math.exp(lo_t), ttft_floor), ttft * math.exp(hi_t)
+            ttft_lo, ttft_hi = np.maximum(ttft * math.exp(lo_t), ttft_floor + queue), ttft * math.exp(hi_t)
         else:
-            ttft, ttft_lo, ttft_hi = ttft_floor, ttft_floor, np.full_like(floor, np.nan)
+            ttft, ttft_lo, ttft_hi = ttft_floor + queue, ttft_floor + queue, np.full_like(floor, np.nan)
             label += "; TTFT: floor only (no TTFT rows for this engine)"
     return Expected(centre, lower, upper, floor, batch_arr, fits, profile.engine, basis, label, level,
                     ttft, ttft_lo, ttft_hi, ttft_floor)

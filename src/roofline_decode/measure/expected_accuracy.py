@@ -84,10 +84,12 @@ def _ttft_split(rows: TtftRows, train: np.ndarray, split: str) -> AccuracyResult
     if train.sum() < 3 or held.sum() < 1:
         return None
     ids = [d for d, t in zip(rows.device_ids, train) if t]
-    fit = fit_ttft(rows.measured_s[train], rows.prefill_floor_s[train], rows.batch[train], ids)
-    predicted = predict_ttft(fit["parameters"], rows.prefill_floor_s[held], rows.batch[held])
+    fit = fit_ttft(rows.measured_s[train], rows.prefill_floor_s[train], rows.queue_floor_s[train],
+                   rows.clients[train], ids)
+    predicted = predict_ttft(fit["parameters"], rows.prefill_floor_s[held], rows.queue_floor_s[held],
+                             rows.clients[held])
     lo, hi = fit["band"][0.9]
-    lower = np.maximum(predicted * np.exp(lo), rows.prefill_floor_s[held])
+    lower = np.maximum(predicted * np.exp(lo), rows.prefill_floor_s[held] + rows.queue_floor_s[held])
     return _summary(rows.engine, split, "TTFT", int(train.sum()), rows.measured_s[held], predicted, lower,
                     predicted * np.exp(hi))
 
@@ -145,9 +147,9 @@ def render_section(results: list[AccuracyResult]) -> str:
                      f"{p.parameters['t_layer'] * 1e6:.1f} | {s['held_out_median']:.1%} | {s['held_out_p90']:.1%} | "
                      f"{s['held_out_coverage_90']:.0%} |")
     lines += ["", "Splits (`benchmarks/expected_accuracy.py`): each fits on one part and predicts the rest with "
-              "the band of that fit.  The production engines' TPOT rests on the TP decode-step floor of the running "
-              "batch plus the interleaved prefill (serving_floor's terms replace it once merged); TTFT on the "
-              "prefill floor of one prompt plus queueing.", "",
+              "the band of that fit.  The production engines' TPOT rests on serving_floor's terms (the decode step "
+              "of its decode batch at its mean context, plus the prompts riding along each step); TTFT on its "
+              "prefill (+ KV transfer) and queue floors.", "",
               "| engine | split | quantity | fitted | predicted | median | p90 | max | 90 % band covers |",
               "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
@@ -156,8 +158,8 @@ def render_section(results: list[AccuracyResult]) -> str:
     lines += ["", "Targets of issue 29 on unseen devices: TPOT within 15 % median (goal 7 %), TTFT within 25 %, "
               "band coverage >= 80 %.  Where a figure above misses them, that is the honest figure: the step "
               "model has one efficiency per stream for every model and format of an engine, and the production "
-              "rows mix models from 8B dense to 671B MoE, expert parallelism and attention DP that the TP "
-              "decode-step floor does not separate.", "",
+              "rows mix models from 8B dense to 671B MoE, with expert parallelism and attention DP that the "
+              "step terms count as one tensor-parallel group.", "",
               "Peers, for scale: both fit or measure per model, GPU and engine version and report errors on "
               "configurations like those they were fitted on; the splits above predict another device (or "
               "batch range) with one profile for every model of an engine.", ""]
