@@ -64,6 +64,7 @@ class EngineRows:
     device_ids: list[str] = field(default_factory=list)
     bandwidths: dict[str, float] = field(default_factory=dict)
     dropped: list[tuple[str, str]] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
 
 
 def engine_of_row(row: MeasurementRow, default: str) -> str:
@@ -111,6 +112,7 @@ def rows_to_terms(engine: str, rows: list[MeasurementRow]) -> EngineRows:
             continue
         device_id = device.id or device.name
         out.rows.append(row)
+        out.models.append(model.name)  # type: ignore[attr-defined]
         out.device_ids.append(device_id)
         out.bandwidths[device_id] = float(device.memory_bandwidth)
         parts.append(StepTerms(*(np.ravel(getattr(terms, f)) for f in StepTerms.FIELDS)))

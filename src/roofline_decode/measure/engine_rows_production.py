@@ -7,7 +7,8 @@ notes repeat it):
   ``silicon_data_source``; ``batch_size`` x attention-DP ranks where that is missing), ISL and
   OSL, and its layout (``tp_size``, ``pp_size``, ``moe_ep_size``, ``attention_dp_size``,
   ``moe_tp_size``; the ``decode_*`` and ``prefill_*`` columns of a disaggregated run, one
-  worker of each) go to ``serving_floor``, which gives the running batch the KV cache holds,
+  worker of each, as many workers as ``prefill_num_workers`` / ``decode_num_workers``) go to
+  ``serving_floor``, which gives the running batch the KV cache holds,
   the sequences a request's decode steps carry (``decode_batch``), their mean context and the
   prompt tokens riding along each step (aggregated mode);
 * TPOT is fitted on the decode step of ``decode_batch`` sequences at that context on the
@@ -42,7 +43,7 @@ from .engine_rows import EngineRows
 from .rows import read_csv_records
 
 __all__ = ["PRODUCTION_FILE", "PRODUCTION_ENGINES", "ProductionRun", "TtftRows", "production_runs", "production_rows",
-           "serving_terms"]
+           "serving_terms", "models_by_device"]
 
 PRODUCTION_FILE = "production/aic_silicon_hopper.csv"
 #: backend column -> engine profile name
@@ -74,6 +75,7 @@ class ProductionRun:
     source: str
     parallel: Parallel
     prefill_parallel: Parallel
+    workers: tuple[int, int] = (1, 1)
 
 
 @dataclass
@@ -134,8 +136,10 @@ def production_runs(folder: str | Path) -> tuple[list[ProductionRun], list[tuple
         except (RooflineError, ValueError) as exc:
             skipped.append((where, f"cannot place: {str(exc).splitlines()[0]}"))
             continue
+        workers = (1, 1) if agg else (max(_int(rec["prefill_num_workers"]), 1), max(_int(rec["decode_num_workers"]), 1))
         runs.append(ProductionRun(engine, model, load_accelerator(device_id), layout.num_devices, float(batch),
-                                  _int(rec["isl"]), _int(rec["osl"]), agg, ttft, tpot, where, layout, prefill_layout))
+                                  _int(rec["isl"]), _int(rec["osl"]), agg, ttft, tpot, where, layout, prefill_layout,
+                                  workers))
     return runs, skipped
 
 
@@ -160,7 +164,8 @@ def _serving(run: ProductionRun) -> Any:
                              output_length=max(run.osl, 2), parallel=run.parallel)
     return serving_floor(run.model, run.device, concurrency=int(run.batch), input_length=run.isl,
                          output_length=max(run.osl, 2), mode="disaggregated", decode_parallel=run.parallel,
-                         prefill_parallel=run.prefill_parallel)
+                         prefill_parallel=run.prefill_parallel, prefill_workers=run.workers[0],
+                         decode_workers=run.workers[1])
 
 
 def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str, TtftRows]]:
@@ -195,6 +200,7 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
                                             f"{float(terms.floor_s) * 1e3:.4g} ms of this layout"))
             continue
         out.device_ids.append(device_id)
+        out.models.append(run.model.name)
         out.bandwidths[device_id] = float(run.device.memory_bandwidth)
         parts[run.engine].append(StepTerms(*(np.ravel(getattr(terms, f)) for f in StepTerms.FIELDS)))
         times[run.engine].append(run.tpot_s)
@@ -220,6 +226,14 @@ def serving_terms(model: Model, device: Accelerator, sf: Any, input_length: floa
                        prefill_s=per_step)
     transfer = float(np.ravel(sf.kv_transfer_s)[0])
     return terms, prompt + transfer, float(np.ravel(sf.queue_time_s)[0])
+
+
+def models_by_device(folder: str | Path) -> dict[str, dict[str, set[str]]]:
+    """engine -> device id -> the models of its placed runs (which models a device split shares)."""
+    out: dict[str, dict[str, set[str]]] = {}
+    for run in production_runs(folder)[0]:
+        out.setdefault(run.engine, {}).setdefault(run.device.id or run.device.name, set()).add(run.model.name)
+    return out
 
 
 def engine_of_backend(backend: str) -> str | None:

@@ -64,8 +64,8 @@ def _summary(engine: str, split: str, quantity: str, fitted: int, measured: np.n
                           float(np.quantile(rel, 0.9)), float(np.max(rel)), float(np.mean(inside)))
 
 
-def _step_split(rows: EngineRows, train: np.ndarray, split: str) -> AccuracyResult | None:
-    held = ~train
+def _step_split(rows: EngineRows, train: np.ndarray, split: str, held: np.ndarray | None = None) -> AccuracyResult | None:
+    held = ~train if held is None else held
     if rows.terms is None or train.sum() < 3 or held.sum() < 1:
         return None
     ids = [d for d, t in zip(rows.device_ids, train) if t]
@@ -104,9 +104,15 @@ def accuracy_protocol(folder: str | Path) -> list[AccuracyResult]:
     for engine in _PRODUCTION:
         rows, t_rows = tpot[engine], ttft[engine]
         ids, t_ids = np.asarray(rows.device_ids), np.asarray(t_rows.device_ids)
+        models = np.asarray(rows.models)
         for fit_on, predict in (("h100-sxm", "h200-sxm"), ("h200-sxm", "h100-sxm")):
             results.append(_step_split(rows, ids == fit_on, f"device: fit {fit_on}, predict {predict}"))
             results.append(_ttft_split(t_rows, t_ids == fit_on, f"device: fit {fit_on}, predict {predict}"))
+            shared = set(models[ids == fit_on]) & set(models[ids == predict])
+            if shared:
+                results.append(_step_split(rows, ids == fit_on, f"device, shared models only: fit {fit_on}, predict "
+                                           f"{predict} rows of {len(shared)} models run on both",
+                                           held=(ids == predict) & np.isin(models, sorted(shared))))
         assert rows.terms is not None
         results.append(_step_split(rows, rows.terms.batch <= 8, "batch: fit B <= 8, predict B > 8"))
     single = engine_rows(folder, ("llama.cpp-cuda", "llama.cpp-metal", "hf-eager"))
@@ -125,8 +131,9 @@ def accuracy_protocol(folder: str | Path) -> list[AccuracyResult]:
     return [r for r in results if r is not None]
 
 
-def render_section(results: list[AccuracyResult]) -> str:
-    """The markdown section of ``docs/how_close_is_the_floor.md`` on expected performance."""
+def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, set[str]]] | None = None) -> str:
+    """The markdown section of ``docs/how_close_is_the_floor.md`` on expected performance
+    (``overlap``: :func:`~roofline_decode.measure.engine_rows_production.models_by_device`)."""
     from .engine_profile import list_engine_profiles, load_engine_profile
 
     lines = ["## Expected performance: engine profiles", "",
@@ -159,7 +166,12 @@ def render_section(results: list[AccuracyResult]) -> str:
               "band coverage >= 80 %.  Where a figure above misses them, that is the honest figure: the step "
               "model has one efficiency per stream for every model and format of an engine, and the production "
               "rows mix models from 8B dense to 671B MoE, with expert parallelism and attention DP that the "
-              "step terms count as one tensor-parallel group.", "",
+              "step terms count as one tensor-parallel group.  Which models each device's production rows hold:", "",
+              ] + [f"- {engine}: H100 rows {', '.join(sorted(models.get('h100-sxm', set()))) or 'none'}; H200 rows "
+                   f"{', '.join(sorted(models.get('h200-sxm', set()))) or 'none'}; shared "
+                   f"{', '.join(sorted(models.get('h100-sxm', set()) & models.get('h200-sxm', set()))) or 'none'} "
+                   "(where none are shared, the device split is also a model split)."
+                   for engine, models in sorted((overlap or {}).items())] + ["",
               "Peers, for scale: both fit or measure per model, GPU and engine version and report errors on "
               "configurations like those they were fitted on; the splits above predict another device (or "
               "batch range) with one profile for every model of an engine.", ""]

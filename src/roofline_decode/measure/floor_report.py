@@ -211,13 +211,17 @@ def render_page(folder: str | Path | None = None, results: list[SplitResult] | N
         "  are host-bound at short context and the fit's single regime under-predicts the longer ones.",
         "",
     ]
-    return "\n".join(lines) + "\n" + render_section(_accuracy(str(Path(folder) if folder else measured_dir())))
+    measured = str(Path(folder) if folder else measured_dir())
+    return "\n".join(lines) + "\n" + render_section(*_accuracy(measured))
 
 
 @lru_cache(maxsize=2)
-def _accuracy(folder: str) -> list[AccuracyResult]:
-    """The engine-profile splits (cached: the page is rendered twice by its tests and --check)."""
-    return accuracy_protocol(folder)
+def _accuracy(folder: str) -> tuple[list[AccuracyResult], dict[str, dict[str, set[str]]]]:
+    """The engine-profile splits and the production models by device (cached: the page is
+    rendered twice by its tests and --check)."""
+    from .engine_rows_production import models_by_device
+
+    return accuracy_protocol(folder), models_by_device(folder)
 
 
 def plot_page(path: str | Path, folder: str | Path | None = None, results: list[SplitResult] | None = None) -> Path:
