@@ -31,6 +31,8 @@ _EXPORTS: dict[str, str] = {
         ["ConfigError", "InvalidValueError", "MissingExtraError", "RooflineError", "SpecFileError",
          "UnknownFormatError", "UnknownIdError"], "errors"),
     **dict.fromkeys(["DecodeFloor", "decode_floor"], "floors.decode"),
+    **dict.fromkeys(["Expected", "UserRun", "expected"], "measure.expected"),
+    **dict.fromkeys(["EngineProfile", "list_engine_profiles", "load_engine_profile"], "measure.engine_profile"),
     **dict.fromkeys(["RECORD_KEYS"], "floors.results"),
     **dict.fromkeys(["SweepResult", "sweep"], "floors.sweeps"),
     **dict.fromkeys(["PrefillFloor", "prefill_floor"], "floors.prefill"),
@@ -82,6 +84,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
         UnknownIdError,
     )
     from .floors.decode import DecodeFloor, decode_floor
+    from .measure.engine_profile import EngineProfile, list_engine_profiles, load_engine_profile
+    from .measure.expected import Expected, UserRun, expected
     from .floors.results import RECORD_KEYS
     from .floors.mixed_step import MixedStepFloor, mixed_step_floor
     from .floors.prefill import PrefillFloor, prefill_floor

@@ -42,6 +42,9 @@ def register(subparsers: Subparsers) -> None:
                             "estimate at board power")
     floor.add_argument("--price-per-hour", type=positive("--price-per-hour"), metavar="USD",
                        help="price of one device-hour: adds dollars per million output tokens")
+    floor.add_argument("--engine", metavar="NAME",
+                       help="also the expected step time with a 90%% band from an engine profile "
+                            "(llama.cpp-cuda, llama.cpp-metal, gpt-fast, exllama, hf-eager, ...; see docs/how_close_is_the_floor.md)")
     floor.add_argument("--format", choices=("table", "json", "csv"), default="table")
     add_parallel_arguments(floor)
     floor.set_defaults(handler=run_floor)
@@ -72,6 +75,16 @@ def run_floor(args: argparse.Namespace) -> int:
                        routing=args.routing, latency=args.latency, parallel=layout, **link_options(args))
     except InvalidValueError as exc:
         raise layout_flag(exc) from None
+    if args.engine is not None:
+        from .measure import expected_records, expected_table
+
+        # the engine profiles split a step over the layout's devices as one tensor-parallel group
+        devices = 1 if layout is None else layout.num_devices
+        records = expected_records(model, args.gpu, args.batch, args.context, args.engine, args.routing, devices)
+        shown = "\n\n".join(parallel_table(floor) for floor in result) if devices > 1 else str(result)  # type: ignore[arg-type]
+        print(shown + "\n\n" + expected_table(records) if args.format == "table"
+              else emit_records(records, args.format))
+        return 0
     spread = layout is not None and layout.num_devices > 1
     if spread and args.format == "table" and not (args.energy or args.price_per_hour is not None):
         print("\n\n".join(parallel_table(floor) for floor in result))  # type: ignore[arg-type]  # ParallelFloors
