@@ -41,6 +41,9 @@ def register(subparsers: Subparsers) -> None:
                             "estimate at board power")
     floor.add_argument("--price-per-hour", type=positive("--price-per-hour"), metavar="USD",
                        help="price of one device-hour: adds dollars per million output tokens")
+    floor.add_argument("--per-layer", action="store_true",
+                       help="split each step by layer kind (attention, recurrent mixer, MLP, MoE router/shared/routed "
+                            "experts, embedding, lm_head): bytes, FLOPs, intensity, times and bound of each")
     floor.add_argument("--format", choices=("table", "json", "csv"), default="table")
     floor.set_defaults(handler=run_floor)
 
@@ -66,6 +69,13 @@ def run_floor(args: argparse.Namespace) -> int:
     model = load_model_from_args(args)
     result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse,
                    routing=args.routing, latency=args.latency)
+    if args.per_layer:
+        if args.energy or args.price_per_hour is not None:
+            raise InvalidValueError("--per-layer", "with --energy/--price-per-hour", "one of them at a time")
+        tables = [floor.layers() for floor in result]
+        print("\n\n".join(str(t) for t in tables) if args.format == "table"
+              else emit_records([record for t in tables for record in t.to_records()], args.format))
+        return 0
     if not (args.energy or args.price_per_hour is not None):
         print(str(result) if args.format == "table" else emit_records(result.to_records(), args.format))
         return 0
