@@ -186,7 +186,7 @@ class DecodeFloor(RooflineTerms, ToDataFrame, EnergyAndCost):
         Examples
         --------
         >>> from roofline_decode import decode_floor
-        >>> rows = decode_floor("deepseek-v3", "h200-sxm", batch=64, context=8192).layers()
+        >>> rows = decode_floor("deepseek-v3", "h200-sxm", batch=256, context=8192).layers()
         >>> [(row.kind, str(row.bound)) for row in rows][:1]
         [('attention (MLA)', 'compute')]
         """
