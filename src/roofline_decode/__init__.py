@@ -40,6 +40,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["NumberFormat", "get_format", "group_quantized", "list_formats"], "formats"),
     **dict.fromkeys(["Accelerator", "MemoryTier", "Model"], "specs"),
     **dict.fromkeys(["LatencyProfile", "list_latency_profiles", "load_latency_profile"], "specs.latency"),
+    # the report package's function (the package itself is callable too: roofline_decode.report)
+    "report": "report",
 }
 # Views and tools are submodules too (``rd.planning.max_batch``); each imports its heavy
 # dependencies (sympy, matplotlib) only when used.
@@ -87,3 +89,4 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .formats import NumberFormat, get_format, group_quantized, list_formats
     from .specs import Accelerator, MemoryTier, Model
     from .specs.latency import LatencyProfile, list_latency_profiles, load_latency_profile
+    from .report import report
