@@ -105,7 +105,7 @@ def limits(data: ReportData) -> str:
             "none: the point fits and no assumption beyond the conventions applies"]
         parts.append(
             f"<h3>{_escape(floor.accelerator)}</h3><p>weights {display(floor.spec.weight_bytes / GB)} GB; usable memory "
-            f"{display(floor.usable_memory / GB)} GB; KV cache per sequence at this context "
+            f"{display(floor.usable_memory / GB)} GB; KV cache per sequence at the chosen context ({data.context:g}) "
             f"{display(float(np.max(floor.kv_bytes_per_sequence)) / GB)} GB.</p>"
             f'<ul class="notes" data-device="{_escape(floor.accelerator)}">'
             + "".join(f"<li>{_escape(n)}</li>" for n in notes) + "</ul>")
