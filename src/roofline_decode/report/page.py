@@ -175,7 +175,8 @@ def _figure_rows(device: Accelerator) -> str:
                  if source is not None else _escape(figure.source))
         how = "; ".join(_escape(text) for text in (figure.derivation, figure.note) if text)
         rows.append(f'<tr data-figure="{_escape(key)}"><td>{_escape(key)}</td>'
-                    f'<td data-value="{figure.value!r}" data-si-value="{figure.si_value!r}">{_escape(printed(figure))}</td>'
+                    f'<td data-value="{figure.value!r}" data-si-value="{figure.si_value!r}" title="{_escape(printed(figure))}">'
+                    f"{figure.value:g}</td>"
                     f"<td>{_escape(figure.unit)}</td><td>{_escape(figure.kind)}</td><td>{where}</td><td>{how}</td></tr>")
     return "".join(rows)
 

@@ -1,0 +1,27 @@
+"""The calibration plot's step-time axis reads at any range (it once showed one tick)."""
+
+import pytest
+
+from roofline_decode.measure.compare import compare
+from roofline_decode.measure.plot import plot_measurements
+from roofline_decode.measure.rows import load_csv
+
+
+def visible_labels(ax):
+    ax.figure.canvas.draw()
+    low, high = ax.get_ylim()
+    return [t.get_text() for t in ax.get_yticklabels() if t.get_text() and low <= t.get_position()[1] <= high]
+
+
+@pytest.mark.parametrize(("rows", "expected"), [
+    # 4 to 18 ms: under one decade
+    ("1,1024,16.611\n4,2048,15.921\n", ["4", "5", "6", "7", "8", "9", "10", "15"]),
+    # 3 ms to 1.2 s: two and a half decades
+    ("1,1024,16.611\n64,2048,35\n256,32768,900\n", ["5", "10", "20", "50", "100", "200", "500", "1000"]),
+])
+def test_step_time_axis_has_readable_labels(tmp_path, rows, expected):
+    path = tmp_path / "study.csv"
+    path.write_text("B,T,mean_ms\n" + rows)
+    ax = plot_measurements(compare(load_csv(path), "qwen2.5-7b", "h100-sxm"))
+    assert visible_labels(ax) == expected
+    assert not [t.get_text() for t in ax.get_yminorticklabels() if t.get_text()]  # no crowding from minor ticks
