@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._typing import Broadcastable
-from ._common import MARKERS, ModelLike, WeightsLike, color, new_axes, resolve_model
+from ._common import MARKERS, ModelLike, WeightsLike, color, new_axes, plain_formatter, resolve_model
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -83,6 +83,9 @@ def frontier_plot(model: ModelLike, accelerators: Accelerator | str | Sequence[A
                 color="black", lw=2.2, ls="--", label="Pareto envelope", zorder=5)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # 200, 500, 1000 rather than 2x10^2, 5x10^2, 10^3
+        axis.set_major_formatter(plain_formatter())
+        axis.set_minor_formatter(plain_formatter(minor=True))
     ax.set_xlabel("tokens/s per user (1 / step time)")
     label = _Y_LABELS[y]
     if y == "cost":

@@ -1,4 +1,5 @@
-"""The calibration plot's step-time axis reads at any range (it once showed one tick)."""
+"""Axes that read: the calibration plot's step-time axis at any range (it once showed one tick), the
+frontier's plain numbers."""
 
 import pytest
 
@@ -25,3 +26,14 @@ def test_step_time_axis_has_readable_labels(tmp_path, rows, expected):
     ax = plot_measurements(compare(load_csv(path), "qwen2.5-7b", "h100-sxm"))
     assert visible_labels(ax) == expected
     assert not [t.get_text() for t in ax.get_yminorticklabels() if t.get_text()]  # no crowding from minor ticks
+
+
+def test_frontier_axes_read_as_plain_numbers():
+    from roofline_decode import plotting
+
+    ax = plotting.frontier_plot("deepseek-v3", ["h200-sxm", "mi300x"], context=8192)
+    ax.figure.canvas.draw()
+    for labels in (ax.get_xticklabels(which="both"), ax.get_yticklabels(which="both")):
+        texts = [t.get_text() for t in labels if t.get_text()]
+        assert texts and not any("$" in t or "times" in t for t in texts), texts  # no 2x10^2 mathtext
+    assert {"200", "500", "1000"} <= {t.get_text() for t in ax.get_yticklabels(which="both")}
