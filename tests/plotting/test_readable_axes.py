@@ -37,3 +37,16 @@ def test_frontier_axes_read_as_plain_numbers():
         texts = [t.get_text() for t in labels if t.get_text()]
         assert texts and not any("$" in t or "times" in t for t in texts), texts  # no 2x10^2 mathtext
     assert {"200", "500", "1000"} <= {t.get_text() for t in ax.get_yticklabels(which="both")}
+
+
+def test_breakdown_legend_of_a_mixed_precision_model_fits_beside_the_axes():
+    """DeepSeek-V3's compute precision lists six groups: the title says it, the legend does not
+    repeat it (the legend once ran past the figure)."""
+    from roofline_decode import plotting
+
+    ax = plotting.breakdown_plot("deepseek-v3", "h200-sxm", batch=[1, 16, 256], context=8192)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert max(len(label) for label in labels) < 80, labels
+    assert "attention scores" in ax.get_title()
+    single = plotting.breakdown_plot("llama-3.1-8b", "h100-sxm", batch=[1, 16], context=1024)
+    assert "compute time = FLOPs / peak (bf16)" in [t.get_text() for t in single.get_legend().get_texts()]

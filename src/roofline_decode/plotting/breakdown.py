@@ -110,7 +110,9 @@ def breakdown_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acc
     lines = twin.plot(xs, floor.memory_time_s * 1e3, color="black", lw=1.4, label="memory time = bytes / bandwidth")
     if floor.compute_bounded:
         lines += twin.plot(xs, floor.compute_time_s * 1e3, color=OKABE_ITO["orange"], lw=2.0, ls="--",
-                           label=f"compute time = FLOPs / peak ({floor.compute_precision})")
+                           label="compute time = FLOPs / peak (" + (
+                               floor.compute_precision if len(set(floor.compute_precisions.values())) <= 1
+                               else "each FLOP group at its precision, see title") + ")")
     lines += twin.plot(xs, floor.step_time_s * 1e3, color=OKABE_ITO["reddish_purple"], lw=3.0, alpha=0.55,
                        label="step floor = max of the two")
 
