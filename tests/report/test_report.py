@@ -49,7 +49,13 @@ def test_layer_cells_are_the_library_numbers(moe_page):
     for gpu in GPUS:
         table = decode_floor("qwen3-30b-a3b", gpu, batch=8, context=8192).layers()
         cells = [c for c in moe_page.cells if c["table_device"] == gpu and c["layer"]]
-        assert {c["layer"] for c in cells} == {row.kind for row in table}
+        assert {c["layer"] for c in cells} == {row.kind for row in table} | {"step"}
+        floor = table.floor
+        for cell in (c for c in cells if c["layer"] == "step"):  # the step's own numbers
+            expected = {"kv_bytes": floor.kv_read_bytes + floor.kv_write_bytes, "share": 1.0}.get(cell["key"])
+            expected = getattr(floor, cell["key"]) if expected is None else expected
+            assert cell["value"] == str(expected) if cell["key"] == "bound" else float(cell["value"]) == float(expected)
+        cells = [c for c in cells if c["layer"] != "step"]
         for cell in cells:
             row = table[cell["layer"]]
             expected = {"kv_bytes": row.kv_read_bytes + row.kv_write_bytes,
@@ -87,6 +93,8 @@ def test_grid_is_the_library_grid(moe_page):
             else:
                 assert [float(v) for v in values] == pytest.approx(expected, rel=0, abs=0, nan_ok=True), key
         table = floor.layers()
+        assert device["layers"][-1]["layer"] == "step"
+        assert [float(v) for v in device["layers"][-1]["flops"]] == np.ravel(floor.flops).tolist()
         for row, data in zip(table, device["layers"]):
             assert data["layer"] == row.kind
             assert [float(v) for v in data["flops"]] == np.ravel(row.flops).tolist()

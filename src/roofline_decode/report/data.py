@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
 
-__all__ = ["FLOOR_COLUMNS", "LAYER_COLUMNS", "DEFAULT_BATCHES", "DEFAULT_CONTEXTS", "ReportData", "report_data"]
+__all__ = ["FLOOR_COLUMNS", "LAYER_COLUMNS", "STEP", "DEFAULT_BATCHES", "DEFAULT_CONTEXTS", "ReportData", "report_data"]
 
 #: Columns of the floor table: (key of the DecodeFloor, header, display scale; None: text).
 FLOOR_COLUMNS: tuple[tuple[str, str, float | None], ...] = (
@@ -45,6 +45,9 @@ LAYER_COLUMNS: tuple[tuple[str, str, float | None], ...] = (
     ("share", "% bytes", 100.0), ("flops", "GFLOP", 1e-9), ("arithmetic_intensity", "FLOP/B", 1.0),
     ("memory_time_s", "mem ms", 1e3), ("compute_time_s", "comp ms", 1e3), ("bound", "bound", None),
 )
+
+#: The kind of the last row of the per-layer tables: the step's own numbers.
+STEP = "step"
 
 #: Batches of the page's control (the chosen batch is added).
 DEFAULT_BATCHES = tuple(float(2**k) for k in range(11))
@@ -76,7 +79,8 @@ class ReportData:
         return {key: _at(floor, key, index) for key, _, _ in FLOOR_COLUMNS}
 
     def layer_values(self, floor: DecodeFloor, table: LayerTable, index: int = 0) -> list[dict[str, Any]]:
-        """Per row of ``table``: its kind, layer count and :data:`LAYER_COLUMNS` at ``index``."""
+        """Per row of ``table``: its kind, layer count and :data:`LAYER_COLUMNS` at ``index``;
+        then the step's own totals (kind :data:`STEP`), which the rows add up to."""
         step = float(np.broadcast_to(floor.bytes_total, floor.shape).ravel()[index])
         rows = []
         for row in table:
@@ -89,7 +93,14 @@ class ReportData:
             values["share"] = values["bytes_total"] / step if step > 0 else 0.0
             values["bound"] = str(np.broadcast_to(row.bound, floor.shape).ravel()[index])
             rows.append(values)
-        return rows
+        step_row: dict[str, Any] = {"layer": STEP, "layers": floor.spec.num_layers}
+        for key in ("weight_bytes", "bytes_total", "flops", "arithmetic_intensity", "memory_time_s", "compute_time_s",
+                    "bound"):
+            step_row[key] = _at(floor, key, index)
+        step_row["kv_bytes"] = float(np.broadcast_to(floor.kv_read_bytes + floor.kv_write_bytes,
+                                                     floor.shape).ravel()[index])
+        step_row["share"] = 1.0 if step > 0 else 0.0
+        return [*rows, step_row]
 
     def grid_json(self) -> dict[str, Any]:
         """What the page's script reads: the grid axes, and per accelerator each floor column and
@@ -102,9 +113,9 @@ class ReportData:
             columns = {key: [_jsonable(_at(floor, key, i)) for i in range(size)] for key, _, _ in FLOOR_COLUMNS}
             table = floor.layers()
             per_point = [self.layer_values(floor, table, i) for i in range(size)]
-            layers = [{"layer": row.kind, "layers": row.layers,
+            layers = [{"layer": row["layer"], "layers": row["layers"],
                        **{key: [_jsonable(point[r][key]) for point in per_point] for key, _, _ in LAYER_COLUMNS}}
-                      for r, row in enumerate(table)]
+                      for r, row in enumerate(per_point[0])]
             point_notes = [[notes.setdefault(n, len(notes)) for n in record["notes"]] for record in floor.to_records()]
             devices.append({"id": floor.accelerator, "columns": columns, "layers": layers, "notes": point_notes})
         return {"batches": list(self.batches), "contexts": list(self.contexts), "devices": devices,

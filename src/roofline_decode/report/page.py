@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..units import GB
-from .data import FLOOR_COLUMNS, LAYER_COLUMNS
+from .data import FLOOR_COLUMNS, LAYER_COLUMNS, STEP
 
 if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
@@ -122,7 +122,8 @@ def layers(data: ReportData) -> str:
         rows = []
         for values in data.layer_values(floor, floor.layers()):
             n = str(values["layers"]) if values["layers"] else "-"
-            rows.append(f'<tr data-layer="{_escape(values["layer"])}"><td>{_escape(values["layer"])}</td><td>{n}</td>'
+            step = ' class="step"' if values["layer"] == STEP else ""
+            rows.append(f'<tr{step} data-layer="{_escape(values["layer"])}"><td>{_escape(values["layer"])}</td><td>{n}</td>'
                         + "".join(_cell(values[key], scale, key=key) for key, _, scale in LAYER_COLUMNS) + "</tr>")
         parts.append(f"<h3>{_escape(floor.accelerator)}</h3>"
                      f'<div class="scroll"><table class="layers" data-device="{_escape(floor.accelerator)}">'
