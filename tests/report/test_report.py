@@ -138,6 +138,12 @@ def test_report_writes_the_file_and_checks_its_input(tmp_path):
         rd.report("llama-3.2-1b", "h100-sxm", batch=[1, 2])
     with pytest.raises(InvalidValueError, match="routing"):
         rd.report("llama-3.2-1b", "h100-sxm", routing="skewed")
+    with pytest.raises(InvalidValueError, match="batches"):
+        rd.report("llama-3.2-1b", "h100-sxm", batches=[0.5, 2])
+    with pytest.raises(InvalidValueError, match="contexts"):
+        rd.report("llama-3.2-1b", "h100-sxm", contexts=["long"])
+    with pytest.raises(InvalidValueError, match="accelerators"):
+        rd.report("llama-3.2-1b", [])
     with pytest.raises(InvalidValueError, match="grid points"):
         rd.report("llama-3.2-1b", "h100-sxm", batches=range(1, 100), contexts=range(0, 100))
 

@@ -89,6 +89,10 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
         raise InvalidValueError("routing", routing, "'uniform' or 'identical'")
     if sparse.__class__ is not bool:
         sparse = flag("sparse", sparse)
+    if batches is not None:
+        batches = checked_array("batches", batches, 1.0, inclusive=True).ravel().tolist()
+    if contexts is not None:
+        contexts = checked_array("contexts", contexts, 0.0, inclusive=True).ravel().tolist()
     data = report_data(spec, devices, float(b), float(t), routing=routing, sparse=sparse, batches=batches,
                        contexts=contexts)
     page = render_page(data)

@@ -139,9 +139,9 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _axis(name: str, defaults: Sequence[float], chosen: float, limit: float) -> tuple[float, ...]:
-    values = sorted({v for v in defaults if v <= limit} | {chosen})
-    return tuple(values)
+def _axis(values: Sequence[float], chosen: float, limit: float) -> tuple[float, ...]:
+    """``values`` up to ``limit`` and the ``chosen`` one, sorted, each once (floats)."""
+    return tuple(sorted({float(v) for v in values if v <= limit} | {float(chosen)}))
 
 
 def report_data(model: Model, accelerators: Sequence[Accelerator], batch: float, context: float, *,
@@ -155,9 +155,8 @@ def report_data(model: Model, accelerators: Sequence[Accelerator], batch: float,
     if not accelerators:
         raise InvalidValueError("accelerators", "[]", "at least one accelerator")
     positions = float(model.max_position_embeddings or math.inf)
-    batch_axis = _axis("batches", DEFAULT_BATCHES if batches is None else batches, batch, math.inf)
-    context_axis = _axis("contexts", DEFAULT_CONTEXTS if contexts is None else contexts, context,
-                         max(positions, context))
+    batch_axis = _axis(DEFAULT_BATCHES if batches is None else batches, batch, math.inf)
+    context_axis = _axis(DEFAULT_CONTEXTS if contexts is None else contexts, context, max(positions, context))
     if len(batch_axis) * len(context_axis) > MAX_GRID_POINTS:
         raise InvalidValueError("batches x contexts", f"{len(batch_axis)} x {len(context_axis)}",
                                 f"at most {MAX_GRID_POINTS} grid points")
