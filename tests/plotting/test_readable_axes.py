@@ -50,3 +50,4 @@ def test_breakdown_legend_of_a_mixed_precision_model_fits_beside_the_axes():
     assert "attention scores" in ax.get_title()
     single = plotting.breakdown_plot("llama-3.1-8b", "h100-sxm", batch=[1, 16], context=1024)
     assert "compute time = FLOPs / peak (bf16)" in [t.get_text() for t in single.get_legend().get_texts()]
+

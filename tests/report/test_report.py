@@ -124,7 +124,8 @@ def test_the_page_is_self_contained(moe_page):
         assert not any(k in ("src", "srcset") for k in attrs)
         if tag == "image":  # SVG images would be a fetch too
             pytest.fail("an <image> in an SVG")
-    assert sum(1 for tag, _ in moe_page.tags if tag == "svg") == 3  # breakdown, ridge, frontier
+    # the layers plot of each device, breakdown, ridge, frontier
+    assert sum(1 for tag, _ in moe_page.tags if tag == "svg") == len(GPUS) + 3
 
 
 def test_report_writes_the_file_and_checks_its_input(tmp_path):

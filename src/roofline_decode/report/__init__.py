@@ -3,7 +3,7 @@
 :func:`report` (also ``rd.report``, and ``roofline-decode report`` on the command line) writes
 one HTML file that needs no network: the floors at the chosen batch and context, the fit and
 limit notes, the byte and FLOP breakdown, the per-layer table
-(:meth:`~roofline_decode.DecodeFloor.layers`), the ridge plot, the throughput-interactivity
+(:meth:`~roofline_decode.DecodeFloor.layers`) with its time by layer kind, the ridge plot, the throughput-interactivity
 frontier (:func:`~roofline_decode.planning.frontier`) as inline SVG, every device figure with
 its value, unit, kind and source, and a batch/context control that moves the numbers over a
 precomputed grid.  The numbers in the page are the library's, unchanged (``data-value``
@@ -68,7 +68,7 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
     --------
     >>> page = report("llama-3.1-8b", ["h100-sxm", "mi300x"], batch=8, context=4096)
     >>> page.startswith("<!DOCTYPE html>"), page.count("<svg"), "<script src" in page
-    (True, 3, False)
+    (True, 5, False)
     """
     from ..catalog import load_accelerator, load_model
     from ..checks import flag

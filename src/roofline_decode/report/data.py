@@ -73,6 +73,7 @@ class ReportData:
     point: tuple[DecodeFloor, ...]
     grid: tuple[DecodeFloor, ...]
     routing: str
+    sparse: bool = False
 
     def floor_values(self, floor: DecodeFloor, index: int = 0) -> dict[str, Any]:
         """The :data:`FLOOR_COLUMNS` of ``floor`` at flat grid ``index`` (floats, str, bool)."""
@@ -166,4 +167,4 @@ def report_data(model: Model, accelerators: Sequence[Accelerator], batch: float,
     grid = tuple(decode_floor(model, device, batch=b, context=t, routing=routing, sparse=sparse)
                  for device in accelerators)
     return ReportData(model, tuple(accelerators), float(batch), float(context), batch_axis, context_axis,
-                      point, grid, routing)
+                      point, grid, routing, sparse)

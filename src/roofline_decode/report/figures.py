@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from .data import ReportData
 
-__all__ = ["svg_of", "ridge_svg", "breakdown_svg", "frontier_svg"]
+__all__ = ["svg_of", "ridge_svg", "breakdown_svg", "frontier_svg", "layers_svg"]
 
 
 def svg_of(ax: Axes) -> str:
@@ -60,3 +60,11 @@ def frontier_svg(data: ReportData) -> str:
     degrees 1 to 8 where a device has an interconnect figure)."""
     plotting = _plotting()
     return svg_of(plotting.frontier_plot(data.model, list(data.accelerators), context=data.context))
+
+
+def layers_svg(data: ReportData, index: int) -> str:
+    """The memory and compute time of the step at the chosen point by layer kind, on accelerator
+    ``index``."""
+    plotting = _plotting()
+    return svg_of(plotting.layers_plot(data.model, data.accelerators[index], batch=data.batch, context=data.context,
+                                       routing=data.routing, sparse=data.sparse))

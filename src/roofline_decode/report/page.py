@@ -116,9 +116,12 @@ def layers(data: ReportData) -> str:
     parts = ["<h2>Per layer kind</h2>",
              '<p class="muted">Each row: that kind of layer over the whole model (n layers); its times are its own '
              "bytes / bandwidth and FLOPs at its compute groups' peaks. The rows add up to the step's bytes and "
-             "FLOPs; the step time is max(memory, compute) of the sums, not the sum of the rows' times.</p>"]
+             "FLOPs; the step time is max(memory, compute) of the sums, not the sum of the rows' times. The bar "
+             "charts (at the chosen point) stack the rows' memory and compute times.</p>"]
+    from .figures import layers_svg
+
     head = "<th>layer</th><th>n</th>" + "".join(f"<th>{_escape(h)}</th>" for _, h, _ in LAYER_COLUMNS)
-    for floor in data.point:
+    for index, floor in enumerate(data.point):
         rows = []
         for values in data.layer_values(floor, floor.layers()):
             n = str(values["layers"]) if values["layers"] else "-"
@@ -127,7 +130,8 @@ def layers(data: ReportData) -> str:
                         + "".join(_cell(values[key], scale, key=key) for key, _, scale in LAYER_COLUMNS) + "</tr>")
         parts.append(f"<h3>{_escape(floor.accelerator)}</h3>"
                      f'<div class="scroll"><table class="layers" data-device="{_escape(floor.accelerator)}">'
-                     f'<thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+                     f'<thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+                     f'<div class="figure">{layers_svg(data, index)}</div>')
     return "".join(parts)
 
 
