@@ -51,3 +51,13 @@ def test_breakdown_legend_of_a_mixed_precision_model_fits_beside_the_axes():
     single = plotting.breakdown_plot("llama-3.1-8b", "h100-sxm", batch=[1, 16], context=1024)
     assert "compute time = FLOPs / peak (bf16)" in [t.get_text() for t in single.get_legend().get_texts()]
 
+
+
+def test_frontier_plot_takes_the_routing():
+    from roofline_decode import plotting
+
+    uniform = plotting.frontier_plot("mixtral-8x7b", ["h100-sxm"], context=4096, tp=(1,))
+    strict = plotting.frontier_plot("mixtral-8x7b", ["h100-sxm"], context=4096, tp=(1,), routing="identical")
+    y_uniform, y_strict = (max(max(line.get_ydata()) for line in ax.get_lines() if len(line.get_ydata()))
+                           for ax in (uniform, strict))
+    assert y_strict > y_uniform  # identical routing reads fewer experts: more tokens/s per device

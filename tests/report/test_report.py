@@ -167,3 +167,12 @@ def test_cli_report(tmp_path, capsys):
     assert err.count("\n") == 1 and "--batch" in err
     assert main(["report", "--model", "gemma-3-4b", "--gpu", "l4", "-o", str(tmp_path / "r.png")]) == 2
     assert "--output" in capsys.readouterr().err
+
+
+def test_frontier_envelope_is_the_library_envelope(moe_page):
+    from roofline_decode.planning import frontier
+
+    envelope = frontier("qwen3-30b-a3b", GPUS, 8192).envelope()
+    cells = [c for c in moe_page.cells if c.get("table") == "frontier"]
+    for key in ("batch", "tokens_per_s_per_user", "tokens_per_s_per_device", "step_time_s"):
+        assert [float(c["value"]) for c in cells if c["key"] == key] == [getattr(p, key) for p in envelope]

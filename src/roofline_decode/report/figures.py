@@ -59,7 +59,8 @@ def frontier_svg(data: ReportData) -> str:
     """Tokens/s per device against tokens/s per user at the chosen context (tensor-parallel
     degrees 1 to 8 where a device has an interconnect figure)."""
     plotting = _plotting()
-    return svg_of(plotting.frontier_plot(data.model, list(data.accelerators), context=data.context))
+    return svg_of(plotting.frontier_plot(data.model, list(data.accelerators), context=data.context,
+                                         routing=data.routing))
 
 
 def layers_svg(data: ReportData, index: int) -> str:

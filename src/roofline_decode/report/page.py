@@ -161,12 +161,27 @@ def ridge(data: ReportData) -> str:
 
 
 def frontier(data: ReportData) -> str:
+    from ..planning import frontier as frontier_of
     from .figures import frontier_svg
 
+    front = frontier_of(data.model, list(data.accelerators), data.context, routing=data.routing)
+    rows = "".join(
+        f"<tr><td>{_escape(p.accelerator)}</td><td>{p.num_devices}</td>"
+        + _cell(p.batch, 1.0, key="batch", table="frontier")
+        + _cell(p.tokens_per_s_per_user, 1.0, key="tokens_per_s_per_user", table="frontier")
+        + _cell(p.tokens_per_s_per_device, 1.0, key="tokens_per_s_per_device", table="frontier")
+        + _cell(p.step_time_s, 1e3, key="step_time_s", table="frontier") + "</tr>"
+        for p in front.envelope())
+    table = ('<table class="frontier"><thead><tr><th>accelerator</th><th>devices (TP)</th><th>batch</th>'
+             "<th>tok/s per user</th><th>tok/s per device</th><th>step ms</th></tr></thead>"
+             f"<tbody>{rows}</tbody></table>" if rows else "<p>No configuration fits: the envelope is empty.</p>")
+    notes = "".join(f"<li>{_escape(n)}</li>" for n in front.notes)
     return ("<h2>Throughput-interactivity frontier</h2>"
             f"<p>Tokens/s per device against tokens/s per user at context {data.context:g}, tensor-parallel degrees "
-            "1 to 8 (where a device has an interconnect figure); every point is a floor.</p>"
-            f'<div class="figure">{frontier_svg(data)}</div>')
+            "1 to 8 (where a device has an interconnect figure); every point is a floor. The Pareto envelope, from "
+            "the most throughput per device to the fastest per user:</p>"
+            + table + (f'<ul class="notes">{notes}</ul>' if notes else "")
+            + f'<div class="figure">{frontier_svg(data)}</div>')
 
 
 def _figure_rows(device: Accelerator) -> str:
