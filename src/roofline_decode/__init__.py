@@ -39,6 +39,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["SpeculativeFloor", "speculative_floor"], "floors.speculative"),
     **dict.fromkeys(["NumberFormat", "get_format", "group_quantized", "list_formats"], "formats"),
     **dict.fromkeys(["Accelerator", "MemoryTier", "Model"], "specs"),
+    **dict.fromkeys(["Parallel"], "specs.parallel"),
+    **dict.fromkeys(["ParallelFloor"], "floors.layout_result"),
     **dict.fromkeys(["LatencyProfile", "list_latency_profiles", "load_latency_profile"], "specs.latency"),
     # the report package's function (the package itself is callable too: roofline_decode.report)
     "report": "report",
@@ -88,5 +90,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .floors.sweeps import SweepResult, sweep
     from .formats import NumberFormat, get_format, group_quantized, list_formats
     from .specs import Accelerator, MemoryTier, Model
+    from .specs.parallel import Parallel
+    from .floors.layout_result import ParallelFloor
     from .specs.latency import LatencyProfile, list_latency_profiles, load_latency_profile
     from .report import report

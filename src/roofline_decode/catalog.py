@@ -17,12 +17,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from .errors import InvalidValueError, SpecFileError, UnknownIdError
 from .specs.accelerator import Accelerator, MemoryTier
+from .specs.hf_config import ConfigNote
 from .specs.model import Model
 from .specs.spec_file import load_spec_file, read_toml
 
@@ -400,10 +402,13 @@ def _bundled(model_id: str, overrides: dict[str, Any]) -> Model:
         if model_id not in _model_ids(_MODEL_DIRECTORY_STAMP[0]):
             raise UnknownIdError("model", model_id, list_models())
         stamp = os.stat(file).st_mtime_ns
-    if overrides:
-        return Model.from_hf_config(_MODEL_DIR / f"{model_id}.json", **overrides)
-    # Models are frozen, so every caller shares the one parsed per file version
-    model = Model.from_hf_config(_MODEL_DIR / f"{model_id}.json")
+    # a bundled kimi_k2 config is read as deepseek_v3 by design: that ConfigNote is for users' files
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", r".*unsupported model_type '[^']+'; read as ", ConfigNote)
+        if overrides:
+            return Model.from_hf_config(_MODEL_DIR / f"{model_id}.json", **overrides)
+        # Models are frozen, so every caller shares the one parsed per file version
+        model = Model.from_hf_config(_MODEL_DIR / f"{model_id}.json")
     _RECENT_MODELS[model_id] = (file, stamp, model)
     return model
 

@@ -1,7 +1,7 @@
 """Catalog summaries, and the generated catalog page ``docs/hardware_catalog.md``.
 
 The page lists every bundled accelerator (a table per vendor: memory as printed, bandwidth,
-dense bf16 and fp8 peaks, ridge point, interconnect, links to sources) and every memory tier.
+dense bf16 and fp8 peaks, ridge point, interconnect, scale-out, links to sources) and every memory tier.
 It is generated from ``hardware_specs/`` together with the exported JSON schemas of the spec
 files (``hardware_specs/schema/*.schema.json``); tests check that the checked-in copies are
 current.  In a source checkout::
@@ -102,18 +102,24 @@ def _accelerator_row(spec: Accelerator) -> list[str]:
         precision, _ = headline
         peak = _tflops(spec, precision) + ("" if precision == "bf16" else f" ({precision})")
         ridge = f"{spec.ridge_point(precision):.4g}"
-    link = "-"
+    link = scale_out = "-"
     if spec.interconnect is not None:
         figure = spec.figures["interconnect.bandwidth"]
         link = _marked(figure, f"{printed(figure)} {spec.interconnect.direction.replace('_', ' ')}, "
                                f"{spec.interconnect.scope.replace('_', ' ')}")
+        if "interconnect.domain_size" in spec.figures:
+            domain = spec.figures["interconnect.domain_size"]
+            link += "; " + _marked(domain, f"domain of {spec.interconnect.domain_size}")
+    if spec.scale_out is not None:
+        figure = spec.figures["scale_out.bandwidth"]
+        scale_out = _marked(figure, f"{printed(figure)} {spec.scale_out.direction.replace('_', ' ')}")
     sources = ", ".join(f"[{key}]({source.url})" for key, source in spec.sources.items())
     return [
         f"`{spec.id}`", _cell(spec.name), spec.category or "-",
         _marked(spec.figures["memory_capacity"], printed(spec.figures["memory_capacity"]))
         + (f" ({printed(spec.figures['usable_memory'])} usable)" if "usable_memory" in spec.figures else ""),
         _marked(spec.figures["memory_bandwidth"], f"{spec.memory_bandwidth / GB:.6g}"),
-        peak, _tflops(spec, "fp8"), ridge, link, sources,
+        peak, _tflops(spec, "fp8"), ridge, link, scale_out, sources,
     ]
 
 
@@ -155,12 +161,14 @@ def render_catalog_page() -> str:
         "the fp16 peak of a device without bf16.",
         "- **ridge**: dense bf16 (or fp16) peak / bandwidth, in FLOP/B: the arithmetic intensity "
         "above which a decode step is compute-bound.",
-        "- **interconnect**: the vendor's headline scale-up figure, with what it counts.",
+        "- **interconnect**: the vendor's headline scale-up figure, with what it counts, and the devices of "
+        "its scale-up domain (8 on an HGX board, 72 in an NVL72 rack) where a source states them.",
+        "- **scale-out**: the network bandwidth per device between scale-up domains (the NIC per GPU).",
         "- † marks a derived figure (for example a dense peak printed only as sparse/2); "
         "`roofline-decode show ID` gives the arithmetic.",
     ]
     headers = ["id", "name", "category", "memory", "bandwidth GB/s", "dense bf16", "dense fp8", "ridge FLOP/B",
-               "interconnect", "sources"]
+               "interconnect", "scale-out", "sources"]
     for vendor, specs in _vendor_groups(accelerators):
         lines += ["", f"## {vendor}", "", *_table(headers, [_accelerator_row(s) for s in specs])]
     rows = []

@@ -84,7 +84,17 @@ PUBLISHED = {
     "glm-4.7-flash": (30e9, 3e9, "no_embeddings", "https://huggingface.co/zai-org/GLM-4.7-Flash (model card: a 30B-A3B MoE model)"),
     "qwen3-32b-fp8": (32.8e9, None, None, "https://huggingface.co/Qwen/Qwen3-32B (model card: 32.8B; the FP8 checkpoint has the same architecture)"),
     "olmo-2-32b": (32e9, None, None, "https://huggingface.co/allenai/OLMo-2-0325-32B (model card size table: OLMo 2-32B)"),
+    # issue 28/26: Kimi-K2 and Kimi-K2.5 (see ROUNDED_TOTAL for the total's tolerance)
+    "kimi-k2": (1e12, 32e9, "no_input_embedding", "https://huggingface.co/moonshotai/Kimi-K2-Instruct (model card: 1T total, 32B activated)"),
+    "kimi-k2.5": (1e12, 32e9, "no_input_embedding", "https://huggingface.co/moonshotai/Kimi-K2.5 (model card: 1T total, 32B activated)"),
 }
+
+# Totals stated with one significant digit and further than 1% from the count (DESIGN.md section 4
+# asks for 1%): the count must round to the stated figure at its precision, and the gap is said here.
+#   kimi-k2, kimi-k2.5: 1,026.41B counted -> rounds to "1T", 2.6% above it.  The technical report's
+#                       1.04T (arXiv:2507.20534) is 1.3% above the count; the hub's safetensors count of
+#                       Kimi-K2-Instruct, 1026.5B, is the count plus the FP8 block scales (test below).
+ROUNDED_TOTAL = {"kimi-k2": 1e12, "kimi-k2.5": 1e12}
 
 # Stated with two significant digits and not within 1% of any convention's count; the count
 # must still lie within one unit of the stated figure's last digit (the publisher's precision).
@@ -130,7 +140,11 @@ def test_parameter_count_matches_the_publisher(model_id):
     assert meta["params_total"] == total, f"{model_id}: _roofline.params_total differs from the cited figure ({source})"
     assert meta["params_active"] == active
     model = rd.load_model(model_id)
-    assert model.parameter_count == pytest.approx(total, rel=0.01), source
+    if model_id in ROUNDED_TOTAL:
+        assert round(model.parameter_count / ROUNDED_TOTAL[model_id]) * ROUNDED_TOTAL[model_id] == total, source
+        assert model.parameter_count == pytest.approx(total, rel=0.03), source
+    else:
+        assert model.parameter_count == pytest.approx(total, rel=0.01), source
     assert model.is_moe == (active is not None)
     if active is None:
         assert model.active_parameter_count == model.parameter_count
@@ -174,3 +188,17 @@ def test_qwen_non_embedding_counts():
     for model_id, stated in (("qwen2.5-7b", 6.53e9), ("qwen3-30b-a3b", 29.9e9), ("qwen3-8b", 6.95e9)):
         m = rd.load_model(model_id)
         assert m.parameter_count - 2 * m.vocab_size * m.hidden_size == pytest.approx(stated, rel=0.01), model_id
+
+
+def test_kimi_k2_count_against_the_hub_and_the_report():
+    # 1,026,408,209,408 counted (tests/architecture/test_hf_published.py derives it by hand); the hub's
+    # safetensors total of moonshotai/Kimi-K2-Instruct is 1026.5B (as listed at
+    # drose.io/aitools/tools/kimi-k2-instruct): the count plus one fp32 scale per 128 x 128 FP8 block
+    k2, k25 = rd.load_model("kimi-k2"), rd.load_model("kimi-k2.5")
+    assert k2.parameter_count == k25.parameter_count == 1_026_408_209_408
+    assert k2.parameter_count == pytest.approx(1026.5e9, rel=2e-4)
+    assert k2.parameter_count == pytest.approx(1.04e12, rel=0.014)   # technical report: 1.04T
+    # the checkpoints as published: FP8 blocks (K2), int4 routed experts with the gate in bf16 (K2.5)
+    assert k2.weight_format.name == "fp8_e4m3-b128x128" and k2.group_format("router").name == "bf16"
+    assert k25.group_format("experts").name == "ct-int4-g32-sym" and k25.group_format("router").name == "bf16"
+    assert (k2.max_position_embeddings, k25.max_position_embeddings) == (131072, 262144)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 import roofline_decode as rd
 from roofline_decode import ConfigError, Model
 from roofline_decode.cli import main
-from roofline_decode.specs.hf_config import SUPPORTED_MODEL_TYPES
+from roofline_decode.specs.hf_config import SUPPORTED_MODEL_TYPES, ConfigNote
 
 CONFIGS = Path(rd.__file__).parent / "model_configs"
 SMALL = dict(hidden_size=64, num_hidden_layers=6, num_attention_heads=4, num_key_value_heads=2,
@@ -40,7 +41,9 @@ def test_the_supported_families():
 def test_bundled_configs_load_from_their_file_and_dict_alike(model_id):
     config = bundled(model_id)
     from_file = rd.load_model(model_id)
-    from_dict = Model.from_hf_config(config)
+    with warnings.catch_warnings():  # kimi-k2 (kimi_k2): read as deepseek_v3, a note the bundled loader keeps quiet
+        warnings.filterwarnings("ignore", r".*unsupported model_type '[^']+'; read as ", ConfigNote)
+        from_dict = Model.from_hf_config(config)
     assert from_dict.replace(source=from_file.source) == from_file
     assert from_file.name == config["_roofline"]["name"]
 

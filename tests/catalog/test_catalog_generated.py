@@ -57,7 +57,9 @@ def test_page_row_values():
     assert rows["tpu-v4"][3:8] == ["32 GiB", "1200", "275", "-", "229.2"]
     assert rows["t4"][3:6] == ["16 GB (15360 MiB usable)", "320", "65 (fp16)"]
     assert rows["m1-max"][2] == "soc"
-    assert rows["tpu-v5p"][8] == "1200 GB/s bidirectional, aggregate"
+    assert rows["tpu-v5p"][8:10] == ["1200 GB/s bidirectional, aggregate; domain of 6144", "50 Gbit/s per direction"]
+    assert rows["gb300"][8:10] == ["1.8 TB/s bidirectional, aggregate; domain of 72", "800 Gbit/s per direction †"]
+    assert rows["a100-80gb-pcie"][9] == "-"
     assert rows["pcie5-x16"][2:4] == ["63 GB/s †", "per direction"]
 
 

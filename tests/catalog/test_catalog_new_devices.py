@@ -251,6 +251,9 @@ SOURCE_VALUES = {
     'rtx-pro-6000-blackwell-server': {
         'memory_capacity': (96, 'GB', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
         'memory_bandwidth': (1792, 'GB/s', 'datasheet', 'https://www.yottalabs.ai/post/which-nvidia-rtx-6000-gpu-is-right-for-you-in-2026'),
+        'peak_flops.fp32': (125, 'TFLOP/s', 'datasheet', 'https://www.topcpu.net/es/news/nvidia-launches-96gb-rtx-5090-model-with-a-whopping-price-tag-of-10000'),
+        'peak_flops.bf16': (500, 'TFLOP/s', 'derived', 'https://www.topcpu.net/es/news/nvidia-launches-96gb-rtx-5090-model-with-a-whopping-price-tag-of-10000'),
+        'peak_flops.fp16': (500, 'TFLOP/s', 'derived', 'https://www.topcpu.net/es/news/nvidia-launches-96gb-rtx-5090-model-with-a-whopping-price-tag-of-10000'),
     },
     'tesla-p40': {
         'memory_capacity': (24, 'GB', 'datasheet', 'https://sysrqmts.com/es/gpus/compare/nvidia-rtx-a6000-vs-nvidia-tesla-p40'),
@@ -510,6 +513,10 @@ SOURCE_VALUES = {
         'sparse_peak_flops.fp4': (20, 'PFLOP/s', 'derived', 'https://vendordeep.com/report/nvidia-launches-blackwell-ultra-gb300'),
         'tdp': (1.4, 'kW', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
         'interconnect.bandwidth': (1.8, 'TB/s', 'datasheet', 'https://verda.com/blog/gb300-nvl72-architecture'),
+        'interconnect.domain_size': (72, 'devices', 'datasheet',
+                                     'https://docs.nvidia.com/enterprise-reference-architectures/nvl72-ai-factory/latest/components.html'),
+        'scale_out.bandwidth': (800, 'Gbit/s', 'derived',
+                                'https://cloudnews.tech/nvidia-connectx-8-supernic-the-new-generation-of-pcie-gen6-nics-at-800g-for-the-ai-era'),
     },
     'max-1550': {
         'memory_capacity': (128, 'GB', 'datasheet', 'https://glennklockwood.com/garden/processors/pvc'),
@@ -623,6 +630,9 @@ SOURCE_VALUES = {
     'arc-140v': {
         'memory_capacity': (32, 'GB', 'datasheet', 'https://www.notebookcheck.net/Intel-Core-Ultra-7-256V-Processor-Benchmarks-and-Specs.892554.0.html'),
         'memory_bandwidth': (136, 'GB/s', 'datasheet', 'https://runlocalai.co/hardware/intel-lunar-lake-258v'),
+        'peak_flops.int8': (67, 'TOP/s', 'derived', 'https://zareason.com/intel-lunar-lake-will-deliver-120-tops-combining-cpu-igpu-and-npu/'),
+        'peak_flops.bf16': (33.5, 'TFLOP/s', 'derived', 'https://zareason.com/intel-lunar-lake-will-deliver-120-tops-combining-cpu-igpu-and-npu/'),
+        'peak_flops.fp16': (33.5, 'TFLOP/s', 'derived', 'https://zareason.com/intel-lunar-lake-will-deliver-120-tops-combining-cpu-igpu-and-npu/'),
     },
     'iris-xe-max': {
         'memory_capacity': (4, 'GB', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
@@ -633,7 +643,7 @@ SOURCE_VALUES = {
     },
 }
 
-_UNITS = {**BYTE_UNITS, **BANDWIDTH_UNITS, **FLOPS_UNITS, **POWER_UNITS}
+_UNITS = {**BYTE_UNITS, **BANDWIDTH_UNITS, **FLOPS_UNITS, **POWER_UNITS, "devices": 1.0}
 
 
 @pytest.mark.parametrize("device", sorted(SOURCE_VALUES))

@@ -24,13 +24,15 @@ def test_each_bundled_model_is_found_by_its_repository(model_id):
     ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"),           # bundled from Llama-2-7b-hf
     ("mistralai/Mistral-7B-Instruct-v0.1", "mistral-7b-v0.1"),  # the suffix before the version
     ("google/gemma-3-12b-pt", "gemma-3-12b"),                   # bundled from gemma-3-12b-it
+    ("moonshotai/Kimi-K2-Base", "kimi-k2"),                     # bundled from Kimi-K2-Instruct
+    ("moonshotai/Kimi-K2.5", "kimi-k2.5"),
 ])
 def test_chat_instruct_and_base_checkpoints_share_the_architecture(repo, model_id):
     assert bundled_id_of_repo(repo) == model_id
 
 
 @pytest.mark.parametrize("repo", ["Qwen/Qwen3-8B-FP8", "TheBloke/Llama-2-7B-GGUF", "nobody/Qwen3-8B", "Qwen3-8B",
-                                  "a/b/c", "meta-llama/Llama-3.1-8B/config.json"])
+                                  "moonshotai/Kimi-K2-Thinking", "moonshotai/Kimi-K2-Instruct-0905", "a/b/c", "meta-llama/Llama-3.1-8B/config.json"])
 def test_other_formats_owners_and_paths_are_not_matched(repo):
     assert bundled_id_of_repo(repo) is None
 

@@ -169,5 +169,56 @@ def whole_number(name: str, low: int) -> Callable[[str], int]:
     return parse
 
 
-__all__ = ["number_list", "routing_value", "add_routing_argument", "add_model_arguments", "load_model_from_args", "emit_records", "positive", "non_negative",
+#: the flag of each layout field (a refusal names the flag the user typed)
+_LAYOUT_FLAGS = {"tp": "--tp", "pp": "--pp", "ep": "--ep", "attention_dp": "--dp", "dp": "--dp", "moe_tp": "--moe-tp"}
+
+
+def add_parallel_arguments(parser: argparse.ArgumentParser) -> None:
+    """--tp --pp --ep --dp --moe-tp (a parallel layout, roofline_decode.Parallel) and the link
+    overrides --link-gbps --node-size --scale-out-gbps."""
+    group = parser.add_argument_group("parallel layout (AIConfigurator/TensorRT-LLM convention: tp x dp = ep x moe-tp "
+                                      "devices per stage, tp x dp x pp devices)")
+    group.add_argument("--tp", type=whole_number("--tp", 1), default=1, help="tensor-parallel degree (default 1)")
+    group.add_argument("--pp", type=whole_number("--pp", 1), default=1, help="pipeline stages (default 1)")
+    group.add_argument("--ep", type=whole_number("--ep", 1), default=1, help="expert-parallel degree (default 1)")
+    group.add_argument("--dp", type=whole_number("--dp", 1), default=1, help="attention data-parallel groups (default 1)")
+    group.add_argument("--moe-tp", type=whole_number("--moe-tp", 1), default=None,
+                       help="tensor split of each expert (default tp x dp / ep)")
+    group.add_argument("--link-gbps", type=positive("--link-gbps"), metavar="GB/s",
+                       help="scale-up link bandwidth per direction in GB/s (default: the device's interconnect)")
+    group.add_argument("--node-size", type=whole_number("--node-size", 1), metavar="N",
+                       help="devices per scale-up (NVLink) domain, e.g. 8 for an HGX node")
+    group.add_argument("--scale-out-gbps", type=positive("--scale-out-gbps"), metavar="GB/s",
+                       help="scale-out (NIC) bandwidth per device and direction in GB/s")
+
+
+def layout_flag(exc: InvalidValueError) -> InvalidValueError:
+    """``exc`` renamed after the command-line flag of the layout field it names (as is otherwise)."""
+    field = exc.field.split(".")[-1] if exc.field.split(".")[0] in ("Parallel", "parallel") else None
+    if field in _LAYOUT_FLAGS:
+        return InvalidValueError(_LAYOUT_FLAGS[field], exc.value, exc.allowed)
+    return exc
+
+
+def parallel_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~roofline_decode.Parallel` of --tp --pp --ep --dp --moe-tp (None: all 1 and
+    no --moe-tp); a bad layout raises an InvalidValueError naming the flag."""
+    from ..specs.parallel import Parallel
+
+    degrees = {"tp": args.tp, "pp": args.pp, "ep": args.ep, "attention_dp": args.dp, "moe_tp": args.moe_tp}
+    if all(v in (1, None) for v in degrees.values()):
+        return None
+    try:
+        return Parallel(**degrees)
+    except InvalidValueError as exc:
+        raise layout_flag(exc) from None
+
+
+def link_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The link overrides of --link-gbps --node-size --scale-out-gbps, in SI units."""
+    return {"link_bandwidth": None if args.link_gbps is None else args.link_gbps * 1e9, "node_size": args.node_size,
+            "scale_out_bandwidth": None if args.scale_out_gbps is None else args.scale_out_gbps * 1e9}
+
+
+__all__ = ["add_parallel_arguments", "parallel_from_args", "layout_flag", "link_options", "number_list", "routing_value", "add_routing_argument", "add_model_arguments", "load_model_from_args", "emit_records", "positive", "non_negative",
            "fraction", "InvalidValueError", "whole_number"]

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .common import (Subparsers, add_model_arguments, add_routing_argument, emit_records, load_model_from_args, number_list,
-                         positive)
+from .common import (Subparsers, add_model_arguments, add_parallel_arguments, add_routing_argument, emit_records,
+                     layout_flag, link_options, load_model_from_args, number_list, parallel_from_args, positive)
 from ..errors import InvalidValueError
 from ..floors.grid import DEFAULT_CONTEXT
 from ..specs.accelerator import CATEGORIES, Accelerator
@@ -15,6 +15,7 @@ from ..units import GB, TFLOP, format_number
 from ..units import format_table
 
 if TYPE_CHECKING:
+    from ..floors.layout_result import ParallelFloor
     from ..floors.results import DecodeFloor
     from ..specs.accelerator import MemoryTier
     from ..specs.model import Model
@@ -45,6 +46,7 @@ def register(subparsers: Subparsers) -> None:
                        help="split each step by layer kind (attention, recurrent mixer, MLP, MoE router/shared/routed "
                             "experts, embedding, lm_head): bytes, FLOPs, intensity, times and bound of each")
     floor.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    add_parallel_arguments(floor)
     floor.set_defaults(handler=run_floor)
 
     listing = subparsers.add_parser("list", help="list catalog ids")
@@ -67,14 +69,25 @@ def run_floor(args: argparse.Namespace) -> int:
     from ..floors.sweeps import sweep
 
     model = load_model_from_args(args)
-    result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse,
-                   routing=args.routing, latency=args.latency)
+    layout = parallel_from_args(args)
+    if args.per_layer and (args.energy or args.price_per_hour is not None):
+        raise InvalidValueError("--per-layer", "with --energy/--price-per-hour", "one of them at a time")
+    if args.per_layer and layout is not None and layout.num_devices > 1:
+        raise InvalidValueError("--per-layer", f"with the layout {layout}",
+                                "one device (the per-layer table splits a single-device step)")
+    try:
+        result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse,
+                       routing=args.routing, latency=args.latency, parallel=layout, **link_options(args))
+    except InvalidValueError as exc:
+        raise layout_flag(exc) from None
     if args.per_layer:
-        if args.energy or args.price_per_hour is not None:
-            raise InvalidValueError("--per-layer", "with --energy/--price-per-hour", "one of them at a time")
         tables = [floor.layers() for floor in result]
         print("\n\n".join(str(t) for t in tables) if args.format == "table"
               else emit_records([record for t in tables for record in t.to_records()], args.format))
+        return 0
+    if layout is not None and layout.num_devices > 1 and args.format == "table" and not (
+            args.energy or args.price_per_hour is not None):
+        print("\n\n".join(parallel_table(floor) for floor in result))  # type: ignore[arg-type]  # ParallelFloors
         return 0
     if not (args.energy or args.price_per_hour is not None):
         print(str(result) if args.format == "table" else emit_records(result.to_records(), args.format))
@@ -93,7 +106,23 @@ def run_floor(args: argparse.Namespace) -> int:
     return 0
 
 
-def energy_table(floor: DecodeFloor, energy: bool, price_per_hour: float | None) -> str:
+def parallel_table(floor: ParallelFloor) -> str:
+    """The table of a floor under a layout of several devices: the busiest device's view."""
+    headers = ["batch", "context", "weights GB/dev", "KV GB/dev", "read GB/dev", "TFLOP/dev", "mem ms", "comp ms",
+               "comm ms", "step ms", "tokens/s", "bound"]
+    rows = [[format_number(r["batch"]), format_number(r["context"]), format_number(r["weight_bytes_per_device"] / GB),
+             format_number(r["kv_bytes_per_device"] / GB), format_number(r["bytes_read_per_device"] / GB),
+             format_number(r["flops_per_device"] / TFLOP), format_number(r["memory_time_s"] * 1e3),
+             format_number(r["compute_time_s"] * 1e3), format_number(r["communication_time_s"] * 1e3),
+             format_number(r["step_time_s"] * 1e3), format_number(r["tokens_per_s"]), r["bound"]]
+            for r in floor.to_records()]
+    title = (f"{floor.model} on {floor.num_devices} x {floor.accelerator} ({floor.parallel}), the busiest device per "
+             "step; tokens/s over all devices")
+    return "\n".join([title, format_table(headers, rows, align="right", indent="  "),
+                      *[f"  note: {note}" for note in floor.notes]])
+
+
+def energy_table(floor: DecodeFloor | ParallelFloor, energy: bool, price_per_hour: float | None) -> str:
     """The energy and cost lines of ``floor --energy/--price-per-hour`` for one floor."""
     records = floor.to_records()
     extras = floor.energy_records(price_per_hour)

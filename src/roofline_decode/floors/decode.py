@@ -14,7 +14,7 @@ peak each FLOP group runs at), :mod:`~roofline_decode.floors.critical_batch`,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -27,6 +27,8 @@ from ..specs.model import Model
 if TYPE_CHECKING:
     # latency profiles are loaded on first use (four pydantic models a plain floor never needs)
     from ..specs.latency import LatencyProfile
+    from ..specs.parallel import Parallel
+    from .layout_result import ParallelFloor
 
 from ..checks import flag
 from .grid import DEFAULT_CONTEXT, KvLike, WeightsLike, broadcast_grid, checked_array
@@ -35,6 +37,46 @@ from .step_timing import load_profile, timed_step
 from .traffic import step_traffic
 
 __all__ = ["DecodeFloor", "decode_floor"]
+
+
+@overload
+def decode_floor(
+    model: Model | str,
+    accelerator: Accelerator | str,
+    batch: Broadcastable = 1,
+    context: Broadcastable = DEFAULT_CONTEXT,
+    *,
+    sparse: bool = False,
+    routing: Broadcastable | Routing = "uniform",
+    latency: LatencyProfile | str | None = None,
+    weights: WeightsLike = None,
+    kv: KvLike = None,
+    parallel: None = None,
+    mla_layout: str = "sharded",
+    link_bandwidth: float | None = None,
+    node_size: int | None = None,
+    scale_out_bandwidth: float | None = None,
+) -> DecodeFloor: ...
+
+
+@overload
+def decode_floor(
+    model: Model | str,
+    accelerator: Accelerator | str,
+    batch: Broadcastable = 1,
+    context: Broadcastable = DEFAULT_CONTEXT,
+    *,
+    sparse: bool = False,
+    routing: Broadcastable | Routing = "uniform",
+    latency: LatencyProfile | str | None = None,
+    weights: WeightsLike = None,
+    kv: KvLike = None,
+    parallel: Parallel | str,
+    mla_layout: str = "sharded",
+    link_bandwidth: float | None = None,
+    node_size: int | None = None,
+    scale_out_bandwidth: float | None = None,
+) -> DecodeFloor | ParallelFloor: ...
 
 
 def decode_floor(
@@ -48,7 +90,12 @@ def decode_floor(
     latency: LatencyProfile | str | None = None,
     weights: WeightsLike = None,
     kv: KvLike = None,
-) -> DecodeFloor:
+    parallel: Parallel | str | None = None,
+    mla_layout: str = "sharded",
+    link_bandwidth: float | None = None,
+    node_size: int | None = None,
+    scale_out_bandwidth: float | None = None,
+) -> DecodeFloor | ParallelFloor:
     """The fastest possible decode step of ``model`` on ``accelerator``.
 
     Parameters
@@ -83,11 +130,24 @@ def decode_floor(
         Serve the model in these weight and KV-cache formats, as
         :func:`~roofline_decode.load_model` applies them (``weights="fp8"``, ``kv="fp8"``, a
         llama.cpp preset, a dict per weight group); None (default) keeps the model's.
+    parallel : Parallel or str, optional
+        A parallel layout (:class:`~roofline_decode.Parallel`, or its text: ``"tp8"``,
+        ``"dp8 ep8"``): the step of ``batch`` sequences on ``parallel.num_devices`` devices,
+        seen from the busiest one (:mod:`roofline_decode.floors.layout`).  None (default) or a
+        one-device layout: the single-device floor.
+    mla_layout : {"sharded", "replicated"}
+        An MLA model's latent projections and cache under ``tp`` > 1, as in
+        :func:`~roofline_decode.floors.parallel.tensor_parallel_floor`.
+    link_bandwidth, node_size, scale_out_bandwidth : optional
+        Overrides of the device's links for a layout: per-direction scale-up bandwidth [B/s],
+        devices per scale-up domain, per-device scale-out bandwidth [B/s]
+        (:mod:`roofline_decode.floors.layout_links`).
 
     Returns
     -------
-    DecodeFloor
-        Every term of the floor, broadcast over batch and context.
+    DecodeFloor or ParallelFloor
+        Every term of the floor, broadcast over batch and context; a
+        :class:`~roofline_decode.floors.parallel.ParallelFloor` for a layout of several devices.
 
     Examples
     --------
@@ -110,7 +170,19 @@ def decode_floor(
     >>> [float(decode_floor("gpt-oss-120b", "h100-sxm", batch=8, routing=r).experts_read)
     ...  for r in ("identical", 12.0)]
     [4.0, 12.0]
+
+    DeepSeek-V3 on eight H200s, attention DP with expert parallelism, 256 sequences at 4K: each
+    device reads 1/8 of the experts the batch touches and the attention weights whole.
+
+    >>> r = decode_floor("deepseek-v3", "h200-sxm", batch=256, context=4096, parallel="dp8 ep8")
+    >>> r.num_devices, round(float(r.weight_read_bytes_per_device) / 1e9, 1), str(r.bound)
+    (8, 99.0, 'memory')
     """
+    if parallel is not None:
+        spread = _layout_floor(model, accelerator, batch, context, sparse, routing, latency, weights, kv, parallel,
+                               mla_layout, link_bandwidth, node_size, scale_out_bandwidth)
+        if spread is not None:
+            return spread
     if sparse.__class__ is not bool:  # 'false' is a true string: a switch is True or False
         sparse = flag("sparse", sparse)
     if type(model) is not Model or weights is not None or kv is not None:  # a loaded spec passes as it is
@@ -133,6 +205,38 @@ def decode_floor(
     traffic = step_traffic(model, batch_array, context_array, chosen)
     profile = None if latency is None else load_profile(latency)
     return timed_step(model, accelerator, batch_array, context_array, traffic, sparse, context_input, chosen, profile)
+
+
+def _layout_floor(model: Model | str, accelerator: Accelerator | str, batch: Broadcastable, context: Broadcastable,
+                  sparse: bool, routing: Broadcastable | Routing, latency: LatencyProfile | str | None,
+                  weights: WeightsLike, kv: KvLike, parallel: Parallel | str, mla_layout: str,
+                  link_bandwidth: float | None, node_size: int | None,
+                  scale_out_bandwidth: float | None) -> ParallelFloor | None:
+    """``decode_floor`` under a layout of several devices, or None for one device (the plain
+    floor answers)."""
+    from .layout import Options, chain_of, check_layout, decode_layout_floor, layout_of
+    from .layout_links import link_bandwidth_of
+
+    layout = layout_of(parallel)
+    if layout is None or layout.num_devices == 1:
+        return None
+    model = _catalog.load_model(model, weights=weights, kv=kv)
+    accelerator = _catalog.load_accelerator(accelerator)
+    check_layout(model, layout)
+    batch_array = checked_array("batch", batch, 1.0, inclusive=True)
+    context_array = checked_array("context", context, 0.0, inclusive=True)
+    chosen = resolve_routing(routing, model, batch_array)
+    if chosen.measured is not None:
+        batch_array = np.broadcast_to(batch_array, np.broadcast_shapes(batch_array.shape, chosen.measured.shape))
+    batch_array, context_array = broadcast_grid(batch=batch_array, context=context_array)
+    options = Options(link_bandwidth=link_bandwidth, node_size=node_size, scale_out_bandwidth=scale_out_bandwidth,
+                      mla_layout=mla_layout, sparse=flag("sparse", sparse))
+    profile = None if latency is None else load_profile(latency)
+    link = link_bandwidth_of(accelerator, link_bandwidth, layout.num_devices)[0]
+    chain, chain_notes = chain_of(model, layout, batch_array, link, profile)
+    return decode_layout_floor(model, accelerator, batch_array, context_array, layout, chosen, options, check=False,
+                               chain=chain, chain_notes=chain_notes,
+                               latency_profile=None if profile is None else profile.label)
 
 
 def _scalar_floor() -> list[Any]:

@@ -9,6 +9,7 @@ device times them as :func:`~roofline_decode.floors.prefill.prefill_floor` does.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -24,6 +25,15 @@ from .terms import RooflineTerms
 from .traffic import layer_terms, streamed_terms
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
+from ..checks import flag
+from .capacity import kv_bytes_per_sequence
+from .layout import Options, check_layout, layout_floor, layout_of
+from .layout_result import ParallelFloor
+from .layout_traffic import step_share
+from .routing import resolve_routing
+
+if TYPE_CHECKING:
+    from ..specs.parallel import Parallel
 
 __all__ = ["MixedStepFloor", "mixed_step_floor", "mixed_traffic"]
 
@@ -103,6 +113,7 @@ class MixedStepFloor(RooflineTerms, GridResult):
                 f"({compute_text(self.compute_precision, self.ridge_point)})")
 
 
+@overload
 def mixed_step_floor(
     model: Model | str,
     accelerator: Accelerator | str,
@@ -115,7 +126,53 @@ def mixed_step_floor(
     routing: str = "uniform",
     weights: WeightsLike = None,
     kv: KvLike = None,
-) -> MixedStepFloor:
+    parallel: None = None,
+    mla_layout: str = "sharded",
+    link_bandwidth: float | None = None,
+    node_size: int | None = None,
+    scale_out_bandwidth: float | None = None,
+) -> MixedStepFloor: ...
+
+
+@overload
+def mixed_step_floor(
+    model: Model | str,
+    accelerator: Accelerator | str,
+    decode_batch: Broadcastable,
+    decode_context: Broadcastable,
+    prefill_tokens: Broadcastable,
+    prefill_context: Broadcastable = 0,
+    *,
+    sparse: bool = False,
+    routing: str = "uniform",
+    weights: WeightsLike = None,
+    kv: KvLike = None,
+    parallel: Parallel | str,
+    mla_layout: str = "sharded",
+    link_bandwidth: float | None = None,
+    node_size: int | None = None,
+    scale_out_bandwidth: float | None = None,
+) -> MixedStepFloor | ParallelFloor: ...
+
+
+def mixed_step_floor(
+    model: Model | str,
+    accelerator: Accelerator | str,
+    decode_batch: Broadcastable,
+    decode_context: Broadcastable,
+    prefill_tokens: Broadcastable,
+    prefill_context: Broadcastable = 0,
+    *,
+    sparse: bool = False,
+    routing: str = "uniform",
+    weights: WeightsLike = None,
+    kv: KvLike = None,
+    parallel: Parallel | str | None = None,
+    mla_layout: str = "sharded",
+    link_bandwidth: float | None = None,
+    node_size: int | None = None,
+    scale_out_bandwidth: float | None = None,
+) -> MixedStepFloor | ParallelFloor:
     """The floor of one continuous-batching step carrying decode tokens and a prefill chunk.
 
     ``model``, ``accelerator``, ``sparse``, ``routing``, ``weights`` and ``kv`` are as in
@@ -131,6 +188,13 @@ def mixed_step_floor(
         Prompt tokens of one sequence in this step's chunk p [tokens], >= 0 (B + p > 0).
     prefill_context : array_like
         Tokens of that sequence already cached (earlier chunks, prefix hits) [tokens], >= 0.
+    parallel, mla_layout, link_bandwidth, node_size, scale_out_bandwidth : optional
+        A parallel layout and its options, as in :func:`~roofline_decode.decode_floor`: the
+        step on ``parallel.num_devices`` devices seen from the busiest one, a
+        :class:`~roofline_decode.floors.parallel.ParallelFloor` (``step="mixed"``; ``batch`` and
+        ``context`` are the decode batch and context; ``tokens_per_s`` counts decode and
+        prefill tokens).  The attention-DP groups share the decode sequences and the chunk
+        evenly (the busiest group does at least the average).  None or one device: this floor.
 
     Notes
     -----
@@ -146,6 +210,12 @@ def mixed_step_floor(
     >>> r = mixed_step_floor("llama-3.1-8b", "h100-sxm", 64, 2048, 512)
     >>> round(float(r.step_time_s) * 1e3, 2), str(r.bound)
     (9.63, 'memory')
+
+    DeepSeek-V3 on 8 H200s (attention DP, EP): 128 sequences at 4K beside a 2K-token chunk.
+
+    >>> r = mixed_step_floor("deepseek-v3", "h200-sxm", 128, 4096, 2048, parallel="dp8 ep8")
+    >>> round(float(r.step_time_s) * 1e3, 2), str(r.bound)
+    (21.59, 'memory')
     """
     model, accelerator = resolve_model_and_device(model, accelerator, weights, kv)
     decode_batch = checked_array("decode_batch", decode_batch, 0.0, inclusive=True)
@@ -157,6 +227,11 @@ def mixed_step_floor(
     empty = (grid[0] + grid[2]) <= 0
     if empty.any():
         raise InvalidValueError("decode_batch + prefill_tokens", 0, "a step with at least one token (> 0)")
+    layout = layout_of(parallel)
+    if layout is not None and layout.num_devices > 1:
+        options = Options(link_bandwidth=link_bandwidth, node_size=node_size, scale_out_bandwidth=scale_out_bandwidth,
+                          mla_layout=mla_layout, sparse=flag("sparse", sparse))
+        return _mixed_layout(model, accelerator, layout, options, grid, routing)
     timing = device_timing(model, accelerator, sparse)
     t = mixed_traffic(model, grid[0], grid[1], grid[2], grid[3], routing=routing)
     prefill = grid[2] > 0  # without a peak a chunk has no time; decode tokens alone keep the memory floor
@@ -172,3 +247,27 @@ def mixed_step_floor(
         step_time_s=f.step_time(memory, compute), ridge_point=ridge_point_of(peak, timing.bandwidth),
         memory_bandwidth=timing.bandwidth, peak_flops=peak, notes=notes + routing_notes(model, routing), routing=routing,
     )
+
+
+def _mixed_layout(model: Model, accelerator: Accelerator, layout: Parallel, options: Options,
+                  grid: tuple[np.ndarray, ...], routing: str) -> ParallelFloor:
+    """``mixed_step_floor`` under a layout of several devices (:func:`~roofline_decode.floors.layout.layout_floor`)."""
+    check_layout(model, layout)
+    decode_batch, decode_context, prefill_tokens, prefill_context = grid
+    t = mixed_traffic(model, decode_batch, decode_context, prefill_tokens, prefill_context, routing=routing)
+    _, row, b_w = streamed_terms(model)
+    tokens = decode_batch + prefill_tokens
+    expert_bytes: Any = 0.0
+    if model.is_moe:
+        expert_bytes = f.weight_bytes_read(tokens, 0, 0, model.vocab_size, b_w, *routed_experts(model, routing),
+                                           model.expert_parameters, model.routed_expert_format.bytes_per_element)
+    rows = f.weight_bytes_read(tokens, 0, row, model.vocab_size, b_w)
+    has_prefill = prefill_tokens > 0
+    resident = decode_batch * kv_bytes_per_sequence(model, decode_context) + np.where(
+        has_prefill, kv_bytes_per_sequence(model, prefill_context + prefill_tokens), 0.0)
+    share = step_share(t, tokens=tokens, kv_resident=resident, expert_bytes=expert_bytes, gathered_bytes=rows,
+                       dp=layout.attention_dp)
+    return layout_floor(model, accelerator, layout, share, batch=decode_batch, context=decode_context, tokens=tokens,
+                        logits_tokens=decode_batch + has_prefill, options=options,
+                        routing=resolve_routing(routing, model), step="mixed", tokens_per_step=tokens,
+                        prefill_tokens=prefill_tokens, prefill_context=prefill_context, needs_peak=has_prefill)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -28,6 +28,13 @@ from .traffic import layer_terms, matrix_parameters_per_token, streamed_terms, S
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from .routing import resolve_routing
+from .capacity import kv_bytes_per_sequence
+from .layout import Options, check_layout, layout_floor, layout_of
+from .layout_result import ParallelFloor
+from .layout_traffic import step_share
+
+if TYPE_CHECKING:
+    from ..specs.parallel import Parallel
 from .terms import RooflineTerms
 from .grid_result import GridResult
 
@@ -358,6 +365,7 @@ def resolve_model_and_device(model: Model | str, accelerator: Accelerator | str,
     return load_model(model, weights=weights, kv=kv), load_accelerator(accelerator)
 
 
+@overload
 def prefill_floor(
     model: Model | str,
     accelerator: Accelerator | str,
@@ -370,7 +378,53 @@ def prefill_floor(
     routing: str = "uniform",
     weights: WeightsLike = None,
     kv: KvLike = None,
-) -> PrefillFloor:
+    parallel: None = None,
+    mla_layout: str = "sharded",
+    link_bandwidth: float | None = None,
+    node_size: int | None = None,
+    scale_out_bandwidth: float | None = None,
+) -> PrefillFloor: ...
+
+
+@overload
+def prefill_floor(
+    model: Model | str,
+    accelerator: Accelerator | str,
+    prompt: Broadcastable,
+    batch: Broadcastable = 1,
+    *,
+    chunk: Broadcastable | None = None,
+    cached: Broadcastable = 0,
+    sparse: bool = False,
+    routing: str = "uniform",
+    weights: WeightsLike = None,
+    kv: KvLike = None,
+    parallel: Parallel | str,
+    mla_layout: str = "sharded",
+    link_bandwidth: float | None = None,
+    node_size: int | None = None,
+    scale_out_bandwidth: float | None = None,
+) -> PrefillFloor | ParallelFloor: ...
+
+
+def prefill_floor(
+    model: Model | str,
+    accelerator: Accelerator | str,
+    prompt: Broadcastable,
+    batch: Broadcastable = 1,
+    *,
+    chunk: Broadcastable | None = None,
+    cached: Broadcastable = 0,
+    sparse: bool = False,
+    routing: str = "uniform",
+    weights: WeightsLike = None,
+    kv: KvLike = None,
+    parallel: Parallel | str | None = None,
+    mla_layout: str = "sharded",
+    link_bandwidth: float | None = None,
+    node_size: int | None = None,
+    scale_out_bandwidth: float | None = None,
+) -> PrefillFloor | ParallelFloor:
     """The fastest possible prefill of a prompt: the floor of the time to first token.
 
     The prompt's new tokens run in chunks of ``chunk`` per sequence, after the ``cached`` ones.
@@ -395,11 +449,18 @@ def prefill_floor(
         floor (every token picks the same k experts).
     weights, kv : str, NumberFormat or dict, optional
         Weight and KV-cache formats, as in :func:`~roofline_decode.decode_floor` (None: the model's).
+    parallel, mla_layout, link_bandwidth, node_size, scale_out_bandwidth : optional
+        A parallel layout and its options, as in :func:`~roofline_decode.decode_floor`: the
+        prefill of all ``batch`` sequences on ``parallel.num_devices`` devices, seen from the
+        busiest one (sequences spread over the attention-DP groups; its ``ttft_s`` is the
+        step time).  None (default) or one device: the single-device floor.
 
     Returns
     -------
-    PrefillFloor
-        Every term, broadcast over batch, prompt, chunk and cached.
+    PrefillFloor or ParallelFloor
+        Every term, broadcast over batch, prompt, chunk and cached; a ``ParallelFloor``
+        (``step="prefill"``, ``context`` = ``cached``, ``prefill_tokens`` the new tokens per
+        sequence) for a layout of several devices.
 
     Notes
     -----
@@ -417,6 +478,12 @@ def prefill_floor(
     ('2.76e+13', 88.5, 'compute')
     >>> int(r.compute_bound_prompt)
     157
+
+    Llama-3.1-70B prefilling 8 prompts of 8K tokens on 8 H100s, tensor parallel:
+
+    >>> r = prefill_floor("llama-3.1-70b", "h100-sxm", 8192, 8, parallel="tp8")
+    >>> round(float(r.ttft_s), 2), str(r.bound)
+    (1.22, 'compute')
     """
     model, accelerator = resolve_model_and_device(model, accelerator, weights, kv)
     batch = checked_array("batch", batch, 1.0, inclusive=True)
@@ -429,6 +496,11 @@ def prefill_floor(
     new = prompt - cached
     chunk = new if chunk is None else checked_array("chunk", chunk, 1.0, inclusive=True)
     batch, prompt, chunk, cached, new = broadcast_grid(batch=batch, prompt=prompt, chunk=chunk, cached=cached, new=new)
+    layout = layout_of(parallel)
+    if layout is not None and layout.num_devices > 1:
+        options = Options(link_bandwidth=link_bandwidth, node_size=node_size, scale_out_bandwidth=scale_out_bandwidth,
+                          mla_layout=mla_layout, sparse=flag("sparse", sparse))
+        return _prefill_layout(model, accelerator, layout, options, batch, prompt, chunk, cached, new, routing)
     timing = device_timing(model, accelerator, sparse)
     t = prefill_traffic(model, batch, new, chunk, cached, routing)
     memory, compute = timing.memory_time(t), timing.required_compute_time(t)
@@ -447,3 +519,24 @@ def prefill_floor(
         memory_bandwidth=timing.bandwidth, peak_flops=peak, spec=model, device=accelerator,
         notes=timing.notes(PREFILL_WITHOUT_PEAK) + routing_notes(model, routing), routing=routing,
     )
+
+
+def _prefill_layout(model: Model, accelerator: Accelerator, layout: Parallel, options: Options, batch: np.ndarray,
+                    prompt: np.ndarray, chunk: np.ndarray, cached: np.ndarray, new: np.ndarray,
+                    routing: str) -> ParallelFloor:
+    """``prefill_floor`` under a layout of several devices (:func:`~roofline_decode.floors.layout.layout_floor`)."""
+    check_layout(model, layout)
+    t = prefill_traffic(model, batch, new, chunk, cached, routing)
+    _, row, b_w = streamed_terms(model)
+    expert_bytes: Any = 0.0
+    if model.is_moe:
+        expert_bytes = fp.prefill_weight_bytes(batch, new, chunk, 0, 0, 0, model.vocab_size, b_w,
+                                               *routed_experts(model, routing), model.expert_parameters,
+                                               model.routed_expert_format.bytes_per_element)
+    rows = fp.prefill_weight_bytes(batch, new, chunk, 0, 0, row, model.vocab_size, b_w)
+    tokens = batch * new
+    share = step_share(t, tokens=tokens, kv_resident=batch * kv_bytes_per_sequence(model, prompt),
+                       expert_bytes=expert_bytes, gathered_bytes=rows, dp=layout.attention_dp)
+    return layout_floor(model, accelerator, layout, share, batch=batch, context=cached, tokens=tokens,
+                        logits_tokens=batch, options=options, routing=resolve_routing(routing, model), step="prefill",
+                        tokens_per_step=tokens, prefill_tokens=new, prefill_context=cached, needs_peak=True)

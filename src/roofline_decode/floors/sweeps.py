@@ -26,11 +26,14 @@ from ..specs.model import Model
 from .step_timing import load_profile, timed_step
 from .traffic import step_traffic
 from .records import ToDataFrame
+from .layout import Options, chain_of, check_layout, decode_layout_floor, layout_of
+from .layout_links import link_bandwidth_of
 
 if TYPE_CHECKING:
     import xarray as xr
 
     from ..specs.latency import LatencyProfile
+    from ..specs.parallel import Parallel
 
 __all__ = ["SweepResult", "sweep"]
 
@@ -52,7 +55,9 @@ def _id_list(name: str, value: Any, kinds: tuple[type, ...]) -> list[Any]:
 
 
 class SweepResult(ToDataFrame, list[DecodeFloor]):
-    """The floors of a sweep: a list of :class:`DecodeFloor`, one per (model, accelerator),
+    """The floors of a sweep: a list of :class:`DecodeFloor` (of
+    :class:`~roofline_decode.floors.parallel.ParallelFloor` under a layout of several devices,
+    whose records are theirs and have no frame views), one per (model, accelerator),
     each over the batch × context grid (axis 0: batch, axis 1: context).  ``to_dataframe()``
     (pandas) and ``to_xarray()`` (dimensions model, accelerator, batch, context) need the
     ``[frames]`` extra."""
@@ -73,13 +78,18 @@ class SweepResult(ToDataFrame, list[DecodeFloor]):
 def sweep(models: ModelRef | Sequence[ModelRef], accelerators: AcceleratorRef | Sequence[AcceleratorRef],
           batch: Broadcastable = 1, context: Broadcastable = DEFAULT_CONTEXT, *, sparse: bool = False,
           routing: Broadcastable = "uniform", latency: LatencyProfile | str | None = None, weights: WeightsLike = None,
-          kv: KvLike = None) -> SweepResult:
+          kv: KvLike = None, parallel: Parallel | str | None = None, mla_layout: str = "sharded",
+          link_bandwidth: float | None = None, node_size: int | None = None,
+          scale_out_bandwidth: float | None = None) -> SweepResult:
     """Floors for every model × accelerator over the outer product of ``batch`` and ``context``.
 
     Bytes and FLOPs are computed once per model on the whole grid; only the timing is
     repeated per accelerator.  ``sparse``, ``routing``, ``latency``, ``weights`` and ``kv`` as in
     :func:`decode_floor` (the formats apply to every model); a measured expert count is one number
-    or one per batch (along the batch axis), for MoE models only.
+    or one per batch (along the batch axis), for MoE models only.  ``parallel`` (and its
+    options, as in :func:`decode_floor`): every floor under that layout, a
+    :class:`~roofline_decode.floors.parallel.ParallelFloor` each (a layout of one device: the
+    plain floors).
 
     Examples
     --------
@@ -98,9 +108,22 @@ def sweep(models: ModelRef | Sequence[ModelRef], accelerators: AcceleratorRef | 
     devices = [load_accelerator(a) for a in accelerators]
     profile = None if latency is None else load_profile(latency)
     result = SweepResult()
+    layout = layout_of(parallel)
+    spread = layout is not None and layout.num_devices > 1
     for model in models:
         model = load_model(model, weights=weights, kv=kv)
         chosen = _sweep_routing(routing, model, batch_axis)
+        if layout is not None and spread:
+            check_layout(model, layout)
+            options = Options(link_bandwidth=link_bandwidth, node_size=node_size,
+                              scale_out_bandwidth=scale_out_bandwidth, mla_layout=mla_layout, sparse=sparse)
+            for device in devices:
+                link = link_bandwidth_of(device, link_bandwidth, layout.num_devices)[0]
+                chain, chain_notes = chain_of(model, layout, batch_grid, link, profile)
+                result.append(decode_layout_floor(  # type: ignore[arg-type]  # a list of either kind
+                    model, device, batch_grid, context_grid, layout, chosen, options, check=False, chain=chain,
+                    chain_notes=chain_notes, latency_profile=None if profile is None else profile.label))
+            continue
         traffic = step_traffic(model, batch_grid, context_grid, chosen)
         result.extend(timed_step(model, device, batch_grid, context_grid, traffic, sparse, context_axis, chosen, profile)
                       for device in devices)

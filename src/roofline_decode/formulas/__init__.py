@@ -9,6 +9,8 @@ from .chain import serial_chain_time
 from .energy import board_energy, cost_per_token, data_movement_energy, energy_per_token
 from .capacity import batch_capacity, context_capacity, usable_memory
 from .parallel import (
+    all_to_all_time,
+    expert_parallel_communication_time,
     kv_head_share,
     pipeline_step_time,
     recurrent_state_share,
@@ -93,6 +95,7 @@ PUBLIC_FORMULAS = {
         critical_batch,
         usable_memory, batch_capacity, context_capacity,
         ring_all_reduce_time, ring_all_gather_time, tensor_parallel_communication_time, kv_head_share,
+        all_to_all_time, expert_parallel_communication_time,
         recurrent_state_share, sharded_bytes,
         pipeline_step_time,
         requests_per_second, littles_law_concurrency, request_rate_at_concurrency,
@@ -165,6 +168,8 @@ __all__ = [
     "required_tier_bandwidth",
     "ridge_point",
     "ring_all_gather_time",
+    "all_to_all_time",
+    "expert_parallel_communication_time",
     "ring_all_reduce_time",
     "serial_chain_time",
     "sharded_bytes",

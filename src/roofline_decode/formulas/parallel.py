@@ -14,6 +14,8 @@ from .ops import maximum, minimum
 __all__ = [
     "ring_all_reduce_time",
     "ring_all_gather_time",
+    "all_to_all_time",
+    "expert_parallel_communication_time",
     "tensor_parallel_communication_time",
     "kv_head_share",
     "recurrent_state_share",
@@ -116,6 +118,136 @@ def ring_all_gather_time(
     0.499
     """
     return collective_latency * minimum(num_devices - 1, 1) + (num_devices - 1) / num_devices * message_bytes / link_bandwidth
+
+
+def all_to_all_time(
+    message_bytes: Operand, num_devices: Operand, link_bandwidth: Operand, collective_latency: Operand = 0,
+    domain_size: Operand | None = None, scale_out_bandwidth: Operand | None = None,
+) -> ArrayOrExpr:
+    r"""Time of one all-to-all in which each of n devices spreads a message evenly over all n.
+
+    .. math::
+        T_{A2A} = \alpha\,\min(n-1, 1) + \max\left(
+            \left(\frac{\min(m, n)}{n} - \frac{1}{n}\right)\frac{S}{BW_{up}},\
+            \left(1 - \frac{\min(m, n)}{n}\right)\frac{S}{BW_{out}}\right)
+
+    Parameters
+    ----------
+    message_bytes : array_like
+        Bytes each device sends, its own share included S [B] (1/n of it stays on the device).
+    num_devices : array_like
+        Devices taking part n [1], ≥ 1.
+    link_bandwidth : array_like
+        Scale-up bandwidth each device sends with, in one direction BW_up [B/s] (NVLink/NVSwitch).
+    collective_latency : array_like, optional
+        Fixed cost α of one collective [s] (0: the strict floor).
+    domain_size : array_like, optional
+        Devices per scale-up domain m [1] (8 for an HGX node, 72 for NVL72); default n: all
+        devices share the scale-up link.
+    scale_out_bandwidth : array_like, optional
+        Per-device bandwidth to devices of other domains, one direction BW_out [B/s] (the NIC);
+        default BW_up.
+
+    Returns
+    -------
+    array_like
+        Time until every device has received its shares [s]; 0 for n = 1 (without α).
+
+    Notes
+    -----
+    With the n devices spread over n / m domains, a device sends (m − 1)/n of its message inside
+    its domain and (n − m)/n to other domains; the two parts travel on different links and
+    overlap (the larger sets the time).  With one domain it is (n − 1)/n · S / BW_up, the
+    all-to-all's link time on a non-blocking switch.  Uneven traffic (a hot expert) is slower:
+    this is the floor.
+
+    References
+    ----------
+    .. [1] NVIDIA nccl-tests, doc/PERFORMANCE.md (all-to-all "bus bandwidth" = (n−1)/n ×
+       algorithm bandwidth).
+    .. [2] DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, §3.2.2 (dispatch and
+       combine over NVLink inside a node and InfiniBand across nodes).
+
+    Examples
+    --------
+    DeepSeek-V3's dispatch of 128 tokens per GPU (d = 7168, fp8 activations, k = 8 copies) over
+    8 H200s (450 GB/s per direction), then over 16 GPUs in two HGX nodes with 50 GB/s NICs:
+
+    >>> message = 128 * 7168 * 1 * 8
+    >>> round(all_to_all_time(message, 8, 450e9) * 1e6, 2)
+    14.27
+    >>> round(all_to_all_time(message, 16, 450e9, 0, 8, 50e9) * 1e6, 1)
+    73.4
+    """
+    if domain_size is None:
+        domain_size = num_devices
+    if scale_out_bandwidth is None:
+        scale_out_bandwidth = link_bandwidth
+    inside = minimum(domain_size, num_devices) / num_devices
+    return collective_latency * minimum(num_devices - 1, 1) + maximum(
+        (inside - 1 / num_devices) * message_bytes / link_bandwidth,
+        (1 - inside) * message_bytes / scale_out_bandwidth,
+    )
+
+
+def expert_parallel_communication_time(
+    tokens: Operand, hidden_size: Operand, bytes_per_activation: Operand, experts_per_token: Operand,
+    num_moe_layers: Operand, expert_parallel: Operand, link_bandwidth: Operand, collective_latency: Operand = 0,
+    domain_size: Operand | None = None, scale_out_bandwidth: Operand | None = None,
+) -> ArrayOrExpr:
+    r"""Dispatch and combine time of expert parallelism in one step [s].
+
+    Each MoE layer sends every token's hidden state to the ranks of its k experts (dispatch)
+    and their outputs back (combine): two all-to-alls of N·k·d·b_act bytes per device
+    (:func:`all_to_all_time`), of which (ep − 1)/ep leaves the device.
+
+    .. math:: T_{EP} = 2\,L_{moe}\,T_{A2A}(N\,k\,d\,b_{act},\ ep)
+
+    Parameters
+    ----------
+    tokens : array_like
+        Tokens each device routes N [1] (the step's tokens over the devices of a stage).
+    hidden_size : array_like
+        Model width d [1].
+    bytes_per_activation : array_like
+        Bytes per activation element b_act [B].
+    experts_per_token : array_like
+        Routed experts per token k [1].
+    num_moe_layers : array_like
+        MoE layers L_moe [1].
+    expert_parallel : array_like
+        Expert-parallel ranks ep [1].
+    link_bandwidth, collective_latency, domain_size, scale_out_bandwidth : array_like
+        As in :func:`all_to_all_time` [B/s], [s], [1], [B/s].
+
+    Returns
+    -------
+    array_like
+        Seconds per step [s].
+
+    Notes
+    -----
+    Even placement: the k experts of a token sit on uniformly spread ranks, so (ep − 1)/ep of
+    the copies leave the device; a token whose experts share a rank is sent there once by
+    engines that deduplicate (DeepEP), which this upper-counts by at most a factor k / min(k,
+    ep) — pass ``experts_per_token=1`` for the deduplicated lower count.
+
+    References
+    ----------
+    .. [1] DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, §3.2.2 and §3.4.2
+       (EP dispatch and combine in decoding).
+
+    Examples
+    --------
+    DeepSeek-V3 (58 MoE layers, d = 7168, k = 8) at 32 tokens per GPU, fp8 dispatch, EP over 8
+    H200s at 450 GB/s: 0.41 ms per step of link time.
+
+    >>> round(expert_parallel_communication_time(32, 7168, 1, 8, 58, 8, 450e9) * 1e3, 3)
+    0.414
+    """
+    message = tokens * experts_per_token * hidden_size * bytes_per_activation
+    return 2 * num_moe_layers * all_to_all_time(message, expert_parallel, link_bandwidth, collective_latency,
+                                                domain_size, scale_out_bandwidth)
 
 
 def tensor_parallel_communication_time(

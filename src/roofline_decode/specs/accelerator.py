@@ -40,6 +40,7 @@ _FIGURES_OF_FIELD = {
     "sparse_peak_flops": ("sparse_peak_flops.",),
     "tdp_w": ("tdp",),
     "interconnect": ("interconnect.",),
+    "scale_out": ("scale_out.",),
 }
 
 
@@ -72,13 +73,23 @@ class Figure(Spec):
 
 
 class Interconnect(Spec):
-    """A scale-up link: bandwidth [B/s] and what that number means."""
+    """A link: bandwidth [B/s], what that number means, and (scale-up) the domain it spans.
+
+    ``domain_size`` is the number of devices that share a scale-up link (8 on an HGX H100 or
+    B200 board's NVSwitch, 72 in a GB200/GB300 NVL72 rack): a parallel group larger than the
+    domain crosses the scale-out network.  None where no source states it, and always None on
+    a scale-out link (:attr:`Accelerator.scale_out`), which has no fixed domain.
+    """
 
     name: str
     bandwidth: PositiveFloat = Field(allow_inf_nan=False)
     direction: Literal["bidirectional", "per_direction"]
     scope: Literal["aggregate", "per_peer"]
     note: str | None = None
+    domain_size: int | None = Field(
+        default=None, ge=2, strict=True,
+        description="devices that share the scale-up link (a domain of one has no link)",
+    )
 
     @property
     def per_direction_bandwidth(self) -> float:
@@ -198,7 +209,10 @@ class Accelerator(_Hardware):
     sparse_peak_flops : dict, optional
         2:4 structured-sparsity peaks; used only when asked for.
     interconnect : Interconnect, optional
-        Scale-up link.
+        Scale-up link (NVLink, Infinity Fabric, ICI), with its ``domain_size`` where known.
+    scale_out : Interconnect, optional
+        Scale-out network per device (an InfiniBand or Ethernet NIC per GPU: ConnectX-7
+        400 Gb/s on an HGX H100): the link between scale-up domains.
     category : {"datacenter", "workstation", "consumer", "soc", "cpu"}, optional
         Device category (see :data:`CATEGORIES`).
     unified_memory : bool
@@ -230,6 +244,7 @@ class Accelerator(_Hardware):
     peak_flops: dict[ComputePrecision, PositiveFloat] = Field(default_factory=dict)
     sparse_peak_flops: dict[ComputePrecision, PositiveFloat] = Field(default_factory=dict)
     interconnect: Interconnect | None = None
+    scale_out: Interconnect | None = None
     tdp_w: PositiveFloat | None = Field(default=None, allow_inf_nan=False)
     category: Category | None = None
     unified_memory: bool = False
@@ -289,14 +304,18 @@ class Accelerator(_Hardware):
                 raise ValueError(problem + _OPT_OUT)
         return value
 
-    @field_validator("interconnect")
+    @field_validator("interconnect", "scale_out")
     @classmethod
     def _plausible_link(cls, link: Interconnect | None, info: ValidationInfo) -> Interconnect | None:
+        name = field_name(info)
+        if link is not None and name == "scale_out" and link.domain_size is not None:
+            raise ValueError("domain_size: a scale-out network has no fixed domain; the scale-up domain "
+                             f"goes in interconnect.domain_size (got {link.domain_size})")
         if link is not None and info.data.get("plausibility_checks", True):
-            problem = range_problem("interconnect.bandwidth", link.bandwidth, "bandwidth")
+            problem = range_problem(f"{name}.bandwidth", link.bandwidth, "bandwidth")
             if problem:
                 raise ValueError(f"bandwidth: {problem}{_OPT_OUT}")
-        elif link is not None and (below := _below_one("interconnect.bandwidth", link.bandwidth, "bandwidth")):
+        elif link is not None and (below := _below_one(f"{name}.bandwidth", link.bandwidth, "bandwidth")):
             raise ValueError(below)
         return link
 

@@ -114,6 +114,13 @@ class PowerFigure(FigureEntry):
     unit: PowerUnit = Field(description="The unit as the source prints it.")
 
 
+class CountFigure(FigureEntry):
+    """A device count (the devices of a scale-up domain): a whole number of at least 2."""
+
+    value: int = Field(ge=2, description="The number as the source prints it: a whole number of devices.")
+    unit: Literal["devices"] = Field(description="Always 'devices'.")
+
+
 class SourceEntry(StrictEntry):
     """A [sources.<key>] table: a document with its URL and the date it was read."""
 
@@ -132,8 +139,8 @@ class SourceEntry(StrictEntry):
         return text
 
 
-class InterconnectEntry(StrictEntry):
-    """The scale-up link: its headline bandwidth and what that number counts."""
+class LinkEntry(StrictEntry):
+    """A link (the scale-out network): its headline bandwidth and what that number counts."""
 
     name: str
     direction: Literal["bidirectional", "per_direction"] = Field(
@@ -144,6 +151,15 @@ class InterconnectEntry(StrictEntry):
     )
     bandwidth: BandwidthFigure
     note: str | None = None
+
+
+class InterconnectEntry(LinkEntry):
+    """The scale-up link: its headline bandwidth, what that number counts, and its domain."""
+
+    domain_size: CountFigure | None = Field(
+        default=None,
+        description="Devices that share the scale-up link (8 on an HGX board, 72 in an NVL72 rack).",
+    )
 
 
 class AcceleratorFile(StrictEntry):
@@ -185,6 +201,10 @@ class AcceleratorFile(StrictEntry):
     tdp: PowerFigure | None = None
     onchip_cache: CacheFigure | None = None
     interconnect: InterconnectEntry | None = None
+    scale_out: LinkEntry | None = Field(
+        default=None,
+        description="The scale-out network per device (an InfiniBand or Ethernet NIC per GPU).",
+    )
     sources: dict[str, SourceEntry] = Field(min_length=1)
     plausibility_checks: bool = Field(
         default=True, description="Check figures against the ranges of real devices (catches unit slips); "
@@ -243,6 +263,9 @@ def schema_text(kind: str = "accelerator") -> str:
     return json.dumps(json_schema(kind), indent=2, ensure_ascii=False) + "\n"
 
 
+_COUNT_UNITS = {"devices": 1.0}
+
+
 def _field_path(field: str) -> str:
     # pydantic reports a bad dict key as "peak_flops.fp9.[key]"
     return field.removesuffix(".[key]")
@@ -254,7 +277,7 @@ def _figure(field: str, entry: FigureEntry, sources: dict[str, SourceEntry],
     that overflows in SI) are appended to ``problems`` and None is returned."""
     unit_table = {
         CapacityFigure: BYTE_UNITS, CacheFigure: BYTE_UNITS, BandwidthFigure: BANDWIDTH_UNITS,
-        FlopsFigure: FLOPS_UNITS, PowerFigure: POWER_UNITS,
+        FlopsFigure: FLOPS_UNITS, PowerFigure: POWER_UNITS, CountFigure: _COUNT_UNITS,
     }[type(entry)]
     found = len(problems)
     if entry.source not in sources:
@@ -352,19 +375,16 @@ def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | Mem
         sparse = {p: take(f"sparse_peak_flops.{p}", e) for p, e in spec.sparse_peak_flops.items()}
         tdp = take("tdp", spec.tdp)
         take("onchip_cache", spec.onchip_cache)
-        interconnect: Interconnect | None = None
-        if spec.interconnect is not None:
-            link = spec.interconnect
-            interconnect = Interconnect(
-                name=link.name, bandwidth=take("interconnect.bandwidth", link.bandwidth),
-                direction=link.direction, scope=link.scope, note=link.note,
-            )
+        links = {field: None if link is None else (link, take(f"{field}.bandwidth", link.bandwidth),
+                                                   take(f"{field}.domain_size", getattr(link, "domain_size", None)))
+                 for field, link in (("interconnect", spec.interconnect), ("scale_out", spec.scale_out))}
         if problems:
             raise _problems_error(path, problems)
+        interconnect, scale_out = (None if entry is None else _link(*entry) for entry in links.values())
         return Accelerator(
             **common, vendor=spec.vendor, form_factor=spec.form_factor, memory_type=spec.memory_type,
             memory_capacity=capacity, memory_bandwidth=bandwidth, peak_flops=peaks, sparse_peak_flops=sparse,
-            interconnect=interconnect, tdp_w=tdp, figures=figures, category=spec.category,
+            interconnect=interconnect, scale_out=scale_out, tdp_w=tdp, figures=figures, category=spec.category,
             unified_memory=spec.unified_memory, usable_memory_capacity=usable, gpu_memory_share=spec.gpu_memory_share,
         )
     except SpecFileError:
@@ -373,6 +393,12 @@ def load_spec_file(path: str | Path, id: str | None = None) -> Accelerator | Mem
         raise _problems_error(path, [(_spec_field(f, m), m) for f, _, m in exc.problems]) from None
     except RooflineError as exc:
         raise SpecFileError(path, getattr(exc, "field", "(spec)"), str(exc)) from None
+
+
+def _link(link: LinkEntry, bandwidth: float, domain_size: float | None) -> Interconnect:
+    """The :class:`Interconnect` of a link table, with its bandwidth [B/s] and domain in SI."""
+    return Interconnect(name=link.name, bandwidth=bandwidth, direction=link.direction, scope=link.scope,
+                        note=link.note, domain_size=None if domain_size is None else int(domain_size))
 
 
 def _spec_field(field: str, message: str) -> str:
