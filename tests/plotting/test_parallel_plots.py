@@ -1,0 +1,37 @@
+"""Plots under a parallel layout: a 671B model on 8 devices is drawn per device."""
+
+import numpy as np
+import pytest
+
+from roofline_decode import decode_floor, plotting
+
+
+def by_gid(ax, gid):
+    return [artist for artist in ax.get_children() if artist.get_gid() == gid]
+
+
+def test_ridge_plot_draws_the_busiest_device_of_a_layout():
+    batches = [1, 8, 64, 512, 1024]
+    alone = plotting.ridge_plot("deepseek-v3", "h200-sxm", batch=batches, context=8192)
+    assert len(by_gid(alone, "does-not-fit")[0].get_xdata()) == len(batches)  # 671B never fits one H200
+    ax = plotting.ridge_plot("deepseek-v3", "h200-sxm", batch=batches, context=8192, parallel="tp8")
+    share = decode_floor("deepseek-v3", "h200-sxm", batch=np.array(batches)[:, None], context=[[8192]],
+                         parallel="tp8")
+    points = by_gid(ax, "operating-points")[0]
+    np.testing.assert_allclose(points.get_xdata(), (share.flops_per_device / share.bytes_read_per_device)[:, 0],
+                               rtol=1e-12)
+    np.testing.assert_allclose(points.get_ydata(), (share.flops_per_device / share.step_time_s)[:, 0] / 1e12,
+                               rtol=1e-12)
+    misses = by_gid(ax, "does-not-fit")[0].get_xdata()
+    assert len(misses) == 1 and misses[0] == pytest.approx(points.get_xdata()[-1])  # only B = 1024 is too big
+    assert "tp8 (8 devices each; per device)" in ax.get_title()
+    assert ax.get_xlabel() == "arithmetic intensity per device [FLOP/B]"
+    assert "first swept batch compute-bound per device (tp8):" in by_gid(ax, "critical-batch")[0].get_text()
+
+
+def test_a_one_device_layout_is_the_plain_plot():
+    plain = plotting.ridge_plot("llama-3.1-8b", "h100-sxm", batch=[1, 64], context=1024)
+    one = plotting.ridge_plot("llama-3.1-8b", "h100-sxm", batch=[1, 64], context=1024, parallel="tp1")
+    for a, b in zip(by_gid(plain, "operating-points"), by_gid(one, "operating-points")):
+        assert list(a.get_xydata().ravel()) == list(b.get_xydata().ravel())
+    assert plain.get_title() == one.get_title()
