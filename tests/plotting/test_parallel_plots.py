@@ -35,3 +35,16 @@ def test_a_one_device_layout_is_the_plain_plot():
     for a, b in zip(by_gid(plain, "operating-points"), by_gid(one, "operating-points")):
         assert list(a.get_xydata().ravel()) == list(b.get_xydata().ravel())
     assert plain.get_title() == one.get_title()
+
+
+def test_context_plot_draws_the_layout_step_and_fit_per_device():
+    contexts = [0, 16384, 65536, 131072]
+    ax = plotting.context_plot("deepseek-v3", "h200-sxm", context=contexts, batch=[1, 128], parallel="tp8")
+    share = decode_floor("deepseek-v3", "h200-sxm", batch=[[1], [128]], context=[contexts], parallel="tp8")
+    fitting = [line for line in ax.get_lines() if line.get_gid() == "fits"]
+    np.testing.assert_allclose(fitting[0].get_ydata(), share.step_time_s[0] * 1e3, rtol=1e-12)  # B = 1 fits throughout
+    assert np.isnan(fitting[1].get_ydata()[-1])  # B = 128 at 128K is more than one device's share of memory
+    assert [line for line in ax.get_lines() if line.get_gid() == "capacity-limit"]
+    assert ax.get_title().endswith("tp8 (8 devices)")
+    alone = plotting.context_plot("deepseek-v3", "h200-sxm", context=contexts, batch=[1])
+    assert all(np.isnan([line for line in alone.get_lines() if line.get_gid() == "fits"][0].get_ydata()))

@@ -13,7 +13,7 @@ from ._common import (
     CONTEXT_AXIS_LABEL, OKABE_ITO, AcceleratorLike, ModelLike, WeightsLike, axis_values, batch_axis, check_slo,
     color, context_label, count_formatter, fits, geometric_batches, longest_context, max_batch, memory_label,
     new_axes, plain_formatter, resolve_accelerators, resolve_model, single_accelerator, single_value, title,
-    token_axis,
+    token_axis, usable_memory,
 )
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from ..formats import NumberFormat
     from ..specs.latency import LatencyProfile
+    from ..specs.parallel import Parallel
 
 
 def batch_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[AcceleratorLike],
@@ -177,7 +178,7 @@ def _span_at_least(axes: Axes, factor: float) -> None:
 def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[AcceleratorLike],
                  context: Broadcastable | None = None, batch: Broadcastable = (1, 8, 64), *,
                  slo_ms: float | None = None, weights: WeightsLike = None, kv: str | NumberFormat | None = None,
-                 sparse: bool = False, ax: Axes | None = None) -> Axes:
+                 sparse: bool = False, parallel: Parallel | str | None = None, ax: Axes | None = None) -> Axes:
     """Step time against context for several batches: KV reads grow linearly with context.
 
     Each batch is one line of ``step_time_s`` [ms]; the intercept at context 0 is the weight
@@ -200,6 +201,10 @@ def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
         Per-token latency target [ms], drawn as a horizontal line.
     weights, kv, sparse, ax
         As in :func:`batch_plot`.
+    parallel : Parallel or str, optional
+        A parallel layout (``"tp8"``, ``"dp8 ep8"``): the step of the layout
+        (``decode_floor(..., parallel=)``, communication included), and "does not fit" what one
+        device holds against its usable memory.  None (default): one device.
 
     Returns
     -------
@@ -222,11 +227,22 @@ def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
     batches = axis_values("batch", batch, [1, 8, 64])
     floor = sweep([spec], [device], batch=batches, context=contexts, sparse=sparse)[0]
     ok = fits(spec, floor, device)
+    step_time, where = floor.step_time_s, ""
+    if parallel is not None:
+        from ..floors.decode import decode_floor
+        from ..floors.layout_result import ParallelFloor
+
+        share = decode_floor(spec, device, batch=batches[:, None], context=contexts[None, :], sparse=sparse,
+                             parallel=parallel)
+        if isinstance(share, ParallelFloor):  # several devices (a one-device layout is the plain floor)
+            step_time = share.step_time_s
+            ok = np.broadcast_to(np.asarray(share.resident_bytes_per_device) <= usable_memory(device), share.shape)
+            where = f", {share.parallel} ({share.num_devices} devices)"
 
     ax = new_axes(ax)
     for i, b in enumerate(batches):
         c = color(i)
-        ms = floor.step_time_s[i] * 1e3
+        ms = step_time[i] * 1e3
         ax.plot(contexts, np.where(ok[i], ms, np.nan), color=c, lw=2.2, label=f"B = {b:g}", gid="fits")
         if not ok[i].all():
             first_out = int(np.argmin(ok[i]))
@@ -244,7 +260,8 @@ def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
     if not ok.all():
         handles += [Line2D([], [], color="0.4", ls=":", lw=1.4),
                     Line2D([], [], color="0.4", marker="X", mec="black", ls="none", ms=8)]
-        labels += [f"KV cache does not fit in {memory_label(device)}", "last context that fits"]
+        labels += [f"KV cache does not fit in {memory_label(device)}" + (" per device" if where else ""),
+                   "last context that fits"]
     ax.legend(handles, labels, loc="upper left", fontsize=8, framealpha=0.92)
     ax.set_xlim(contexts[0], contexts[-1])
     ax.set_ylim(bottom=0)
@@ -252,5 +269,5 @@ def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
     ax.set_xlabel(CONTEXT_AXIS_LABEL)
     ax.set_ylabel("decode step floor = per-sequence latency [ms/token]")
     ax.grid(True, color="0.88", lw=0.7)
-    ax.set_title(f"Context: {title(spec, floor, device)}", fontsize=11)
+    ax.set_title(f"Context: {title(spec, floor, device)}{where}", fontsize=11)
     return ax
