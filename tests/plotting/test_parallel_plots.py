@@ -48,3 +48,17 @@ def test_context_plot_draws_the_layout_step_and_fit_per_device():
     assert ax.get_title().endswith("tp8 (8 devices)")
     alone = plotting.context_plot("deepseek-v3", "h200-sxm", context=contexts, batch=[1])
     assert all(np.isnan([line for line in alone.get_lines() if line.get_gid() == "fits"][0].get_ydata()))
+
+
+def test_breakdown_plot_stacks_the_busiest_devices_bytes():
+    batches = [1, 16, 256, 1024]
+    ax = plotting.breakdown_plot("deepseek-v3", "h200-sxm", batch=batches, context=8192, parallel="tp8")
+    share = decode_floor("deepseek-v3", "h200-sxm", batch=batches, context=8192, parallel="tp8")
+    top = ax.collections[2].get_paths()[0].vertices[:, 1].max()  # the stack's top: all bytes per device
+    assert top == pytest.approx(float(np.max(share.bytes_read_per_device)) / 1e9, rel=1e-12)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "communication time (links)" in labels and "step floor of the layout" in labels
+    step = [line for line in ax.twin.get_lines() if line.get_label() == "step floor of the layout"][0]
+    np.testing.assert_allclose(step.get_ydata(), share.step_time_s * 1e3, rtol=1e-12)
+    assert by_gid(ax, "capacity-label")[0].get_text() == "capacity limit: does not fit from B = 1,024"
+    assert "tp8: the busiest of 8 devices" in ax.get_title()
