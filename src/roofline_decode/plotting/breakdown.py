@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,16 +13,13 @@ from ..units import GB
 from ._common import (
     CONTEXT_AXIS_LABEL, OKABE_ITO, AcceleratorLike, ModelLike, WeightsLike, axis_values, batch_axis, context_label,
     geometric_batches, longest_context, memory_label, new_axes, resolve_model, single_accelerator, single_value,
-    title, token_axis, usable_memory,
+    layout_share, share_fits, title, token_axis,
 )
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from ..floors.layout_result import ParallelFloor
     from ..formats import NumberFormat
-    from ..specs.accelerator import Accelerator
-    from ..specs.model import Model
     from ..specs.parallel import Parallel
 
 #: Parts of ``DecodeFloor.breakdown()["bytes"]`` that are weight reads.
@@ -97,8 +94,8 @@ def breakdown_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acc
         fixed = single_value("batch", 1 if batch is None else batch)
         floor = decode_floor(spec, device, batch=fixed, context=xs, sparse=sparse)
         where = f"batch {fixed:g}"
-    share = _layout_share(spec, device, xs if over == "batch" else fixed, fixed if over == "batch" else xs,
-                          sparse, parallel)
+    share = layout_share(spec, device, xs if over == "batch" else fixed, fixed if over == "batch" else xs,
+                         sparse=sparse, parallel=parallel)
     colors = [OKABE_ITO["blue"], OKABE_ITO["vermillion"], OKABE_ITO["bluish_green"]]
     if share is None:
         parts = floor.breakdown()["bytes"]
@@ -117,8 +114,7 @@ def breakdown_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acc
         labels = ["weights read", "KV cache (and state) read", "KV cache written (new token)"]
         bytes_total, memory, compute, step = (np.ravel(np.broadcast_to(getattr(share, k), share.shape)) for k in (
             "bytes_read_per_device", "memory_time_s", "compute_time_s", "step_time_s"))
-        fitting = np.ravel(np.broadcast_to(np.asarray(share.resident_bytes_per_device) <= usable_memory(device),
-                                           share.shape))
+        fitting = np.ravel(share_fits(share, device))
         where += f"\n{share.parallel}: the busiest of {share.num_devices} devices"
 
     ax = new_axes(ax)
@@ -170,14 +166,3 @@ def breakdown_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acc
     ax.set_title(f"Step breakdown: {title(spec, floor, device)}, {where}", fontsize=11, pad=16 if misses.any() else 6)
     return ax
 
-
-def _layout_share(spec: Model, device: Accelerator, batch: Any, context: Any, sparse: bool,
-                  parallel: Parallel | str | None) -> ParallelFloor | None:
-    """The busiest device's floor under ``parallel`` (None without a layout or with one device)."""
-    if parallel is None:
-        return None
-    from ..floors.decode import decode_floor
-    from ..floors.layout_result import ParallelFloor
-
-    share = decode_floor(spec, device, batch=batch, context=context, sparse=sparse, parallel=parallel)
-    return share if isinstance(share, ParallelFloor) else None

@@ -23,7 +23,8 @@ from ._common import (
     precision_label,
     resolve_accelerators,
     resolve_model,
-    usable_memory,
+    layout_share,
+    share_fits,
 )
 
 if TYPE_CHECKING:
@@ -251,18 +252,13 @@ def _operating_points(spec: Model, devices: list[Accelerator], floors: SweepResu
                       parallel: Parallel | str | None) -> tuple[Any, list[Any], list[np.ndarray], list[Any] | None]:
     """(intensity, attained FLOP/s per device, fits per device, the layout floors or None) of the
     sweep: the single-device floors', or under a layout of several devices each device's share."""
-    if parallel is not None:
-        from ..floors.decode import decode_floor
-        from ..floors.layout_result import ParallelFloor
-
-        layout = [decode_floor(spec, d, batch=batches[:, None], context=contexts[None, :], sparse=sparse,
-                               latency=latency, parallel=parallel) for d in devices]
-        if all(isinstance(fl, ParallelFloor) for fl in layout):  # else a one-device layout: the plain floors
-            shares = [fl for fl in layout if isinstance(fl, ParallelFloor)]
-            intensity = np.asarray(shares[0].flops_per_device) / np.asarray(shares[0].bytes_read_per_device)
-            attained = [np.asarray(fl.flops_per_device) / fl.step_time_s for fl in shares]
-            fits = [np.asarray(fl.resident_bytes_per_device) <= usable_memory(d) for fl, d in zip(shares, devices)]
-            return intensity, attained, [np.broadcast_to(f, fl.shape) for f, fl in zip(fits, shares)], shares
+    layout = [layout_share(spec, d, batches[:, None], contexts[None, :], sparse=sparse, latency=latency,
+                           parallel=parallel) for d in devices]
+    shares = [share for share in layout if share is not None]
+    if shares and len(shares) == len(devices):  # else no layout, or one device: the plain floors
+        intensity = np.asarray(shares[0].flops_per_device) / np.asarray(shares[0].bytes_read_per_device)
+        attained = [np.asarray(fl.flops_per_device) / fl.step_time_s for fl in shares]
+        return intensity, attained, [share_fits(fl, d) for fl, d in zip(shares, devices)], shares
     # the same for every accelerator: bytes and FLOPs of the model
     return (floors[0].arithmetic_intensity, [fl.flops / fl.step_time_s for fl in floors],
             [np.asarray(fl.fits) for fl in floors], None)

@@ -13,7 +13,7 @@ from ._common import (
     CONTEXT_AXIS_LABEL, OKABE_ITO, AcceleratorLike, ModelLike, WeightsLike, axis_values, batch_axis, check_slo,
     color, context_label, count_formatter, fits, geometric_batches, longest_context, max_batch, memory_label,
     new_axes, plain_formatter, resolve_accelerators, resolve_model, single_accelerator, single_value, title,
-    token_axis, usable_memory,
+    token_axis, layout_share, share_fits,
 )
 
 if TYPE_CHECKING:
@@ -228,16 +228,10 @@ def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
     floor = sweep([spec], [device], batch=batches, context=contexts, sparse=sparse)[0]
     ok = fits(spec, floor, device)
     step_time, where = floor.step_time_s, ""
-    if parallel is not None:
-        from ..floors.decode import decode_floor
-        from ..floors.layout_result import ParallelFloor
-
-        share = decode_floor(spec, device, batch=batches[:, None], context=contexts[None, :], sparse=sparse,
-                             parallel=parallel)
-        if isinstance(share, ParallelFloor):  # several devices (a one-device layout is the plain floor)
-            step_time = share.step_time_s
-            ok = np.broadcast_to(np.asarray(share.resident_bytes_per_device) <= usable_memory(device), share.shape)
-            where = f", {share.parallel} ({share.num_devices} devices)"
+    share = layout_share(spec, device, batches[:, None], contexts[None, :], sparse=sparse, parallel=parallel)
+    if share is not None:  # several devices (a one-device layout is the plain floor)
+        step_time, ok = share.step_time_s, share_fits(share, device)
+        where = f", {share.parallel} ({share.num_devices} devices)"
 
     ax = new_axes(ax)
     for i, b in enumerate(batches):
