@@ -62,3 +62,20 @@ def test_breakdown_plot_stacks_the_busiest_devices_bytes():
     np.testing.assert_allclose(step.get_ydata(), share.step_time_s * 1e3, rtol=1e-12)
     assert by_gid(ax, "capacity-label")[0].get_text() == "capacity limit: does not fit from B = 1,024"
     assert "tp8: the busiest of 8 devices" in ax.get_title()
+
+
+def test_batch_plot_draws_the_layout_rate_and_its_limits():
+    batches = [1, 8, 64, 512, 1024]
+    ax = plotting.batch_plot("deepseek-v3", "h200-sxm", batch=batches, context=8192, parallel="tp8")
+    share = decode_floor("deepseek-v3", "h200-sxm", batch=batches, context=8192, parallel="tp8")
+    rate = [line for line in ax.get_lines() if line.get_label() == "aggregate tokens/s (left)"][0]
+    np.testing.assert_allclose(rate.get_ydata(), share.tokens_per_s, rtol=1e-12)
+    assert by_gid(ax, "capacity-label")[0].get_text() == "capacity limit B = 512 (swept, per device)"
+    assert ax.get_legend().get_title().get_text() == "memory-bound over the whole range (no swept batch is " \
+                                                     "compute-bound per device)"
+    assert "tp8 (8 devices)" in ax.get_title()
+    several = plotting.batch_plot("deepseek-v3", ["h200-sxm", "mi300x"], batch=batches, context=8192,
+                                  parallel="tp8")
+    solid = [line for line in several.get_lines() if line.get_gid() == "tokens-per-s"]
+    assert len(solid) == 2 and len(solid[0].get_xdata()) == 4 and len(solid[1].get_xdata()) == 5  # MI300X: all fit
+    assert "tp8 (8 devices each)" in several.get_title()
