@@ -79,3 +79,18 @@ def test_batch_plot_draws_the_layout_rate_and_its_limits():
     solid = [line for line in several.get_lines() if line.get_gid() == "tokens-per-s"]
     assert len(solid) == 2 and len(solid[0].get_xdata()) == 4 and len(solid[1].get_xdata()) == 5  # MI300X: all fit
     assert "tp8 (8 devices each)" in several.get_title()
+
+
+def test_capacity_map_shades_the_layout_verdicts():
+    batches, contexts = [1, 64, 4096], [256, 8192, 131072]
+    alone = plotting.capacity_map("deepseek-v3", "h200-sxm", batch=batches, context=contexts)
+    assert by_gid(alone, "nothing-fits")
+    ax = plotting.capacity_map("deepseek-v3", "h200-sxm", batch=batches, context=contexts, parallel="tp8")
+    assert not by_gid(ax, "nothing-fits")
+    share = decode_floor("deepseek-v3", "h200-sxm", batch=np.array(batches)[:, None], context=[contexts],
+                         parallel="tp8")
+    verdict = by_gid(ax, "verdict")[0].get_array().reshape(len(contexts), len(batches)).T
+    fits = np.asarray(share.resident_bytes_per_device) <= plotting.usable_memory("h200-sxm")
+    assert (verdict == 2).tolist() == (~fits).tolist()
+    assert verdict[0, 0] == 0  # batch 1 at 256 tokens: memory-bound, and it fits
+    assert ax.get_title().endswith("per device\ntp8 (8 devices)")
