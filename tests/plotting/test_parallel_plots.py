@@ -94,3 +94,17 @@ def test_capacity_map_shades_the_layout_verdicts():
     assert (verdict == 2).tolist() == (~fits).tolist()
     assert verdict[0, 0] == 0  # batch 1 at 256 tokens: memory-bound, and it fits
     assert ax.get_title().endswith("per device\ntp8 (8 devices)")
+
+
+def test_ttft_plot_draws_the_layout_prefill_with_readable_axes():
+    from roofline_decode import prefill_floor
+
+    prompts = [256, 4096, 65536]
+    ax = plotting.ttft_plot("deepseek-v3", "h200-sxm", prompt=prompts, parallel="tp8")
+    share = prefill_floor("deepseek-v3", "h200-sxm", prompts, 1, parallel="tp8")
+    drawn = np.fmin(*[np.asarray(line.get_ydata(), dtype=float) for line in ax.get_lines()[:2]])
+    np.testing.assert_allclose(drawn, share.ttft_s * 1e3, rtol=1e-12)
+    assert "tp8 (8 devices each)" in ax.get_title()
+    ax.figure.canvas.draw()
+    assert [t.get_text() for t in ax.get_xticklabels() if t.get_text()][-3:] == ["32k", "64k", "128k"]
+    assert not any("$" in t.get_text() for t in ax.get_yticklabels(which="both"))
