@@ -176,3 +176,37 @@ def test_frontier_envelope_is_the_library_envelope(moe_page):
     cells = [c for c in moe_page.cells if c.get("table") == "frontier"]
     for key in ("batch", "tokens_per_s_per_user", "tokens_per_s_per_device", "step_time_s"):
         assert [float(c["value"]) for c in cells if c["key"] == key] == [getattr(p, key) for p in envelope]
+
+
+def test_a_layout_adds_the_deployment_floor(tmp_path, capsys):
+    from roofline_decode.floors.capacity import usable_memory
+    from roofline_decode.report.data import LAYOUT_COLUMNS
+
+    page = ReportPage(rd.report("deepseek-v3", ["h200-sxm", "mi300x"], batch=64, context=8192, parallel="tp8",
+                                batches=[1, 64], contexts=[8192]))
+    cells = [c for c in page.cells if c.get("table") == "layout"]
+    assert len(cells) == 2 * (len(LAYOUT_COLUMNS) + 1)
+    for gpu in ("h200-sxm", "mi300x"):
+        share = decode_floor("deepseek-v3", gpu, batch=64, context=8192, parallel="tp8")
+        for cell in (c for c in cells if c["device"] == gpu):
+            if cell["key"] == "fits":  # 88.75 GB of weights and cache per device
+                expected = float(share.resident_bytes_per_device) <= usable_memory(gpu)
+                assert cell["value"] == str(expected).lower() == "true"
+            elif cell["key"] == "bound":
+                assert cell["value"] == str(share.bound)
+            else:
+                assert float(cell["value"]) == float(getattr(share, cell["key"])), cell["key"]
+    # the single-device floor table stays: it does not fit one H200
+    assert [c["value"] for c in page.cells if c.get("table") == "floors" and c["key"] == "fits"] == ["false", "false"]
+    out = tmp_path / "r.html"
+    assert main(["report", "--model", "deepseek-v3", "--gpu", "h200-sxm", "--tp", "8", "--link-gbps", "450", "-o",
+                 str(out)]) == 0
+    assert "Link overrides (link_bandwidth 450 GB/s)" in out.read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main(["report", "--model", "deepseek-v3", "--gpu", "h200-sxm", "--tp", "3", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--tp=3" in err
+
+
+def test_no_layout_no_deployment_section(moe_page):
+    assert not [c for c in moe_page.cells if c.get("table") == "layout"]

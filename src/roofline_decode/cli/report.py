@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .common import Subparsers, add_model_arguments, number_list
+from .common import (Subparsers, add_model_arguments, add_parallel_arguments, layout_flag, link_options, number_list,
+                     parallel_from_args)
 from ..floors.grid import DEFAULT_CONTEXT
 
 
@@ -20,6 +21,7 @@ def register(subparsers: Subparsers) -> None:
                         help="MoE routing: uniform (default) or identical (the strict floor)")
     report.add_argument("--sparse", action="store_true", help="use 2:4 sparse peaks instead of dense")
     report.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
+    add_parallel_arguments(report)
     report.set_defaults(handler=run_report)
 
 
@@ -33,7 +35,11 @@ def run_report(args: argparse.Namespace) -> int:
                                     "one number (the page's control moves over a grid of its own)")
     if not args.output.lower().endswith((".html", ".htm")):
         raise InvalidValueError("--output", args.output, "a file ending in .html or .htm")
-    report(args.model, args.gpu, batch=args.batch[0], context=args.context[0], weights=args.weights, kv=args.kv,
-           routing=args.routing, sparse=args.sparse, output=args.output)
+    layout = parallel_from_args(args)
+    try:
+        report(args.model, args.gpu, batch=args.batch[0], context=args.context[0], weights=args.weights, kv=args.kv,
+               routing=args.routing, sparse=args.sparse, parallel=layout, output=args.output, **link_options(args))
+    except InvalidValueError as exc:
+        raise layout_flag(exc) from None
     print(f"report written to {args.output}")
     return 0

@@ -34,7 +34,9 @@ __all__ = ["report"]
 def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence[Accelerator | str],
            batch: float = 1, context: float = 4096, *, weights: Any = None, kv: Any = None,
            routing: str = "uniform", sparse: bool = False, batches: Sequence[float] | None = None,
-           contexts: Sequence[float] | None = None, output: str | Path | None = None) -> str:
+           contexts: Sequence[float] | None = None, parallel: Any = None, link_bandwidth: float | None = None,
+           node_size: int | None = None, scale_out_bandwidth: float | None = None,
+           output: str | Path | None = None) -> str:
     """The HTML report of ``model`` on ``accelerators`` at (``batch``, ``context``).
 
     Parameters
@@ -56,6 +58,15 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
     batches, contexts : sequence of float, optional
         The grid of the page's control (default batch 1 to 1024 in powers of two; contexts 0
         to 128K up to the model's positions); the chosen point is always on it.
+    parallel : Parallel or str, optional
+        A parallel layout (``"tp8"``, ``"dp8 ep8"``, :class:`~roofline_decode.Parallel`): a
+        deployment section gives each accelerator's layout floor at the chosen point
+        (``decode_floor(..., parallel=)``), and the ridge and breakdown plots are drawn per
+        device.  The floor table, the control and the per-layer tables stay one device holding
+        the whole model.
+    link_bandwidth, node_size, scale_out_bandwidth : optional
+        Link overrides of the layout floor, as ``decode_floor`` takes them (the plots use each
+        device's own interconnect figure).
     output : str or Path, optional
         Write the page there (UTF-8) as well as returning it.
 
@@ -93,8 +104,10 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
         batches = checked_array("batches", batches, 1.0, inclusive=True).ravel().tolist()
     if contexts is not None:
         contexts = checked_array("contexts", contexts, 0.0, inclusive=True).ravel().tolist()
+    links = {k: v for k, v in (("link_bandwidth", link_bandwidth), ("node_size", node_size),
+                               ("scale_out_bandwidth", scale_out_bandwidth)) if v is not None}
     data = report_data(spec, devices, float(b), float(t), routing=routing, sparse=sparse, batches=batches,
-                       contexts=contexts)
+                       contexts=contexts, parallel=parallel, links=links)
     page = render_page(data)
     if output is not None:
         path = Path(output)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,11 +21,13 @@ from ..errors import InvalidValueError
 
 if TYPE_CHECKING:
     from ..floors.layers import LayerTable
+    from ..floors.layout_result import ParallelFloor
+    from ..specs.parallel import Parallel
     from ..floors.results import DecodeFloor
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
 
-__all__ = ["FLOOR_COLUMNS", "LAYER_COLUMNS", "STEP", "DEFAULT_BATCHES", "DEFAULT_CONTEXTS", "ReportData", "report_data"]
+__all__ = ["FLOOR_COLUMNS", "LAYER_COLUMNS", "LAYOUT_COLUMNS", "STEP", "DEFAULT_BATCHES", "DEFAULT_CONTEXTS", "ReportData", "report_data"]
 
 #: Columns of the floor table: (key of the DecodeFloor, header, display scale; None: text).
 FLOOR_COLUMNS: tuple[tuple[str, str, float | None], ...] = (
@@ -44,6 +46,17 @@ LAYER_COLUMNS: tuple[tuple[str, str, float | None], ...] = (
     ("weight_bytes", "weights GB", 1e-9), ("kv_bytes", "KV+state GB", 1e-9), ("bytes_total", "total GB", 1e-9),
     ("share", "% bytes", 100.0), ("flops", "GFLOP", 1e-9), ("arithmetic_intensity", "FLOP/B", 1.0),
     ("memory_time_s", "mem ms", 1e3), ("compute_time_s", "comp ms", 1e3), ("bound", "bound", None),
+)
+
+#: Rows of the deployment table under a parallel layout: (key of the ParallelFloor, label,
+#: display scale; None: text).  Per-device quantities are the busiest device's.
+LAYOUT_COLUMNS: tuple[tuple[str, str, float | None], ...] = (
+    ("step_time_s", "step ms", 1e3), ("tokens_per_s", "tok/s (all devices)", 1.0),
+    ("memory_time_s", "mem ms", 1e3), ("compute_time_s", "comp ms", 1e3),
+    ("communication_time_s", "communication ms", 1e3), ("weight_read_bytes_per_device", "weights read GB/device", 1e-9),
+    ("kv_read_bytes_per_device", "KV read GB/device", 1e-9), ("bytes_read_per_device", "total GB/device", 1e-9),
+    ("flops_per_device", "GFLOP/device", 1e-9), ("resident_bytes_per_device", "resident GB/device", 1e-9),
+    ("bound", "bound", None),
 )
 
 #: The kind of the last row of the per-layer tables: the step's own numbers.
@@ -74,6 +87,11 @@ class ReportData:
     grid: tuple[DecodeFloor, ...]
     routing: str
     sparse: bool = False
+    #: the parallel layout and each accelerator's layout floor at the point (empty without one)
+    parallel: Parallel | None = None
+    layout: tuple[ParallelFloor, ...] = ()
+    #: link overrides of the layout (link_bandwidth, node_size, scale_out_bandwidth; SI units)
+    links: dict[str, Any] = field(default_factory=dict)
 
     def floor_values(self, floor: DecodeFloor, index: int = 0) -> dict[str, Any]:
         """The :data:`FLOOR_COLUMNS` of ``floor`` at flat grid ``index`` (floats, str, bool)."""
@@ -147,7 +165,8 @@ def _axis(values: Sequence[float], chosen: float, limit: float) -> tuple[float, 
 
 def report_data(model: Model, accelerators: Sequence[Accelerator], batch: float, context: float, *,
                 routing: str = "uniform", sparse: bool = False,
-                batches: Sequence[float] | None = None, contexts: Sequence[float] | None = None) -> ReportData:
+                batches: Sequence[float] | None = None, contexts: Sequence[float] | None = None,
+                parallel: Parallel | str | None = None, links: dict[str, Any] | None = None) -> ReportData:
     """The floors of ``model`` on each accelerator at (``batch``, ``context``) and over the grid
     of ``batches`` x ``contexts`` (defaults :data:`DEFAULT_BATCHES`, :data:`DEFAULT_CONTEXTS`
     up to the model's positions; the chosen point is always on the grid)."""
@@ -166,5 +185,13 @@ def report_data(model: Model, accelerators: Sequence[Accelerator], batch: float,
     b, t = np.asarray(batch_axis)[:, None], np.asarray(context_axis)[None, :]
     grid = tuple(decode_floor(model, device, batch=b, context=t, routing=routing, sparse=sparse)
                  for device in accelerators)
+    links = links or {}
+    layout: tuple[ParallelFloor, ...] = ()
+    if parallel is not None:
+        from ..floors.layout_result import ParallelFloor
+
+        shares = [decode_floor(model, device, batch=batch, context=context, routing=routing, sparse=sparse,
+                               parallel=parallel, **links) for device in accelerators]
+        layout = tuple(share for share in shares if isinstance(share, ParallelFloor))  # none for one device
     return ReportData(model, tuple(accelerators), float(batch), float(context), batch_axis, context_axis,
-                      point, grid, routing, sparse)
+                      point, grid, routing, sparse, layout[0].parallel if layout else None, layout, links)

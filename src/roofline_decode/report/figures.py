@@ -45,14 +45,14 @@ def ridge_svg(data: ReportData) -> str:
     """Operating points of the batch grid at the chosen context on each accelerator's roofline."""
     plotting = _plotting()
     return svg_of(plotting.ridge_plot(data.model, list(data.accelerators), batch=list(data.batches),
-                                      context=data.context))
+                                      context=data.context, parallel=data.parallel))
 
 
 def breakdown_svg(data: ReportData) -> str:
     """Bytes per step over the batch grid, stacked, with the time terms (first accelerator)."""
     plotting = _plotting()
     return svg_of(plotting.breakdown_plot(data.model, data.accelerators[0], batch=list(data.batches),
-                                          context=data.context))
+                                          context=data.context, parallel=data.parallel))
 
 
 def frontier_svg(data: ReportData) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..units import GB
-from .data import FLOOR_COLUMNS, LAYER_COLUMNS, STEP
+from .data import FLOOR_COLUMNS, LAYER_COLUMNS, LAYOUT_COLUMNS, STEP
 
 if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
@@ -89,13 +89,48 @@ def floors(data: ReportData) -> str:
             _cell(v[key], scale, table="floors", device=floor.accelerator, key=key)
             for v, floor in zip(values, data.point)) + "</tr>"
         for key, label, scale in FLOOR_COLUMNS)
-    return ("<h2>Floors</h2>"
-            f'<div class="scroll"><table class="floors"><thead><tr>{head}</tr></thead><tbody>{rows}'
+    return (("<h2>Floors</h2>" if data.parallel is None else "<h2>Floors: one device holding the whole model</h2>")
+            + f'<div class="scroll"><table class="floors"><thead><tr>{head}</tr></thead><tbody>{rows}'
             "</tbody></table></div>"
             '<p class="muted">B*: the smallest batch at which the step is compute-bound at that context (inf: '
             "memory-bound at any batch). max batch: the largest batch whose weights and KV cache fit the usable memory "
             "of one device. Compute precision: " + "; ".join(
                 f"{_escape(f.accelerator)} {_escape(f.compute_precision)}" for f in data.point) + ".</p>")
+
+
+def deployment(data: ReportData) -> str:
+    """The layout floor of each accelerator at the chosen point (empty without a layout)."""
+    if not data.layout:
+        return ""
+    from ..floors.capacity import usable_memory
+
+    first = data.layout[0]
+    head = "<th></th>" + "".join(f"<th>{_escape(f.accelerator)}</th>" for f in data.layout)
+    rows = "".join(
+        f"<tr><td>{_escape(label)}</td>" + "".join(
+            _cell(str(np.asarray(f.bound)) if key == "bound" else float(np.asarray(getattr(f, key))), scale,
+                  table="layout", device=f.accelerator, key=key) for f in data.layout) + "</tr>"
+        for key, label, scale in LAYOUT_COLUMNS)
+    fits = "".join(_cell(bool(float(np.asarray(f.resident_bytes_per_device)) <= usable_memory(d)), None,
+                         table="layout", device=f.accelerator, key="fits")
+                   for f, d in zip(data.layout, data.accelerators))
+    notes = "".join(f"<h3>{_escape(f.accelerator)}</h3><ul class=\"notes\">" + "".join(
+        f"<li>{_escape(n)}</li>" for n in f.notes) + "</ul>" for f in data.layout if f.notes)
+    return (f"<h2>Deployment: {_escape(str(first.parallel))} ({first.num_devices} devices)</h2>"
+            f"<p>The step of batch {data.batch:g} at context {data.context:g} on {first.num_devices} devices of each "
+            "accelerator (decode_floor(..., parallel=)), seen from the busiest device; tokens/s counts all devices. "
+            "The plots below draw this layout per device; the floor table above, the control and the per-layer "
+            "tables are one device holding the whole model.</p>"
+            f'<div class="scroll"><table class="layout"><thead><tr>{head}</tr></thead><tbody>{rows}'
+            f"<tr><td>fits (resident per device within its usable memory)</td>{fits}</tr></tbody></table></div>"
+            + ("<p class=\"muted\">Link overrides (" + ", ".join(_link_text(k, v) for k, v in data.links.items())
+               + ") apply to this table; the plots use each device's own interconnect figure.</p>"
+               if data.links else "") + notes)
+
+
+def _link_text(name: str, value: float) -> str:
+    """``link_bandwidth 450 GB/s``, ``node_size 8``: a link override as the page says it."""
+    return f"{name} {value:g}" if name == "node_size" else f"{name} {value / 1e9:g} GB/s"
 
 
 def limits(data: ReportData) -> str:
@@ -155,8 +190,9 @@ def breakdown(data: ReportData) -> str:
 def ridge(data: ReportData) -> str:
     from .figures import ridge_svg
 
+    per_device = f", per device of {_escape(str(data.parallel))}" if data.parallel is not None else ""
     return ("<h2>Ridge plot</h2>"
-            f"<p>The batch grid at context {data.context:g} on each accelerator's roofline.</p>"
+            f"<p>The batch grid at context {data.context:g} on each accelerator's roofline{per_device}.</p>"
             f'<div class="figure">{ridge_svg(data)}</div>')
 
 
@@ -215,8 +251,8 @@ def sources(data: ReportData) -> str:
 
 
 #: The sections in page order; each takes the report's data and returns an HTML fragment.
-SECTIONS: tuple[Callable[[ReportData], str], ...] = (header, control, floors, limits, layers, breakdown, ridge,
-                                                       frontier, sources)
+SECTIONS: tuple[Callable[[ReportData], str], ...] = (header, control, floors, deployment, limits, layers, breakdown,
+                                                       ridge, frontier, sources)
 
 
 def _asset(name: str) -> str:
