@@ -210,3 +210,30 @@ def test_a_layout_adds_the_deployment_floor(tmp_path, capsys):
 
 def test_no_layout_no_deployment_section(moe_page):
     assert not [c for c in moe_page.cells if c.get("table") == "layout"]
+
+
+def test_input_and_output_lengths_add_the_serving_floors(tmp_path, capsys):
+    from roofline_decode import serving_floor
+    from roofline_decode.report.data import SERVING_COLUMNS
+
+    page = ReportPage(rd.report("llama-3.1-8b", ["h100-sxm", "mi300x"], batch=16, context=4096, parallel="tp2",
+                                input_length=2048, output_length=256, batches=[1, 16], contexts=[4096]))
+    cells = [c for c in page.cells if c.get("table") == "serving"]
+    assert len(cells) == 2 * len(SERVING_COLUMNS)
+    for gpu in ("h100-sxm", "mi300x"):
+        floor = serving_floor("llama-3.1-8b", gpu, 16, 2048, 256, parallel="tp2")
+        for cell in (c for c in cells if c["device"] == gpu):
+            expected = np.asarray(getattr(floor, cell["key"]))
+            if cell["key"] == "limited_by":
+                assert cell["value"] == str(expected)
+            else:
+                assert float(cell["value"]) == float(expected), cell["key"]
+    with pytest.raises(InvalidValueError, match="both"):
+        rd.report("llama-3.1-8b", "h100-sxm", input_length=2048)
+    out = tmp_path / "r.html"
+    assert main(["report", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--isl", "1K", "--osl", "128", "-o",
+                 str(out)]) == 0
+    assert "<h2>Serving: 1 clients, 1024 tokens in, 128 out" in out.read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main(["report", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--osl", "128", "-o", str(out)]) == 2
+    assert "--isl/--osl" in capsys.readouterr().err

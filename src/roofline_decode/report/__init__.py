@@ -36,6 +36,7 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
            routing: str = "uniform", sparse: bool = False, batches: Sequence[float] | None = None,
            contexts: Sequence[float] | None = None, parallel: Any = None, link_bandwidth: float | None = None,
            node_size: int | None = None, scale_out_bandwidth: float | None = None,
+           input_length: float | None = None, output_length: float | None = None,
            output: str | Path | None = None) -> str:
     """The HTML report of ``model`` on ``accelerators`` at (``batch``, ``context``).
 
@@ -67,6 +68,10 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
     link_bandwidth, node_size, scale_out_bandwidth : optional
         Link overrides of the layout floor, as ``decode_floor`` takes them (the plots use each
         device's own interconnect figure).
+    input_length, output_length : float, optional
+        Prompt and output tokens per request: a serving section gives each accelerator's
+        :func:`~roofline_decode.serving_floor` with ``batch`` clients (and the layout), TTFT,
+        TPOT, ITL, end-to-end latency and the throughputs.  Both or neither.
     output : str or Path, optional
         Write the page there (UTF-8) as well as returning it.
 
@@ -107,7 +112,8 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
     links = {k: v for k, v in (("link_bandwidth", link_bandwidth), ("node_size", node_size),
                                ("scale_out_bandwidth", scale_out_bandwidth)) if v is not None}
     data = report_data(spec, devices, float(b), float(t), routing=routing, sparse=sparse, batches=batches,
-                       contexts=contexts, parallel=parallel, links=links)
+                       contexts=contexts, parallel=parallel, links=links, input_length=input_length,
+                       output_length=output_length)
     page = render_page(data)
     if output is not None:
         path = Path(output)

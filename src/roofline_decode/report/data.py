@@ -22,12 +22,13 @@ from ..errors import InvalidValueError
 if TYPE_CHECKING:
     from ..floors.layers import LayerTable
     from ..floors.layout_result import ParallelFloor
+    from ..floors.serving import ServingFloor
     from ..specs.parallel import Parallel
     from ..floors.results import DecodeFloor
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
 
-__all__ = ["FLOOR_COLUMNS", "LAYER_COLUMNS", "LAYOUT_COLUMNS", "STEP", "DEFAULT_BATCHES", "DEFAULT_CONTEXTS", "ReportData", "report_data"]
+__all__ = ["FLOOR_COLUMNS", "LAYER_COLUMNS", "LAYOUT_COLUMNS", "SERVING_COLUMNS", "STEP", "DEFAULT_BATCHES", "DEFAULT_CONTEXTS", "ReportData", "report_data"]
 
 #: Columns of the floor table: (key of the DecodeFloor, header, display scale; None: text).
 FLOOR_COLUMNS: tuple[tuple[str, str, float | None], ...] = (
@@ -57,6 +58,14 @@ LAYOUT_COLUMNS: tuple[tuple[str, str, float | None], ...] = (
     ("kv_read_bytes_per_device", "KV read GB/device", 1e-9), ("bytes_read_per_device", "total GB/device", 1e-9),
     ("flops_per_device", "GFLOP/device", 1e-9), ("resident_bytes_per_device", "resident GB/device", 1e-9),
     ("bound", "bound", None),
+)
+
+#: Rows of the serving table: (key of the ServingFloor, label, display scale; None: text).
+SERVING_COLUMNS: tuple[tuple[str, str, float | None], ...] = (
+    ("ttft_s", "TTFT ms", 1e3), ("tpot_s", "TPOT ms", 1e3), ("itl_s", "ITL ms", 1e3), ("e2e_latency_s", "E2E s", 1.0),
+    ("requests_per_s", "requests/s", 1.0), ("output_tokens_per_s_per_gpu", "output tok/s per GPU", 1.0),
+    ("output_tokens_per_s_per_user", "output tok/s per user", 1.0), ("running_batch", "running batch", 1.0),
+    ("queued", "queued clients", 1.0), ("limited_by", "limited by", None),
 )
 
 #: The kind of the last row of the per-layer tables: the step's own numbers.
@@ -92,6 +101,8 @@ class ReportData:
     layout: tuple[ParallelFloor, ...] = ()
     #: link overrides of the layout (link_bandwidth, node_size, scale_out_bandwidth; SI units)
     links: dict[str, Any] = field(default_factory=dict)
+    #: the serving floors of each accelerator (concurrency = the chosen batch; empty unless asked)
+    serving: tuple[ServingFloor, ...] = ()
 
     def floor_values(self, floor: DecodeFloor, index: int = 0) -> dict[str, Any]:
         """The :data:`FLOOR_COLUMNS` of ``floor`` at flat grid ``index`` (floats, str, bool)."""
@@ -166,7 +177,8 @@ def _axis(values: Sequence[float], chosen: float, limit: float) -> tuple[float, 
 def report_data(model: Model, accelerators: Sequence[Accelerator], batch: float, context: float, *,
                 routing: str = "uniform", sparse: bool = False,
                 batches: Sequence[float] | None = None, contexts: Sequence[float] | None = None,
-                parallel: Parallel | str | None = None, links: dict[str, Any] | None = None) -> ReportData:
+                parallel: Parallel | str | None = None, links: dict[str, Any] | None = None,
+                input_length: float | None = None, output_length: float | None = None) -> ReportData:
     """The floors of ``model`` on each accelerator at (``batch``, ``context``) and over the grid
     of ``batches`` x ``contexts`` (defaults :data:`DEFAULT_BATCHES`, :data:`DEFAULT_CONTEXTS`
     up to the model's positions; the chosen point is always on the grid)."""
@@ -193,5 +205,14 @@ def report_data(model: Model, accelerators: Sequence[Accelerator], batch: float,
         shares = [decode_floor(model, device, batch=batch, context=context, routing=routing, sparse=sparse,
                                parallel=parallel, **links) for device in accelerators]
         layout = tuple(share for share in shares if isinstance(share, ParallelFloor))  # none for one device
+    serving: tuple[ServingFloor, ...] = ()
+    if input_length is not None or output_length is not None:
+        from ..floors.serving import serving_floor
+
+        if input_length is None or output_length is None:
+            raise InvalidValueError("input_length/output_length", f"{input_length}/{output_length}",
+                                    "both, for the serving floors (or neither)")
+        serving = tuple(serving_floor(model, device, batch, input_length, output_length, parallel=parallel,
+                                      routing=routing, sparse=sparse, **links) for device in accelerators)
     return ReportData(model, tuple(accelerators), float(batch), float(context), batch_axis, context_axis,
-                      point, grid, routing, sparse, layout[0].parallel if layout else None, layout, links)
+                      point, grid, routing, sparse, layout[0].parallel if layout else None, layout, links, serving)

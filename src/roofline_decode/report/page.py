@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..units import GB
-from .data import FLOOR_COLUMNS, LAYER_COLUMNS, LAYOUT_COLUMNS, STEP
+from .data import FLOOR_COLUMNS, LAYER_COLUMNS, LAYOUT_COLUMNS, SERVING_COLUMNS, STEP
 
 if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
@@ -126,6 +126,27 @@ def deployment(data: ReportData) -> str:
             + ("<p class=\"muted\">Link overrides (" + ", ".join(_link_text(k, v) for k, v in data.links.items())
                + ") apply to this table; the plots use each device's own interconnect figure.</p>"
                if data.links else "") + notes)
+
+
+def serving(data: ReportData) -> str:
+    """The serving floors (serving_floor) of each accelerator, when input and output lengths were given."""
+    if not data.serving:
+        return ""
+    first = data.serving[0]
+    head = "<th></th>" + "".join(f"<th>{_escape(f.accelerator)}</th>" for f in data.serving)
+    rows = "".join(
+        f"<tr><td>{_escape(label)}</td>" + "".join(
+            _cell(str(np.asarray(getattr(f, key))) if scale is None else float(np.asarray(getattr(f, key))), scale,
+                  table="serving", device=f.accelerator, key=key) for f in data.serving) + "</tr>"
+        for key, label, scale in SERVING_COLUMNS)
+    notes = "".join(f"<h3>{_escape(f.accelerator)}</h3><ul class=\"notes\">" + "".join(
+        f"<li>{_escape(n)}</li>" for n in f.notes) + "</ul>" for f in data.serving if f.notes)
+    return (f"<h2>Serving: {data.batch:g} clients, {float(np.asarray(first.input_length)):g} tokens in, "
+            f"{float(np.asarray(first.output_length)):g} out ({_escape(first.mode)}, {_escape(first.layout)})</h2>"
+            "<p>serving_floor: a closed loop of clients as vLLM's and SGLang's benchmarks run it; times are floors, "
+            "rates ceilings.</p>"
+            f'<div class="scroll"><table class="serving"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+            "</div>" + notes)
 
 
 def _link_text(name: str, value: float) -> str:
@@ -251,8 +272,8 @@ def sources(data: ReportData) -> str:
 
 
 #: The sections in page order; each takes the report's data and returns an HTML fragment.
-SECTIONS: tuple[Callable[[ReportData], str], ...] = (header, control, floors, deployment, limits, layers, breakdown,
-                                                       ridge, frontier, sources)
+SECTIONS: tuple[Callable[[ReportData], str], ...] = (header, control, floors, deployment, serving, limits, layers,
+                                                       breakdown, ridge, frontier, sources)
 
 
 def _asset(name: str) -> str:
