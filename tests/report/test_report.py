@@ -199,11 +199,11 @@ def test_a_layout_adds_the_deployment_floor(tmp_path, capsys):
     # the single-device floor table stays: it does not fit one H200
     assert [c["value"] for c in page.cells if c.get("table") == "floors" and c["key"] == "fits"] == ["false", "false"]
     out = tmp_path / "r.html"
-    assert main(["report", "--model", "deepseek-v3", "--gpu", "h200-sxm", "--tp", "8", "--link-gbps", "450", "-o",
+    assert main(["report", "--model", "llama-3.2-1b", "--gpu", "h200-sxm", "--tp", "2", "--link-gbps", "450", "-o",
                  str(out)]) == 0
     assert "Link overrides (link_bandwidth 450 GB/s)" in out.read_text(encoding="utf-8")
     capsys.readouterr()
-    assert main(["report", "--model", "deepseek-v3", "--gpu", "h200-sxm", "--tp", "3", "-o", str(out)]) == 2
+    assert main(["report", "--model", "llama-3.2-1b", "--gpu", "h200-sxm", "--tp", "3", "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--tp=3" in err
 
