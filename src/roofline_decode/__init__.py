@@ -46,6 +46,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["Parallel"], "specs.parallel"),
     **dict.fromkeys(["ParallelFloor"], "floors.layout_result"),
     **dict.fromkeys(["LatencyProfile", "list_latency_profiles", "load_latency_profile"], "specs.latency"),
+    # the report package's function (the package itself is callable too: roofline_decode.report)
+    "report": "report",
 }
 # Views and tools are submodules too (``rd.planning.max_batch``); each imports its heavy
 # dependencies (sympy, matplotlib) only when used.
@@ -99,3 +101,4 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .specs.parallel import Parallel
     from .floors.layout_result import ParallelFloor
     from .specs.latency import LatencyProfile, list_latency_profiles, load_latency_profile
+    from .report import report

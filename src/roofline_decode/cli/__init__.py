@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "roofline_decode.cli.plot",
     "roofline_decode.cli.measure",
     "roofline_decode.cli.validate",
+    "roofline_decode.cli.report",
 ]
 
 
@@ -39,6 +40,7 @@ COMMANDS = {
     "plot": "roofline_decode.cli.plot",
     **dict.fromkeys(["compare", "calibrate", "predict"], "roofline_decode.cli.measure"),
     "validate": "roofline_decode.cli.validate",
+    "report": "roofline_decode.cli.report",
 }
 
 
