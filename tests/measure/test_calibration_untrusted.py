@@ -83,6 +83,8 @@ def test_nan_beta_is_refused_not_printed_as_null(tmp_path, saved, capsys):
     ({"layers": [0]}, "layers[0]", "0"),
     ({"layers": [2**64]}, "layers[0]", str(2**64)),
     ({"measured_s": [0.016, 0.0, 0.017, 0.018]}, "measured_s[1]", "0.0"),
+    # a subnormal step time overflowed the relative residuals (found by the fuzz suite)
+    ({"measured_s": [0.016, 5e-324, 0.017, 0.018]}, "measured_s[1]", "5e-324"),
     ({"residuals_s": [0.0]}, "residuals_s", "[0.0]"),
     ({"excluded": [{"row": 99, "reason": "x"}]}, "excluded[0].row", "99"),
     ({"warnings": [1]}, "warnings", "[1]"),

@@ -117,6 +117,11 @@ class _Reader:
         return np.array(value, dtype=float)
 
 
+#: Shortest measured step time a saved calibration may hold [s]: no decode step of any device is
+#: shorter than a nanosecond.
+MIN_MEASURED_S = 1e-9
+
+
 def _read(path: Path) -> dict[str, Any]:
     """The JSON object of a saved calibration of a known format."""
     try:
@@ -144,7 +149,8 @@ def _fit(r: _Reader) -> dict[str, Any]:
     identified = r.texts("fit.identified", names)
     beta = r.vector("fit.beta", len(names))
     full = r.vector("fit.full", len(PARAMETERS))
-    measured = r.vector("measured_s", positive=True)
+    # a step shorter than a nanosecond is no measurement (and 5e-324 overflows the relative residuals)
+    measured = r.vector("measured_s", low=MIN_MEASURED_S)
     n = len(measured)
     if n < 2:
         raise r.error("measured_s", r.get("measured_s")[1], "the step times of the 2 or more rows fitted")
