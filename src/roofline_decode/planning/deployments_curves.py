@@ -1,0 +1,139 @@
+"""The one seam between the deployment search and the serving floors: each layout's curves.
+
+:func:`layout_curves` evaluates one :class:`~roofline_decode.Parallel` layout over a whole
+grid of client counts (one replica or worker) in a few vectorised floor calls and returns the
+arrays :mod:`~roofline_decode.planning.deployments_search` combines:
+
+* as an **aggregated replica** (prefill and decode on the same devices) at ``c`` clients:
+  TTFT, TPOT and the replica's request rate;
+* as a **decode worker** at ``c`` clients of its own: TPOT, the sequences it runs and its
+  request-rate ceiling;
+* as a **prefill worker**: one prompt alone (its part of TTFT) and the worker's prompt-rate
+  ceiling.
+
+Conventions (closed-loop clients, each sending ``isl``-token prompts and reading ``osl``
+tokens; DESIGN.md §4c): the running batch B = min(c, sequences whose KV cache at the mean
+decode context isl + (osl − 2)/2 fits beside the weights on every device); a request holds its
+slot one prefill step and osl − 1 decode steps, so a steady decode step carries
+1 + (B − 1)(osl − 1)/osl sequences (the others are in their prefill step); TPOT >= that
+decode step's floor (the prompts riding along are left out: a lower bound); TTFT >= the
+request's own prefill floor on the layout, plus the wait of the clients that hold no slot,
+(c − B)/rate (Little's law); the request rate <= B / (TTFT_own + (osl − 1)·TPOT) and <= the
+rate at which the devices could do the prompts' work alone (a prefill worker's ceiling).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
+    from ..specs.parallel import Parallel
+
+__all__ = ["LayoutCurves", "layout_curves", "mean_context", "PROMPT_BATCH"]
+
+#: Prompts per step at which a prefill worker's marginal time per prompt is read: the weights
+#: are then spread over so many prompts that the marginal time is the prompt's own work.
+PROMPT_BATCH = float(2**16)
+
+
+@dataclass(frozen=True)
+class LayoutCurves:
+    """One layout over a client grid (arrays of the grid's shape; SI units, rates in requests/s).
+
+    ``valid``: the grid point is a new one (the appended fitting batch can repeat a grid
+    value); ``running``: sequences admitted (B); ``prefill_s``: one prompt alone;
+    ``prefill_rate``: prompts per second a prefill worker of this layout can at most do;
+    ``decode_tpot_s`` / ``decode_rate``: as a decode worker (every admitted sequence decodes in
+    every step; the rate ceiling B / ((osl − 1)·TPOT))."""
+
+    layout: Parallel
+    devices: int
+    clients: np.ndarray
+    valid: np.ndarray
+    running: np.ndarray
+    ttft_s: np.ndarray
+    tpot_s: np.ndarray
+    rate: np.ndarray
+    decode_tpot_s: np.ndarray
+    decode_rate: np.ndarray
+    prefill_s: float
+    prefill_rate: float
+    max_running: float
+
+
+def mean_context(isl: float, osl: float) -> float:
+    """Mean context over a request's decode steps, isl + (osl − 2)/2 [tokens] (DESIGN.md §4b)."""
+    from ..floors.request import mean_decode_context
+
+    return float(mean_decode_context(isl, osl))
+
+
+def _step(model: Model, device: Accelerator, layout: Parallel, batch: np.ndarray, context: float,
+          routing: str, mla_layout: str) -> Any:
+    from ..floors.decode import decode_floor
+
+    return decode_floor(model, device, batch=batch, context=context, routing=routing,
+                        parallel=layout if layout.num_devices > 1 else None, mla_layout=mla_layout)
+
+
+def _sequences_that_fit(model: Model, device: Accelerator, layout: Parallel, context: float, usable: float,
+                        routing: str, mla_layout: str) -> float:
+    """Sequences whose KV cache at ``context`` fits beside the weights on every device (0: none)."""
+    from ..floors.capacity import batch_that_fits, kv_bytes_per_sequence
+
+    if layout.num_devices == 1:
+        weights, per_sequence = model.weight_bytes, np.asarray(kv_bytes_per_sequence(model, context), dtype=float)
+    else:
+        one = _step(model, device, layout, np.ones(1), context, routing, mla_layout)
+        weights, per_sequence = float(one.weight_bytes_per_device), np.asarray(one.kv_bytes_per_device, dtype=float)
+    if weights > usable:
+        return 0.0
+    return float(np.max(batch_that_fits(usable, weights, per_sequence)))
+
+
+def layout_curves(model: Model, device: Accelerator, layout: Parallel, isl: float, osl: float, clients: np.ndarray,
+                  *, usable: float, routing: str = "uniform", mla_layout: str = "sharded",
+                  fit_point: bool = True) -> LayoutCurves | None:
+    """The curves of ``layout`` over ``clients`` (client counts of one replica or worker), None
+    where its weights leave no room for one sequence at the mean decode context.
+
+    ``fit_point`` appends one client count to the grid: the largest admitted batch (what
+    fits), often the most throughput a layout gives; it is marked invalid (``valid`` False)
+    where it is not below the grid's largest count or is already in the grid, so every layout
+    has the same number of points.  Three floor calls: the capacity at batch 1, the decode
+    steps of the whole grid, the prefill of one and of many prompts.
+    """
+    from ..floors.prefill import prefill_floor
+
+    context = mean_context(isl, osl)
+    fit = _sequences_that_fit(model, device, layout, context, usable, routing, mla_layout)
+    if fit < 1:
+        return None
+    grid = np.asarray(clients, dtype=float)
+    valid = np.ones(grid.shape, bool)
+    if fit_point:
+        extra = min(fit, float(grid.max()))
+        valid = np.append(valid, extra < grid.max() and not np.isin(extra, grid))
+        grid = np.append(grid, extra)
+    running = np.minimum(grid, fit)
+    steps = osl - 1.0
+    seen = 1.0 + (running - 1.0) * steps / osl  # the sequences a steady step decodes (aggregated)
+    decode = np.asarray(_step(model, device, layout, np.concatenate([seen, running]), context, routing,
+                              mla_layout).step_time_s, dtype=float)
+    tpot, decode_tpot = decode[:grid.size], decode[grid.size:]
+    prefill = prefill_floor(model, device, isl, batch=np.array([1.0, PROMPT_BATCH, 2 * PROMPT_BATCH]), routing=routing,
+                            parallel=layout if layout.num_devices > 1 else None, mla_layout=mla_layout)
+    one, many, twice = (float(t) for t in np.asarray(prefill.step_time_s, dtype=float))
+    prefill_rate = PROMPT_BATCH / (twice - many) if twice > many else np.inf
+    with np.errstate(divide="ignore"):
+        rate = np.minimum(running / (one + steps * tpot), prefill_rate)
+        ttft = one + np.maximum(grid - running, 0.0) / rate
+    return LayoutCurves(layout=layout, devices=layout.num_devices, clients=grid, valid=valid,
+                        running=running, ttft_s=ttft, tpot_s=tpot, rate=rate, decode_tpot_s=decode_tpot,
+                        decode_rate=running / (steps * decode_tpot), prefill_s=one, prefill_rate=float(prefill_rate),
+                        max_running=fit)

@@ -1,0 +1,233 @@
+"""The deployment search space and its vectorised evaluation (used by :func:`~roofline_decode.planning.deployments`).
+
+* :func:`candidate_layouts`: every :class:`~roofline_decode.Parallel` layout of ``n`` devices
+  (``n`` a power of two up to the GPU count, or the GPU count itself) whose degrees divide
+  ``n`` and that :func:`~roofline_decode.floors.layout.check_layout` accepts;
+* :func:`evaluate_chunk`: the points of every aggregated deployment (``gpus // n`` replicas of
+  a layout) and every disaggregated pairing (``x`` prefill workers of one layout and ``y``
+  decode workers of another, ``x·n_p + y·n_d <= gpus``) of a chunk of decode layouts, over
+  each layout's client grid, as columns (numpy arrays); the pairings of one class of device
+  counts (n_p, n_d) are one broadcast over prefill layout x decode layout x (x, y) x clients;
+* :func:`envelope_mask` and :func:`best_index`: the Pareto envelope of tokens/s per GPU
+  against tokens/s per user, and the best point under the SLOs.
+
+The curves come from :mod:`~roofline_decode.planning.deployments_curves` (the one seam to the
+serving floors).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ..specs.model import Model
+    from ..specs.parallel import Parallel
+    from .deployments_curves import LayoutCurves
+
+__all__ = ["COLUMNS", "MODES", "Stack", "candidate_layouts", "device_counts", "evaluate_chunk", "envelope_mask",
+           "best_index", "concat", "take"]
+
+#: Serving modes searched (``mode`` column: the index).
+MODES = ("aggregated", "disaggregated")
+
+#: The columns of a point table, in order: ``mode`` (index of :data:`MODES`), ``prefill``
+#: and ``decode`` (layout indices; the same layout for an aggregated replica),
+#: ``prefill_workers`` and ``decode_workers`` (the replicas, twice, when aggregated),
+#: ``devices`` used, ``concurrency`` (all clients), ``running`` (sequences admitted),
+#: ``ttft_s``, ``tpot_s``, ``requests_per_s``, ``tokens_per_s_per_gpu``, ``tokens_per_s_per_user``.
+COLUMNS = ("mode", "prefill", "decode", "prefill_workers", "decode_workers", "devices", "concurrency", "running",
+           "ttft_s", "tpot_s", "requests_per_s", "tokens_per_s_per_gpu", "tokens_per_s_per_user")
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def device_counts(gpus: int) -> list[int]:
+    """Devices per replica or worker searched: the powers of two up to ``gpus``, and ``gpus``."""
+    counts = {1 << k for k in range(gpus.bit_length()) if 1 << k <= gpus}
+    return sorted(counts | {gpus})
+
+
+def candidate_layouts(model: Model, gpus: int) -> list[Parallel]:
+    """Every layout of :func:`device_counts` devices the model takes (tp, pp, attention_dp, ep
+    divisors of the devices, moe_tp = tp·attention_dp / ep; ep = 1 on a dense model), in
+    order of devices, then pp, tp, ep."""
+    from ..errors import InvalidValueError
+    from ..floors.layout import check_layout
+    from ..specs.parallel import Parallel
+
+    layouts: list[Parallel] = []
+    for n in device_counts(gpus):
+        for pp in _divisors(n):
+            if pp > model.num_layers:
+                continue
+            stage = n // pp
+            for tp in _divisors(stage):
+                for ep in (_divisors(stage) if model.is_moe else [1]):
+                    try:
+                        layout = Parallel(tp=tp, pp=pp, ep=ep, attention_dp=stage // tp, moe_tp=stage // ep)
+                        check_layout(model, layout)
+                    except InvalidValueError:
+                        continue
+                    layouts.append(layout)
+    return layouts
+
+
+@dataclass(frozen=True)
+class Stack:
+    """The curves of the layouts that fit, stacked: (layouts, grid) arrays and (layouts,) vectors."""
+
+    layouts: tuple[Parallel, ...]
+    devices: np.ndarray
+    clients: np.ndarray
+    valid: np.ndarray
+    running: np.ndarray
+    ttft_s: np.ndarray
+    tpot_s: np.ndarray
+    rate: np.ndarray
+    decode_tpot_s: np.ndarray
+    decode_rate: np.ndarray
+    prefill_s: np.ndarray
+    prefill_rate: np.ndarray
+
+    @classmethod
+    def of(cls, curves: list[LayoutCurves]) -> Stack:
+        def rows(name: str) -> np.ndarray:
+            return np.array([getattr(c, name) for c in curves], dtype=bool if name == "valid" else float)
+
+        return cls(layouts=tuple(c.layout for c in curves), devices=np.array([c.devices for c in curves], dtype=float),
+                   **{name: rows(name) for name in ("clients", "valid", "running", "ttft_s", "tpot_s", "rate",
+                                                    "decode_tpot_s", "decode_rate", "prefill_s", "prefill_rate")})
+
+
+def _aggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float) -> dict[str, np.ndarray]:
+    """Points of ``gpus // n`` replicas of each layout of ``rows``, over its client grid."""
+    n = stack.devices[rows][:, None]
+    replicas = np.floor(gpus / n) + np.zeros_like(stack.clients[rows])
+    rate = replicas * stack.rate[rows]
+    keep = stack.valid[rows].ravel()
+    index = np.broadcast_to(rows[:, None], replicas.shape).astype(float)
+    columns = {
+        "mode": np.zeros(replicas.shape), "prefill": index, "decode": index, "prefill_workers": replicas,
+        "decode_workers": replicas, "devices": replicas * n, "concurrency": replicas * stack.clients[rows],
+        "running": replicas * stack.running[rows], "ttft_s": stack.ttft_s[rows], "tpot_s": stack.tpot_s[rows],
+        "requests_per_s": rate, "tokens_per_s_per_gpu": rate * osl / (replicas * n),
+        "tokens_per_s_per_user": 1.0 / stack.tpot_s[rows],
+    }
+    return {name: np.ascontiguousarray(value).ravel()[keep] for name, value in columns.items()}
+
+
+def _pairings(gpus: int, n_p: int, n_d: int) -> tuple[np.ndarray, np.ndarray]:
+    """All (x, y) >= 1 with x·n_p + y·n_d <= gpus."""
+    x, y = np.meshgrid(np.arange(1, gpus // n_p + 1), np.arange(1, gpus // n_d + 1), indexing="ij")
+    ok = x * n_p + y * n_d <= gpus
+    return x[ok].astype(float), y[ok].astype(float)
+
+
+def _disaggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float,
+                   transfer: dict[tuple[int, int], float]) -> list[dict[str, np.ndarray]]:
+    """Points of every pairing of a prefill layout (any) with a decode layout of ``rows``: one
+    broadcast per class (n_p, n_d) over (prefill layout, decode layout, (x, y), clients)."""
+    steps = osl - 1.0
+    parts = []
+    counts = np.unique(stack.devices).astype(int)
+    for n_p in counts:
+        prefill = np.flatnonzero(stack.devices == n_p)
+        for n_d in counts:
+            decode = rows[stack.devices[rows] == n_d]
+            x, y = _pairings(gpus, int(n_p), int(n_d))
+            if decode.size == 0 or x.size == 0:
+                continue
+            xs, ys = x[None, None, :, None], y[None, None, :, None]
+
+            def by_decode(values: np.ndarray) -> np.ndarray:
+                return values[decode][None, :, None, :]  # noqa: B023 (used inside the loop)
+
+            service = stack.prefill_s[prefill][:, None, None, None] + transfer[int(n_p), int(n_d)]
+            tpot = by_decode(stack.decode_tpot_s)
+            clients = ys * by_decode(stack.clients)
+            running = ys * by_decode(stack.running)
+            with np.errstate(divide="ignore"):
+                rate = np.minimum(np.minimum(clients / (service + steps * tpot),
+                                             xs * stack.prefill_rate[prefill][:, None, None, None]),
+                                  ys * by_decode(stack.decode_rate))
+                ttft = service + np.maximum(clients - running, 0.0) / rate
+            devices = xs * n_p + ys * n_d
+            shape = np.broadcast_shapes(rate.shape, ttft.shape, (prefill.size, decode.size, x.size,
+                                                                 stack.clients.shape[1]))
+            keep = np.broadcast_to(by_decode(stack.valid), shape).ravel()
+            columns = {
+                "mode": np.ones(1), "prefill": prefill[:, None, None, None].astype(float),
+                "decode": decode[None, :, None, None].astype(float), "prefill_workers": xs,
+                "decode_workers": ys, "devices": devices, "concurrency": clients, "running": running, "ttft_s": ttft,
+                "tpot_s": tpot, "requests_per_s": rate, "tokens_per_s_per_gpu": rate * osl / devices,
+                "tokens_per_s_per_user": 1.0 / tpot,
+            }
+            parts.append({name: np.broadcast_to(value, shape).ravel()[keep] for name, value in columns.items()})
+    return parts
+
+
+def evaluate_chunk(stack: Stack, rows: np.ndarray, gpus: int, osl: float, modes: tuple[str, ...],
+                   transfer: dict[tuple[int, int], float] | None) -> dict[str, np.ndarray]:
+    """The points whose decode layout (or replica layout) is one of ``rows``, as columns."""
+    parts = []
+    if "aggregated" in modes:
+        parts.append(_aggregated(stack, rows, gpus, osl))
+    if "disaggregated" in modes and transfer is not None:
+        parts.extend(_disaggregated(stack, rows, gpus, osl, transfer))
+    return concat(parts)
+
+
+def concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Point tables one after another (an empty table for none)."""
+    if not parts:
+        return {name: np.zeros(0) for name in COLUMNS}
+    return {name: np.concatenate([part[name] for part in parts]) for name in COLUMNS}
+
+
+def take(points: dict[str, np.ndarray], index: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows ``index`` (indices or a mask) of a point table."""
+    return {name: value[index] for name, value in points.items()}
+
+
+def _order(points: dict[str, np.ndarray]) -> np.ndarray:
+    """Fastest per user first, then most per GPU; the remaining columns break ties (so a chunked
+    search keeps the same representative of equal points as a whole one)."""
+    keys = [points[name] for name in reversed(COLUMNS) if name not in ("tokens_per_s_per_user", "tokens_per_s_per_gpu")]
+    return np.lexsort((*keys, -points["tokens_per_s_per_gpu"], -points["tokens_per_s_per_user"]))
+
+
+def envelope_mask(points: dict[str, np.ndarray]) -> np.ndarray:
+    """Points no other point beats on both axes (tokens/s per user and per GPU, finite ones):
+    walking from the fastest per user, a point is kept when it gives strictly more tokens/s per
+    GPU than every faster point (an equal speed per user keeps its best point only)."""
+    mask = np.zeros(points["tokens_per_s_per_gpu"].shape, bool)
+    finite = np.isfinite(points["tokens_per_s_per_gpu"]) & np.isfinite(points["tokens_per_s_per_user"])
+    candidates = np.flatnonzero(finite)
+    if candidates.size == 0:
+        return mask
+    order = candidates[_order(take(points, candidates))]
+    per_gpu = points["tokens_per_s_per_gpu"][order]
+    before = np.maximum.accumulate(np.concatenate([[-np.inf], per_gpu[:-1]]))
+    mask[order[per_gpu > before]] = True
+    return mask
+
+
+def best_index(points: dict[str, np.ndarray], ttft: float | None, tpot: float | None) -> int | None:
+    """The point with the most tokens/s per GPU among those with TTFT <= ``ttft`` and TPOT <=
+    ``tpot`` [s] (None: no bound), ties to the faster per user; None where no point meets them."""
+    ok = np.isfinite(points["tokens_per_s_per_gpu"])
+    if ttft is not None:
+        ok &= points["ttft_s"] <= ttft
+    if tpot is not None:
+        ok &= points["tpot_s"] <= tpot
+    candidates = np.flatnonzero(ok)
+    if candidates.size == 0:
+        return None
+    sub = take(points, candidates)
+    return int(candidates[np.lexsort((*[sub[name] for name in reversed(COLUMNS)], -sub["tokens_per_s_per_user"],
+                                       -sub["tokens_per_s_per_gpu"]))[0]])
