@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import InvalidValueError
 from ..floors.records import ToDataFrame
 from .deployments_search import (COLUMNS, MODES, Stack, best_index, candidate_layouts, concat, envelope_mask,
-                                 evaluate_chunk, take)
+                                 evaluate_chunk, meets, take)
 
 if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
@@ -88,8 +88,9 @@ class Deployments(ToDataFrame):
     """Result of :func:`deployments`: the points (columns of :data:`~.deployments_search.COLUMNS`),
     the floor-optimal frontier and the best point under the SLOs.
 
-    ``points`` holds every point searched, or with ``scheduler="dask"`` the union of the chunks'
-    frontiers and best points (the frontier and the best point are the same either way);
+    ``points`` holds the points the frontier, the frontier under the SLOs and the best point can
+    be (every point searched with ``keep_all``; the frontier and the best point are the same
+    either way and on any chunking);
     ``evaluated`` counts the points searched, ``candidates`` the layouts the model takes and
     ``layouts`` those whose weights and one sequence fit."""
 
@@ -127,16 +128,8 @@ class Deployments(ToDataFrame):
         """Rows of the Pareto envelope (of the points meeting the SLOs with ``slo``), from the most
         tokens/s per GPU (slowest per user) to the fastest per user."""
         points = self.points
-        if slo:
-            ok = np.ones(points["ttft_s"].shape, bool)
-            if self.ttft is not None:
-                ok &= points["ttft_s"] <= self.ttft
-            if self.tpot is not None:
-                ok &= points["tpot_s"] <= self.tpot
-            rows = np.flatnonzero(ok)
-            points = take(points, rows)
-        else:
-            rows = np.arange(points["ttft_s"].size)
+        rows = np.flatnonzero(meets(points, self.ttft, self.tpot) if slo else np.ones(points["ttft_s"].shape, bool))
+        points = take(points, rows)
         kept = rows[envelope_mask(points)]
         return kept[np.argsort(self.points["tokens_per_s_per_user"][kept], kind="stable")]
 
@@ -239,7 +232,7 @@ def deployments(model: Model | str | Path, device: Accelerator | str, gpus: int,
                 modes: Sequence[str] | str = MODES, concurrency: Any = None, layouts: Sequence[Any] | None = None,
                 routing: str = "uniform", weights: Any = None, kv: Any = None, mla_layout: str = "sharded",
                 kv_link_bandwidth: float | None = None, scheduler: str = "local",
-                chunk_size: int | None = None) -> Deployments:
+                chunk_size: int | None = None, keep_all: bool = False) -> Deployments:
     """Every aggregated and disaggregated deployment of ``model`` on ``gpus`` devices: floors.
 
     Parameters
@@ -269,10 +262,13 @@ def deployments(model: Model | str | Path, device: Accelerator | str, gpus: int,
         scale-up link when both workers fit one scale-up domain, else the NIC).
     scheduler : {"local", "dask"}
         Run the chunks here or map them on dask (``pip install 'roofline_decode[dask]'``; a
-        running ``distributed.Client`` is used): each chunk keeps only its frontier and best
-        point, so a search larger than memory runs.
+        running ``distributed.Client`` is used).  Each chunk keeps only the points the frontier
+        and the best point can be, so a search larger than memory runs.
     chunk_size : int, optional
         Decode layouts per chunk (default: all in one chunk locally, 8 on dask).
+    keep_all : bool
+        Keep every point searched in :attr:`Deployments.points` (one local chunk; memory grows
+        with the search), not only those the frontier and the best point can be.
 
     Returns
     -------
@@ -329,7 +325,7 @@ def deployments(model: Model | str | Path, device: Accelerator | str, gpus: int,
         stack = Stack.of(curves)
         counts = sorted({int(n) for n in stack.devices})
         transfer = _transfer(spec, accelerator, isl, counts, kv_link_bandwidth, notes) if "disaggregated" in chosen else None
-    points, evaluated = _run(stack, gpus, float(osl), chosen, transfer, ttft, tpot, scheduler, chunk_size)
+    points, evaluated = _run(stack, gpus, float(osl), chosen, transfer, ttft, tpot, scheduler, chunk_size, keep_all)
     label = accelerator.name.removeprefix("NVIDIA ").removeprefix("AMD ").split(" (")[0]
     return Deployments(model=spec.name, accelerator=accelerator.id or accelerator.name, device_label=label, gpus=gpus,
                        isl=isl, osl=osl, ttft=ttft, tpot=tpot, price_per_hour=price, modes=chosen,
@@ -337,33 +333,19 @@ def deployments(model: Model | str | Path, device: Accelerator | str, gpus: int,
                        candidates=len(candidates), notes=tuple(notes))
 
 
-def _reduced(stack: Stack, rows: np.ndarray, gpus: int, osl: float, modes: tuple[str, ...],
-             transfer: dict[tuple[int, int], float] | None, ttft: float | None,
-             tpot: float | None) -> tuple[dict[str, np.ndarray], int]:
-    """A chunk's frontier, SLO frontier and best point (what a merge needs), and its point count."""
-    points = evaluate_chunk(stack, rows, gpus, osl, modes, transfer)
-    keep = envelope_mask(points)
-    ok = np.ones(keep.shape, bool)
-    if ttft is not None:
-        ok &= points["ttft_s"] <= ttft
-    if tpot is not None:
-        ok &= points["tpot_s"] <= tpot
-    slo_rows = np.flatnonzero(ok)
-    keep[slo_rows[envelope_mask(take(points, slo_rows))]] = True
-    return take(points, keep), int(points["ttft_s"].size)
-
-
 def _run(stack: Stack | None, gpus: int, osl: float, modes: tuple[str, ...], transfer: dict[tuple[int, int], float] | None,
-         ttft: float | None, tpot: float | None, scheduler: str, chunk_size: int | None) -> tuple[dict[str, np.ndarray], int]:
-    """The points: all of them in one local chunk, else the merged reductions of the chunks."""
+         ttft: float | None, tpot: float | None, scheduler: str, chunk_size: int | None,
+         keep_all: bool) -> tuple[dict[str, np.ndarray], int]:
+    """The points (all of them with ``keep_all``, else those the frontier and the best point
+    can be), and how many were searched; chunks of decode layouts run here or on dask."""
     from ..checks import whole_number
 
     if stack is None:
         return concat([]), 0
     rows = np.arange(len(stack.layouts))
-    if scheduler == "local" and chunk_size is None:
-        points = evaluate_chunk(stack, rows, gpus, osl, modes, transfer)
-        return points, int(points["ttft_s"].size)
+    slo = None if keep_all else (ttft, tpot)
+    if chunk_size is None and scheduler == "local":
+        return evaluate_chunk(stack, rows, gpus, osl, modes, transfer, slo)
     size = whole_number("chunk_size", chunk_size if chunk_size is not None else 8, 1)
     chunks = [rows[i:i + size] for i in range(0, rows.size, size)]
     if scheduler == "dask":
@@ -373,8 +355,8 @@ def _run(stack: Stack | None, gpus: int, osl: float, modes: tuple[str, ...], tra
             from ..errors import MissingExtraError
 
             raise MissingExtraError("dask", "dask", "deployments(scheduler='dask')") from None
-        tasks = [dask.delayed(_reduced)(stack, chunk, gpus, osl, modes, transfer, ttft, tpot) for chunk in chunks]
+        tasks = [dask.delayed(evaluate_chunk)(stack, chunk, gpus, osl, modes, transfer, slo) for chunk in chunks]
         parts = list(dask.compute(*tasks))
     else:
-        parts = [_reduced(stack, chunk, gpus, osl, modes, transfer, ttft, tpot) for chunk in chunks]
+        parts = [evaluate_chunk(stack, chunk, gpus, osl, modes, transfer, slo) for chunk in chunks]
     return concat([p for p, _ in parts]), sum(n for _, n in parts)

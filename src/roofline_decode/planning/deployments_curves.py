@@ -81,19 +81,13 @@ def _step(model: Model, device: Accelerator, layout: Parallel, batch: np.ndarray
                         parallel=layout if layout.num_devices > 1 else None, mla_layout=mla_layout)
 
 
-def _sequences_that_fit(model: Model, device: Accelerator, layout: Parallel, context: float, usable: float,
-                        routing: str, mla_layout: str) -> float:
-    """Sequences whose KV cache at ``context`` fits beside the weights on every device (0: none)."""
-    from ..floors.capacity import batch_that_fits, kv_bytes_per_sequence
+def _fit(usable: float, weights: float, per_sequence: float) -> float:
+    """Sequences of ``per_sequence`` bytes that fit beside ``weights`` in ``usable`` bytes (0: none)."""
+    from ..floors.capacity import batch_that_fits
 
-    if layout.num_devices == 1:
-        weights, per_sequence = model.weight_bytes, np.asarray(kv_bytes_per_sequence(model, context), dtype=float)
-    else:
-        one = _step(model, device, layout, np.ones(1), context, routing, mla_layout)
-        weights, per_sequence = float(one.weight_bytes_per_device), np.asarray(one.kv_bytes_per_device, dtype=float)
     if weights > usable:
         return 0.0
-    return float(np.max(batch_that_fits(usable, weights, per_sequence)))
+    return float(np.max(batch_that_fits(usable, weights, np.asarray(per_sequence, dtype=float))))
 
 
 def layout_curves(model: Model, device: Accelerator, layout: Parallel, isl: float, osl: float, clients: np.ndarray,
@@ -105,13 +99,25 @@ def layout_curves(model: Model, device: Accelerator, layout: Parallel, isl: floa
     ``fit_point`` appends one client count to the grid: the largest admitted batch (what
     fits), often the most throughput a layout gives; it is marked invalid (``valid`` False)
     where it is not below the grid's largest count or is already in the grid, so every layout
-    has the same number of points.  Three floor calls: the capacity at batch 1, the decode
-    steps of the whole grid, the prefill of one and of many prompts.
+    has the same number of points.  Two floor calls: the prefill of one and of many prompts
+    (its row at the mean decode context gives the capacity) and the decode steps of the grid.
     """
+    from ..floors.capacity import kv_bytes_per_sequence
     from ..floors.prefill import prefill_floor
 
     context = mean_context(isl, osl)
-    fit = _sequences_that_fit(model, device, layout, context, usable, routing, mla_layout)
+    several = layout.num_devices > 1
+    # one prefill call: one prompt alone, and many (the marginal prompt), at isl; its row at the
+    # mean decode context gives the weights and one sequence's KV cache on the busiest device
+    prefill = prefill_floor(model, device, np.array([[float(isl)], [context]]),
+                            batch=np.array([1.0, PROMPT_BATCH, 2 * PROMPT_BATCH]), routing=routing,
+                            parallel=layout if several else None, mla_layout=mla_layout)
+    if several:
+        weights = float(prefill.weight_bytes_per_device)  # type: ignore[union-attr]
+        per_sequence = float(np.asarray(prefill.kv_bytes_per_device)[1, 0])  # type: ignore[union-attr]
+    else:
+        weights, per_sequence = model.weight_bytes, float(np.max(kv_bytes_per_sequence(model, context)))
+    fit = _fit(usable, weights, per_sequence)
     if fit < 1:
         return None
     grid = np.asarray(clients, dtype=float)
@@ -126,9 +132,7 @@ def layout_curves(model: Model, device: Accelerator, layout: Parallel, isl: floa
     decode = np.asarray(_step(model, device, layout, np.concatenate([seen, running]), context, routing,
                               mla_layout).step_time_s, dtype=float)
     tpot, decode_tpot = decode[:grid.size], decode[grid.size:]
-    prefill = prefill_floor(model, device, isl, batch=np.array([1.0, PROMPT_BATCH, 2 * PROMPT_BATCH]), routing=routing,
-                            parallel=layout if layout.num_devices > 1 else None, mla_layout=mla_layout)
-    one, many, twice = (float(t) for t in np.asarray(prefill.step_time_s, dtype=float))
+    one, many, twice = (float(t) for t in np.asarray(prefill.step_time_s, dtype=float)[0])
     prefill_rate = PROMPT_BATCH / (twice - many) if twice > many else np.inf
     with np.errstate(divide="ignore"):
         rate = np.minimum(running / (one + steps * tpot), prefill_rate)

@@ -5,9 +5,11 @@
   ``n`` and that :func:`~roofline_decode.floors.layout.check_layout` accepts;
 * :func:`evaluate_chunk`: the points of every aggregated deployment (``gpus // n`` replicas of
   a layout) and every disaggregated pairing (``x`` prefill workers of one layout and ``y``
-  decode workers of another, ``x·n_p + y·n_d <= gpus``) of a chunk of decode layouts, over
-  each layout's client grid, as columns (numpy arrays); the pairings of one class of device
-  counts (n_p, n_d) are one broadcast over prefill layout x decode layout x (x, y) x clients;
+  decode workers of another, ``x·n_p + y·n_d <= gpus``; the x that another x of the same
+  pairing beats on every metric are left out, see :func:`_disaggregated`) of a chunk of decode
+  layouts, over each layout's client grid, as columns (numpy arrays); the pairings of one
+  class of device counts (n_p, n_d) are one broadcast over prefill layout x decode layout x
+  y x clients x x;
 * :func:`envelope_mask` and :func:`best_index`: the Pareto envelope of tokens/s per GPU
   against tokens/s per user, and the best point under the SLOs.
 
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     from .deployments_curves import LayoutCurves
 
 __all__ = ["COLUMNS", "MODES", "Stack", "candidate_layouts", "device_counts", "evaluate_chunk", "envelope_mask",
-           "best_index", "concat", "take"]
+           "best_index", "candidates", "meets", "concat", "take"]
 
 #: Serving modes searched (``mode`` column: the index).
 MODES = ("aggregated", "disaggregated")
@@ -121,17 +123,18 @@ def _aggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float) -> dict[s
     return {name: np.ascontiguousarray(value).ravel()[keep] for name, value in columns.items()}
 
 
-def _pairings(gpus: int, n_p: int, n_d: int) -> tuple[np.ndarray, np.ndarray]:
-    """All (x, y) >= 1 with x·n_p + y·n_d <= gpus."""
-    x, y = np.meshgrid(np.arange(1, gpus // n_p + 1), np.arange(1, gpus // n_d + 1), indexing="ij")
-    ok = x * n_p + y * n_d <= gpus
-    return x[ok].astype(float), y[ok].astype(float)
-
-
 def _disaggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float,
                    transfer: dict[tuple[int, int], float]) -> list[dict[str, np.ndarray]]:
-    """Points of every pairing of a prefill layout (any) with a decode layout of ``rows``: one
-    broadcast per class (n_p, n_d) over (prefill layout, decode layout, (x, y), clients)."""
+    """Points of the pairings of a prefill layout (any) with a decode layout of ``rows``: one
+    broadcast per class (n_p, n_d) over (prefill layout, decode layout, y, clients, x).
+
+    For y decode workers at c clients each the pairing's rate is min(A, x·r_P), where A (the
+    latency term and the decode workers' ceiling) does not depend on x and r_P is a prefill
+    worker's ceiling.  TPOT and tokens/s per user do not depend on x, TTFT falls as x rises, and
+    tokens/s per GPU rises with x while x·r_P < A and falls after.  So every x below
+    floor(A/r_P) is beaten on every metric by floor(A/r_P), every x above ceil(A/r_P) by
+    ceil(A/r_P): only those two (within 1 <= x <= (gpus − y·n_d)/n_p) are evaluated; the
+    frontier and the best point under any SLO are those of all pairings."""
     steps = osl - 1.0
     parts = []
     counts = np.unique(stack.devices).astype(int)
@@ -139,30 +142,39 @@ def _disaggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float,
         prefill = np.flatnonzero(stack.devices == n_p)
         for n_d in counts:
             decode = rows[stack.devices[rows] == n_d]
-            x, y = _pairings(gpus, int(n_p), int(n_d))
-            if decode.size == 0 or x.size == 0:
+            y = np.arange(1, (gpus - n_p) // n_d + 1, dtype=float) if gpus >= n_p + n_d else np.zeros(0)
+            if decode.size == 0 or y.size == 0:
                 continue
-            xs, ys = x[None, None, :, None], y[None, None, :, None]
+            ys = y[None, None, :, None, None]
+            x_max = np.floor((gpus - ys * n_d) / n_p)
 
             def by_decode(values: np.ndarray) -> np.ndarray:
-                return values[decode][None, :, None, :]  # noqa: B023 (used inside the loop)
+                return values[decode][None, :, None, :, None]  # noqa: B023 (used inside the loop)
 
-            service = stack.prefill_s[prefill][:, None, None, None] + transfer[int(n_p), int(n_d)]
+            def by_prefill(values: np.ndarray) -> np.ndarray:
+                return values[prefill][:, None, None, None, None]  # noqa: B023
+
+            service = by_prefill(stack.prefill_s) + transfer[int(n_p), int(n_d)]
             tpot = by_decode(stack.decode_tpot_s)
             clients = ys * by_decode(stack.clients)
             running = ys * by_decode(stack.running)
-            with np.errstate(divide="ignore"):
-                rate = np.minimum(np.minimum(clients / (service + steps * tpot),
-                                             xs * stack.prefill_rate[prefill][:, None, None, None]),
-                                  ys * by_decode(stack.decode_rate))
+            prompt_rate = by_prefill(stack.prefill_rate)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                decode_side = np.minimum(clients / (service + steps * tpot), ys * by_decode(stack.decode_rate))
+                balance = decode_side / prompt_rate
+                low = np.clip(np.floor(balance), 1.0, x_max)
+                high = np.clip(np.ceil(balance), 1.0, x_max)
+                xs = np.concatenate(np.broadcast_arrays(low, high), axis=-1)
+                rate = np.minimum(decode_side, xs * prompt_rate)
                 ttft = service + np.maximum(clients - running, 0.0) / rate
             devices = xs * n_p + ys * n_d
-            shape = np.broadcast_shapes(rate.shape, ttft.shape, (prefill.size, decode.size, x.size,
-                                                                 stack.clients.shape[1]))
-            keep = np.broadcast_to(by_decode(stack.valid), shape).ravel()
+            shape = xs.shape
+            second = np.zeros(shape, bool)
+            second[..., 1] = True
+            keep = (np.broadcast_to(by_decode(stack.valid), shape) & ~(second & (xs == low))).ravel()
             columns = {
-                "mode": np.ones(1), "prefill": prefill[:, None, None, None].astype(float),
-                "decode": decode[None, :, None, None].astype(float), "prefill_workers": xs,
+                "mode": np.ones(1), "prefill": prefill[:, None, None, None, None].astype(float),
+                "decode": decode[None, :, None, None, None].astype(float), "prefill_workers": xs,
                 "decode_workers": ys, "devices": devices, "concurrency": clients, "running": running, "ttft_s": ttft,
                 "tpot_s": tpot, "requests_per_s": rate, "tokens_per_s_per_gpu": rate * osl / devices,
                 "tokens_per_s_per_user": 1.0 / tpot,
@@ -172,14 +184,54 @@ def _disaggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float,
 
 
 def evaluate_chunk(stack: Stack, rows: np.ndarray, gpus: int, osl: float, modes: tuple[str, ...],
-                   transfer: dict[tuple[int, int], float] | None) -> dict[str, np.ndarray]:
-    """The points whose decode layout (or replica layout) is one of ``rows``, as columns."""
+                   transfer: dict[tuple[int, int], float] | None,
+                   slo: tuple[float | None, float | None] | None = None) -> tuple[dict[str, np.ndarray], int]:
+    """The points whose decode layout (or replica layout) is one of ``rows``, as columns, and
+    their count.  With ``slo`` = (ttft, tpot) each part keeps only the points that can be on
+    the frontier, on the frontier of the points meeting the SLOs, or tied with one of them
+    (:func:`candidates`): what :func:`envelope_mask` and :func:`best_index` need."""
     parts = []
     if "aggregated" in modes:
         parts.append(_aggregated(stack, rows, gpus, osl))
     if "disaggregated" in modes and transfer is not None:
         parts.extend(_disaggregated(stack, rows, gpus, osl, transfer))
-    return concat(parts)
+    count = sum(int(part["ttft_s"].size) for part in parts)
+    if slo is not None:
+        parts = [take(part, candidates(part, *slo)) for part in parts]
+    return concat(parts), count
+
+
+def meets(points: dict[str, np.ndarray], ttft: float | None, tpot: float | None) -> np.ndarray:
+    """Where TTFT <= ``ttft`` and TPOT <= ``tpot`` (None: no bound) and the rates are finite."""
+    ok = np.isfinite(points["tokens_per_s_per_gpu"]) & np.isfinite(points["tokens_per_s_per_user"])
+    if ttft is not None:
+        ok &= points["ttft_s"] <= ttft
+    if tpot is not None:
+        ok &= points["tpot_s"] <= tpot
+    return ok
+
+
+def _weakly_kept(points: dict[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
+    """Of ``rows``, those whose tokens/s per GPU is at least that of every faster point (two
+    sort keys only): a superset of the envelope and of its ties, cheap on millions of points."""
+    if rows.size == 0:
+        return rows
+    per_gpu, per_user = points["tokens_per_s_per_gpu"][rows], points["tokens_per_s_per_user"][rows]
+    order = np.lexsort((-per_gpu, -per_user))
+    ranked = per_gpu[order]
+    before = np.maximum.accumulate(np.concatenate([[-np.inf], ranked[:-1]]))
+    return rows[order[ranked >= before]]
+
+
+def candidates(points: dict[str, np.ndarray], ttft: float | None, tpot: float | None) -> np.ndarray:
+    """A mask of the points that :func:`envelope_mask` (of all points, or of those meeting the
+    SLOs) and :func:`best_index` can pick: leaving the others out changes neither (a point left
+    out gives fewer tokens/s per GPU than some faster point, so it is never the running best)."""
+    mask = np.zeros(points["ttft_s"].shape, bool)
+    finite = np.isfinite(points["tokens_per_s_per_gpu"]) & np.isfinite(points["tokens_per_s_per_user"])
+    mask[_weakly_kept(points, np.flatnonzero(finite))] = True
+    mask[_weakly_kept(points, np.flatnonzero(meets(points, ttft, tpot)))] = True
+    return mask
 
 
 def concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -220,14 +272,10 @@ def envelope_mask(points: dict[str, np.ndarray]) -> np.ndarray:
 def best_index(points: dict[str, np.ndarray], ttft: float | None, tpot: float | None) -> int | None:
     """The point with the most tokens/s per GPU among those with TTFT <= ``ttft`` and TPOT <=
     ``tpot`` [s] (None: no bound), ties to the faster per user; None where no point meets them."""
-    ok = np.isfinite(points["tokens_per_s_per_gpu"])
-    if ttft is not None:
-        ok &= points["ttft_s"] <= ttft
-    if tpot is not None:
-        ok &= points["tpot_s"] <= tpot
-    candidates = np.flatnonzero(ok)
-    if candidates.size == 0:
+    ok = meets(points, ttft, tpot)
+    rows = np.flatnonzero(ok)
+    if rows.size == 0:
         return None
-    sub = take(points, candidates)
-    return int(candidates[np.lexsort((*[sub[name] for name in reversed(COLUMNS)], -sub["tokens_per_s_per_user"],
+    sub = take(points, rows)
+    return int(rows[np.lexsort((*[sub[name] for name in reversed(COLUMNS)], -sub["tokens_per_s_per_user"],
                                        -sub["tokens_per_s_per_gpu"]))[0]])
