@@ -53,7 +53,7 @@ class DeploymentPoint:
     Aggregated: ``replicas`` copies of ``layout`` (``prefill_layout`` = ``decode_layout``);
     disaggregated: ``prefill_workers`` x ``prefill_layout`` + ``decode_workers`` x
     ``decode_layout``.  ``devices`` counts the GPUs used; per-GPU rates divide by it.
-    ``usd_per_million_tokens``: output tokens, at the price per device-hour (NaN without one)."""
+    ``usd_per_million_tokens``: output tokens, at the price per device-hour (None without one)."""
 
     mode: str
     prefill_layout: str
@@ -68,7 +68,7 @@ class DeploymentPoint:
     requests_per_s: float
     tokens_per_s_per_gpu: float
     tokens_per_s_per_user: float
-    usd_per_million_tokens: float
+    usd_per_million_tokens: float | None
 
     @property
     def label(self) -> str:
@@ -115,7 +115,7 @@ class Deployments(ToDataFrame):
         p = {name: self.points[name][i] for name in COLUMNS}
         per_gpu = float(p["tokens_per_s_per_gpu"])
         cost = (self.price_per_hour / 3600.0 * 1e6 / per_gpu if self.price_per_hour is not None and per_gpu > 0
-                else float("nan"))
+                else None)
         return DeploymentPoint(
             mode=MODES[int(p["mode"])], prefill_layout=str(self.layouts[int(p["prefill"])]),
             decode_layout=str(self.layouts[int(p["decode"])]), prefill_workers=int(p["prefill_workers"]),
@@ -153,7 +153,7 @@ class Deployments(ToDataFrame):
                 None if self.ttft is None else f"TTFT <= {self.ttft * 1e3:,.0f} ms",
                 None if self.tpot is None else f"TPOT <= {self.tpot * 1e3:,.0f} ms") if text)
             return f"{head}: no deployment meets {slo or 'the search'} even on floors"
-        cost = "" if np.isnan(best.usd_per_million_tokens) else f", ${best.usd_per_million_tokens:,.3g}/M tokens"
+        cost = "" if best.usd_per_million_tokens is None else f", ${best.usd_per_million_tokens:,.3g}/M tokens"
         return (f"{head}: {best.mode} {best.label}, concurrency {best.concurrency:,}: "
                 f"{best.tokens_per_s_per_gpu:,.0f} tok/s/GPU, {best.tokens_per_s_per_user:,.0f} tok/s/user "
                 f"(TTFT {best.ttft_s * 1e3:,.0f} ms, TPOT {best.tpot_s * 1e3:,.1f} ms{cost}); floors")

@@ -18,8 +18,9 @@ slot one prefill step and osl − 1 decode steps, so a steady decode step carrie
 1 + (B − 1)(osl − 1)/osl sequences (the others are in their prefill step); TPOT >= that
 decode step's floor (the prompts riding along are left out: a lower bound); TTFT >= the
 request's own prefill floor on the layout, plus the wait of the clients that hold no slot,
-(c − B)/rate (Little's law); the request rate <= B / (TTFT_own + (osl − 1)·TPOT) and <= the
-rate at which the devices could do the prompts' work alone (a prefill worker's ceiling).
+(c − B)/rate (Little's law); the request rate <= B / (TTFT_own + (osl − 1)·TPOT), <= the
+rate at which the devices could do the prompts' work alone (a prefill worker's ceiling) and
+<= B / ((osl − 1)·step(B)), the decode steps of all B sequences (the devices' decode ceiling).
 """
 
 from __future__ import annotations
@@ -132,12 +133,13 @@ def layout_curves(model: Model, device: Accelerator, layout: Parallel, isl: floa
     decode = np.asarray(_step(model, device, layout, np.concatenate([seen, running]), context, routing,
                               mla_layout).step_time_s, dtype=float)
     tpot, decode_tpot = decode[:grid.size], decode[grid.size:]
-    one, many, twice = (float(t) for t in np.asarray(prefill.step_time_s, dtype=float)[0])
+    one, many, twice = (float(t) for t in np.asarray(prefill.ttft_s, dtype=float)[0])
     prefill_rate = PROMPT_BATCH / (twice - many) if twice > many else np.inf
+    decode_rate = running / (steps * decode_tpot)
     with np.errstate(divide="ignore"):
-        rate = np.minimum(running / (one + steps * tpot), prefill_rate)
+        rate = np.minimum(np.minimum(running / (one + steps * tpot), prefill_rate), decode_rate)
         ttft = one + np.maximum(grid - running, 0.0) / rate
     return LayoutCurves(layout=layout, devices=layout.num_devices, clients=grid, valid=valid,
                         running=running, ttft_s=ttft, tpot_s=tpot, rate=rate, decode_tpot_s=decode_tpot,
-                        decode_rate=running / (steps * decode_tpot), prefill_s=one, prefill_rate=float(prefill_rate),
+                        decode_rate=decode_rate, prefill_s=one, prefill_rate=float(prefill_rate),
                         max_running=fit)
