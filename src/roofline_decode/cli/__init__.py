@@ -17,6 +17,7 @@ from ..errors import RooflineError
 COMMAND_MODULES = [
     "roofline_decode.cli.core",
     "roofline_decode.cli.plan",
+    "roofline_decode.cli.deploy",
     "roofline_decode.cli.request",
     "roofline_decode.cli.plot",
     "roofline_decode.cli.measure",
@@ -33,6 +34,7 @@ class _Parser(argparse.ArgumentParser):
 COMMANDS = {
     **dict.fromkeys(["floor", "list", "show", "demo"], "roofline_decode.cli.core"),
     "plan": "roofline_decode.cli.plan",
+    "deploy": "roofline_decode.cli.deploy",
     "request": "roofline_decode.cli.request",
     "plot": "roofline_decode.cli.plot",
     **dict.fromkeys(["compare", "calibrate", "predict"], "roofline_decode.cli.measure"),
