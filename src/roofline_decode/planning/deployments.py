@@ -124,19 +124,23 @@ class Deployments(ToDataFrame):
             requests_per_s=float(p["requests_per_s"]), tokens_per_s_per_gpu=per_gpu,
             tokens_per_s_per_user=float(p["tokens_per_s_per_user"]), usd_per_million_tokens=cost)
 
-    def frontier_indices(self, slo: bool = False) -> np.ndarray:
-        """Rows of the Pareto envelope (of the points meeting the SLOs with ``slo``), from the most
-        tokens/s per GPU (slowest per user) to the fastest per user."""
+    def frontier_indices(self, slo: bool = False, mode: str | None = None) -> np.ndarray:
+        """Rows of the Pareto envelope (of the points meeting the SLOs with ``slo``; of one mode's
+        points with ``mode``), from the most tokens/s per GPU (slowest per user) to the fastest."""
         points = self.points
-        rows = np.flatnonzero(meets(points, self.ttft, self.tpot) if slo else np.ones(points["ttft_s"].shape, bool))
-        points = take(points, rows)
-        kept = rows[envelope_mask(points)]
-        return kept[np.argsort(self.points["tokens_per_s_per_user"][kept], kind="stable")]
+        ok = meets(points, self.ttft, self.tpot) if slo else np.ones(points["ttft_s"].shape, bool)
+        if mode is not None:
+            ok &= points["mode"] == MODES.index(_modes(mode)[0])
+        rows = np.flatnonzero(ok)
+        kept = rows[envelope_mask(take(points, rows))]
+        ordered: np.ndarray = kept[np.argsort(self.points["tokens_per_s_per_user"][kept], kind="stable")]
+        return ordered
 
-    def frontier(self, slo: bool = False) -> list[DeploymentPoint]:
+    def frontier(self, slo: bool = False, mode: str | None = None) -> list[DeploymentPoint]:
         """The floor-optimal frontier: the points no other point beats on both tokens/s per GPU and
-        tokens/s per user (an upper bound no real deployment exceeds), slowest per user first."""
-        return [self.point(int(i)) for i in self.frontier_indices(slo)]
+        tokens/s per user (an upper bound no real deployment exceeds), slowest per user first;
+        ``slo``: among the points meeting the SLOs; ``mode``: among one mode's points."""
+        return [self.point(int(i)) for i in self.frontier_indices(slo, mode)]
 
     @property
     def best(self) -> DeploymentPoint | None:
@@ -220,8 +224,9 @@ def _transfer(model: Model, device: Accelerator, isl: int, counts: list[int], kv
     for p in counts:
         for d in counts:
             inside = up is not None and (domain is None or p + d <= domain)
-            link = up if inside or out is None else out
-            table[p, d] = kv / (float(link) * min(p, d))  # type: ignore[arg-type]
+            chosen = up if (inside or out is None) and up is not None else out
+            assert chosen is not None  # up or out is known (checked above)
+            table[p, d] = kv / (float(chosen) * min(p, d))
     if domain is None and up is not None:
         notes.append("scale-up domain unknown: the KV transfer is taken over the scale-up link (optimistic)")
     return table
@@ -355,8 +360,9 @@ def _run(stack: Stack | None, gpus: int, osl: float, modes: tuple[str, ...], tra
             from ..errors import MissingExtraError
 
             raise MissingExtraError("dask", "dask", "deployments(scheduler='dask')") from None
-        tasks = [dask.delayed(evaluate_chunk)(stack, chunk, gpus, osl, modes, transfer, slo) for chunk in chunks]
-        parts = list(dask.compute(*tasks))
+        delayed, compute = getattr(dask, "delayed"), getattr(dask, "compute")  # untyped
+        tasks = [delayed(evaluate_chunk)(stack, chunk, gpus, osl, modes, transfer, slo) for chunk in chunks]
+        parts = list(compute(*tasks))
     else:
         parts = [evaluate_chunk(stack, chunk, gpus, osl, modes, transfer, slo) for chunk in chunks]
     return concat([p for p, _ in parts]), sum(n for _, n in parts)

@@ -121,8 +121,8 @@ def layout_curves(model: Model, device: Accelerator, layout: Parallel, isl: floa
     fit = _fit(usable, weights, per_sequence)
     if fit < 1:
         return None
-    grid = np.asarray(clients, dtype=float)
-    valid = np.ones(grid.shape, bool)
+    grid: np.ndarray = np.asarray(clients, dtype=float).ravel()
+    valid: np.ndarray = np.ones(grid.shape, bool)
     if fit_point:
         extra = min(fit, float(grid.max()))
         valid = np.append(valid, extra < grid.max() and not np.isin(extra, grid))

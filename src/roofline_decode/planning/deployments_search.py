@@ -149,7 +149,8 @@ def _disaggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float,
             x_max = np.floor((gpus - ys * n_d) / n_p)
 
             def by_decode(values: np.ndarray) -> np.ndarray:
-                return values[decode][None, :, None, :, None]  # noqa: B023 (used inside the loop)
+                picked: np.ndarray = values[decode][None, :, None, :, None]  # noqa: B023 (used inside the loop)
+                return picked
 
             def by_prefill(values: np.ndarray) -> np.ndarray:
                 return values[prefill][:, None, None, None, None]  # noqa: B023
@@ -208,7 +209,8 @@ def meets(points: dict[str, np.ndarray], ttft: float | None, tpot: float | None)
         ok &= points["ttft_s"] <= ttft
     if tpot is not None:
         ok &= points["tpot_s"] <= tpot
-    return ok
+    mask: np.ndarray = ok
+    return mask
 
 
 def _weakly_kept(points: dict[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
@@ -220,7 +222,8 @@ def _weakly_kept(points: dict[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
     order = np.lexsort((-per_gpu, -per_user))
     ranked = per_gpu[order]
     before = np.maximum.accumulate(np.concatenate([[-np.inf], ranked[:-1]]))
-    return rows[order[ranked >= before]]
+    kept: np.ndarray = rows[order[ranked >= before]]
+    return kept
 
 
 def candidates(points: dict[str, np.ndarray], ttft: float | None, tpot: float | None) -> np.ndarray:
