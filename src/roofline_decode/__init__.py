@@ -37,6 +37,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["MixedStepFloor", "mixed_step_floor"], "floors.mixed_step"),
     **dict.fromkeys(["RequestFloor", "request_floor"], "floors.request"),
     **dict.fromkeys(["SpeculativeFloor", "speculative_floor"], "floors.speculative"),
+    **dict.fromkeys(["ServingFloor", "serving_floor"], "floors.serving"),
+    **dict.fromkeys(["BalancedWorkers", "balanced_workers"], "floors.disaggregation"),
     **dict.fromkeys(["NumberFormat", "get_format", "group_quantized", "list_formats"], "formats"),
     **dict.fromkeys(["Accelerator", "MemoryTier", "Model"], "specs"),
     **dict.fromkeys(["Parallel"], "specs.parallel"),
@@ -85,6 +87,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .floors.prefill import PrefillFloor, prefill_floor
     from .floors.request import RequestFloor, request_floor
     from .floors.speculative import SpeculativeFloor, speculative_floor
+    from .floors.serving import ServingFloor, serving_floor
+    from .floors.disaggregation import BalancedWorkers, balanced_workers
     from .floors.sweeps import SweepResult, sweep
     from .formats import NumberFormat, get_format, group_quantized, list_formats
     from .specs import Accelerator, MemoryTier, Model

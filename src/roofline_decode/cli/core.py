@@ -72,8 +72,8 @@ def run_floor(args: argparse.Namespace) -> int:
                        routing=args.routing, latency=args.latency, parallel=layout, **link_options(args))
     except InvalidValueError as exc:
         raise layout_flag(exc) from None
-    if layout is not None and layout.num_devices > 1 and args.format == "table" and not (
-            args.energy or args.price_per_hour is not None):
+    spread = layout is not None and layout.num_devices > 1
+    if spread and args.format == "table" and not (args.energy or args.price_per_hour is not None):
         print("\n\n".join(parallel_table(floor) for floor in result))  # type: ignore[arg-type]  # ParallelFloors
         return 0
     if not (args.energy or args.price_per_hour is not None):
@@ -89,7 +89,8 @@ def run_floor(args: argparse.Namespace) -> int:
                    for record, extra in zip(floor.to_records(), floor.energy_records(args.price_per_hour))]
         print(emit_records(records, args.format))
         return 0
-    print("\n\n".join(str(floor) + "\n\n" + energy_table(floor, args.energy, args.price_per_hour) for floor in result))
+    print("\n\n".join((parallel_table(floor) if spread else str(floor))  # type: ignore[arg-type]
+                       + "\n\n" + energy_table(floor, args.energy, args.price_per_hour) for floor in result))
     return 0
 
 

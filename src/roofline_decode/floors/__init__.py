@@ -9,7 +9,14 @@ The estimators, each a module of its own:
 * :mod:`~roofline_decode.floors.request`: a whole request (prefill, then its decode steps);
 * :mod:`~roofline_decode.floors.speculative`: draft-and-verify rounds (the verify step's bytes
   and FLOPs in :mod:`~roofline_decode.floors.verify`);
-* :mod:`~roofline_decode.floors.parallel`: tensor- and pipeline-parallel decode.
+* :mod:`~roofline_decode.floors.parallel`: tensor- and pipeline-parallel decode;
+* :mod:`~roofline_decode.floors.layout`: every step floor under a :class:`~roofline_decode.Parallel`
+  layout (``parallel=``: TP, PP, EP, attention DP, MoE TP), the busiest device's view
+  (:mod:`~roofline_decode.floors.layout_traffic`, :mod:`~roofline_decode.floors.layout_links`,
+  :mod:`~roofline_decode.floors.layout_result`);
+* :mod:`~roofline_decode.floors.serving`: serving-benchmark metrics of closed-loop clients,
+  aggregated or disaggregated (one worker's steady step in :mod:`~roofline_decode.floors.serving_worker`),
+  and :mod:`~roofline_decode.floors.disaggregation` (the prefill:decode worker ratio).
 
 Their parts, private to the floors (other layers use the estimators and results above):
 :mod:`~roofline_decode.floors.traffic` (bytes and FLOPs of a step),
@@ -42,6 +49,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["MixedStepFloor", "mixed_step_floor"], "mixed_step"),
     **dict.fromkeys(["RequestFloor", "request_floor"], "request"),
     **dict.fromkeys(["SpeculativeFloor", "speculative_floor"], "speculative"),
+    **dict.fromkeys(["ServingFloor", "serving_floor"], "serving"),
+    **dict.fromkeys(["BalancedWorkers", "balanced_workers"], "disaggregation"),
     **dict.fromkeys(["ParallelFloor", "pipeline_parallel_floor", "tensor_parallel_floor"], "parallel"),
 }
 
@@ -76,5 +85,9 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports (``as``: re
     from .results import RECORD_KEYS as RECORD_KEYS
     from .speculative import SpeculativeFloor as SpeculativeFloor
     from .speculative import speculative_floor as speculative_floor
+    from .serving import ServingFloor as ServingFloor
+    from .disaggregation import BalancedWorkers as BalancedWorkers
+    from .disaggregation import balanced_workers as balanced_workers
+    from .serving import serving_floor as serving_floor
     from .sweeps import SweepResult as SweepResult
     from .sweeps import sweep as sweep

@@ -19,7 +19,8 @@ __all__ = ["GridResult"]
 
 #: Record keys whose values are whole numbers when they are integral (kept as int).
 _COUNTS = {"batch", "prompt", "chunk", "cached", "output", "context", "num_chunks", "draft_tokens", "shared_prefix",
-           "decode_batch", "decode_context", "prefill_tokens", "prefill_context", "best_draft_tokens", "max_batch"}
+           "decode_batch", "decode_context", "prefill_tokens", "prefill_context", "best_draft_tokens", "max_batch",
+           "concurrency", "input_length", "output_length", "running_batch", "queued", "max_running"}
 
 
 class GridResult(ToDataFrame):

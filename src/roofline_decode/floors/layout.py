@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..specs.parallel import Parallel
 
 __all__ = ["ParallelFloor", "Options", "check_layout", "layout_of", "layout_floor", "decode_layout_floor", "tensor_parallel_chain",
-           "chain_of"]
+           "chain_of", "prefill_layout_floor"]
 
 
 def layout_of(parallel: object) -> Parallel | None:
@@ -128,7 +128,9 @@ def layout_floor(model: Model, accelerator: Accelerator, layout: Parallel, share
     if routing is not None and (note := routing.note(model)):
         notes.append(note)
     traffic = rank_traffic(model, share, layout, o.mla_layout)
-    read = (traffic.weight_read_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes) / pp
+    read = traffic.weight_read_bytes + traffic.kv_read_bytes + traffic.kv_write_bytes
+    if pp > 1:
+        read = read / pp
     memory = f.memory_time(read, accelerator.memory_bandwidth)
     peaks = group_peaks(model, accelerator, o.sparse)
     compute = peaks.time_of(traffic.flops, traffic.group_flops, pp)
@@ -138,14 +140,17 @@ def layout_floor(model: Model, accelerator: Accelerator, layout: Parallel, share
             compute = np.where(needs_peak, np.nan, compute)
             notes.append("a step that carries prefill tokens needs a compute peak: its step time is not given (NaN)")
     comm = layout_communication(model, layout, links, tokens, logits_tokens, o.collective_latency)
-    comm = np.zeros_like(memory) if n == 1 or layout.devices_per_stage == 1 else comm + np.zeros_like(memory)
-    stage_comm = comm / pp
+    if layout.devices_per_stage == 1:
+        comm = np.zeros_like(memory)
+    elif np.shape(comm) != np.shape(memory):
+        comm = comm + np.zeros_like(memory)
+    stage_comm = comm / pp if pp > 1 else comm
     stage = (np.maximum(np.maximum(memory, compute), stage_comm) if o.overlap_communication
              else np.maximum(memory, compute) + stage_comm)
     hop: Any = 0.0
     if pp > 1:  # a stage hands the micro-batch's activations on, spread over the devices of a stage
-        per_device = tokens if layout.devices_per_stage == 1 else tokens / layout.devices_per_stage
-        hop = o.collective_latency + per_device * model.hidden_size * model.activation_format.bytes_per_element / links.scale_up
+        handed = tokens if layout.devices_per_stage == 1 else tokens / layout.devices_per_stage
+        hop = o.collective_latency + handed * model.hidden_size * model.activation_format.bytes_per_element / links.scale_up
     step_time = (np.asarray(f.pipeline_step_time(stage, pp, m, hop), dtype=np.float64) if pp > 1 or m > 1 else stage)
     chain_time: Any = np.zeros_like(step_time)
     if chain is not None:
@@ -162,7 +167,8 @@ def layout_floor(model: Model, accelerator: Accelerator, layout: Parallel, share
     replication = max(layout.tp / kv_heads, 1.0)
     if replication > 1:
         notes.append(f"{layout.tp} devices > {kv_heads} KV heads: each KV head is replicated on {replication:g} devices")
-    weight_resident, kv_resident = traffic.weight_bytes / pp, traffic.kv_bytes / pp
+    weight_resident, kv_resident = (traffic.weight_bytes / pp, traffic.kv_bytes / pp) if pp > 1 else (
+        traffic.weight_bytes, traffic.kv_bytes)
     onchip = onchip_cache_note(weight_resident + kv_resident, accelerator, per_device=n > 1)
     if onchip:
         notes.append(onchip)
@@ -170,20 +176,30 @@ def layout_floor(model: Model, accelerator: Accelerator, layout: Parallel, share
         notes.append(f"{layout.tp} devices > {model.recurrent_heads} recurrent heads: each head's state is replicated "
                      f"on {layout.tp / model.recurrent_heads:g} devices")
     produced = batch if tokens_per_step is None else tokens_per_step
+
+    def per_device(value: Any) -> Any:  # a stage's share of the rank's bytes or FLOPs, all micro-batches
+        return value if pp == 1 and m == 1 else np.asarray(value) / pp * m
+
+    def rounds(value: Any) -> Any:  # a stage's time or bytes for all micro-batches
+        return value if m == 1 else value * m
+
     return ParallelFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, strategy=strategy, num_devices=n,
         batch=batch, context=context, weight_bytes_per_device=weight_resident, kv_bytes_per_device=kv_resident,
-        bytes_read_per_device=read * m, memory_time_s=memory * m, compute_time_s=compute * m,
+        bytes_read_per_device=rounds(read), memory_time_s=rounds(memory), compute_time_s=rounds(compute),
         communication_time_s=comm + pp * hop if pp > 1 else comm, step_time_s=step_time,
         tokens_per_s=f.tokens_per_second(produced, step_time), kv_replication=replication,
         link_bandwidth=links.scale_up, collective_latency=o.collective_latency, notes=tuple(notes),
         chain_time_s=chain_time, latency_profile=latency_profile, device=accelerator, mla_layout=mla,
-        parallel=layout, step=step, weight_read_bytes_per_device=traffic.weight_read_bytes / pp * m,
-        expert_read_bytes_per_device=np.asarray(traffic.expert_read_bytes) / pp * m,
-        kv_read_bytes_per_device=traffic.kv_read_bytes / pp * m, kv_write_bytes_per_device=traffic.kv_write_bytes / pp * m,
-        flops_per_device=traffic.flops / pp * m, prefill_tokens=prefill_tokens, prefill_context=prefill_context,
+        parallel=layout, step=step, weight_read_bytes_per_device=per_device(traffic.weight_read_bytes),
+        expert_read_bytes_per_device=per_device(traffic.expert_read_bytes),
+        kv_read_bytes_per_device=per_device(traffic.kv_read_bytes),
+        kv_write_bytes_per_device=per_device(traffic.kv_write_bytes), flops_per_device=per_device(traffic.flops),
+        prefill_tokens=prefill_tokens, prefill_context=prefill_context,
         routing=None if routing is None or not model.is_moe else routing.kind, scale_up_domain=links.domain,
         scale_out_bandwidth=links.scale_out, tokens_per_step=produced,
+        group_flops_per_device=(traffic.group_flops if pp == 1 and m == 1
+                                else {g: np.asarray(v) / pp * m for g, v in traffic.group_flops.items()}),
     )
 
 
@@ -249,3 +265,29 @@ def chain_of(model: Model, layout: Parallel, tokens: np.ndarray, link: float,
             + (f" and 2 all-reduces per layer at {profile.collective_latency * 1e6:.3g} us + link time" if tp > 1 else "")
             + ", one after another: an estimate for that runtime, not a physical floor")
     return tensor_parallel_chain(model, group, tp, link, profile), (note,)
+
+
+def prefill_layout_floor(model: Model, accelerator: Accelerator, layout: Parallel, options: Options, traffic: Any,
+                         batch: np.ndarray, prompt: np.ndarray, chunk: np.ndarray, cached: np.ndarray,
+                         new: np.ndarray, experts: tuple[int, int, int], routing: Routing) -> ParallelFloor:
+    """``prefill_floor(parallel=...)``: the prefill whose bytes and FLOPs are ``traffic``
+    (``new`` tokens per sequence after ``cached``, in chunks, routed experts ``experts`` = (L_moe,
+    E or k, k) as the prefill formulas take them) on the busiest device of ``layout``."""
+    from ..formulas import prefill as fp
+    from .capacity import kv_bytes_per_sequence
+    from .layout_traffic import step_share
+    from .traffic import streamed_terms
+
+    check_layout(model, layout)
+    _, row, b_w = streamed_terms(model)
+    expert_bytes: Any = 0.0
+    if model.is_moe:
+        expert_bytes = fp.prefill_weight_bytes(batch, new, chunk, 0, 0, 0, model.vocab_size, b_w, *experts,
+                                               model.expert_parameters, model.routed_expert_format.bytes_per_element)
+    rows = fp.prefill_weight_bytes(batch, new, chunk, 0, 0, row, model.vocab_size, b_w)
+    tokens = batch * new
+    share = step_share(traffic, tokens=tokens, kv_resident=batch * kv_bytes_per_sequence(model, prompt),
+                       expert_bytes=expert_bytes, gathered_bytes=rows, dp=layout.attention_dp)
+    return layout_floor(model, accelerator, layout, share, batch=batch, context=cached, tokens=tokens,
+                        logits_tokens=batch, options=options, routing=routing, step="prefill",
+                        tokens_per_step=tokens, prefill_tokens=new, prefill_context=cached, needs_peak=True)

@@ -15,12 +15,17 @@ Communication per step, per device (:func:`layout_communication`):
   (one group, ``ep`` = 1), else one per layer plus one per dense-MLP layer; the all-reduce of
   the vocab-parallel embedding and the all-gather of the logits;
 * expert parallelism (``ep`` > 1): dispatch and combine all-to-alls per MoE layer, each token's
-  hidden state k times, (ep − 1)/ep of it leaving the device
+  hidden state once to each of the min(k, ep) ranks holding its experts (a token whose experts
+  share a rank is sent there once, as DeepEP does; k copies when ep >= k), (ep − 1)/ep of it
+  leaving the device
   (:func:`~roofline_decode.formulas.expert_parallel_communication_time`), across domains at the
   scale-out bandwidth for the part that leaves the domain;
 * attention DP with a tensor split of the experts (``moe_tp`` > 1 beside ``attention_dp`` > 1 or
   ``ep`` > 1): an all-gather of the tokens an EP rank's experts process over its ``moe_tp``
-  devices and a reduce-scatter of their outputs, per MoE layer.
+  devices and a reduce-scatter of their outputs, per MoE layer;
+* with one attention group (every device holds every token after the attention all-reduce) the
+  MoE block takes the cheaper of that and one all-reduce over ``tp`` per MoE layer, which also
+  combines the experts' outputs (TensorRT-LLM's TP+EP without attention DP).
 
 A ring whose group is larger than the domain runs at the scale-out bandwidth (its slowest hop).
 The strict floor has no fixed latency per collective (``collective_latency`` = 0).
@@ -65,16 +70,25 @@ def link_bandwidth_of(accelerator: Accelerator, link_bandwidth: float | None, nu
     return float(link.per_direction_bandwidth), notes
 
 
+def _field(spec: object, name: str) -> Any:
+    """``spec.name``, None where the spec has no such field (a pydantic spec declares its
+    fields: asking it for another raises slowly)."""
+    fields = getattr(type(spec), "model_fields", None)
+    if fields is not None:
+        return getattr(spec, name) if name in fields else None
+    return getattr(spec, name, None)
+
+
 def scale_up_domain(accelerator: Accelerator) -> int | None:
     """Devices per scale-up domain from the spec (``interconnect.domain_size``), None where unknown."""
-    size = getattr(accelerator.interconnect, "domain_size", None)
+    size = _field(accelerator.interconnect, "domain_size")
     return int(size) if isinstance(size, (int, np.integer)) and size >= 1 else None
 
 
 def scale_out_of(accelerator: Accelerator) -> float | None:
     """Per-device scale-out bandwidth, one direction [B/s] (``Accelerator.scale_out``), None where unknown."""
-    link = getattr(accelerator, "scale_out", None)
-    bandwidth = getattr(link, "per_direction_bandwidth", None)
+    link = _field(accelerator, "scale_out")
+    bandwidth = None if link is None else getattr(link, "per_direction_bandwidth", None)
     return float(bandwidth) if isinstance(bandwidth, (int, float)) and bandwidth > 0 else None
 
 
@@ -144,11 +158,10 @@ def layout_communication(model: Model, layout: Parallel, links: Links, tokens: A
     get logits."""
     tp, dp, ep, moe_tp = layout.tp, layout.attention_dp, layout.ep, layout.moe_tp
     d, b_act, alpha = model.hidden_size, model.activation_format.bytes_per_element, collective_latency
-    zero = np.zeros(np.shape(tokens))
     if layout.devices_per_stage == 1:
-        return zero
+        return np.zeros(np.shape(tokens))
     group = tokens if dp == 1 else tokens / dp
-    comm: Any = zero
+    comm: Any = 0.0
     if tp > 1:
         link = links.ring(tp)
         if dp == 1 and ep == 1:  # the MoE block split like the rest: two all-reduces per layer
@@ -162,13 +175,18 @@ def layout_communication(model: Model, layout: Parallel, links: Links, tokens: A
                 + f.ring_all_gather_time(logits * model.vocab_size * b_act, tp, link, alpha))  # logits
     if model.is_moe and (dp > 1 or ep > 1):
         k = model.num_experts_per_token
+        moe: Any = 0.0
         if ep > 1:
             per_domain, out = links.all_to_all(ep, moe_tp)
-            comm = comm + f.expert_parallel_communication_time(
-                tokens / layout.devices_per_stage, d, b_act, k, model.num_moe_layers, ep, links.scale_up, alpha,
-                per_domain, out)
+            moe = moe + f.expert_parallel_communication_time(
+                tokens / layout.devices_per_stage, d, b_act, min(k, ep), model.num_moe_layers, ep, links.scale_up,
+                alpha, per_domain, out)
         if moe_tp > 1:  # the tokens of an EP rank's experts gathered over its moe_tp slices, outputs scattered back
             rank_tokens = tokens * min(k, ep) / ep
-            comm = comm + 2 * model.num_moe_layers * f.ring_all_gather_time(
+            moe = moe + 2 * model.num_moe_layers * f.ring_all_gather_time(
                 rank_tokens * d * b_act, moe_tp, links.ring(moe_tp), alpha)
-    return comm
+        if dp == 1 and tp > 1:  # every device holds every token: one all-reduce per MoE layer also combines them
+            moe = np.minimum(moe, f.tensor_parallel_communication_time(
+                tokens, d, b_act, model.num_moe_layers, tp, links.ring(tp), alpha, all_reduces_per_layer=1))
+        comm = comm + moe
+    return comm + np.zeros(np.shape(tokens)) if np.ndim(comm) < np.ndim(tokens) else comm

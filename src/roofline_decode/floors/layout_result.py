@@ -8,6 +8,7 @@ floor (``decode_floor``, ``prefill_floor`` and ``mixed_step_floor`` with ``paral
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,8 @@ class ParallelFloor(EnergyAndCost):
     given to a step floor, recorded in ``parallel``); ``step`` says which step it is
     (``"decode"``, ``"prefill"``, ``"mixed"``).  ``communication_time_s`` is the busiest device's
     link time per step (all collectives, all stages); ``expert_read_bytes_per_device`` the routed
-    experts inside ``weight_read_bytes_per_device``.  Energy and cost
+    experts inside ``weight_read_bytes_per_device``; ``group_flops_per_device`` splits
+    ``flops_per_device`` by compute group (each timed at its own precision).  Energy and cost
     (:class:`~roofline_decode.floors.energy.EnergyAndCost`) count all ``num_devices`` devices:
     bytes moved = ``bytes_read_per_device`` x devices, board power and price x devices.
     """
@@ -82,6 +84,7 @@ class ParallelFloor(EnergyAndCost):
     scale_up_domain: int | None = None  # devices per scale-up domain (None: unknown, all on one)
     scale_out_bandwidth: float | None = None  # per-device bandwidth across domains [B/s] (None: unknown)
     tokens_per_step: np.ndarray | float = 0.0  # tokens counted by tokens_per_s
+    group_flops_per_device: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)  # per COMPUTE_GROUPS
 
     @property
     def _energy_tokens(self) -> np.ndarray:

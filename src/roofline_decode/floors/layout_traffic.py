@@ -144,7 +144,7 @@ def decode_share(model: Model, batch: np.ndarray, context: np.ndarray, routing: 
     rank_batch = batch if dp == 1 else batch / dp
     held = rank_batch if resident_batch is None else (resident_batch if dp == 1 else resident_batch / dp)
     total = step_traffic(model, rank_batch, context, routing)
-    experts = dict(total.group_flops).get("experts", 0.0) if model.is_moe else 0.0
+    experts = total.group_flops["experts"] if model.is_moe else 0.0  # that group alone (the others stay lazy)
     global_bytes = local_bytes = 0.0
     global_flops = experts
     if model.is_moe:
@@ -168,7 +168,7 @@ def step_share(traffic: Any, *, tokens: Any, kv_resident: Any, expert_bytes: Any
     """One attention-DP group's :func:`even_share` of a step whose bytes and FLOPs at all its
     tokens are ``traffic`` (a prefill's or a mixed step's), with ``expert_bytes`` of routed
     experts and ``gathered_bytes`` of embedding rows inside its weights; no recurrent state."""
-    experts = dict(traffic.group_flops).get("experts", 0.0)
+    experts = traffic.group_flops.get("experts", 0.0)
     whole = StepShare(
         weight_bytes=traffic.weight_bytes, kv_read_bytes=traffic.kv_read_bytes, kv_write_bytes=traffic.kv_write_bytes,
         flops=traffic.flops, group_flops=traffic.group_flops, tokens=tokens, kv_resident=kv_resident,
@@ -254,6 +254,8 @@ def split_experts(model: Model, traffic: DeviceTraffic, share: StepShare, tp: in
     if not model.is_moe:
         return traffic
     ranks = ep * moe_tp
+    if ranks == tp and share.global_expert_bytes is share.expert_bytes and share.global_expert_flops is share.expert_flops:
+        return traffic  # one group whose experts split like the rest: nothing to move
     read = share.global_expert_bytes / ranks - share.expert_bytes / tp
     flops = share.global_expert_flops / ranks - share.expert_flops / tp
     resident = expert_resident_bytes(model)

@@ -28,10 +28,8 @@ from .traffic import layer_terms, matrix_parameters_per_token, streamed_terms, S
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from .routing import resolve_routing
-from .capacity import kv_bytes_per_sequence
-from .layout import Options, check_layout, layout_floor, layout_of
+from .layout import Options, layout_of, prefill_layout_floor
 from .layout_result import ParallelFloor
-from .layout_traffic import step_share
 
 if TYPE_CHECKING:
     from ..specs.parallel import Parallel
@@ -366,45 +364,19 @@ def resolve_model_and_device(model: Model | str, accelerator: Accelerator | str,
 
 
 @overload
-def prefill_floor(
-    model: Model | str,
-    accelerator: Accelerator | str,
-    prompt: Broadcastable,
-    batch: Broadcastable = 1,
-    *,
-    chunk: Broadcastable | None = None,
-    cached: Broadcastable = 0,
-    sparse: bool = False,
-    routing: str = "uniform",
-    weights: WeightsLike = None,
-    kv: KvLike = None,
-    parallel: None = None,
-    mla_layout: str = "sharded",
-    link_bandwidth: float | None = None,
-    node_size: int | None = None,
-    scale_out_bandwidth: float | None = None,
-) -> PrefillFloor: ...
+def prefill_floor(model: Model | str, accelerator: Accelerator | str, prompt: Broadcastable, batch: Broadcastable = 1,
+                  *, chunk: Broadcastable | None = None, cached: Broadcastable = 0, sparse: bool = False,
+                  routing: str = "uniform", weights: WeightsLike = None, kv: KvLike = None, parallel: None = None,
+                  mla_layout: str = "sharded", link_bandwidth: float | None = None, node_size: int | None = None,
+                  scale_out_bandwidth: float | None = None) -> PrefillFloor: ...
 
 
 @overload
-def prefill_floor(
-    model: Model | str,
-    accelerator: Accelerator | str,
-    prompt: Broadcastable,
-    batch: Broadcastable = 1,
-    *,
-    chunk: Broadcastable | None = None,
-    cached: Broadcastable = 0,
-    sparse: bool = False,
-    routing: str = "uniform",
-    weights: WeightsLike = None,
-    kv: KvLike = None,
-    parallel: Parallel | str,
-    mla_layout: str = "sharded",
-    link_bandwidth: float | None = None,
-    node_size: int | None = None,
-    scale_out_bandwidth: float | None = None,
-) -> PrefillFloor | ParallelFloor: ...
+def prefill_floor(model: Model | str, accelerator: Accelerator | str, prompt: Broadcastable, batch: Broadcastable = 1,
+                  *, chunk: Broadcastable | None = None, cached: Broadcastable = 0, sparse: bool = False,
+                  routing: str = "uniform", weights: WeightsLike = None, kv: KvLike = None,
+                  parallel: Parallel | str, mla_layout: str = "sharded", link_bandwidth: float | None = None,
+                  node_size: int | None = None, scale_out_bandwidth: float | None = None) -> PrefillFloor | ParallelFloor: ...
 
 
 def prefill_floor(
@@ -500,7 +472,9 @@ def prefill_floor(
     if layout is not None and layout.num_devices > 1:
         options = Options(link_bandwidth=link_bandwidth, node_size=node_size, scale_out_bandwidth=scale_out_bandwidth,
                           mla_layout=mla_layout, sparse=flag("sparse", sparse))
-        return _prefill_layout(model, accelerator, layout, options, batch, prompt, chunk, cached, new, routing)
+        return prefill_layout_floor(model, accelerator, layout, options, prefill_traffic(
+            model, batch, new, chunk, cached, routing), batch, prompt, chunk, cached, new,
+            routed_experts(model, routing), resolve_routing(routing, model))
     timing = device_timing(model, accelerator, sparse)
     t = prefill_traffic(model, batch, new, chunk, cached, routing)
     memory, compute = timing.memory_time(t), timing.required_compute_time(t)
@@ -520,23 +494,3 @@ def prefill_floor(
         notes=timing.notes(PREFILL_WITHOUT_PEAK) + routing_notes(model, routing), routing=routing,
     )
 
-
-def _prefill_layout(model: Model, accelerator: Accelerator, layout: Parallel, options: Options, batch: np.ndarray,
-                    prompt: np.ndarray, chunk: np.ndarray, cached: np.ndarray, new: np.ndarray,
-                    routing: str) -> ParallelFloor:
-    """``prefill_floor`` under a layout of several devices (:func:`~roofline_decode.floors.layout.layout_floor`)."""
-    check_layout(model, layout)
-    t = prefill_traffic(model, batch, new, chunk, cached, routing)
-    _, row, b_w = streamed_terms(model)
-    expert_bytes: Any = 0.0
-    if model.is_moe:
-        expert_bytes = fp.prefill_weight_bytes(batch, new, chunk, 0, 0, 0, model.vocab_size, b_w,
-                                               *routed_experts(model, routing), model.expert_parameters,
-                                               model.routed_expert_format.bytes_per_element)
-    rows = fp.prefill_weight_bytes(batch, new, chunk, 0, 0, row, model.vocab_size, b_w)
-    tokens = batch * new
-    share = step_share(t, tokens=tokens, kv_resident=batch * kv_bytes_per_sequence(model, prompt),
-                       expert_bytes=expert_bytes, gathered_bytes=rows, dp=layout.attention_dp)
-    return layout_floor(model, accelerator, layout, share, batch=batch, context=cached, tokens=tokens,
-                        logits_tokens=batch, options=options, routing=resolve_routing(routing, model), step="prefill",
-                        tokens_per_step=tokens, prefill_tokens=new, prefill_context=cached, needs_peak=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -30,6 +30,11 @@ from .traffic import layer_terms
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from .grid_result import GridResult
+from .layout import layout_of
+from .request_layout import LAYOUT_PREFIX_NOTE, checked_layout, layout_fit, layout_steps, layout_ttft
+
+if TYPE_CHECKING:
+    from ..specs.parallel import Parallel
 
 __all__ = ["RequestFloor", "request_floor", "decode_contexts", "mean_decode_context", "decode_steps"]
 
@@ -138,6 +143,7 @@ class RequestFloor(GridResult, EnergyAndCost):
     device: Accelerator | None = field(default=None, repr=False, compare=False)
     notes: tuple[str, ...] = ()
     routing: str = "uniform"
+    layout: str = "1 device"
 
     # energy and cost (roofline_decode.floors.energy): the whole batch of requests, per output token
     @property
@@ -233,7 +239,8 @@ def _prefill_terms(model: Model, batch: float, prompt: float, output: float, chu
 
 
 def _decode_sums(model: Model, accelerator: Accelerator, batch: float, prompt: float, outputs: list[float],
-                 cascade: bool, shared: float, sparse: bool, timing: Timing, routing: str) -> dict[float, dict[str, float]]:
+                 cascade: bool, shared: float, sparse: bool, timing: Timing, routing: str,
+                 layout: Any = None) -> dict[float, dict[str, float]]:
     """The decode steps of requests of each output length in ``outputs`` (one prompt): their time,
     FLOPs and bytes summed, the first and last step, and the compute-bound steps.
 
@@ -257,6 +264,8 @@ def _decode_sums(model: Model, accelerator: Accelerator, batch: float, prompt: f
             memory = f.memory_time(step_bytes, d.memory_bandwidth)
         steps = f.step_time(memory, d.compute_time_s)
         bound = d.compute_time_s >= memory
+        if layout is not None:  # the busiest device's steps; bytes and FLOPs stay the whole model's
+            steps, bound = layout_steps(model, accelerator, layout, batch, contexts, sparse, routing)
         first = float(steps[0]) if start == int(prompt) else first
         for o, stop in ends.items():  # the requests whose last step is in this block
             if o > 1 and start < stop <= start + contexts.size:
@@ -285,6 +294,7 @@ def request_floor(
     routing: str = "uniform",
     weights: WeightsLike = None,
     kv: KvLike = None,
+    parallel: Parallel | str | None = None,
 ) -> RequestFloor:
     """The fastest possible request: time to first token, time per output token, end to end.
 
@@ -317,6 +327,11 @@ def request_floor(
         MoE routing assumption of the prefill and every decode step ("identical": the strict floor).
     weights, kv : str, NumberFormat or dict, optional
         Weight and KV-cache formats, as in :func:`~roofline_decode.decode_floor` (None: the model's).
+    parallel : Parallel or str, optional
+        A layout of several devices (``"tp8"``, ``"tp8ep8dp8"``): the prefill and every decode
+        step on its busiest device (:func:`~roofline_decode.prefill_floor` and
+        :func:`~roofline_decode.decode_floor` with ``parallel=``), the fit per device; bytes and
+        FLOPs stay the whole model's.  Not with ``cascade``.
 
     Returns
     -------
@@ -351,6 +366,8 @@ def request_floor(
             raise InvalidValueError(name, value[value > prompt - 1].flat[0].item(),
                                     "fewer tokens than the prompt (the last prompt token is always computed)")
     timing = device_timing(model, accelerator, sparse)
+    layout = layout_of(parallel)
+    layout = None if layout is None or layout.num_devices == 1 else checked_layout(model, layout, cascade)
     keys = ("ttft", "flops_p", "bytes_p", "decode", "flops_d", "bytes_d", "first", "last", "steps_compute", "resident",
             "bound_p")
     out = {k: np.empty(batch.shape, dtype=object if k == "bound_p" else float) for k in keys}
@@ -360,10 +377,13 @@ def request_floor(
     outputs: dict[tuple[float, float, float], list[float]] = {}  # the decode steps depend on (B, P, shared) and O
     for b, p, o, _, _, s in points:
         outputs.setdefault((b, p, s), []).append(o)
-    decode = {(b, p, s): _decode_sums(model, accelerator, b, p, lengths, cascade, s, sparse, timing, routing)
+    decode = {(b, p, s): _decode_sums(model, accelerator, b, p, lengths, cascade, s, sparse, timing, routing, layout)
               for (b, p, s), lengths in outputs.items()}
     for (b, p, o, c, h, s), where in points.items():
         values = {**_prefill_terms(model, b, p, o, min(c, p - h), h, s, timing, routing), **decode[b, p, s][o]}
+        if layout is not None:
+            values["ttft"], values["bound_p"] = layout_ttft(model, accelerator, layout, b, p, min(c, p - h), h, s,
+                                                            routing)
         for index in where:
             for k in keys:
                 out[k][index] = values[k]
@@ -377,6 +397,12 @@ def request_floor(
     usable = usable_memory(accelerator)
     fits = model.weight_bytes + out["resident"] <= usable
     largest = _max_batch(model, prompt + output - 1, shared, usable - model.weight_bytes)
+    notes = timing.notes(REQUEST_WITHOUT_PEAK) + routing_notes(model, routing)
+    if layout is not None:
+        fits, largest = layout_fit(model, accelerator, layout, batch, prompt + output - 1, routing)
+        notes += (f"on {layout.num_devices} devices ({layout}): TTFT and every decode step on the busiest device, "
+                  "the fit per device; bytes and FLOPs of the whole model",)
+        notes += (LAYOUT_PREFIX_NOTE,) if np.any(shared > cached) else ()
     return RequestFloor(
         model=model.name, accelerator=accelerator.id or accelerator.name, compute_precision=timing.precision,
         weight_format=model.weight_format.name, kv_format=model.kv_format.name, batch=batch,
@@ -388,7 +414,7 @@ def request_floor(
         total_tokens_per_s=batch * (prompt + output) / latency, requests_per_s=batch / latency,
         kv_resident_bytes=out["resident"], prefill_bound=prefill_compute,
         decode_compute_bound_steps=out["steps_compute"], fits=fits, max_batch=largest, device=accelerator,
-        notes=timing.notes(REQUEST_WITHOUT_PEAK) + routing_notes(model, routing), routing=routing,
+        notes=notes, routing=routing, layout="1 device" if layout is None else str(layout),
     )
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -33,9 +33,15 @@ from .prefill import Timing, device_timing, resolve_model_and_device, routed_exp
 from .terms import BOUND_NOT_DEFINED
 from .grid import DEFAULT_CONTEXT, MAX_GRID_VALUE, KvLike, WeightsLike, broadcast_grid, checked_array
 from .verify import verify_traffic
+from .layout import check_layout, layout_of
+from .speculative_layout import (checked_draft_layout, layout_critical_batch, layout_draft_times, layout_plain,
+                                 layout_verify_times)
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from .grid_result import GridResult
+
+if TYPE_CHECKING:
+    from ..specs.parallel import Parallel
 
 __all__ = ["SpeculativeFloor", "speculative_floor", "verify_traffic", "mtp_draft_model", "vocabulary_notes"]
 
@@ -219,6 +225,8 @@ class RoundPhases(NamedTuple):
     verify_memory: np.ndarray
     verify_compute: np.ndarray
     verify_time: np.ndarray  # max(memory, compute) of the verify step
+    draft_communication: Any = 0.0  # on a layout of several devices: the steps' link times
+    verify_communication: Any = 0.0
 
     def round_time(self, pricing: str) -> np.ndarray:
         """The floor of a round [s] under ``pricing`` (see :data:`PRICINGS`).
@@ -233,45 +241,58 @@ class RoundPhases(NamedTuple):
             return phased
         overlapped: np.ndarray = f.step_time(self.draft_memory + self.verify_memory,
                                              self.draft_compute + self.verify_compute)
-        return overlapped
+        linked: np.ndarray = np.maximum(overlapped, self.draft_communication + self.verify_communication)
+        return linked
 
 
 def _draft_times(draft: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray, k_max: int,
-                 sparse: bool, routing: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cumulative memory time, compute time and floor of 1 … k_max draft steps (last axis),
-    steps at contexts T + i."""
+                 sparse: bool, routing: str, layouts: Any = None) -> tuple[np.ndarray, ...]:
+    """Cumulative memory time, compute time, floor and link time of 1 … k_max draft steps (last
+    axis), steps at contexts T + i (``layouts``: the target's and the draft's, or None)."""
+    if layouts is not None:
+        memory, compute, comm, time = layout_draft_times(draft, accelerator, layouts[1], batch, context, k_max, sparse,
+                                                         routing)
+        return memory, compute, time, comm
     offsets = np.arange(k_max, dtype=float)
     steps = decode_floor(draft, accelerator, batch[..., None], context[..., None] + offsets, sparse=sparse,
                          routing=routing)
     return (np.cumsum(steps.memory_time_s, axis=-1), np.cumsum(steps.compute_time_s, axis=-1),
-            np.cumsum(steps.step_time_s, axis=-1))
+            np.cumsum(steps.step_time_s, axis=-1), np.zeros(1))  # no link time on one device
 
 
 def _verify_times(model: Model, batch: np.ndarray, context: np.ndarray, k: np.ndarray, timing: Timing,
-                  routing: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(memory time, compute time, floor, bound) of the verify step."""
+                  routing: str, layouts: Any = None, accelerator: Any = None,
+                  sparse: bool = False) -> tuple[np.ndarray, ...]:
+    """(memory time, compute time, floor, link time, bound) of the verify step."""
+    if layouts is not None:
+        memory, compute, comm, time, bound = layout_verify_times(model, accelerator, layouts[0], batch, context, k,
+                                                                 sparse, routing)
+        return memory, compute, time, comm, bound
     t = verify_traffic(model, batch, context, k, routing)
     memory, compute = timing.memory_time(t), timing.compute_time(t)
     bound = np.where(compute >= memory, "compute", "memory") if timing.bounded else np.full(np.shape(memory),
                                                                                              BOUND_NOT_DEFINED)
-    return memory, compute, f.step_time(memory, compute), bound
+    return memory, compute, f.step_time(memory, compute), np.zeros(np.shape(memory)), bound
 
 
 def _round_times(model: Model, draft: Model, accelerator: Accelerator, batch: np.ndarray, context: np.ndarray,
                  k: np.ndarray, timing: Timing, sparse: bool,
-                 routing: str) -> tuple[np.ndarray, RoundPhases, np.ndarray]:
+                 routing: str, layouts: Any = None) -> tuple[np.ndarray, RoundPhases, np.ndarray]:
     """(plain step, the round's phases, verify bound) on the grid."""
-    plain = decode_floor(model, accelerator, batch, context, sparse=sparse, routing=routing).step_time_s
+    plain = (decode_floor(model, accelerator, batch, context, sparse=sparse, routing=routing).step_time_s
+             if layouts is None else layout_plain(model, accelerator, layouts[0], batch, context, sparse, routing))
     k_max = int(np.max(k)) if np.size(k) else 0
     if k_max > 0:
         index = np.maximum(k.astype(int) - 1, 0)[..., None]
-        d_memory, d_compute, d_time = (np.where(k > 0, np.take_along_axis(cumulative, index, axis=-1)[..., 0], 0.0)
-                                       for cumulative in _draft_times(draft, accelerator, batch, context, k_max,
-                                                                      sparse, routing))
+        cumulatives = _draft_times(draft, accelerator, batch, context, k_max, sparse, routing, layouts)
+        d_memory, d_compute, d_time, d_comm = (
+            np.where(k > 0, np.take_along_axis(cumulative, index, axis=-1)[..., 0], 0.0) if i < 3 or layouts
+            else np.zeros(np.shape(batch)) for i, cumulative in enumerate(cumulatives))
     else:
-        d_memory = d_compute = d_time = np.zeros(np.shape(batch))
-    memory, compute, verify, bound = _verify_times(model, batch, context, k, timing, routing)
-    return plain, RoundPhases(d_memory, d_compute, d_time, memory, compute, verify), bound
+        d_memory = d_compute = d_time = d_comm = np.zeros(np.shape(batch))
+    memory, compute, verify, comm, bound = _verify_times(model, batch, context, k, timing, routing, layouts,
+                                                         accelerator, sparse)
+    return plain, RoundPhases(d_memory, d_compute, d_time, memory, compute, verify, d_comm, comm), bound
 
 
 def _break_even(needed: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -282,6 +303,18 @@ def _break_even(needed: np.ndarray, k: np.ndarray) -> np.ndarray:
         ok = f.expected_tokens_per_round(mid, k) >= needed
         high, low = np.where(ok, mid, high), np.where(ok, low, mid)
     return np.where(needed <= 1, 0.0, np.where(k + 1 >= needed, high, np.nan))
+
+
+def _layouts(model: Model, draft: Model, parallel: Any, draft_parallel: Any) -> Any:
+    """(target layout, draft layout) of several devices, or None on one device."""
+    layout = layout_of(parallel)
+    if (layout is None or layout.num_devices == 1) and draft_parallel is None:
+        return None
+    from ..specs.parallel import Parallel as Layout
+
+    layout = Layout() if layout is None else layout
+    check_layout(model, layout)
+    return layout, checked_draft_layout(draft, layout, draft_parallel)
 
 
 def speculative_floor(
@@ -299,6 +332,8 @@ def speculative_floor(
     pricing: str = "overlapped",
     weights: WeightsLike = None,
     kv: KvLike = None,
+    parallel: Parallel | str | None = None,
+    draft_parallel: Parallel | str | None = None,
 ) -> SpeculativeFloor:
     """Floor of speculative decoding and its speedup over plain decoding.
 
@@ -336,6 +371,11 @@ def speculative_floor(
         The target's weight and KV-cache formats, as in :func:`~roofline_decode.decode_floor`
         (None: the model's); MTP heads are the target's layers and take them too, a ``draft``
         model keeps its own (pass a loaded :class:`~roofline_decode.Model` for others).
+    parallel, draft_parallel : Parallel or str, optional
+        Layouts of the target (its plain and verify steps, and MTP heads) and of a draft model
+        (default the target's), each step on its busiest device
+        (:mod:`~roofline_decode.floors.speculative_layout`); the overlapped round also takes at
+        least its link time.
 
     Examples
     --------
@@ -380,7 +420,9 @@ def speculative_floor(
         raise InvalidValueError("pricing", pricing, "'overlapped' (the strict floor) or 'phased'")
     timing = device_timing(model, accelerator, sparse)
 
-    plain, phases, bound = _round_times(model, draft_model, accelerator, batch, context, k, timing, sparse, routing)
+    layouts = _layouts(model, draft_model, parallel, draft_parallel)
+    plain, phases, bound = _round_times(model, draft_model, accelerator, batch, context, k, timing, sparse, routing,
+                                        layouts)
     round_time = phases.round_time(pricing)
     per_round = f.expected_tokens_per_round(acceptance, k)
     per_token = round_time / per_round
@@ -388,19 +430,22 @@ def speculative_floor(
 
     # best k in 1 … 16 at this acceptance (extra last axis)
     ks = np.arange(1, MAX_DRAFT_TOKENS + 1, dtype=float)
-    cumulative = _draft_times(draft_model, accelerator, batch, context, MAX_DRAFT_TOKENS, sparse, routing)
-    verify_k = _verify_times(model, batch[..., None], context[..., None], ks, timing, routing)[:3]
-    rounds_k = RoundPhases(*cumulative, *verify_k).round_time(pricing)
+    d_mem, d_comp, d_time, d_comm = _draft_times(draft_model, accelerator, batch, context, MAX_DRAFT_TOKENS, sparse,
+                                                 routing, layouts)
+    v_mem, v_comp, v_time, v_comm, _ = _verify_times(model, batch[..., None], context[..., None], ks, timing, routing,
+                                                     layouts, accelerator, sparse)
+    rounds_k = RoundPhases(d_mem, d_comp, d_time, v_mem, v_comp, v_time, d_comm, v_comm).round_time(pricing)
     speedups = plain[..., None] * f.expected_tokens_per_round(acceptance[..., None], ks) / rounds_k
     best = np.argmax(speedups, axis=-1)
     best_speedup = np.take_along_axis(speedups, best[..., None], axis=-1)[..., 0]
     best_k = np.where(best_speedup > 1, ks[best], 0.0)
 
-    critical = np.asarray(decode_floor(model, accelerator, batch, context, sparse=sparse, routing=routing).critical_batch,
-                          dtype=float)
+    critical = np.asarray(decode_floor(model, accelerator, batch, context, sparse=sparse, routing=routing).critical_batch
+                          if layouts is None else layout_critical_batch(model, accelerator, layouts[0], context, sparse,
+                                                                        routing), dtype=float)
     if timing.bounded:
         useful = _max_useful_batch(model, draft_model, accelerator, context, k, acceptance, critical, timing, sparse,
-                                   routing, pricing)
+                                   routing, pricing, layouts)
     else:  # the search stops at the plain critical batch, which needs a peak
         useful = np.full(np.shape(critical), np.nan)
     return SpeculativeFloor(
@@ -419,13 +464,13 @@ def speculative_floor(
 
 def _max_useful_batch(model: Model, draft: Model, accelerator: Accelerator, context: np.ndarray, k: np.ndarray,
                       acceptance: np.ndarray, critical: np.ndarray, timing: Timing, sparse: bool,
-                      routing: str, pricing: str) -> np.ndarray:
+                      routing: str, pricing: str, layouts: Any = None) -> np.ndarray:
     """Largest whole batch with speedup > 1 (0 if none) up to the plain critical batch (beyond
     it speculation cannot pay; 2^20 where that is infinite): the largest power of two that pays,
     then bisection up to the next one that does not.  (With MoE the speedup can rise with the
     batch at first, so it is not assumed monotone over the whole range.)"""
     def pays(b: np.ndarray) -> np.ndarray:
-        plain, phases, _ = _round_times(model, draft, accelerator, b, context, k, timing, sparse, routing)
+        plain, phases, _ = _round_times(model, draft, accelerator, b, context, k, timing, sparse, routing, layouts)
         paid: np.ndarray = plain * f.expected_tokens_per_round(acceptance, k) / phases.round_time(pricing) > 1
         return paid
 

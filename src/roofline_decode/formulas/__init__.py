@@ -29,7 +29,9 @@ from .prefill import (
 )
 from .speculative import expected_tokens_per_round, speculative_speedup, speculative_time_per_token
 from .shared_prefix import shared_prefix_positions, shared_prefix_saved_bytes
-from .serving import littles_law_concurrency, request_rate_at_concurrency, requests_per_second
+from .serving import (closed_loop_latency, kv_transfer_time, littles_law_concurrency, prefill_tokens_per_step,
+                      request_rate_at_concurrency, requests_per_second, steady_decode_batch, time_per_output_token,
+                      workers_for_rate)
 from .tiers import overlapped_tiered_memory_time, required_tier_bandwidth, tiered_memory_time
 from .kv_cache import (
     attended_positions,
@@ -99,6 +101,7 @@ PUBLIC_FORMULAS = {
         recurrent_state_share, sharded_bytes,
         pipeline_step_time,
         requests_per_second, littles_law_concurrency, request_rate_at_concurrency,
+        prefill_tokens_per_step, steady_decode_batch, time_per_output_token, closed_loop_latency, kv_transfer_time, workers_for_rate,
         tiered_memory_time, overlapped_tiered_memory_time, required_tier_bandwidth,
         serial_chain_time,
         prefill_attended_positions, prefill_attention_flops, prefill_matmul_flops, prefill_weight_bytes,
@@ -123,6 +126,7 @@ __all__ = [
     "batch_capacity",
     "board_energy",
     "chunked_attended_positions",
+    "closed_loop_latency",
     "compute_time",
     "context_capacity",
     "cost_per_token",
@@ -141,6 +145,7 @@ __all__ = [
     "kv_cache_bytes",
     "kv_head_share",
     "kv_read_bytes",
+    "kv_transfer_time",
     "kv_write_bytes",
     "littles_law_concurrency",
     "mamba2_matrix_parameters",
@@ -159,6 +164,7 @@ __all__ = [
     "prefill_attention_flops",
     "prefill_kv_read_bytes",
     "prefill_matmul_flops",
+    "prefill_tokens_per_step",
     "prefill_weight_bytes",
     "recurrent_state_bytes",
     "recurrent_state_share",
@@ -177,10 +183,13 @@ __all__ = [
     "shared_prefix_saved_bytes",
     "speculative_speedup",
     "speculative_time_per_token",
+    "steady_decode_batch",
     "step_time",
     "tensor_parallel_communication_time",
     "tiered_memory_time",
+    "time_per_output_token",
     "tokens_per_second",
     "usable_memory",
     "weight_bytes_read",
+    "workers_for_rate",
 ]

@@ -212,7 +212,8 @@ def expert_parallel_communication_time(
     bytes_per_activation : array_like
         Bytes per activation element b_act [B].
     experts_per_token : array_like
-        Routed experts per token k [1].
+        Copies of each token sent k [1]: the routed experts per token, or min(k, ep) when a
+        token goes once to each rank that holds some of its experts.
     num_moe_layers : array_like
         MoE layers L_moe [1].
     expert_parallel : array_like
@@ -228,9 +229,9 @@ def expert_parallel_communication_time(
     Notes
     -----
     Even placement: the k experts of a token sit on uniformly spread ranks, so (ep − 1)/ep of
-    the copies leave the device; a token whose experts share a rank is sent there once by
-    engines that deduplicate (DeepEP), which this upper-counts by at most a factor k / min(k,
-    ep) — pass ``experts_per_token=1`` for the deduplicated lower count.
+    the copies leave the device.  A token whose experts share a rank needs to reach that rank
+    once (DeepEP sends it once per destination): pass ``experts_per_token`` = min(k, ep), the
+    ranks a token reaches, for that count (the parallel floors do; with ep >= k it is k).
 
     References
     ----------

@@ -18,7 +18,9 @@ linear in the context, so both the
 resident cache and the bytes read per step are those of every sequence at that mean.  (For
 sliding-window layers they are min(T, W), which is concave: at the mean context they are at
 least the true mean, so for such models the rate is slightly conservative when contexts cross W.)
-Prefill is not counted (decode-only servers, or prefill on other devices).
+Prefill is not counted (decode-only servers, or prefill on other devices):
+:func:`~roofline_decode.floors.serving.serving_floor` counts the prompts that ride along the
+decode steps, queueing, and disaggregated prefill, as the serving benchmarks measure them.
 """
 
 from __future__ import annotations

@@ -18,8 +18,11 @@ device (an interconnect figure for more than one device) is checked by the floor
 
 from __future__ import annotations
 
+import numbers
 import re
 from typing import Any
+
+import numpy as np
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -35,6 +38,18 @@ _PART = re.compile(r"(attention_dp|moe_tp|moe_ep|moetp|tp|pp|ep|dp)[=:]?(\d+)")
 _NAMES = {"attention_dp": "attention_dp", "dp": "attention_dp", "moe_tp": "moe_tp", "moetp": "moe_tp",
           "moe_ep": "ep", "tp": "tp", "pp": "pp", "ep": "ep"}
 _SEPARATORS = re.compile(r"[\s,;/x*+_-]*")
+_DEGREES = ("tp", "pp", "ep", "attention_dp", "dp", "moe_tp")
+
+
+def _whole(value: Any) -> Any:
+    """``value`` as an int if it is a whole number of a numeric type other than bool, else as is."""
+    if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, numbers.Real):
+        return value
+    try:
+        number = float(value)
+        return int(number) if number.is_integer() else value
+    except (OverflowError, ValueError):
+        return value
 
 
 class Parallel(Spec):
@@ -96,14 +111,28 @@ class Parallel(Spec):
     @model_validator(mode="before")
     @classmethod
     def _default_moe_tp(cls, data: Any) -> Any:
-        """moe_tp = tp x attention_dp // ep where it is not given (a whole-number division; a
+        """Whole numbers of other types (numpy integers, ``8.0`` as a table column holds it)
+        become ints (a bool, a string or a fraction is left for the field to refuse); then
+        moe_tp = tp x attention_dp // ep where it is not given (a whole-number division; a
         remainder is refused by ``__init__``, naming ``ep``)."""
+        if isinstance(data, dict):
+            data = {key: _whole(value) if key in _DEGREES else value for key, value in data.items()}
         if isinstance(data, dict) and data.get("moe_tp") is None:
             values = [data.get(key, 1) for key in ("tp", "ep")] + [data.get("attention_dp", data.get("dp", 1))]
             if all(type(v) is int and v >= 1 for v in values):
                 tp, ep, dp = values
                 data = {**data, "moe_tp": max(tp * dp // ep, 1)}
         return data
+
+    def replace(self, **changes: Any) -> Parallel:
+        """A validated copy with some degrees changed; ``moe_tp`` follows the new default unless
+        it was set apart from it (or is among ``changes``)."""
+        fields = {k: getattr(self, k) for k in type(self).model_fields}
+        if "moe_tp" not in changes and self.moe_tp == self.tp * self.attention_dp // self.ep:
+            fields.pop("moe_tp")
+        if "dp" in changes:
+            changes["attention_dp"] = changes.pop("dp")
+        return type(self)(**{**fields, **changes})
 
     @property
     def devices_per_stage(self) -> int:

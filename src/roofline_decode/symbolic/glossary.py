@@ -282,6 +282,14 @@ num_stages | p | p | 1 | positive | pipeline stages
 microbatches | m_micro | m | 1 | positive | micro-batches in flight in the pipeline
 hop_time | t_hop | t_{hop} | s | nonnegative | stage-to-stage transfer time of one micro-batch
 pipeline_step_time | T_round | T_{round} | s | positive | time of one pipeline round (one token per sequence)
+domain_size | n_dom | n_{dom} | 1 | positive | devices per scale-up (NVLink) domain taking part in a collective
+scale_out_bandwidth | BW_out | BW_{out} | B/s | positive | per-direction bandwidth of one device to other domains (NIC)
+all_to_all_time | T_A2A | T_{A2A} | s | nonnegative | time of one all-to-all (each device spreads a message over all)
+tokens | N_tok | N_{tok} | 1 | nonnegative | tokens each device routes to the experts in a step
+experts_per_token | k | k | 1 | positive | alias of num_experts_per_token (routed experts each token is sent to)
+expert_parallel | n_ep | n_{ep} | 1 | positive | expert-parallel ranks the routed experts are spread over
+expert_parallel_communication_time | T_EP | T_{EP} | s | nonnegative | dispatch and combine time of expert parallelism in
+    one step
 # -- the serial chain (formulas/chain.py) ---------------------------------------------------
 operations_per_layer | n_op | n_{op} | 1 | nonnegative | dependent operations (kernels, barriers) per layer
 operation_latency | t_op | t_{op} | s | nonnegative | minimum time of one dependent operation
@@ -307,6 +315,22 @@ arrival_rate | lambda | \lambda | 1/s | positive | alias of requests_per_second:
 request_rate_at_concurrency | lambda | \lambda | 1/s | positive | alias of requests_per_second at a concurrency
 concurrency | B | B | 1 | positive | alias of batch: requests decoding at once
 littles_law_concurrency | B | B | 1 | positive | alias of batch: concurrency by Little's law
+clients | N_c | N_{c} | 1 | positive | clients of a closed loop, each with one request in flight (the benchmarks' max
+    concurrency)
+prefill_tokens_per_step | p_step | p_{step} | tokens | nonnegative | prompt tokens of other requests each decode step
+    carries in steady state
+steady_decode_batch | B_dec | B_{dec} | 1 | positive | sequences a request's decode steps carry in steady state
+e2e_latency | E2E | \mathrm{E2E} | s | positive | end-to-end latency of a request, send to last token
+ttft | TTFT | \mathrm{TTFT} | s | positive | time to first token (queueing included)
+time_per_output_token | TPOT | \mathrm{TPOT} | s | positive | time per output token after the first, (E2E - TTFT) /
+    (N_out - 1)
+closed_loop_latency | E2E_C | \mathrm{E2E}_{C} | s | positive | mean end-to-end latency of a closed loop of C clients
+kv_bytes_per_token | m_tok | m_{tok} | B | positive | KV-cache bytes of one token over all layers
+num_links | n_link | n_{link} | 1 | positive | devices sending their KV shards at once
+kv_transfer_time | T_kv | T_{kv} | s | nonnegative | time to move a prompt's KV cache from a prefill to a decode
+    worker
+worker_rate | mu | \mu | 1/s | positive | most requests per second one worker completes
+workers_for_rate | N_w | N_{w} | 1 | positive | workers needed to sustain a request rate
 # -- prefill (formulas/prefill.py) --------------------------------------------------------
 prompt | P | P | tokens | positive | prompt tokens processed per sequence
 cached | T_0 | T_{0} | tokens | nonnegative | tokens already in the KV cache before the prompt (prefix-cache hit)

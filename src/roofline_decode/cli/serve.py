@@ -1,0 +1,128 @@
+"""The ``serve`` subcommand: floors of the serving-benchmark metrics for closed-loop clients.
+
+``roofline-decode serve --model qwen3-32b-fp8 --kv fp8 --gpu h100-sxm --concurrency 128 --isl 4096
+--osl 128,256,512 --tp 4`` prints TTFT, TPOT (= ITL), E2E, requests/s and output tokens/s per
+GPU and per user (:func:`~roofline_decode.floors.serving.serving_floor`), one table per
+accelerator (table) or one record per concurrency × ISL × OSL (json, csv); the layout of a
+replica is ``--tp --pp --ep --dp --moe-tp``.  ``--disagg`` serves prompts on prefill workers and
+decodes on decode workers (``--prefill tp4``, ``--decode tp8ep8dp8``, ``--prefill-workers``,
+``--decode-workers``; the KV crosses ``--kv-link-gbps``); with ``--rate``
+it also prints the prefill and decode workers that rate needs
+(:func:`~roofline_decode.floors.disaggregation.balanced_workers`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+
+from .common import (Subparsers, add_model_arguments, add_parallel_arguments, emit_records, layout_flag, link_options,
+                     load_model_from_args, number_list, parallel_from_args, positive, whole_number)
+from ..errors import InvalidValueError
+
+
+def register(subparsers: Subparsers) -> None:
+    serve = subparsers.add_parser(
+        "serve", help="TTFT, TPOT, E2E and throughput floors of closed-loop serving (aggregated or disaggregated)",
+        description="Floors of the metrics vLLM benchmark_serving and SGLang bench_serving report for C clients "
+                    "each sending ISL-token prompts and reading OSL output tokens, in steady state.  Times are "
+                    "floors, rates ceilings; the derivation is in docs/serving.md.",
+    )
+    add_model_arguments(serve)
+    serve.add_argument("--concurrency", type=number_list, required=True, help="clients, comma-separated (1,8,64)")
+    serve.add_argument("--isl", type=number_list, required=True, help="input (prompt) tokens, comma-separated")
+    serve.add_argument("--osl", type=number_list, required=True, help="output tokens, comma-separated (>= 2)")
+    add_parallel_arguments(serve)
+    disagg = serve.add_argument_group("disaggregated prefill and decode")
+    disagg.add_argument("--disagg", action="store_true", help="prompts on prefill workers, decode on decode workers")
+    disagg.add_argument("--prefill", metavar="LAYOUT", help="layout of a prefill worker, e.g. tp4 (default: the "
+                        "--tp ... layout)")
+    disagg.add_argument("--decode", metavar="LAYOUT", help="layout of a decode worker, e.g. tp8ep8dp8 (default: the "
+                        "--tp ... layout)")
+    disagg.add_argument("--prefill-workers", type=whole_number("--prefill-workers", 1), default=1,
+                        help="prefill workers (default 1)")
+    disagg.add_argument("--decode-workers", type=whole_number("--decode-workers", 1), default=1,
+                        help="decode workers (default 1)")
+    disagg.add_argument("--kv-link-gbps", type=positive("--kv-link-gbps"), metavar="GB/s",
+                        help="per-direction GB/s of the link the KV crosses (default: NVLink within a node, else "
+                             "the NIC)")
+    disagg.add_argument("--rate", type=positive("--rate"), metavar="REQ/S",
+                        help="also the prefill and decode workers this request rate needs")
+    serve.add_argument("--chunk", type=number_list, help="chunked-prefill size in tokens (default: none)")
+    serve.add_argument("--max-batch", type=whole_number("--max-batch", 1),
+                       help="most requests a worker runs at once (max_num_seqs)")
+    serve.add_argument("--routing", choices=("uniform", "identical"), default="uniform",
+                       help="MoE routing: uniform (expected experts, default) or identical (the strict floor)")
+    serve.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    serve.set_defaults(handler=run_serve)
+
+
+def _layout(text: str | None, default: Any, flag: str) -> Any:
+    """The layout of ``flag`` (its text parsed), or ``default``; a bad one names the flag."""
+    if text is None:
+        return default
+    from ..specs.parallel import Parallel
+
+    try:
+        return Parallel.parse(text)
+    except (InvalidValueError, ValueError) as exc:
+        allowed = exc.allowed if isinstance(exc, InvalidValueError) else str(exc).splitlines()[0]
+        raise InvalidValueError(flag, text, f"a layout such as tp4 or tp8ep8dp8 ({allowed})") from None
+
+
+def _one(name: str, values: list[float] | None) -> float | None:
+    if values is None:
+        return None
+    if len(values) != 1:
+        raise InvalidValueError(name, ",".join(f"{v:g}" for v in values), "one value")
+    return values[0]
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from ..catalog import load_accelerator
+    from ..floors.disaggregation import balanced_workers
+    from ..floors.serving import serving_floor
+
+    model = load_model_from_args(args)
+    concurrency = np.asarray(args.concurrency, dtype=float)[:, None, None]
+    isl = np.asarray(args.isl, dtype=float)[None, :, None]
+    osl = np.asarray(args.osl, dtype=float)[None, None, :]
+    parallel = parallel_from_args(args)
+    if not args.disagg:
+        for name, value in (("--prefill", args.prefill), ("--decode", args.decode),
+                            ("--kv-link-gbps", args.kv_link_gbps), ("--rate", args.rate)):
+            if value is not None:
+                raise InvalidValueError(name, value, "an option of disaggregated serving: add --disagg")
+        if args.prefill_workers != 1 or args.decode_workers != 1:
+            raise InvalidValueError("--prefill-workers/--decode-workers", (args.prefill_workers, args.decode_workers),
+                                    "options of disaggregated serving: add --disagg")
+    options: dict[str, Any] = dict(routing=args.routing, chunk=_one("--chunk", args.chunk), max_batch=args.max_batch,
+                                   **link_options(args))
+    if args.disagg:
+        options.update(mode="disaggregated", prefill_parallel=_layout(args.prefill, parallel, "--prefill"),
+                       decode_parallel=_layout(args.decode, parallel, "--decode"),
+                       prefill_workers=args.prefill_workers, decode_workers=args.decode_workers,
+                       kv_link_bandwidth=None if args.kv_link_gbps is None else args.kv_link_gbps * 1e9)
+    else:
+        options["parallel"] = parallel
+    blocks: list[str] = []
+    records: list[dict[str, Any]] = []
+    for gpu in args.gpu:
+        device = load_accelerator(gpu)
+        try:
+            r = serving_floor(model, device, concurrency, isl, osl, **options)
+        except InvalidValueError as exc:
+            raise layout_flag(exc) from None
+        records += r.to_records()
+        block = str(r)
+        if args.disagg and args.rate is not None:
+            running = np.broadcast_to(r.running_batch, r.tpot_s.shape)
+            b = balanced_workers(model, device, isl, osl, np.maximum(running, 1.0).max(), request_rate=args.rate,
+                                 prefill_parallel=options["prefill_parallel"], decode_parallel=options["decode_parallel"],
+                                 routing=args.routing, chunk=options["chunk"])
+            block += "\n\n" + str(b)
+        blocks.append(block)
+    print("\n\n".join(blocks) if args.format == "table" else emit_records(records, args.format))
+    return 0
