@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import roofline_decode as rd
 from roofline_decode.errors import InvalidValueError
 from roofline_decode.planning import Deployments, deployments, usable_memory
-from roofline_decode.planning.deployments_curves import layout_curves, mean_context
+from roofline_decode.planning.deployments_curves import mean_context
 from roofline_decode.planning.deployments_search import COLUMNS, candidate_layouts, device_counts
 
 # DeepSeek-V3 on two HGX H200 nodes (the issue's worked example), searched once for the module
@@ -102,45 +102,63 @@ def test_deployments_respect_the_gpu_count(small: Deployments) -> None:
             assert r["devices"] == r["prefill_workers"] * n_p + r["decode_workers"] * n_d <= 8
 
 
-def test_dropped_prefill_worker_counts_never_matter() -> None:
-    """Every x (prefill workers) of a pairing, evaluated by brute force from the layouts' curves,
-    gives the same frontier and best point as the search (which keeps the two x around balance)."""
-    kw = dict(model="qwen3-30b-a3b", device="h100-sxm", isl=4096, osl=128, concurrency=[2, 8, 32, 128])
-    layouts = ("tp1", "tp2")
-    result = deployments(gpus=8, layouts=layouts, modes="disaggregated", ttft=0.5, keep_all=True, **kw)  # type: ignore[arg-type]
-    model, device = rd.load_model("qwen3-30b-a3b"), rd.load_accelerator("h100-sxm")
-    curves = [layout_curves(model, device, rd.Parallel.parse(t), 4096, 128, np.array([2.0, 8, 32, 128]),
-                            usable=usable_memory(device), fit_point=False) for t in layouts]
-    kv = float(rd.planning.kv_bytes_per_sequence(model, 4096))
-    link = device.interconnect.per_direction_bandwidth  # type: ignore[union-attr]
-    brute = []
-    for p in curves:
-        for d in curves:
-            assert p is not None and d is not None
-            for y in range(1, 8):
-                for x in range(1, 8):
-                    if x * p.devices + y * d.devices > 8:
+def _serving_points(gpus: int, layouts: tuple[str, ...], grid: list[int], isl: int, osl: int) -> np.ndarray:
+    """(tokens/s per user, tokens/s per GPU, TTFT) of every deployment, by brute force from
+    serving_floor: every replica count's layout and every (x, y) pairing of two layouts."""
+    rows = []
+    for text in layouts:
+        n = rd.Parallel.parse(text).num_devices
+        r = rd.serving_floor("qwen3-30b-a3b", "h100-sxm", grid, isl, osl, parallel=text)
+        rows += list(zip(r.output_tokens_per_s_per_user, r.output_tokens_per_s_per_gpu, r.ttft_s))
+        assert gpus // n >= 1
+    for p in layouts:
+        for d in layouts:
+            n_p, n_d = rd.Parallel.parse(p).num_devices, rd.Parallel.parse(d).num_devices
+            for x in range(1, gpus + 1):
+                for y in range(1, gpus + 1):
+                    if x * n_p + y * n_d > gpus:
                         continue
-                    service = p.prefill_s + kv / (link * min(p.devices, d.devices))
-                    for k, c in enumerate(d.clients):
-                        rate = min(y * c / (service + 127 * d.decode_tpot_s[k]), x * p.prefill_rate,
-                                   y * d.decode_rate[k])
-                        ttft = service + max(y * c - y * d.running[k], 0.0) / rate
-                        brute.append((1 / d.decode_tpot_s[k], rate * 128 / (x * p.devices + y * d.devices), ttft))
-    points = np.array(brute)
+                    r = rd.serving_floor("qwen3-30b-a3b", "h100-sxm", [y * c for c in grid], isl, osl,
+                                         mode="disaggregated", prefill_parallel=p, decode_parallel=d,
+                                         prefill_workers=x, decode_workers=y)
+                    rows += list(zip(r.output_tokens_per_s_per_user, r.output_tokens_per_s_per_gpu, r.ttft_s))
+    return np.array(rows, dtype=float)
 
-    def envelope(rows: np.ndarray) -> list[tuple[float, float]]:
-        kept, best = [], -np.inf
-        for user, gpu, _ in sorted(rows.tolist(), key=lambda r: (-r[0], -r[1])):
-            if gpu > best:
-                kept.append((user, gpu))
-                best = gpu
-        return sorted(kept)
 
+def test_the_search_is_serving_floor_over_every_deployment() -> None:
+    """Brute force: serving_floor at every replica layout and every (x prefill, y decode) pairing
+    gives the search's frontier and best point (the search evaluates only the two x around a
+    pairing's balance; the others are beaten on every metric)."""
+    grid, layouts = [2, 8, 32, 128], ("tp1", "tp2")
+    result = deployments("qwen3-30b-a3b", "h100-sxm", 8, 4096, 128, ttft=0.5, layouts=layouts, concurrency=grid)
+    points = _serving_points(8, layouts, grid, 4096, 128)
+    kept, best = [], -np.inf
+    for user, gpu, _ in sorted(points.tolist(), key=lambda r: (-r[0], -r[1])):
+        if gpu > best * (1 + 1e-12):
+            kept.append((user, gpu))
+            best = gpu
     found = sorted((p.tokens_per_s_per_user, p.tokens_per_s_per_gpu) for p in result.frontier())
-    np.testing.assert_allclose(found, envelope(points), rtol=1e-12)
+    np.testing.assert_allclose(found, sorted(kept), rtol=1e-9)
     assert result.best is not None
-    assert result.best.tokens_per_s_per_gpu == pytest.approx(float(points[points[:, 2] <= 0.5, 1].max()), rel=1e-12)
+    assert result.best.tokens_per_s_per_gpu == pytest.approx(float(points[points[:, 2] <= 0.5, 1].max()), rel=1e-9)
+    assert {p.mode for p in result.frontier()} == {"aggregated", "disaggregated"}
+
+
+def test_every_point_is_serving_floor(small: Deployments) -> None:
+    """Rows of the search against serving_floor at the same layouts, workers and clients."""
+    rows = _rows(small)
+    for r in rows[:: max(len(rows) // 25, 1)]:
+        p, d = str(small.layouts[int(r["prefill"])]), str(small.layouts[int(r["decode"])])
+        if r["mode"] == 0:
+            floor = rd.serving_floor("qwen3-30b-a3b", "h100-sxm", r["concurrency"] / r["prefill_workers"], 2048, 256,
+                                     parallel=p)
+        else:
+            floor = rd.serving_floor("qwen3-30b-a3b", "h100-sxm", r["concurrency"], 2048, 256, mode="disaggregated",
+                                     prefill_parallel=p, decode_parallel=d, prefill_workers=int(r["prefill_workers"]),
+                                     decode_workers=int(r["decode_workers"]))
+        assert float(floor.ttft_s) == pytest.approx(r["ttft_s"], rel=1e-12)
+        assert float(floor.tpot_s) == pytest.approx(r["tpot_s"], rel=1e-12)
+        assert float(floor.output_tokens_per_s_per_gpu) == pytest.approx(r["tokens_per_s_per_gpu"], rel=1e-12)
 
 
 def test_floors_hold_against_the_step_floors(small: Deployments) -> None:

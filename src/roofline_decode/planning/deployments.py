@@ -200,35 +200,28 @@ def _modes(modes: Any) -> tuple[str, ...]:
 
 
 def _transfer(model: Model, device: Accelerator, isl: int, counts: list[int], kv_link_bandwidth: float | None,
-              notes: list[str]) -> dict[tuple[int, int], float] | None:
+              options: Any, notes: list[str]) -> dict[tuple[int, int], float] | None:
     """Seconds to move one prompt's KV cache from a prefill to a decode worker, per class of device
-    counts: over the scale-up link when both workers fit one domain, else the NIC (None: no link)."""
-    from ..checks import positive
+    counts (:func:`~roofline_decode.serving_floor`'s link: the scale-up link when both workers
+    fit one scale-up domain, else the NIC; None where the device has no link at all)."""
+    from .. import formulas as f
     from ..floors.capacity import kv_bytes_per_sequence
-    from ..floors.layout_links import scale_out_of, scale_up_domain
-    from ..specs.parallel import Parallel
+    from ..floors.serving_worker import kv_link_bandwidth as kv_link_of
 
     kv = float(np.max(kv_bytes_per_sequence(model, isl)))
-    if kv_link_bandwidth is not None:
-        link = positive("kv_link_bandwidth", kv_link_bandwidth, "a finite bandwidth > 0 in B/s")
-        return {(p, d): kv / (link * min(p, d)) for p in counts for d in counts}
-    from ..floors.layout_links import layout_links
-
-    up = layout_links(device, Parallel(tp=2), domain_notes=False).scale_up if device.interconnect else None
-    domain, out = scale_up_domain(device), scale_out_of(device)
-    if up is None and out is None:
-        notes.append(f"{device.id or device.name}: no interconnect or scale-out figure, so no disaggregated "
-                     "deployments (pass kv_link_bandwidth=)")
-        return None
     table = {}
     for p in counts:
         for d in counts:
-            inside = up is not None and (domain is None or p + d <= domain)
-            chosen = up if (inside or out is None) and up is not None else out
-            assert chosen is not None  # up or out is known (checked above)
-            table[p, d] = kv / (float(chosen) * min(p, d))
-    if domain is None and up is not None:
-        notes.append("scale-up domain unknown: the KV transfer is taken over the scale-up link (optimistic)")
+            try:
+                link, link_notes = kv_link_of(device, kv_link_bandwidth, p + d, options)
+            except InvalidValueError:
+                if kv_link_bandwidth is not None:
+                    raise
+                notes.append(f"{device.id or device.name}: no interconnect or scale-out figure, so no disaggregated "
+                             "deployments (pass kv_link_bandwidth=)")
+                return None
+            table[p, d] = float(f.kv_transfer_time(isl, kv / isl, link, min(p, d)))
+            notes.extend(n for n in link_notes if "unknown" in n and n not in notes)
     return table
 
 
@@ -236,6 +229,7 @@ def deployments(model: Model | str | Path, device: Accelerator | str, gpus: int,
                 ttft: float | None = None, tpot: float | None = None, *, price_per_hour: float | dict[str, float] | None = None,
                 modes: Sequence[str] | str = MODES, concurrency: Any = None, layouts: Sequence[Any] | None = None,
                 routing: str = "uniform", weights: Any = None, kv: Any = None, mla_layout: str = "sharded",
+                sparse: bool = False,
                 kv_link_bandwidth: float | None = None, scheduler: str = "local",
                 chunk_size: int | None = None, keep_all: bool = False) -> Deployments:
     """Every aggregated and disaggregated deployment of ``model`` on ``gpus`` devices: floors.
@@ -260,8 +254,8 @@ def deployments(model: Model | str | Path, device: Accelerator | str, gpus: int,
     layouts : sequence of Parallel or str, optional
         The layouts to search (default: every layout the model takes, of 1, 2, 4, ... devices up
         to ``gpus`` and of ``gpus`` devices).
-    routing, weights, kv, mla_layout
-        As in :func:`~roofline_decode.decode_floor`.
+    routing, weights, kv, mla_layout, sparse
+        As in :func:`~roofline_decode.serving_floor` (routing ``"uniform"`` or ``"identical"``).
     kv_link_bandwidth : float, optional
         Per-direction bandwidth [B/s] a prompt's KV cache crosses to a decode worker (default: the
         scale-up link when both workers fit one scale-up domain, else the NIC).
@@ -292,11 +286,12 @@ def deployments(model: Model | str | Path, device: Accelerator | str, gpus: int,
     and decode sides').  Layouts follow :func:`~roofline_decode.floors.layout.check_layout` and
     the strict layout floor (even splits, overlapped collectives, no fixed latencies).
     """
-    from ..checks import whole_number
-    from ..floors.capacity import usable_memory
-    from ..floors.layout import check_layout, layout_of
-    from ..floors.prefill import resolve_model_and_device
+    from ..checks import flag, whole_number
+    from ..floors.capacity import DEFAULT_RESERVE
+    from ..floors.layout import Options, check_layout, layout_of
+    from ..floors.prefill import device_timing, resolve_model_and_device
     from ..floors.request import whole_array
+    from ..floors.serving_worker import ROUTINGS
     from .deployments_curves import layout_curves
 
     spec, accelerator = resolve_model_and_device(model, device, weights, kv)  # type: ignore[arg-type]
@@ -318,9 +313,14 @@ def deployments(model: Model | str | Path, device: Accelerator | str, gpus: int,
             check_layout(spec, layout)
             if layout.num_devices > gpus:
                 raise InvalidValueError("layouts", str(layout), f"layouts of at most gpus={gpus} devices")
-    room = usable_memory(accelerator)
-    curves = [c for c in (layout_curves(spec, accelerator, layout, isl, osl, grid, usable=room, routing=routing,
-                                        mla_layout=mla_layout, fit_point=concurrency is None)
+    if not isinstance(routing, str) or routing not in ROUTINGS:
+        raise InvalidValueError("routing", routing, "'uniform' or 'identical'")
+    timing = device_timing(spec, accelerator, flag("sparse", sparse))
+    options = Options(mla_layout=mla_layout, sparse=flag("sparse", sparse), domain_notes=False)
+    curves = [c for c in (layout_curves(spec, accelerator, layout, isl, osl, grid, timing=timing, options=options,
+                                        reserve=DEFAULT_RESERVE, routing=routing,
+                                        decode_workers=max((gpus - 1) // layout.num_devices, 1),
+                                        fit_point=concurrency is None)
                           for layout in candidates) if c is not None]
     notes: list[str] = []
     if not curves:
@@ -329,7 +329,8 @@ def deployments(model: Model | str | Path, device: Accelerator | str, gpus: int,
     else:
         stack = Stack.of(curves)
         counts = sorted({int(n) for n in stack.devices})
-        transfer = _transfer(spec, accelerator, isl, counts, kv_link_bandwidth, notes) if "disaggregated" in chosen else None
+        transfer = (_transfer(spec, accelerator, isl, counts, kv_link_bandwidth, options, notes)
+                    if "disaggregated" in chosen else None)
     points, evaluated = _run(stack, gpus, float(osl), chosen, transfer, ttft, tpot, scheduler, chunk_size, keep_all)
     label = accelerator.name.removeprefix("NVIDIA ").removeprefix("AMD ").split(" (")[0]
     return Deployments(model=spec.name, accelerator=accelerator.id or accelerator.name, device_label=label, gpus=gpus,

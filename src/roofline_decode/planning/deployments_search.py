@@ -81,7 +81,8 @@ def candidate_layouts(model: Model, gpus: int) -> list[Parallel]:
 
 @dataclass(frozen=True)
 class Stack:
-    """The curves of the layouts that fit, stacked: (layouts, grid) arrays and (layouts,) vectors."""
+    """The curves of the layouts that fit, stacked: (layouts, grid) arrays, (layouts,) vectors and
+    ``decode_tpot_s`` (layouts, decode workers, grid)."""
 
     layouts: tuple[Parallel, ...]
     devices: np.ndarray
@@ -98,12 +99,16 @@ class Stack:
 
     @classmethod
     def of(cls, curves: list[LayoutCurves]) -> Stack:
+        from .deployments_curves import pad_rows
+
         def rows(name: str) -> np.ndarray:
             return np.array([getattr(c, name) for c in curves], dtype=bool if name == "valid" else float)
 
+        workers = max(c.decode_tpot_s.shape[0] for c in curves)
         return cls(layouts=tuple(c.layout for c in curves), devices=np.array([c.devices for c in curves], dtype=float),
+                   decode_tpot_s=pad_rows(curves, "decode_tpot_s", workers),
                    **{name: rows(name) for name in ("clients", "valid", "running", "ttft_s", "tpot_s", "rate",
-                                                    "decode_tpot_s", "decode_rate", "prefill_s", "prefill_rate")})
+                                                    "decode_rate", "prefill_s", "prefill_rate")})
 
 
 def _aggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float) -> dict[str, np.ndarray]:
@@ -156,7 +161,7 @@ def _disaggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float,
                 return values[prefill][:, None, None, None, None]  # noqa: B023
 
             service = by_prefill(stack.prefill_s) + transfer[int(n_p), int(n_d)]
-            tpot = by_decode(stack.decode_tpot_s)
+            tpot = stack.decode_tpot_s[decode][:, y.astype(int) - 1, :][None, :, :, :, None]
             clients = ys * by_decode(stack.clients)
             running = ys * by_decode(stack.running)
             prompt_rate = by_prefill(stack.prefill_rate)
