@@ -128,8 +128,23 @@ def _aggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float) -> dict[s
     return {name: np.ascontiguousarray(value).ravel()[keep] for name, value in columns.items()}
 
 
-def _disaggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float,
-                   transfer: dict[tuple[int, int], float]) -> list[dict[str, np.ndarray]]:
+def _best_of_cell(per_gpu: np.ndarray, valid: np.ndarray, ttft: np.ndarray, tpot: np.ndarray, ttft_bound: float | None,
+                  tpot_bound: float | None) -> np.ndarray:
+    """Where a point has the most tokens/s per GPU of its cell (decode layout, y, clients: axes 1
+    to 3, one TPOT and so one speed per user), over all points or over those meeting the SLOs:
+    any other point of the cell is beaten by one at the same speed per user, so it is on no
+    frontier and not the best point."""
+    ok = np.broadcast_to(np.asarray(ttft <= ttft_bound if ttft_bound is not None else True), per_gpu.shape)
+    if tpot_bound is not None:
+        ok = ok & (tpot <= tpot_bound)
+    best = np.max(np.where(valid, per_gpu, -np.inf), axis=(0, 4), keepdims=True)
+    best_slo = np.max(np.where(valid & ok, per_gpu, -np.inf), axis=(0, 4), keepdims=True)
+    kept: np.ndarray = (per_gpu >= best) | (ok & (per_gpu >= best_slo))
+    return kept
+
+
+def _disaggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float, transfer: dict[tuple[int, int], float],
+                   slo: tuple[float | None, float | None] | None, counted: list[int]) -> list[dict[str, np.ndarray]]:
     """Points of the pairings of a prefill layout (any) with a decode layout of ``rows``: one
     broadcast per class (n_p, n_d) over (prefill layout, decode layout, y, clients, x).
 
@@ -139,7 +154,9 @@ def _disaggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float,
     tokens/s per GPU rises with x while x·r_P < A and falls after.  So every x below
     floor(A/r_P) is beaten on every metric by floor(A/r_P), every x above ceil(A/r_P) by
     ceil(A/r_P): only those two (within 1 <= x <= (gpus − y·n_d)/n_p) are evaluated; the
-    frontier and the best point under any SLO are those of all pairings."""
+    frontier and the best point under any SLO are those of all pairings.  With ``slo`` only the
+    best points of each cell are kept (:func:`_best_of_cell`); ``counted`` gets the number of
+    points evaluated per class."""
     steps = osl - 1.0
     parts = []
     counts = np.unique(stack.devices).astype(int)
@@ -174,15 +191,20 @@ def _disaggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float,
                 rate = np.minimum(decode_side, xs * prompt_rate)
                 ttft = service + np.maximum(clients - running, 0.0) / rate
             devices = xs * n_p + ys * n_d
+            per_gpu = rate * osl / devices
             shape = xs.shape
             second = np.zeros(shape, bool)
             second[..., 1] = True
-            keep = (np.broadcast_to(by_decode(stack.valid), shape) & ~(second & (xs == low))).ravel()
+            valid = np.broadcast_to(by_decode(stack.valid), shape) & ~(second & (xs == low))
+            counted.append(int(valid.sum()))
+            if slo is not None:  # per (decode layout, y, clients): one TPOT, so one speed per user
+                valid = valid & _best_of_cell(per_gpu, valid, ttft, tpot, *slo)
+            keep = valid.ravel()
             columns = {
                 "mode": np.ones(1), "prefill": prefill[:, None, None, None, None].astype(float),
                 "decode": decode[None, :, None, None, None].astype(float), "prefill_workers": xs,
                 "decode_workers": ys, "devices": devices, "concurrency": clients, "running": running, "ttft_s": ttft,
-                "tpot_s": tpot, "requests_per_s": rate, "tokens_per_s_per_gpu": rate * osl / devices,
+                "tpot_s": tpot, "requests_per_s": rate, "tokens_per_s_per_gpu": per_gpu,
                 "tokens_per_s_per_user": 1.0 / tpot,
             }
             parts.append({name: np.broadcast_to(value, shape).ravel()[keep] for name, value in columns.items()})
@@ -196,12 +218,13 @@ def evaluate_chunk(stack: Stack, rows: np.ndarray, gpus: int, osl: float, modes:
     their count.  With ``slo`` = (ttft, tpot) each part keeps only the points that can be on
     the frontier, on the frontier of the points meeting the SLOs, or tied with one of them
     (:func:`candidates`): what :func:`envelope_mask` and :func:`best_index` need."""
-    parts = []
+    parts, counted = [], []
     if "aggregated" in modes:
         parts.append(_aggregated(stack, rows, gpus, osl))
+        counted.append(int(parts[0]["ttft_s"].size))
     if "disaggregated" in modes and transfer is not None:
-        parts.extend(_disaggregated(stack, rows, gpus, osl, transfer))
-    count = sum(int(part["ttft_s"].size) for part in parts)
+        parts.extend(_disaggregated(stack, rows, gpus, osl, transfer, slo, counted))
+    count = sum(counted)
     if slo is not None:
         parts = [take(part, candidates(part, *slo)) for part in parts]
     return concat(parts), count
