@@ -54,7 +54,7 @@ def test_every_frontier_point_fits(dsv3: Deployments) -> None:
     context = mean_context(1024, 1024)
     for p in dsv3.frontier():
         per_worker = p.running / p.decode_workers
-        assert per_worker >= 1
+        assert per_worker >= 1 and p.running <= p.concurrency and p.queued == p.concurrency - p.running
         floor = rd.decode_floor("deepseek-v3", "h200-sxm", batch=per_worker, context=context,
                                 parallel=p.decode_layout)
         assert float(np.max(floor.resident_bytes_per_device)) <= room  # type: ignore[union-attr]

@@ -52,7 +52,9 @@ class DeploymentPoint:
 
     Aggregated: ``replicas`` copies of ``layout`` (``prefill_layout`` = ``decode_layout``);
     disaggregated: ``prefill_workers`` x ``prefill_layout`` + ``decode_workers`` x
-    ``decode_layout``.  ``devices`` counts the GPUs used; per-GPU rates divide by it.
+    ``decode_layout``.  ``devices`` counts the GPUs used; per-GPU rates divide by it.  Every
+    point fits: its layouts hold the weights, and ``running`` sequences (what the KV cache holds at
+    the mean decode context, at most the clients) run while the other clients queue (``queued``).
     ``usd_per_million_tokens``: output tokens, at the price per device-hour (None without one)."""
 
     mode: str
@@ -71,6 +73,11 @@ class DeploymentPoint:
     usd_per_million_tokens: float | None
 
     @property
+    def queued(self) -> float:
+        """Clients waiting for a slot: the KV cache holds ``running`` sequences [1]."""
+        return max(self.concurrency - self.running, 0.0)
+
+    @property
     def label(self) -> str:
         """``"2 x (tp8 ep8)"`` or ``"1 x (tp8) prefill + 1 x (dp8 ep8) decode"``."""
         if self.mode == "aggregated":
@@ -80,6 +87,7 @@ class DeploymentPoint:
     def as_record(self) -> dict[str, Any]:
         record: dict[str, Any] = dict(self.__dict__)
         record["label"] = self.label
+        record["queued"] = self.queued
         return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in record.items()}
 
 
