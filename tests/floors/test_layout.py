@@ -128,10 +128,17 @@ def test_scale_out_carries_what_leaves_the_domain():
     inside = floor("dp16 ep16", node_size=8, scale_out_bandwidth=50e9)
     a2a = 2 * L_MOE * f.all_to_all_time(B / 16 * K * D * 2, 16, LINK, 0, 8, 50e9)
     assert float(inside.communication_time_s) == pytest.approx(a2a, rel=1e-12)
-    assert float(inside.communication_time_s) > float(floor("dp16 ep16").communication_time_s)
+    one_domain = floor("dp16 ep16", node_size=16)  # every device on the NVLink switch
+    assert float(inside.communication_time_s) > float(one_domain.communication_time_s)
     assert inside.scale_up_domain == 8 and inside.scale_out_bandwidth == 50e9
     assert any("span 2 scale-up domains" in note for note in inside.notes)
-    assert any("domain size unknown" in note for note in floor("dp16 ep16").notes)
+    # the catalog's H200 SXM: an HGX domain of 8 and a 400 Gb/s ConnectX-7 NIC per GPU
+    catalog = floor("dp16 ep16")
+    assert (catalog.scale_up_domain, catalog.scale_out_bandwidth) == (8, 50e9)
+    assert float(catalog.communication_time_s) == float(inside.communication_time_s)
+    unknown = rd.decode_floor("deepseek-v3", "a100-80gb-sxm", batch=B, context=T, parallel="dp16 ep16",
+                              routing="identical")
+    assert any("domain size unknown" in note for note in unknown.notes)
 
 
 def test_pipeline_stages_divide_the_rank():
