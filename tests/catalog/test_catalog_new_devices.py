@@ -21,6 +21,7 @@ from roofline_decode.cli import main
 from roofline_decode.units import BANDWIDTH_UNITS, BYTE_UNITS, FLOPS_UNITS, POWER_UNITS
 
 from .helpers import ACCELERATOR_FILES, raw, spec
+from .source_values_devices2 import DEVICES2_SOURCE_VALUES, RIBALLKAA_5060L, SYSRQMTS_3070TI, XEON_6980P_AMX
 
 #: device id -> figure -> (value as printed, unit as printed, kind, source URL)
 SOURCE_VALUES = {
@@ -51,6 +52,9 @@ SOURCE_VALUES = {
     'rtx-3070-ti': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://umatechnology.org/?p=774864'),
         'memory_bandwidth': (608, 'GB/s', 'datasheet', 'https://praeco-medii-aevi.de/nvidia-geforce-rtx-4070-ti-test-verkauft-um-mit-1440p-zu-spielen-und-4k-ist-nicht-einschuechternd'),
+        'peak_flops.fp32': (21.75, 'TFLOP/s', 'datasheet', SYSRQMTS_3070TI),
+        'peak_flops.bf16': (43.5, 'TFLOP/s', 'derived', SYSRQMTS_3070TI),
+        'peak_flops.fp16': (43.5, 'TFLOP/s', 'derived', SYSRQMTS_3070TI),
         'tdp': (290, 'W', 'datasheet', 'https://www.club386.com/complete-geforce-rtx-4070-specifications-reveal-a-frugal-599-gpu/'),
     },
     'rtx-3080': {
@@ -488,11 +492,13 @@ SOURCE_VALUES = {
     'xeon-6980p': {
         'memory_capacity': (768, 'GB', 'derived', 'https://rillor.com/insights/granite-rapids-vs-turin-cpu-pairing-gpu-servers'),
         'memory_bandwidth': (614.4, 'GB/s', 'datasheet', 'https://technosports.co.in/intel-next-gen-lga-7529-xeon-cpus'),
+        **XEON_6980P_AMX,
         'tdp': (500, 'W', 'datasheet', 'https://rillor.com/insights/granite-rapids-vs-turin-cpu-pairing-gpu-servers'),
     },
     'xeon-6980p-mrdimm': {
         'memory_capacity': (768, 'GB', 'derived', 'https://rillor.com/insights/granite-rapids-vs-turin-cpu-pairing-gpu-servers'),
         'memory_bandwidth': (844.8, 'GB/s', 'derived', 'https://wccftech.com/intel-xeon-6900p-granite-rapids-p-core-launched-128-cores-tackles-amd-epyc-turin/amp'),
+        **XEON_6980P_AMX,
         'tdp': (500, 'W', 'datasheet', 'https://rillor.com/insights/granite-rapids-vs-turin-cpu-pairing-gpu-servers'),
     },
     'xeon-sapphire-rapids': {
@@ -611,6 +617,10 @@ SOURCE_VALUES = {
     'rtx-5060-laptop': {
         'memory_capacity': (8, 'GB', 'datasheet', 'https://fpsbench.com/compare/gpu/nvidia-t550-mobile-vs-nvidia-geforce-rtx-5060-mobile'),
         'memory_bandwidth': (384.0, 'GB/s', 'datasheet', 'https://fpsbench.com/compare/gpu/nvidia-t550-mobile-vs-nvidia-geforce-rtx-5060-mobile'),
+        'peak_flops.fp32': (16.62, 'TFLOP/s', 'derived', RIBALLKAA_5060L),
+        'peak_flops.bf16': (33.24, 'TFLOP/s', 'derived', RIBALLKAA_5060L),
+        'peak_flops.fp16': (33.24, 'TFLOP/s', 'derived', RIBALLKAA_5060L),
+        'tdp': (100, 'W', 'datasheet', RIBALLKAA_5060L),
     },
     'm1': {
         'memory_capacity': (16, 'GB', 'datasheet', 'https://yogabas.blogg.se/2022/october/large-clock-for-mac-desktop.html'),
@@ -641,6 +651,7 @@ SOURCE_VALUES = {
         'peak_flops.fp16': (5.069, 'TFLOP/s', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
         'tdp': (25, 'W', 'datasheet', 'https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-nvidia-geforce-rtx-5070'),
     },
+    **DEVICES2_SOURCE_VALUES,
 }
 
 _UNITS = {**BYTE_UNITS, **BANDWIDTH_UNITS, **FLOPS_UNITS, **POWER_UNITS, "devices": 1.0}

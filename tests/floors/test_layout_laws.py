@@ -179,9 +179,9 @@ def test_a_latency_profile_adds_the_serial_chain_to_a_layout():
 
 
 def test_a_device_without_a_peak_gives_no_prefill_time_under_a_layout():
-    r = rd.prefill_floor("llama-3.1-8b", "rtx-3070-ti", 1024, parallel="tp2", link_bandwidth=32e9)
+    r = rd.prefill_floor("llama-3.1-8b", "gh200", 1024, parallel="tp2", link_bandwidth=32e9)
     assert np.isnan(float(r.ttft_s)) and any("needs a compute peak" in note for note in r.notes)
-    decode_only = rd.mixed_step_floor("llama-3.1-8b", "rtx-3070-ti", 8, 1024, 0, parallel="tp2", link_bandwidth=32e9)
+    decode_only = rd.mixed_step_floor("llama-3.1-8b", "gh200", 8, 1024, 0, parallel="tp2", link_bandwidth=32e9)
     assert np.isfinite(float(decode_only.step_time_s))
 
 

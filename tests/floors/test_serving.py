@@ -236,9 +236,10 @@ def test_vectorised_over_concurrency():
 
 
 def test_a_device_without_a_compute_peak_gives_no_prefill_times():
-    # the RTX 3070 Ti publishes no bf16/fp16 peak: a prompt's time cannot be bounded, a decode step alone can
-    r = serving_floor("llama-3.2-1b", "rtx-3070-ti", [1, 8], 512, 64)
-    step = float(decode_floor("llama-3.2-1b", "rtx-3070-ti", 1, 512 + 31).step_time_s)
+    # the GH200 has no bf16/fp16 peak in the catalog (its tensor table is unsourced):
+    # a prompt's time cannot be bounded, a decode step alone can
+    r = serving_floor("llama-3.2-1b", "gh200", [1, 8], 512, 64)
+    step = float(decode_floor("llama-3.2-1b", "gh200", 1, 512 + 31).step_time_s)
     assert float(r.tpot_s[0]) == pytest.approx(step, rel=1e-12)  # one client: no prompt rides along
     assert np.isnan(r.tpot_s[1]) and np.all(np.isnan(r.ttft_s)) and np.all(np.isnan(r.requests_per_s))
     assert list(r.limited_by) == ["n/a", "n/a"]

@@ -77,3 +77,21 @@ def test_mtp_heads_run_on_the_target_layout_and_bad_draft_layouts_are_refused():
     with pytest.raises(InvalidValueError) as info:
         rd.speculative_floor("llama-3.1-70b", H100, draft="llama-3.2-1b", parallel="tp4", draft_parallel="tp3")
     assert info.value.field == "draft_parallel"
+
+
+LAYOUTS = [rd.Parallel(tp=tp, ep=ep, attention_dp=dp) for tp in (1, 2, 4) for dp in (1, 2) for ep in (1, 2, 4, 8)
+           if (tp * dp) % ep == 0]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS[::2], ids=str)
+def test_moe_serving_on_layouts_keeps_the_laws(layout):
+    # Qwen3-30B-A3B (128 experts, 8 active; 32 query and 4 KV heads) on H100s, strict routing
+    r = rd.serving_floor("qwen3-30b-a3b", H100, [1, 32, 256], 2048, 256, parallel=layout, routing="identical")
+    step = decode_floor("qwen3-30b-a3b", H100, r.decode_batch, 2048 + 127, routing="identical", parallel=layout)
+    np.testing.assert_allclose(r.decode_step_s, step.step_time_s, rtol=1e-12)
+    assert np.all(r.tpot_s >= r.decode_step_s * (1 - 1e-12))
+    assert np.all(np.diff(r.tpot_s) >= 0) and np.all(np.diff(r.e2e_latency_s) >= 0)
+    alone = prefill_floor("qwen3-30b-a3b", H100, 2048, routing="identical", parallel=layout)
+    assert np.all(r.ttft_s >= float(alone.ttft_s) * (1 - 1e-12))
+    assert r.num_devices == layout.num_devices
+    assert np.all(r.output_tokens_per_s_per_gpu <= r.running_batch / r.decode_step_s / layout.num_devices * (1 + 1e-12))

@@ -13,6 +13,9 @@ from roofline_decode.planning import can_tier_feed, offload_floor, required_tier
 TIERS = rd.list_memory_tiers()
 MODELS = ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b-v0.1", "mixtral-8x7b"]
 DEVICES = ["h100-sxm", "a100-80gb-sxm", "l4", "mi300x"]
+#: The tiers slower than every device above (the GH200's NVLink-C2C tier, 450 GB/s, outruns the L4's 300 GB/s).
+SLOWER_TIERS = [t for t in TIERS
+                if rd.load_memory_tier(t).read_bandwidth < min(rd.load_accelerator(d).memory_bandwidth for d in DEVICES)]
 
 
 def test_catalog_tiers_are_there():
@@ -21,7 +24,7 @@ def test_catalog_tiers_are_there():
 
 
 @settings(max_examples=50, deadline=None)
-@given(model=st.sampled_from(MODELS), device=st.sampled_from(DEVICES), tier=st.sampled_from(TIERS),
+@given(model=st.sampled_from(MODELS), device=st.sampled_from(DEVICES), tier=st.sampled_from(SLOWER_TIERS),
        batch=st.integers(1, 64), context=st.integers(0, 65536), kv=st.floats(0, 1), weights=st.floats(0, 1))
 def test_offloading_to_a_slower_tier_is_never_faster(model, device, tier, batch, context, kv, weights):
     # the serial floor (default): every offloaded byte costs more time than it did in HBM

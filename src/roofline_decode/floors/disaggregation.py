@@ -126,7 +126,7 @@ def balanced_workers(model: Any, accelerator: Any, input_length: Broadcastable, 
         raise InvalidValueError("decode_parallel", str(d_layout), f"a layout on which one sequence of {model.name} fits "
                                 "beside the weights (its KV cache at the mean decode context)")
     decoder = Worker.build(model, accelerator, timing, d_layout, (batch,), context, prompt, chunk_grid, routing)
-    prefiller = Worker.build(model, accelerator, timing, p_layout, (np.ones_like(batch),), context, prompt, chunk_grid,
+    prefiller = Worker.build(model, accelerator, timing, p_layout, (), context, prompt, chunk_grid,
                              routing)
     decoded = decoder.step(0.0)
     step = decoded.step[0]

@@ -25,7 +25,7 @@ from .decode import decode_floor
 from .prefill import (Timing, compute_text, device_timing, make_traffic, prefill_traffic, resolve_model_and_device,
                       routed_experts, routing_notes)
 from .terms import BOUND_NOT_DEFINED
-from .grid import KvLike, WeightsLike, broadcast_grid, checked_array
+from .grid import MAX_GRID_VALUE, KvLike, WeightsLike, broadcast_grid, checked_array
 from .traffic import layer_terms
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -248,7 +248,7 @@ def _decode_sums(model: Model, accelerator: Accelerator, batch: float, prompt: f
     memory), and each shorter request sums the same steps' prefix: the sums equal those of a
     separate evaluation bit for bit (each block summed as numpy sums one array)."""
     layers, m_kv, _ = layer_terms(model)
-    ends = {o: int(prompt + o - 1) for o in outputs}
+    ends = {o: int(prompt) + int(o) - 1 for o in outputs}  # whole numbers: exact up to the 2**53 cap
     last_end = max(ends.values())
     sums = np.zeros(4)  # decode time, FLOPs, bytes, compute-bound steps
     first = np.nan
@@ -361,6 +361,11 @@ def request_floor(
     chunk_array = np.inf if chunk is None else whole_array("chunk", chunk, 1)
     grid = broadcast_grid(batch=batch, prompt=prompt, output=output, chunk=chunk_array, cached=cached, shared_prefix=shared)
     batch, prompt, output, chunk_grid, cached, shared = grid
+    over = prompt > MAX_GRID_VALUE - output + 1  # exact: both whole and at most 2**53
+    if over.any():
+        raise InvalidValueError("prompt + output", f"{prompt[over].flat[0]:.0f} + {output[over].flat[0]:.0f}",
+                                "at most 2**53 + 1 tokens in all (the decode steps' contexts reach prompt + output - 2 "
+                                "and stay exact numbers)")
     for name, value in (("cached", cached), ("shared_prefix", shared)):
         if (value > prompt - 1).any():
             raise InvalidValueError(name, value[value > prompt - 1].flat[0].item(),

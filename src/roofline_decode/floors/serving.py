@@ -295,7 +295,7 @@ def serving_floor(
         low = np.minimum(1 + (clients - 1) / workers[1], np.maximum(fit_end, np.minimum(high, 1.0)))
         decoder = Worker.build(model, accelerator, timing, layouts[1], (low, high), context, prompt, chunk_grid,
                                routing, options)
-        prefiller = Worker.build(model, accelerator, timing, layouts[0], (np.ones_like(low),), context, prompt,
+        prefiller = Worker.build(model, accelerator, timing, layouts[0], (), context, prompt,
                                  chunk_grid, routing, options)
         link, link_notes = kv_link_of(accelerator, kv_link_bandwidth,
                                       layouts[0].num_devices + layouts[1].num_devices, options)

@@ -107,7 +107,8 @@ class Worker:
     def build(cls, model: Any, accelerator: Any, timing: Timing, layout: Any, batches: tuple[np.ndarray, ...],
               context: np.ndarray, prompt: np.ndarray, chunk: np.ndarray | None, routing: str,
               options: Options = Options()) -> Worker:
-        """The worker at each decode batch of ``batches`` (axis 0 of every result), one pass."""
+        """The worker at each decode batch of ``batches`` (axis 0 of every result), one pass; with
+        no batches, a prefill worker (its prompt work only)."""
         check_layout(model, layout)
         dp = layout.attention_dp
         chunk = prompt if chunk is None else np.minimum(chunk, prompt)
@@ -121,11 +122,12 @@ class Worker:
         rows = fp.prefill_weight_bytes(1.0, prompt, chunk, 0, 0, row, model.vocab_size, b_w)
         prompt_share = step_share(t, tokens=prompt, kv_resident=kv_bytes_per_sequence(model, prompt),
                                   expert_bytes=experts, gathered_bytes=rows, dp=dp)
-        stacked = np.maximum(np.stack(np.broadcast_arrays(*batches, context))[:-1], 1e-9)
+        stacked = np.maximum(np.stack(np.broadcast_arrays(*(batches or (np.ones(np.shape(context)),)), context))[:-1],
+                             1e-9)
         contexts = np.broadcast_to(context, stacked.shape)
+        decode = decode_share(model, stacked, contexts, resolve_routing(routing, model), dp) if batches else prompt_share
         return cls(model=model, accelerator=accelerator, timing=timing, layout=layout, options=options, batch=stacked,
-                   context=contexts, decode=decode_share(model, stacked, contexts, resolve_routing(routing, model), dp),
-                   prompt=prompt_share, prompt_length=prompt)
+                   context=contexts, decode=decode, prompt=prompt_share, prompt_length=prompt)
 
     def _time(self, share: StepShare, batch: np.ndarray, tokens: Any, logits: Any, needs_peak: Any) -> Times:
         shape = np.shape(batch)

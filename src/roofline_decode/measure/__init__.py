@@ -11,6 +11,9 @@
   extrapolate in batch, context and weight format on the published rows;
 * :mod:`~roofline_decode.measure.fits` — step time vs context, saturation onset, sustained bandwidth;
 * :func:`load_published` — the published timings of ``shared/reference/measured/``;
+* :func:`load_production_runs` — TensorRT-LLM / vLLM / SGLang serving runs (TTFT, TPOT, layout)
+  as :class:`ProductionRun` rows; :func:`run_floors` / :func:`all_run_floors` their strict TTFT
+  and TPOT floors (aggregate, on the row's layout, and ``serving_floor``) and :func:`diagnosis`;
 * :func:`load_engine_results` — llama-bench, llama-batched-bench, vLLM / SGLang serving and
   SGLang bench_one_batch output as decode rows.
 
@@ -23,6 +26,8 @@ from .compare import EXCEEDS_MEMORY, IMPOSSIBLE, Comparison, RowComparison, comp
 from .fits import ContextFit, SaturationFit, fit_context, saturation_onset, sustained_bandwidth
 from .engines import engine_layout, load_engine_results
 from .published import PublishedRows, load_published
+from .production_runs import ProductionRun, WorkerLayout, load_production_runs
+from .production_floors import RunFloors, all_run_floors, diagnosis, run_floors
 from .rows import (
     COLUMNS,
     TOKENS_PER_S_RTOL,
@@ -39,5 +44,6 @@ __all__ = [
     "IMPOSSIBLE", "Measurement", "Parameter", "load_calibration", "MeasurementFileError", "MeasurementRow", "PublishedRows",
     "RowComparison", "SaturationFit", "TOKENS_PER_S_RTOL", "calibrate", "compare", "fit_context",
     "engine_layout", "load_csv", "load_engine_results", "load_json", "load_measurements", "load_published", "rows_from_records",
-    "saturation_onset", "sustained_bandwidth",
+    "saturation_onset", "sustained_bandwidth", "ProductionRun", "WorkerLayout", "load_production_runs", "RunFloors",
+    "all_run_floors", "diagnosis", "run_floors",
 ]
