@@ -29,8 +29,8 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ..floors.records import ToDataFrame
-from .deployments_search import (COLUMNS, MODES, Stack, best_index, candidate_layouts, concat, envelope_mask,
-                                 evaluate_chunk, meets, take)
+from .deployments_search import (COLUMNS, MODES, Stack, best_index, candidate_layouts, chunks_by_size, concat,
+                                 envelope_mask, evaluate_chunk, meets, take)
 
 if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
@@ -44,6 +44,8 @@ __all__ = ["deployments", "Deployments", "DeploymentPoint", "DEFAULT_CONCURRENCY
 DEFAULT_CONCURRENCY = tuple(float(2**k) for k in range(13))  # 1 ... 4096
 #: How the chunks of the search run: one after another here, or mapped on dask.
 SCHEDULERS = ("local", "dask")
+#: Points a chunk of decode layouts broadcasts at most, by default (its arrays stay near 100 MB).
+CHUNK_ELEMENTS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -272,7 +274,8 @@ def deployments(model: Model | str | Path, device: Accelerator | str, gpus: int,
         running ``distributed.Client`` is used).  Each chunk keeps only the points the frontier
         and the best point can be, so a search larger than memory runs.
     chunk_size : int, optional
-        Decode layouts per chunk (default: all in one chunk locally, 8 on dask).
+        Decode layouts per chunk (default: as many as keep a chunk's broadcast under
+        :data:`CHUNK_ELEMENTS` points).
     keep_all : bool
         Keep every point searched in :attr:`Deployments.points` (one local chunk; memory grows
         with the search), not only those the frontier and the best point can be.
@@ -358,10 +361,13 @@ def _run(stack: Stack | None, gpus: int, osl: float, modes: tuple[str, ...], tra
         return concat([]), 0
     rows = np.arange(len(stack.layouts))
     slo = None if keep_all else (ttft, tpot)
-    if chunk_size is None and scheduler == "local":
+    if keep_all and scheduler == "local" and chunk_size is None:
         return evaluate_chunk(stack, rows, gpus, osl, modes, transfer, slo)
-    size = whole_number("chunk_size", chunk_size if chunk_size is not None else 8, 1)
-    chunks = [rows[i:i + size] for i in range(0, rows.size, size)]
+    if chunk_size is None:
+        chunks = chunks_by_size(stack, gpus, CHUNK_ELEMENTS)
+    else:
+        size = whole_number("chunk_size", chunk_size, 1)
+        chunks = [rows[i:i + size] for i in range(0, rows.size, size)]
     if scheduler == "dask":
         try:
             import dask

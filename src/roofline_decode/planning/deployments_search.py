@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .deployments_curves import LayoutCurves
 
 __all__ = ["COLUMNS", "MODES", "Stack", "candidate_layouts", "device_counts", "evaluate_chunk", "envelope_mask",
-           "best_index", "candidates", "meets", "concat", "take"]
+           "best_index", "candidates", "chunks_by_size", "meets", "concat", "take"]
 
 #: Serving modes searched (``mode`` column: the index).
 MODES = ("aggregated", "disaggregated")
@@ -209,6 +209,25 @@ def _disaggregated(stack: Stack, rows: np.ndarray, gpus: int, osl: float, transf
             }
             parts.append({name: np.broadcast_to(value, shape).ravel()[keep] for name, value in columns.items()})
     return parts
+
+
+def chunks_by_size(stack: Stack, gpus: int, elements: int) -> list[np.ndarray]:
+    """The decode layouts in consecutive chunks whose pairings broadcast at most ``elements``
+    points each (a layout whose pairings alone exceed it is a chunk of its own)."""
+    devices = stack.devices.astype(int)
+    counts, per_count = np.unique(devices, return_counts=True)
+    grid = stack.clients.shape[1]
+    sizes = [grid + sum(int(k) * max((gpus - int(n_p)) // int(n), 0) * grid * 2 for n_p, k in zip(counts, per_count))
+             for n in devices]
+    chunks: list[list[int]] = [[]]
+    total = 0
+    for row, size in enumerate(sizes):
+        if chunks[-1] and total + size > elements:
+            chunks.append([])
+            total = 0
+        chunks[-1].append(row)
+        total += size
+    return [np.array(chunk, dtype=int) for chunk in chunks]
 
 
 def evaluate_chunk(stack: Stack, rows: np.ndarray, gpus: int, osl: float, modes: tuple[str, ...],
