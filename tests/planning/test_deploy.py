@@ -209,9 +209,35 @@ def test_looser_slos_and_more_modes_never_lower_the_best(ttft: float, tpot: floa
 
 
 def test_chunks_give_the_same_frontier_and_best(dsv3: Deployments) -> None:
-    chunked = deployments(**DSV3, chunk_size=3)  # type: ignore[arg-type]
-    assert chunked.frontier() == dsv3.frontier() and chunked.best == dsv3.best
-    assert chunked.frontier(slo=True) == dsv3.frontier(slo=True) and chunked.evaluated == dsv3.evaluated
+    """Every point kept (one chunk), chunks of 3 decode layouts, chunks by size: one answer."""
+    every = deployments(**DSV3, keep_all=True)  # type: ignore[arg-type]
+    assert every.points["ttft_s"].size == every.evaluated > dsv3.points["ttft_s"].size
+    for chunked in (deployments(**DSV3, chunk_size=3), dsv3):  # type: ignore[arg-type]
+        assert chunked.frontier() == every.frontier() and chunked.best == every.best
+        assert chunked.frontier(slo=True) == every.frontier(slo=True) and chunked.evaluated == every.evaluated
+        for mode in ("aggregated", "disaggregated"):
+            assert chunked.frontier(mode=mode) == every.frontier(mode=mode)
+
+
+def test_chunks_by_size_cover_every_layout_in_order() -> None:
+    from roofline_decode.floors.layout import Options
+    from roofline_decode.floors.prefill import device_timing
+    from roofline_decode.planning.deployments import CHUNK_ELEMENTS
+    from roofline_decode.planning.deployments_curves import layout_curves
+    from roofline_decode.planning.deployments_search import Stack, chunks_by_size
+
+    model, device = rd.load_model("deepseek-v3"), rd.load_accelerator("h200-sxm")
+    layouts = [layout for layout in candidate_layouts(model, 64) if layout.num_devices in (8, 16)][:40]
+    curves = [layout_curves(model, device, layout, 1024, 1024, np.array([1.0, 64.0]), timing=device_timing(model, device),
+                            options=Options(domain_notes=False), reserve=2 * 2**30,
+                            decode_workers=63 // layout.num_devices, fit_point=False) for layout in layouts]
+    stack = Stack.of([c for c in curves if c is not None])
+    rows = np.arange(len(stack.layouts))
+    one_each = chunks_by_size(stack, 64, 1)
+    assert [list(c) for c in one_each] == [[r] for r in rows]  # a layout larger than the budget: a chunk of its own
+    some = chunks_by_size(stack, 64, 20_000)
+    assert np.array_equal(np.concatenate(some), rows) and 1 < len(some) < len(rows)
+    assert [list(c) for c in chunks_by_size(stack, 64, CHUNK_ELEMENTS)] == [list(rows)]
 
 
 def test_dask_gives_the_in_memory_result(dsv3: Deployments) -> None:
