@@ -31,6 +31,8 @@ _EXPORTS: dict[str, str] = {
         ["ConfigError", "InvalidValueError", "MissingExtraError", "RooflineError", "SpecFileError",
          "UnknownFormatError", "UnknownIdError"], "errors"),
     **dict.fromkeys(["DecodeFloor", "decode_floor"], "floors.decode"),
+    **dict.fromkeys(["Expected", "UserRun", "expected"], "measure.expected"),
+    **dict.fromkeys(["EngineProfile", "list_engine_profiles", "load_engine_profile"], "measure.engine_profile"),
     **dict.fromkeys(["RECORD_KEYS"], "floors.results"),
     **dict.fromkeys(["SweepResult", "sweep"], "floors.sweeps"),
     **dict.fromkeys(["PrefillFloor", "prefill_floor"], "floors.prefill"),
@@ -44,6 +46,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["Parallel"], "specs.parallel"),
     **dict.fromkeys(["ParallelFloor"], "floors.layout_result"),
     **dict.fromkeys(["LatencyProfile", "list_latency_profiles", "load_latency_profile"], "specs.latency"),
+    # the report package's function (the package itself is callable too: roofline_decode.report)
+    "report": "report",
 }
 # Views and tools are submodules too (``rd.planning.max_batch``); each imports its heavy
 # dependencies (sympy, matplotlib) only when used.
@@ -82,6 +86,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
         UnknownIdError,
     )
     from .floors.decode import DecodeFloor, decode_floor
+    from .measure.engine_profile import EngineProfile, list_engine_profiles, load_engine_profile
+    from .measure.expected import Expected, UserRun, expected
     from .floors.results import RECORD_KEYS
     from .floors.mixed_step import MixedStepFloor, mixed_step_floor
     from .floors.prefill import PrefillFloor, prefill_floor
@@ -95,3 +101,4 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .specs.parallel import Parallel
     from .floors.layout_result import ParallelFloor
     from .specs.latency import LatencyProfile, list_latency_profiles, load_latency_profile
+    from .report import report

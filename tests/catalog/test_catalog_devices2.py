@@ -43,3 +43,14 @@ def test_the_c2c_tier_is_the_per_direction_half_of_the_link_and_slower_than_the_
     gh200 = catalog.load_accelerator("gh200")
     assert tier.direction == "per_direction" and tier.bandwidth == 900e9 / 2
     assert tier.bandwidth < gh200.memory_bandwidth / 8  # the HBM is about 9x faster
+
+
+def test_list_gpus_shows_the_devices2_accelerators(capsys):
+    from roofline_decode.cli import main
+
+    from .source_values_devices2 import DEVICES2_SOURCE_VALUES
+
+    assert main(["list", "gpus"]) == 0
+    listed = {line.split()[0] for line in capsys.readouterr().out.splitlines()[1:] if line.strip()}
+    assert set(DEVICES2_SOURCE_VALUES) == {"rtx-5080-laptop", "rtx-5070-laptop", "rtx-3080-ti", "gh200"}
+    assert set(DEVICES2_SOURCE_VALUES) <= listed

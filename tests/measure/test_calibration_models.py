@@ -158,3 +158,34 @@ def test_moe_rows_are_judged_against_the_identical_routing_floor():
     identical = Measurement(model=mixtral, batch=8, context=1024, step_time_s=1.5 * strict, routing="identical")
     assert identical.routing == "identical"
     assert calibrate([identical, rows[1]], H100).excluded == ()
+
+
+def _noise_free_rows(extra):
+    """Llama-3.1-8B on an H100 at one context, B = 1, 2, 4, 8: the strict floor plus ``extra(B, floor)``."""
+    from roofline_decode.measure import calibration_models as cm
+
+    rows = []
+    for b in (1, 2, 4, 8):
+        t = cm.floor_terms(load_model("llama-3.1-8b"), load_accelerator("h100-sxm"), b, 4096)
+        rows.append(Measurement(model="llama-3.1-8b", batch=b, context=4096,
+                                step_time_s=float(t.strict_floor_s) + extra(b, t)))
+    return rows
+
+
+def test_a_per_batch_slope_at_one_context_is_fitted():
+    """floor + 1 ms + 2 ms x B at B = 1, 2, 4, 8: the batch varies, so q is fitted (2 ms), and the
+    bytes term, which varies only as the fixed and per-sequence costs do, is the one held (it was
+    q = 0 with "every row has the same batch")."""
+    cal = calibrate(_noise_free_rows(lambda b, t: 1e-3 + 2e-3 * b), "h100-sxm", models=("bandwidth+batch",))
+    assert cal.per_sequence_s == pytest.approx(2e-3, rel=1e-6)
+    assert cal.fixed_cost_s("llama-3.1-8b") == pytest.approx(1e-3, rel=1e-6)
+    assert not any("same batch" in w for w in cal.warnings)
+    assert any("bandwidth efficiency" in w for w in cal.warnings)
+
+
+def test_a_rejected_weight_column_does_not_hide_the_kv_column():
+    """floor + 1 ms + one more KV time (η_kv = 0.5): the weight column is rejected next to t0, and
+    the KV column, which grows with the batch, is still fitted (it was held at η_kv = 1)."""
+    cal = calibrate(_noise_free_rows(lambda b, t: 1e-3 + float(t.kv_s)), "h100-sxm", models=("streams",))
+    assert cal.kv_efficiency == pytest.approx(0.5, rel=1e-6)
+    assert cal.fixed_cost_s("llama-3.1-8b") == pytest.approx(1e-3, rel=1e-6)

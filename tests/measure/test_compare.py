@@ -123,3 +123,16 @@ def test_weights_exceed_memory_uses_the_planning_capacity_rule():
     raised = load_accelerator("m1-max").replace(gpu_memory_share=0.95)
     (c,) = compare([row], "qwen3-30b-a3b", raised)
     assert EXCEEDS_MEMORY not in c.flags
+
+
+def test_each_row_keeps_its_own_routing():
+    """A row that states identical routing (llama-batched-bench) is compared with the identical-
+    routing floor; compare() used the uniform one for every row.  routing= still overrides."""
+    stated = MeasurementRow(batch=16, context=512, step_time_s=20e-3, routing="identical")
+    plain = MeasurementRow(batch=16, context=512, step_time_s=20e-3)
+    own, default = compare([stated, plain], "qwen3-30b-a3b", "h100-sxm")
+    assert own.routing == "identical" and default.routing == "uniform"
+    strict = decode_floor("qwen3-30b-a3b", "h100-sxm", batch=16, context=512, routing="identical")
+    assert own.floor_step_time_s == pytest.approx(float(strict.step_time_s))
+    assert own.floor_step_time_s < default.floor_step_time_s
+    assert compare([stated], "qwen3-30b-a3b", "h100-sxm", routing="uniform")[0].routing == "uniform"

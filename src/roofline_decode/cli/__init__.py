@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "roofline_decode.cli.plot",
     "roofline_decode.cli.measure",
     "roofline_decode.cli.validate",
+    "roofline_decode.cli.report",
 ]
 
 
@@ -41,6 +42,7 @@ COMMANDS = {
     "plot": "roofline_decode.cli.plot",
     **dict.fromkeys(["compare", "calibrate", "predict"], "roofline_decode.cli.measure"),
     "validate": "roofline_decode.cli.validate",
+    "report": "roofline_decode.cli.report",
 }
 
 

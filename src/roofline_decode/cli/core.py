@@ -42,6 +42,12 @@ def register(subparsers: Subparsers) -> None:
                             "estimate at board power")
     floor.add_argument("--price-per-hour", type=positive("--price-per-hour"), metavar="USD",
                        help="price of one device-hour: adds dollars per million output tokens")
+    floor.add_argument("--engine", metavar="NAME",
+                       help="also the expected step time with a 90%% band from an engine profile "
+                            "(llama.cpp-cuda, llama.cpp-metal, gpt-fast, exllama, hf-eager, ...; see docs/how_close_is_the_floor.md)")
+    floor.add_argument("--per-layer", action="store_true",
+                       help="split each step by layer kind (attention, recurrent mixer, MLP, MoE router/shared/routed "
+                            "experts, embedding, lm_head): bytes, FLOPs, intensity, times and bound of each")
     floor.add_argument("--format", choices=("table", "json", "csv"), default="table")
     add_parallel_arguments(floor)
     floor.set_defaults(handler=run_floor)
@@ -67,11 +73,31 @@ def run_floor(args: argparse.Namespace) -> int:
 
     model = load_model_from_args(args)
     layout = parallel_from_args(args)
+    if args.per_layer and (args.energy or args.price_per_hour is not None or args.engine is not None):
+        raise InvalidValueError("--per-layer", "with --energy/--price-per-hour/--engine", "one of them at a time")
+    if args.per_layer and layout is not None and layout.num_devices > 1:
+        raise InvalidValueError("--per-layer", f"with the layout {layout}",
+                                "one device (the per-layer table splits a single-device step)")
     try:
         result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse,
                        routing=args.routing, latency=args.latency, parallel=layout, **link_options(args))
     except InvalidValueError as exc:
         raise layout_flag(exc) from None
+    if args.engine is not None:
+        from .measure import expected_records, expected_table
+
+        # the engine profiles split a step over the layout's devices as one tensor-parallel group
+        devices = 1 if layout is None else layout.num_devices
+        records = expected_records(model, args.gpu, args.batch, args.context, args.engine, args.routing, devices)
+        shown = "\n\n".join(parallel_table(floor) for floor in result) if devices > 1 else str(result)  # type: ignore[arg-type]
+        print(shown + "\n\n" + expected_table(records) if args.format == "table"
+              else emit_records(records, args.format))
+        return 0
+    if args.per_layer:
+        tables = [floor.layers() for floor in result]
+        print("\n\n".join(str(t) for t in tables) if args.format == "table"
+              else emit_records([record for t in tables for record in t.to_records()], args.format))
+        return 0
     spread = layout is not None and layout.num_devices > 1
     if spread and args.format == "table" and not (args.energy or args.price_per_hour is not None):
         print("\n\n".join(parallel_table(floor) for floor in result))  # type: ignore[arg-type]  # ParallelFloors

@@ -47,8 +47,16 @@ def register(subparsers: Subparsers) -> None:
     calibrate.add_argument("--save", metavar="FIT.json", help="write the calibration for `predict --calibration`")
     calibrate.set_defaults(handler=run_calibrate)
 
-    predict = subparsers.add_parser("predict", help="calibrated step times with bands from a saved calibration")
-    predict.add_argument("--calibration", required=True, metavar="FIT.json", help="written by `calibrate --save`")
+    predict = subparsers.add_parser(
+        "predict", help="calibrated step times with bands from a saved calibration, or expected ones from an engine "
+                        "profile (updated by your runs)")
+    predict.add_argument("--calibration", metavar="FIT.json", help="written by `calibrate --save`")
+    predict.add_argument("--engine", metavar="NAME", help="an engine profile instead of a calibration (llama.cpp-cuda, "
+                                                          "vllm, ...; with --gpu)")
+    predict.add_argument("--gpu", metavar="ID", help="accelerator id or spec TOML (with --engine)")
+    predict.add_argument("--runs", nargs="+", metavar="FILE",
+                         help="with --engine: your measured runs of this model on this device (any file `calibrate` "
+                              "reads); they update the profile's scale and narrow the band")
     predict.add_argument("--model", required=True, help="catalog model id or path to a config.json")
     predict.add_argument("--weights", metavar="FMT", help="weight format (default: the model's)")
     predict.add_argument("--kv", metavar="FMT", help="KV-cache format (default: the model's)")
@@ -114,7 +122,12 @@ def model_id_of(model: Model | str | None) -> str | None:
 def _select(rows: list[MeasurementRow], args: argparse.Namespace
             ) -> tuple[list[MeasurementRow], Accelerator | str | None, str | None]:
     """Rows measured on --gpu / with --model when some rows match; otherwise the options
-    override every row.  Returns (rows, device to use or None, model to use or None)."""
+    override every row.  Returns (rows, device to use or None, model to use or None).
+
+    With --model, rows that state no model (llama-bench output) take it, and rows of another
+    model are left out and listed among the skipped rows (once silently dropped when a file
+    beside them stated the model).  Without --model, a row that states no model is refused,
+    naming it."""
     device, model = args.gpu, args.model
     if device is not None:
         matching = [r for r in rows if _device_id(r.accelerator) == device]
@@ -122,9 +135,18 @@ def _select(rows: list[MeasurementRow], args: argparse.Namespace
             rows = matching
             device = next((r.accelerator for r in matching if not isinstance(r.accelerator, str)), device)
     if model is not None:
-        matching = [r for r in rows if model_id_of(r.model) == model]
-        if matching:
-            rows, model = matching, None
+        if any(model_id_of(r.model) == model for r in rows):
+            others = [r for r in rows if r.model is not None and model_id_of(r.model) != model]
+            args.skipped = list(getattr(args, "skipped", [])) + [
+                (r.source or r.describe(), f"model {model_id_of(r.model)}, not --model {model}") for r in others]
+            rows = [r if r.model is not None else r.replace(model=model) for r in rows
+                    if r.model is None or model_id_of(r.model) == model]
+            model = None
+    else:
+        missing = [r for r in rows if r.model is None]
+        if missing:
+            named = ", ".join(r.source or r.describe() for r in missing[:3]) + (" ..." if len(missing) > 3 else "")
+            raise InvalidValueError("--model", None, f"a model for the {len(missing)} row(s) that state none ({named})")
     if not rows:
         raise InvalidValueError("file", " ".join(args.files), "at least one measurement row")
     return rows, device, model
@@ -177,7 +199,9 @@ def run_compare(args: argparse.Namespace) -> int:
 
     plot_path = _plot_path(args.plot)
     rows, device, model = _select(_read(args), args)
-    comparison = compare(rows, model, device, tolerance=args.tolerance, routing=args.routing)
+    # --routing uniform (the default) leaves each row's own routing; another value sets every row's
+    comparison = compare(rows, model, device, tolerance=args.tolerance,
+                         routing=None if args.routing == "uniform" else args.routing)
     if args.format == "table":
         from ..measure.compare import FASTER_THAN_UNIFORM
 
@@ -244,7 +268,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     predictions = [calibration.predict(m, batch=r.batch, context=r.context, tensor_parallel=r.num_devices,
                                        pipeline_parallel=r.pipeline_parallel, routing=g)
                    for m, r, g in zip(models, rows, routing)]
-    comparison = compare(rows, model, device, routing=args.routing)
+    comparison = compare(rows, model, device, routing=None if args.routing == "uniform" else args.routing)
     left_out = {fit_rows[j] for j, _ in calibration.excluded}
     records = []
     for i, (row, c, p) in enumerate(zip(rows, comparison, predictions)):
@@ -275,12 +299,57 @@ def run_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _expected_from_runs(args: argparse.Namespace) -> int:
+    """``predict --engine NAME --gpu ID [--runs FILE...]``: the profile's expectation, updated by the runs."""
+    import numpy as np
+
+    from ..catalog import load_accelerator, load_model
+    from ..measure.expected import UserRun, expected
+
+    if args.gpu is None:
+        raise InvalidValueError("--gpu", None, "the accelerator to expect on (with --engine)")
+    model = load_model(args.model, weights=args.weights, kv=args.kv)
+    device = load_accelerator(args.gpu)
+    runs = []
+    if args.runs:
+        reader = argparse.Namespace(files=args.runs, weights=args.weights, kv=args.kv, tp=None, pp=None)
+        rows = _read(reader)
+        others = [r for r in rows if r.accelerator is not None and _device_id(r.accelerator) != (device.id or device.name)]
+        if others:
+            print(f"left out {len(others)} run(s) measured on another device (first: {others[0].source or others[0].describe()})",
+                  file=sys.stderr)
+        runs = [UserRun(batch=r.batch, context=r.context, step_time_s=r.step_time,
+                        model=None if r.model is None else load_model(r.model, weights=r.weight_format, kv=r.kv_format))
+                for r in rows if r not in others and r.scope == "decode_step"]
+        if not runs:
+            raise InvalidValueError("--runs", " ".join(args.runs), f"decode-step runs on {device.id or device.name}")
+    batch = np.asarray(args.batch, dtype=float)[:, None]
+    context = np.asarray(args.context, dtype=float)[None, :]
+    e = expected(model, device, batch=batch, context=context, engine=args.engine, tensor_parallel=args.tp,
+                 pipeline_parallel=args.pp, routing=args.routing, runs=runs or None)
+    records = [{"model": model.name, "accelerator": device.id or device.name, "engine": args.engine,
+                "batch": float(args.batch[i]), "context": float(args.context[j]),
+                "floor_step_time_s": float(e.floor_step_time_s[i, j]), "expected_step_time_s": float(e.step_time_s[i, j]),
+                "lower_s": float(e.lower_s[i, j]), "upper_s": float(e.upper_s[i, j]),
+                "tokens_per_s": float(e.tokens_per_s[i, j]), "fits": bool(e.fits[i, j]), "basis": e.basis,
+                "label": e.label} for i, j in np.ndindex(e.step_time_s.shape)]
+    print(emit_records(records, args.format) if args.format != "table" else expected_table(records))
+    return 0
+
+
 def run_predict(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..catalog import load_model
     from ..measure.calibration_io import load_calibration
 
+    if (args.calibration is None) == (args.engine is None):
+        raise InvalidValueError("--calibration/--engine", args.calibration or args.engine,
+                                "exactly one of them: a saved calibration or an engine profile")
+    if args.engine is not None:
+        return _expected_from_runs(args)
+    if args.runs or args.gpu:
+        raise InvalidValueError("--runs/--gpu", args.gpu or " ".join(args.runs), "only with --engine")
     calibration = load_calibration(args.calibration)
     model = load_model(args.model, weights=args.weights, kv=args.kv)
     batch = np.asarray(args.batch, dtype=float)[:, None]
@@ -297,7 +366,11 @@ def run_predict(args: argparse.Namespace) -> int:
             "floor_step_time_s": float(p.floor_step_time_s[i, j]), "step_time_s": float(p.step_time_s[i, j]),
             "lower_s": float(p.lower_s[i, j]), "upper_s": float(p.upper_s[i, j]),
             "tokens_per_s": float(p.tokens_per_s[i, j]), "bound": str(p.bound[i, j]),
+            "fits": bool(p.fits[i, j]),
         })
+    if not all(r["fits"] for r in records):
+        print(f"{sum(not r['fits'] for r in records)} point(s) do not fit the usable memory of {args.tp * args.pp} x "
+              f"{records[0]['accelerator']} (weights + KV of the batch): no such run exists", file=sys.stderr)
     if args.format != "table":
         print(emit_records(records, args.format))
         return 0
@@ -305,12 +378,13 @@ def run_predict(args: argparse.Namespace) -> int:
           f"{args.tp * args.pp} x {records[0]['accelerator']}: calibration {calibration.model_name}, "
           f"band {calibration.level:.0%}, fixed cost {calibration.fixed_cost_s(model) * 1e3:.4g} ms per step "
           f"(per {calibration.fixed_cost}{f', L = {model.num_layers}' if calibration.fixed_cost == 'layer' else ''})")
-    headers = ["B", "T", "floor ms", "calibrated ms", "band ms", "tok/s", "bound"]
+    headers = ["B", "T", "floor ms", "calibrated ms", "band ms", "tok/s", "bound", "fits"]
     lines = []
     for r in records:
         band = "-" if r["lower_s"] != r["lower_s"] else f"{r['lower_s'] * 1e3:.4g}..{r['upper_s'] * 1e3:.4g}"
         lines.append([f"{r['batch']:g}", f"{r['context']:g}", f"{r['floor_step_time_s'] * 1e3:.4g}",
-                      f"{r['step_time_s'] * 1e3:.4g}", band, f"{r['tokens_per_s']:.4g}", r["bound"]])
+                      f"{r['step_time_s'] * 1e3:.4g}", band, f"{r['tokens_per_s']:.4g}", r["bound"],
+                      "yes" if r["fits"] else "NO"])
     print(format_table(headers, lines))
     return 0
 
@@ -325,3 +399,36 @@ def _table(records: list[dict[str, Any]]) -> str:
                       f"{r['floor_step_time_s'] * 1e3:.4g}", f"{r['calibrated_step_time_s'] * 1e3:.4g}", band,
                       f"{r['relative_error']:+.1%}"])
     return format_table(headers, lines)
+
+
+def expected_records(model: Model, gpus: Sequence[str], batch: Sequence[float], context: Sequence[float],
+                     engine: str, routing: str | float = "uniform", tensor_parallel: int = 1) -> list[dict[str, Any]]:
+    """One record per device, batch and context: the floor, the expected step time and its band."""
+    import numpy as np
+
+    from ..measure.expected import expected
+
+    records = []
+    for gpu in gpus:
+        e = expected(model, gpu, batch=np.asarray(batch, dtype=float)[:, None],
+                     context=np.asarray(context, dtype=float)[None, :], engine=engine, routing=routing,
+                     tensor_parallel=tensor_parallel)
+        for i, j in np.ndindex(e.step_time_s.shape):
+            records.append({
+                "model": model.name, "accelerator": gpu, "engine": engine, "batch": float(batch[i]),
+                "context": float(context[j]), "floor_step_time_s": float(e.floor_step_time_s[i, j]),
+                "expected_step_time_s": float(e.step_time_s[i, j]), "lower_s": float(e.lower_s[i, j]),
+                "upper_s": float(e.upper_s[i, j]), "tokens_per_s": float(e.tokens_per_s[i, j]),
+                "fits": bool(e.fits[i, j]), "basis": e.basis, "label": e.label,
+            })
+    return records
+
+
+def expected_table(records: list[dict[str, Any]]) -> str:
+    """The ``floor --engine`` table: expected step time with its 90 % band beside the floor."""
+    headers = ["gpu", "B", "T", "floor ms", "expected ms", "90% band ms", "tok/s", "fits"]
+    lines = [[r["accelerator"], f"{r['batch']:g}", f"{r['context']:g}", f"{r['floor_step_time_s'] * 1e3:.4g}",
+              f"{r['expected_step_time_s'] * 1e3:.4g}", f"{r['lower_s'] * 1e3:.4g}..{r['upper_s'] * 1e3:.4g}",
+              f"{r['tokens_per_s']:.4g}", "yes" if r["fits"] else "NO"] for r in records]
+    labels = dict.fromkeys(f"{r['accelerator']}: {r['label']}" for r in records)
+    return format_table(headers, lines) + "\n" + "\n".join(labels)

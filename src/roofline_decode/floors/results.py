@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +22,9 @@ from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from .traffic import traffic_breakdown
 from .records import ToDataFrame
+
+if TYPE_CHECKING:
+    from .layers import LayerTable
 
 __all__ = ["DecodeFloor", "RECORD_KEYS", "EXTRA_RECORD_KEYS"]
 
@@ -173,6 +176,23 @@ class DecodeFloor(RooflineTerms, ToDataFrame, EnergyAndCost):
         'mlp_weights'
         """
         return traffic_breakdown(self.spec, self.batch, self.context, self._routing)
+
+    def layers(self) -> LayerTable:
+        """The step split by layer kind (attention full / sliding / MLA / chunked / sparse,
+        recurrent mixer, norms, dense MLP, MoE router / shared / routed experts, embedding,
+        lm_head): each row's bytes, FLOPs, intensity, times and bound on this device; the rows
+        add up to the step's bytes and FLOPs (:mod:`roofline_decode.floors.layers`).
+
+        Examples
+        --------
+        >>> from roofline_decode import decode_floor
+        >>> rows = decode_floor("deepseek-v3", "h200-sxm", batch=256, context=8192).layers()
+        >>> [(row.kind, str(row.bound)) for row in rows][:1]
+        [('attention (MLA)', 'compute')]
+        """
+        from .layers import layer_table
+
+        return layer_table(self, self._routing)
 
     def _table_rows(self) -> list[list[str]]:
         from ..views.table import floor_rows

@@ -14,6 +14,9 @@
 * :func:`load_production_runs` — TensorRT-LLM / vLLM / SGLang serving runs (TTFT, TPOT, layout)
   as :class:`ProductionRun` rows; :func:`run_floors` / :func:`all_run_floors` their strict TTFT
   and TPOT floors (aggregate, on the row's layout, and ``serving_floor``) and :func:`diagnosis`;
+* :func:`expected` — expected step time with a 90 % band beside the floor, from an engine
+  profile (:func:`load_engine_profile`, fitted across devices by ``tools/fit_engine_profiles.py``)
+  and optionally your own runs (:class:`UserRun`);
 * :func:`load_engine_results` — llama-bench, llama-batched-bench, vLLM / SGLang serving and
   SGLang bench_one_batch output as decode rows.
 
@@ -25,6 +28,8 @@ from .calibration_io import CalibrationFileError, load_calibration
 from .compare import EXCEEDS_MEMORY, IMPOSSIBLE, Comparison, RowComparison, compare
 from .fits import ContextFit, SaturationFit, fit_context, saturation_onset, sustained_bandwidth
 from .engines import engine_layout, load_engine_results
+from .engine_profile import EngineProfile, list_engine_profiles, load_engine_profile
+from .expected import Expected, UserRun, expected
 from .published import PublishedRows, load_published
 from .production_runs import ProductionRun, WorkerLayout, load_production_runs
 from .production_floors import RunFloors, all_run_floors, diagnosis, run_floors
@@ -45,5 +50,6 @@ __all__ = [
     "RowComparison", "SaturationFit", "TOKENS_PER_S_RTOL", "calibrate", "compare", "fit_context",
     "engine_layout", "load_csv", "load_engine_results", "load_json", "load_measurements", "load_published", "rows_from_records",
     "saturation_onset", "sustained_bandwidth", "ProductionRun", "WorkerLayout", "load_production_runs", "RunFloors",
-    "all_run_floors", "diagnosis", "run_floors",
+    "all_run_floors", "diagnosis", "run_floors", "EngineProfile", "Expected", "UserRun", "expected",
+    "list_engine_profiles", "load_engine_profile",
 ]

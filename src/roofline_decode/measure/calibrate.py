@@ -230,7 +230,10 @@ def calibrate(measurements: list[Measurement], accelerator: Accelerator | str, *
             what = {"u_w": "the weight-stream efficiency (every row reads the same weight bytes: t0 holds "
                            "its excess, so predictions for other models or formats are uncertain)",
                     "q": "the per-sequence cost (every row has the same batch)",
-                    "u_kv": "the KV-stream efficiency (KV bytes do not vary apart from the other terms)"}.get(key, key)
+                    "u_kv": "the KV-stream efficiency (KV bytes do not vary apart from the other terms)",
+                    "u_bytes": "the bandwidth efficiency (the bytes moved vary only as the fixed and per-sequence "
+                               "costs do: those fit the rows)",
+                    "t0": "the fixed cost (the other terms fit the rows with it at 0)"}.get(key, key)
             warnings.append(f"not identifiable from these rows, held at its bound: {what}")
     return Calibration(
         accelerator=device, model_name=chosen[0], reason=reason, candidates=scores,

@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from dataclasses import replace
-from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias
 
 import numpy as np
 
@@ -169,22 +169,60 @@ def columns(terms: Terms, names: tuple[str, ...], compute: np.ndarray,
 
 
 def _identifiable(design: np.ndarray, weights: np.ndarray, tolerance: float = 1e-3) -> list[int]:
-    """Indices of columns that each add to the span of the kept ones before them (in order).
+    """Indices of columns that each add to the span of the columns kept before them (in order).
 
     A column whose (weighted) distance from that span is below ``tolerance`` of its norm is not
     identifiable: e.g. the weight bytes of one model vary with the batch only by the gathered
-    embedding rows (a few parts per million), which cannot separate η_w from t0.
+    embedding rows (a few parts per million), which cannot separate η_w from t0.  A rejected
+    column does not enter the span the later ones are compared with (it once did: a weight
+    column rejected next to t0 still carried the batch through its embedding rows, and so hid
+    the KV column, which grows with the batch, behind it).
     """
     scaled = design * np.sqrt(weights)[:, None]
     norms = np.linalg.norm(scaled, axis=0)
-    if scaled.shape[1] == 0:
-        return []
-    # |R_jj| of a QR factorisation is column j's distance from the span of the columns before it
-    # mode="r" returns R alone (numpy's stubs type every mode as the QRResult tuple)
-    r = cast(np.ndarray, np.linalg.qr(scaled / np.where(norms > 0, norms, 1.0), mode="r"))
-    diagonal = np.zeros(scaled.shape[1])
-    diagonal[: min(r.shape)] = np.abs(np.diag(r))
-    return [j for j in range(scaled.shape[1]) if norms[j] > 0 and diagonal[j] >= tolerance]
+    kept: list[int] = []
+    basis = np.zeros((scaled.shape[0], 0))
+    for j in range(scaled.shape[1]):
+        if norms[j] == 0:
+            continue
+        column = scaled[:, j] / norms[j]
+        residual = column - basis @ (basis.T @ column)
+        residual = residual - basis @ (basis.T @ residual)  # twice is enough (Gram-Schmidt)
+        if np.linalg.norm(residual) >= tolerance:
+            kept.append(j)
+            basis = np.column_stack([basis, residual / np.linalg.norm(residual)])
+    return kept
+
+
+def _best_subset(design: np.ndarray, target: np.ndarray, weights: np.ndarray, kept: list[int]) -> list[int]:
+    """``kept``, unless its bounded fit holds a parameter at its bound while another set of as many
+    identifiable columns fits with every parameter inside its bounds: then the best such set
+    (smallest weighted residual; ties, within 1e-9, go to the earlier set).
+
+    Columns the rows cannot separate (a per-sequence cost, a fixed cost and the bytes term at one
+    context are three lines in two directions) are not interchangeable once the parameters are
+    bounded: the first two in order may fit the rows only with one of them at its bound, while
+    another pair fits them with both.  When the first ones fit inside their bounds they are kept:
+    the in-sample residual alone does not say which set extrapolates better.
+    """
+    from itertools import combinations
+
+    candidates = [j for j in range(design.shape[1]) if np.any(design[:, j] != 0)]
+    if len(kept) >= len(candidates) or np.all(weighted_nnls(design[:, kept], target, weights) > 0):
+        return kept
+    best, best_sse = kept, math.inf
+    slack = 1e-9 * float(np.sum(weights * target**2))
+    for subset in combinations(candidates, len(kept)):
+        chosen = list(subset)
+        if chosen == kept or len(_identifiable(design[:, chosen], weights)) < len(chosen):
+            continue
+        beta = weighted_nnls(design[:, chosen], target, weights)
+        if not np.all(beta > 0):
+            continue
+        value = float(np.sum(weights * (target - design[:, chosen] @ beta) ** 2))
+        if value < best_sse - slack:
+            best, best_sse = chosen, value
+    return best
 
 
 @dataclass(frozen=True)
@@ -221,6 +259,8 @@ def _solve(names: tuple[str, ...], terms: Terms, y: np.ndarray, weights: np.ndar
         names_now = names + (("u_c",) if use_compute else ())
         design, base = columns(terms, names_now, compute, host)
         kept = _identifiable(design, weights)
+        if kept and len(kept) < design.shape[1]:
+            kept = _best_subset(design, y - base, weights, kept)
         beta = np.zeros(len(names_now))
         if kept:
             beta[kept] = weighted_nnls(design[:, kept], y - base, weights)

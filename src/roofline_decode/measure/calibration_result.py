@@ -35,7 +35,9 @@ Routing = Literal["uniform", "identical"] | PositiveFloat
 
 @dataclass(frozen=True)
 class CalibratedPrediction:
-    """Calibrated step time [s] with its band, broadcast like :func:`decode_floor`."""
+    """Calibrated step time [s] with its band, broadcast like :func:`decode_floor`; ``fits``:
+    the weights and the KV cache of the batch fit the devices' usable memory (where False, no
+    such run exists: the step time is what it would take, not a prediction of a run)."""
 
     step_time_s: np.ndarray
     lower_s: np.ndarray
@@ -43,6 +45,7 @@ class CalibratedPrediction:
     floor_step_time_s: np.ndarray
     bound: np.ndarray
     batch: np.ndarray
+    fits: np.ndarray
 
     @property
     def tokens_per_s(self) -> np.ndarray:
@@ -246,8 +249,14 @@ class Calibration:
         >>> p = cal.predict(load_model("llama-2-7b", weights="int4-g32"), batch=1, context=104)
         >>> round(float(p.tokens_per_s), 1)  # measured: 196.8
         193.4
+
+        Points whose weights and KV cache do not fit the devices' usable memory are flagged:
+
+        >>> cal.predict("llama-2-7b", batch=[1, 512], context=4096).fits.tolist()
+        [True, False]
         """
         from ..catalog import load_model
+        from ..floors.capacity import resident_bytes, usable_memory
 
         model = load_model(model)
         for name, value in (("tensor_parallel", tensor_parallel), ("pipeline_parallel", pipeline_parallel)):
@@ -270,10 +279,12 @@ class Calibration:
             half = student_t_quantile(0.5 + self.level / 2, self.dof) * np.sqrt(np.maximum(spread + noise, 0.0))
             lower, upper = np.maximum(step - half, flat.strict_floor_s), step + half
         floor = np.maximum(flat.weights_s + flat.kv_s, flat.compute_s)
+        room = usable_memory(self.accelerator) * tensor_parallel * pipeline_parallel
+        fits = resident_bytes(model, np.asarray(batch, dtype=float), np.asarray(context, dtype=float)) <= room
         return CalibratedPrediction(
             step_time_s=step.reshape(shape), lower_s=lower.reshape(shape), upper_s=upper.reshape(shape),
             floor_step_time_s=floor.reshape(shape), bound=np.where(host, "host", np.where(compute, "compute", "memory")).reshape(shape),
-            batch=flat.batch.reshape(shape),
+            batch=flat.batch.reshape(shape), fits=np.broadcast_to(fits, shape).copy(),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -192,7 +192,7 @@ def _step(terms: _FloorTerms) -> float:
 
 def compare(rows: list[MeasurementRow], model: Model | str | None = None,
             accelerator: Accelerator | str | None = None, *, tolerance: float = 0.0,
-            routing: str | float = "uniform") -> Comparison:
+            routing: str | float | None = None) -> Comparison:
     """Each measured row next to its floor.
 
     Parameters
@@ -203,9 +203,10 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
         Used for every row when given; otherwise each row's own ``model`` / ``accelerator``.
     tolerance : float
         Relative slack before a row faster than its floor is flagged (0: any row below the floor).
-    routing : {"uniform", "identical"} or float
-        MoE routing of the reported floor and efficiency (:func:`~roofline_decode.decode_floor`);
-        the impossible flag always uses the strict (``"identical"``) floor, and a row between the
+    routing : {"uniform", "identical"} or float, optional
+        MoE routing of the reported floor and efficiency (:func:`~roofline_decode.decode_floor`)
+        for every row; default: each row's own :attr:`MeasurementRow.routing` (``"uniform"``
+        unless the row states it); the impossible flag always uses the strict (``"identical"``) floor, and a row between the
         strict and the uniform floor is flagged :data:`FASTER_THAN_UNIFORM`.  Dense models: one floor.
 
     Returns
@@ -249,7 +250,7 @@ def compare(rows: list[MeasurementRow], model: Model | str | None = None,
     for row in rows:
         spec = resolve_model(model if model is not None else row.model, row.weight_format, row.kv_format)
         device = resolve_accelerator(accelerator if accelerator is not None else row.accelerator)
-        t = _floor_terms(row, spec, device, routing)
+        t = _floor_terms(row, spec, device, row.routing if routing is None else routing)
         floor = max(t["memory"], t["compute"])
         measured = row.step_time
         flags: list[str] = []

@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from .expected_accuracy import AccuracyResult, accuracy_protocol, render_section
 from .compare import EXCEEDS_MEMORY, IMPOSSIBLE, RowComparison, compare
 from .extrapolation import SplitResult, measured_dir, protocol_splits, run_protocol
 from .published import load_published
@@ -209,7 +211,17 @@ def render_page(folder: str | Path | None = None, results: list[SplitResult] | N
         "  are host-bound at short context and the fit's single regime under-predicts the longer ones.",
         "",
     ]
-    return "\n".join(lines)
+    measured = str(Path(folder) if folder else measured_dir())
+    return "\n".join(lines) + "\n" + render_section(*_accuracy(measured))
+
+
+@lru_cache(maxsize=2)
+def _accuracy(folder: str) -> tuple[list[AccuracyResult], dict[str, dict[str, set[str]]]]:
+    """The engine-profile splits and the production models by device (cached: the page is
+    rendered twice by its tests and --check)."""
+    from .engine_rows_production import models_by_device
+
+    return accuracy_protocol(folder), models_by_device(folder)
 
 
 def plot_page(path: str | Path, folder: str | Path | None = None, results: list[SplitResult] | None = None) -> Path:

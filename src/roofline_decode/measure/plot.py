@@ -64,11 +64,7 @@ def plot_measurements(comparison: Comparison, calibrated: Sequence[CalibratedPre
     ax.set_xticks(x)
     ax.set_xticklabels([_row_label(c) for c in comparison], rotation=60, ha="right", fontsize=8)
     ax.set_yscale("log")
-    from matplotlib.ticker import FuncFormatter
-
-    # 3, 10, 30 ms rather than 3x10^0, 10^1, 3x10^1
-    for which, formatter in (("major", _ms), ("minor", _ms_minor)):
-        getattr(ax.yaxis, f"set_{which}_formatter")(FuncFormatter(formatter))
+    _readable_log_axis(ax)
     ax.tick_params(axis="y", which="both", labelsize=8)
     ax.set_ylabel("step time [ms]")
     ax.set_title(("measured vs floor" + (" vs calibrated" if calibrated is not None else ""))
@@ -97,9 +93,22 @@ def _ms(value: float, _: object = None) -> str:
     return f"{value:g}" if value > 0 else ""
 
 
-def _ms_minor(value: float, _: object = None) -> str:
-    """Label only the 2x and 5x minor ticks (when no decade tick is in view, these carry the axis)."""
-    if value <= 0:
-        return ""
-    mantissa = value / 10 ** np.floor(np.log10(value))
-    return f"{value:g}" if np.isclose(mantissa, 2) or np.isclose(mantissa, 5) else ""
+#: Labelled ticks per decade of the log step-time axis, by how many decades it spans: a narrow
+#: range (measured 4 to 18 ms) gets 4, 5, 6, 7, 8, 9, 10, 15 ms, a wide one 1, 10, 100 ms.
+_TICKS_PER_DECADE = ((1.0, (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)), (2.0, (1.0, 2.0, 3.0, 5.0)),
+                     (4.0, (1.0, 2.0, 5.0)), (np.inf, (1.0,)))
+
+
+def _readable_log_axis(ax: Axes) -> None:
+    """Plain millisecond labels (3, 10, 30 rather than 3x10^0, 10^1, 3x10^1) on the log y axis,
+    enough of them to read a value whatever the range spans (the axis once showed a single
+    tick over a range of less than a decade); the other ticks unlabelled."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    low, high = ax.get_ylim()
+    decades = np.log10(high / low) if low > 0 and high > low else 1.0
+    subs = next(subs for span, subs in _TICKS_PER_DECADE if decades <= span)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
+    ax.yaxis.set_major_formatter(FuncFormatter(_ms))
+    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=tuple(np.arange(1.0, 10.0))))
+    ax.yaxis.set_minor_formatter(NullFormatter())

@@ -10,6 +10,7 @@ calls ``plt.show()``.  Models and accelerators are catalog ids or spec objects.
 - :func:`batch_plot` — aggregate tokens/s and per-sequence ms/token against batch.
 - :func:`context_plot` — step time against context for several batches.
 - :func:`breakdown_plot` — bytes (weights / KV read / KV write) and time terms, stacked.
+- :func:`layers_plot` — a step's memory and compute time, each stacked by layer kind.
 - :func:`capacity_map` — the batch × context plane shaded by verdict, with a latency contour.
 - :func:`ttft_plot` — time to first token (prefill floor) against prompt length, several devices.
 - :func:`speculative_plot` — speculative-decoding speedup against batch, one line per acceptance.
@@ -28,6 +29,7 @@ from .breakdown import breakdown_plot
 from .capacity import capacity_map
 from .deployment import deployment_frontier_plot
 from .frontier import frontier_plot
+from .layers import layers_plot
 from .request import speculative_plot, ttft_plot
 from .ridge import ridge_plot
 from .sweeps import batch_plot, context_plot
@@ -44,6 +46,7 @@ __all__ = [
     "deployment_frontier_plot",
     "frontier_plot",
     "headless",
+    "layers_plot",
     "max_batch",
     "resident_bytes",
     "ridge_plot",

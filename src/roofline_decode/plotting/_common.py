@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter
 
+    from ..floors.layout_result import ParallelFloor
     from ..floors.results import DecodeFloor
     from ..formats import NumberFormat
     from ..specs.accelerator import Accelerator
@@ -221,6 +222,26 @@ def resident_bytes(model: Model, floor: DecodeFloor) -> np.ndarray:
 def fits(model: Model, floor: DecodeFloor, accelerator: Accelerator | str) -> np.ndarray:
     """Boolean array: does :func:`resident_bytes` fit :func:`usable_memory`?"""
     return resident_bytes(model, floor) <= usable_memory(accelerator)
+
+
+def layout_share(model: Model, accelerator: Accelerator, batch: Any, context: Any, *, sparse: bool = False,
+                 latency: Any = None, parallel: Any = None) -> ParallelFloor | None:
+    """The busiest device's floor of ``model`` under the layout ``parallel``
+    (``decode_floor(..., parallel=)``), or None without a layout or with a one-device one (the
+    plain floor then holds)."""
+    if parallel is None:
+        return None
+    from ..floors.decode import decode_floor
+    from ..floors.layout_result import ParallelFloor
+
+    share = decode_floor(model, accelerator, batch=batch, context=context, sparse=sparse, latency=latency,
+                         parallel=parallel)
+    return share if isinstance(share, ParallelFloor) else None
+
+
+def share_fits(share: ParallelFloor, accelerator: Accelerator | str) -> np.ndarray:
+    """Boolean array over the share's grid: does what one device holds fit :func:`usable_memory`?"""
+    return np.broadcast_to(np.asarray(share.resident_bytes_per_device) <= usable_memory(accelerator), share.shape)
 
 
 def max_batch(model: ModelLike, accelerator: AcceleratorLike, context: float) -> float:

@@ -10,7 +10,8 @@ import numpy as np
 from .._typing import Broadcastable
 from ._common import (
     ModelLike, WeightsLike, axis_values, batch_axis, check_slo, color, context_label, count_formatter,
-    geometric_batches, hardware_label, max_batch, new_axes, precision_label, resolve_model, single_value,
+    geometric_batches, hardware_label, layout_share, max_batch, new_axes, precision_label, resolve_model, share_fits,
+    single_value,
 )
 
 if TYPE_CHECKING:
@@ -19,18 +20,22 @@ if TYPE_CHECKING:
     from ..formats import NumberFormat
     from ..specs.accelerator import Accelerator
     from ..specs.latency import LatencyProfile
+    from ..specs.parallel import Parallel
 
 
 def batch_plot_devices(model: ModelLike, devices: Sequence[Accelerator], batch: Broadcastable | None = None,
                        context: Broadcastable = 4096, *, slo_ms: float | None = None, weights: WeightsLike = None,
                        kv: str | NumberFormat | None = None, sparse: bool = False,
-                       latency: LatencyProfile | str | None = None, ax: Axes | None = None) -> Axes:
+                       latency: LatencyProfile | str | None = None, parallel: Parallel | str | None = None,
+                       ax: Axes | None = None) -> Axes:
     """Aggregate tokens/s against batch for several accelerators on one Axes (see ``batch_plot``).
 
     Each device is one solid curve up to its capacity limit (the largest batch whose weights and
     KV cache fit, marked with a dot) and a thin dotted one beyond, where the batch does not fit.
     With ``slo_ms`` a star marks the largest batch of each curve whose per-sequence step time
-    meets the target.  The legend sits below the Axes, so it never covers a curve.
+    meets the target.  The legend sits below the Axes, so it never covers a curve.  Under a
+    ``parallel`` layout each curve is the layout's aggregate tokens/s, solid while the busiest
+    device's share fits its memory.
     """
     from ..floors.sweeps import sweep
 
@@ -44,11 +49,17 @@ def batch_plot_devices(model: ModelLike, devices: Sequence[Accelerator], batch: 
 
     ax = new_axes(ax)
     any_target = False
+    layout = ""
     for i, (device, floor, limit) in enumerate(zip(devices, floors, limits)):
         c = color(i)
         rate = np.ravel(floor.tokens_per_s)
         step_ms = np.ravel(floor.step_time_s) * 1e3
         fits = batches <= limit
+        share = layout_share(spec, device, batches, ctx, sparse=sparse, latency=latency, parallel=parallel)
+        if share is not None:
+            rate, step_ms = np.ravel(share.tokens_per_s), np.ravel(share.step_time_s) * 1e3
+            fits = np.ravel(share_fits(share, device))
+            layout = f", {share.parallel} ({share.num_devices} devices each)"
         label = hardware_label(device, floor) + ("" if fits.any() else "; nothing fits")
         if fits.any():
             ax.plot(batches[fits], rate[fits], color=c, lw=2.2, label=label, gid="tokens-per-s")
@@ -85,6 +96,6 @@ def batch_plot_devices(model: ModelLike, devices: Sequence[Accelerator], batch: 
     ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=1, fontsize=8, frameon=False)
     import textwrap
 
-    ax.set_title(f"Batching: {spec.name} on {len(devices)} accelerators, context {context_label(ctx)} tokens\n"
+    ax.set_title(f"Batching: {spec.name} on {len(devices)} accelerators{layout}, context {context_label(ctx)} tokens\n"
                  + textwrap.fill(precision_label(*floors), 80), fontsize=11)
     return ax

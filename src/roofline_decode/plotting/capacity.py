@@ -11,7 +11,8 @@ from .._typing import Broadcastable
 from ..units import GB
 from ._common import (
     CONTEXT_AXIS_LABEL, OKABE_ITO, AcceleratorLike, ModelLike, WeightsLike, axis_values, batch_axis, check_slo,
-    fits, longest_context, memory_label, new_axes, resolve_model, single_accelerator, title, token_axis,
+    fits, layout_share, longest_context, memory_label, new_axes, resolve_model, share_fits, single_accelerator,
+    title, token_axis,
 )
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from ..formats import NumberFormat
+    from ..specs.parallel import Parallel
 
 #: Verdict codes of the map and their legend text.
 VERDICTS = ("fits, memory-bound", "fits, compute-bound", "does not fit in memory")
@@ -28,7 +30,7 @@ VERDICT_COLORS = (OKABE_ITO["sky_blue"], OKABE_ITO["orange"], "#BBBBBB")
 def capacity_map(model: ModelLike, accelerator: AcceleratorLike | Sequence[AcceleratorLike],
                  batch: Broadcastable | None = None, context: Broadcastable | None = None, *,
                  slo_ms: float | None = None, weights: WeightsLike = None, kv: str | NumberFormat | None = None,
-                 sparse: bool = False, ax: Axes | None = None) -> Axes:
+                 sparse: bool = False, parallel: Parallel | str | None = None, ax: Axes | None = None) -> Axes:
     """The batch × context plane shaded by verdict, with a contour at a per-token latency target.
 
     Each cell is one decode floor of the sweep: *does not fit* where the weights plus the KV
@@ -49,6 +51,11 @@ def capacity_map(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
         Per-token latency target [ms]; draws its contour when given.
     weights, kv, sparse, ax
         As in :func:`~roofline_decode.plotting.batch_plot`.
+    parallel : Parallel or str, optional
+        A parallel layout (``"tp8"``, ``"dp8 ep8"``): each cell is the layout's step
+        (``decode_floor(..., parallel=)``): *does not fit* where the busiest device's share
+        exceeds its memory, *compute-bound* where its compute time reaches its memory time,
+        and the latency contour is the layout's step time.  None (default): one device.
 
     Returns
     -------
@@ -75,6 +82,12 @@ def capacity_map(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
     slo_ms = check_slo(slo_ms)
     floor = sweep([spec], [device], batch=batches, context=contexts, sparse=sparse)[0]
     verdict = np.where(~fits(spec, floor, device), 2, np.where(floor.bound == "compute", 1, 0))
+    step_time, where = floor.step_time_s, ""
+    share = layout_share(spec, device, batches[:, None], contexts[None, :], sparse=sparse, parallel=parallel)
+    if share is not None:
+        compute_bound = np.asarray(share.compute_time_s) >= np.asarray(share.memory_time_s)
+        verdict = np.where(~share_fits(share, device), 2, np.where(compute_bound, 1, 0))
+        step_time, where = share.step_time_s, f"\n{share.parallel} ({share.num_devices} devices)"
 
     ax = new_axes(ax)
     cmap = ListedColormap(VERDICT_COLORS)
@@ -82,7 +95,7 @@ def capacity_map(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
                   shading="nearest", rasterized=True, gid="verdict")
     handles: list[Artist] = [Patch(facecolor=c, edgecolor="0.5", label=v) for c, v in zip(VERDICT_COLORS, VERDICTS)]
     if slo_ms is not None:
-        step_ms = floor.step_time_s.T * 1e3
+        step_ms = step_time.T * 1e3
         if step_ms.min() <= slo_ms <= step_ms.max():
             contour = ax.contour(batches, contexts, step_ms, levels=[slo_ms], colors="black", linewidths=2.2)
             contour.set_gid("latency-contour")
@@ -92,7 +105,12 @@ def capacity_map(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
             side = "every cell is faster" if step_ms.max() < slo_ms else "no cell meets it"
             handles.append(Line2D([], [], color="black", lw=2.2, ls="none",
                                   label=f"target {slo_ms:g} ms/token: {side}"))
-    if (verdict == 2).all():
+    if (verdict == 2).all() and share is not None:
+        ax.text(0.5, 0.5, f"nothing fits: a device's share of the weights is {share.weight_bytes_per_device / GB:.4g} "
+                f"GB\nof {memory_label(device)} (try fp8 or int4 weights, or more devices)",
+                transform=ax.transAxes, ha="center", va="center", fontsize=10, gid="nothing-fits",
+                bbox=dict(facecolor="white", edgecolor="0.6", alpha=0.95))
+    elif (verdict == 2).all():
         ax.text(0.5, 0.5, f"nothing fits: the weights alone take {spec.weight_bytes / GB:.4g} GB\n"
                 f"of {memory_label(device)} (try fp8 or int4 weights, or more devices)",
                 transform=ax.transAxes, ha="center", va="center", fontsize=10, gid="nothing-fits",
@@ -111,5 +129,6 @@ def capacity_map(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
     ax.set_ylabel(CONTEXT_AXIS_LABEL)
     ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.95)
     capacity = memory_label(device)
-    ax.set_title(f"Capacity map: {title(spec, floor, device)}, {capacity}", fontsize=11)
+    ax.set_title(f"Capacity map: {title(spec, floor, device)}, {capacity}" + (" per device" if where else "") + where,
+                 fontsize=11)
     return ax

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._typing import Broadcastable
-from ._common import MARKERS, ModelLike, WeightsLike, color, new_axes, resolve_model
+from ._common import MARKERS, ModelLike, WeightsLike, color, new_axes, plain_formatter, resolve_model
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -29,7 +29,8 @@ _Y_LABELS = {
 def frontier_plot(model: ModelLike, accelerators: Accelerator | str | Sequence[Accelerator | str],
                   context: float = 4096, *, batch: Broadcastable | None = None, tp: Sequence[int] | int = (1, 2, 4, 8),
                   y: str = "throughput", price_per_hour: float | dict[str, float] | None = None,
-                  weights: WeightsLike = None, kv: str | NumberFormat | None = None, ax: Axes | None = None) -> Axes:
+                  weights: WeightsLike = None, kv: str | NumberFormat | None = None, routing: str = "uniform",
+                  ax: Axes | None = None) -> Axes:
     """Tokens/s per user (x) against tokens/s per device, or energy or cost per token (y).
 
     One curve per device (colour) and tensor-parallel degree (marker), over batch; points whose
@@ -38,7 +39,8 @@ def frontier_plot(model: ModelLike, accelerators: Accelerator | str | Sequence[A
     The legend sits to the right of the axes.  ``y``: ``"throughput"`` (default), ``"energy"``
     (the data-movement floor; devices whose memory has no sourced access energy are left out
     and named in the legend title), ``"energy_at_board_power"`` (an estimate) or ``"cost"``
-    (needs ``price_per_hour``).
+    (needs ``price_per_hour``).  ``routing``: the MoE routing assumption, as
+    :func:`~roofline_decode.planning.frontier` takes it.
 
     Returns
     -------
@@ -47,7 +49,7 @@ def frontier_plot(model: ModelLike, accelerators: Accelerator | str | Sequence[A
     from ..planning.frontier import FRONTIER_Y, frontier
 
     spec = resolve_model(model, weights, kv)
-    front = frontier(spec, accelerators, context, batch=batch, tp=tp, price_per_hour=price_per_hour)
+    front = frontier(spec, accelerators, context, batch=batch, tp=tp, price_per_hour=price_per_hour, routing=routing)
     envelope = front.envelope(y)  # checks y and the price
     attribute = FRONTIER_Y[y][0]
     if not any(np.isfinite(getattr(p, attribute)) for p in front.points):
@@ -83,6 +85,9 @@ def frontier_plot(model: ModelLike, accelerators: Accelerator | str | Sequence[A
                 color="black", lw=2.2, ls="--", label="Pareto envelope", zorder=5)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # 200, 500, 1000 rather than 2x10^2, 5x10^2, 10^3
+        axis.set_major_formatter(plain_formatter())
+        axis.set_minor_formatter(plain_formatter(minor=True))
     ax.set_xlabel("tokens/s per user (1 / step time)")
     label = _Y_LABELS[y]
     if y == "cost":

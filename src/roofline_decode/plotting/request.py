@@ -20,9 +20,11 @@ from ._common import (
     axis_values,
     color,
     new_axes,
+    plain_formatter,
     resolve_accelerators,
     resolve_model,
     single_accelerator,
+    tokens_formatter,
 )
 
 if TYPE_CHECKING:
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
     from ..formats import NumberFormat
     from ..specs.model import Model
+    from ..specs.parallel import Parallel
 
 __all__ = ["ttft_plot", "speculative_plot"]
 
@@ -43,13 +46,16 @@ DEFAULT_ACCEPTANCE = (0.5, 0.6, 0.7, 0.8, 0.9)
 def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[AcceleratorLike],
               prompt: Broadcastable | None = None, batch: float = 1, *, chunk: float | None = None,
               weights: WeightsLike = None, kv: str | NumberFormat | None = None, sparse: bool = False,
-              ax: Axes | None = None) -> Axes:
+              parallel: Parallel | str | None = None, ax: Axes | None = None) -> Axes:
     """Time to first token (the prefill floor) against prompt length on one or more devices.
 
     Solid where the prefill is compute-bound, dashed where memory-bound; a dot marks the
     prompt length at which it turns compute-bound.  A device that publishes no compute peak
     has no TTFT floor (:func:`~roofline_decode.floors.prefill.prefill_floor` gives NaN): its
-    points are missing and its legend entry says why.
+    points are missing and its legend entry says why.  Under a ``parallel`` layout
+    (``"tp8"``) each device type is the layout's prefill (``prefill_floor(..., parallel=)``,
+    communication included), and the dot the first swept prompt whose busiest device is
+    compute-bound.
 
     Examples
     --------
@@ -58,6 +64,7 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
     'prompt length [tokens]'
     """
     from ..floors import NO_COMPUTE_PEAK
+    from ..floors.layout_result import ParallelFloor
     from ..floors.prefill import prefill_floor
 
     spec = resolve_model(model, weights, kv)
@@ -65,11 +72,14 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
     prompts = axis_values("prompt", prompt, DEFAULT_PROMPTS, several=True)
     ax = new_axes(ax)
     drawn = False
+    layout = ""
     for i, device in enumerate(devices):
-        r = prefill_floor(spec, device, prompts, batch, chunk=chunk, sparse=sparse)
+        r = prefill_floor(spec, device, prompts, batch, chunk=chunk, sparse=sparse, parallel=parallel)
         ms = r.ttft_s * 1e3
         compute = r.compute_time_s >= r.memory_time_s
         label = device.id or device.name
+        if isinstance(r, ParallelFloor):
+            layout = f", {r.parallel} ({r.num_devices} devices each)"
         if np.isnan(ms).all():  # no peak: no TTFT floor to draw, only the reason in the legend
             ax.plot([], [], color=color(i), lw=2, ls=":", label=f"{label}: {NO_COMPUTE_PEAK}, no TTFT floor")
             continue
@@ -79,13 +89,21 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
         if compute.any() and not compute.all():  # join the two regimes
             j = int(np.argmax(compute))
             ax.plot(prompts[j - 1:j + 1], ms[j - 1:j + 1], color=color(i), lw=2, ls="--")
+        if isinstance(r, ParallelFloor):  # the first swept prompt that is compute-bound
+            if compute.any():
+                j = int(np.argmax(compute))
+                ax.plot([prompts[j]], [ms[j]], "o", color=color(i), ms=6)
+            continue
         star = float(r.compute_bound_prompt.flat[0])
         if np.isfinite(star) and prompts[0] <= star <= prompts[-1]:
             at = prefill_floor(spec, device, star, batch, chunk=None, sparse=sparse)
             ax.plot([star], [float(at.ttft_s) * 1e3], "o", color=color(i), ms=6)
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(tokens_formatter())  # 256, 4k, 128k rather than 2^8, 2^12, 2^17
     if drawn:
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(plain_formatter())  # 10, 100, 1000 rather than 10^1, 10^2, 10^3
+        ax.yaxis.set_minor_formatter(plain_formatter(minor=True))
     else:  # not one device with a peak: an empty frame over the prompts, saying why
         ax.set_xlim(float(prompts[0]), float(prompts[-1]))
         ax.set_yticks([])
@@ -94,7 +112,7 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
     ax.set_xlabel("prompt length [tokens]")
     ax.set_ylabel("time to first token, floor [ms]")
     chunk_text = "" if chunk is None else f", {int(chunk)}-token chunks"
-    ax.set_title(f"{spec.name}: prefill floor at batch {batch:g}{chunk_text}\n"
+    ax.set_title(f"{spec.name}: prefill floor at batch {batch:g}{chunk_text}{layout}\n"
                  "solid: compute-bound, dashed: memory-bound, dot: shortest compute-bound prompt")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left")

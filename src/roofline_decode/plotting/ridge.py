@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,10 +23,17 @@ from ._common import (
     precision_label,
     resolve_accelerators,
     resolve_model,
+    layout_share,
+    share_fits,
 )
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+
+    from ..floors.sweeps import SweepResult
+    from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
+    from ..specs.parallel import Parallel
 
     from ..formats import NumberFormat
     from ..specs.latency import LatencyProfile
@@ -52,8 +59,8 @@ def _batches_to_label(x: np.ndarray, batch: np.ndarray, max_labels: int = 7) -> 
 def ridge_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[AcceleratorLike],
                batch: Broadcastable | None = None, context: Broadcastable = 4096, *, weights: WeightsLike = None,
                kv: str | NumberFormat | None = None, sparse: bool = False,
-               latency: LatencyProfile | str | None = None, ax: Axes | None = None,
-               label_batches: bool = True) -> Axes:
+               latency: LatencyProfile | str | None = None, parallel: Parallel | str | None = None,
+               ax: Axes | None = None, label_batches: bool = True) -> Axes:
     """Decode operating points of a batch sweep on the roofline of each accelerator (log-log).
 
     For every accelerator the roofline is drawn from the floor's ``memory_bandwidth`` (the
@@ -82,6 +89,13 @@ def ridge_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Accele
         A latency profile (preset id or object): each device also gets its serial-chain
         ceiling, the FLOP rate FLOPs / T_chain each step of the sweep could attain if only the
         chain limited it (dotted); steps under it are latency-bound.
+    parallel : Parallel or str, optional
+        A parallel layout (``"tp8"``, ``"dp8 ep8"``, :class:`~roofline_decode.Parallel`): each step
+        is the busiest device's share (``decode_floor(..., parallel=)``), placed at its FLOPs per
+        device / bytes per device, attained FLOPs per device / step time (communication
+        included); "does not fit" compares what one device holds with its usable memory, and the
+        box gives the first swept batch that is compute-bound per device.  None (default): one
+        device holds the whole model.
     ax : matplotlib.axes.Axes, optional
         Where to draw; a new figure if omitted.
     label_batches : bool
@@ -108,10 +122,10 @@ def ridge_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Accele
     batches = axis_values("batch", batch, RIDGE_BATCHES)
     contexts = axis_values("context", context, [4096])
     floors = sweep([spec], devices, batch=batches, context=contexts, sparse=sparse, latency=latency)
+    points = _operating_points(spec, devices, floors, batches, contexts, sparse, latency, parallel)
+    intensity, attained, fits, layout = points
     ax = new_axes(ax, (9.0, 6.0))
 
-    intensity = floors[0].arithmetic_intensity  # the same for every accelerator: bytes and FLOPs of the model
-    attained = [fl.flops / fl.step_time_s for fl in floors]
     # the roof of each context: the effective peak FLOPs / compute time, which depends on the
     # context alone where FLOP groups run at different precisions (one value otherwise)
     roofs = [np.unique(np.broadcast_to(fl.peak_flops, fl.shape)[0, :]) for fl in floors]
@@ -157,16 +171,19 @@ def ridge_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Accele
             ax.plot(intensity[:, j], attained[i][:, j] / TFLOP, ls=(0, (1, 1.5)), lw=1.2, color=c,
                     marker=MARKERS[j % len(MARKERS)], ms=5.5, mfc=c if j == 0 else "white", mec=c, mew=1.2,
                     zorder=5, gid="operating-points")
-            misses = ~np.asarray(fl.fits)[:, j]  # a sweep's grid: an array
+            misses = ~fits[i][:, j]
             if misses.any():  # weights + KV cache exceed the device's usable memory
                 ax.plot(intensity[misses, j], attained[i][misses, j] / TFLOP, ls="none", marker="x", ms=9,
                         mew=1.6, color="0.15", zorder=6, gid="does-not-fit")
                 any_miss = True
-        critical = [fl.critical_batch.reshape(len(batches), len(contexts))[0, j] for j in range(len(contexts))]
-        cells = [
-            (f"{np.ceil(b):.0f}" if np.isfinite(b) else "∞") + (f" @ {context_label(t)}" if len(contexts) > 1 else "")
-            for b, t in zip(critical, contexts)
-        ]
+        if layout is None:
+            critical = [fl.critical_batch.reshape(len(batches), len(contexts))[0, j] for j in range(len(contexts))]
+            cells = [(f"{np.ceil(b):.0f}" if np.isfinite(b) else "∞") for b in critical]
+        else:  # the first swept batch whose busiest device is compute-bound
+            bound = np.asarray(layout[i].compute_time_s) >= np.asarray(layout[i].memory_time_s)
+            cells = [f"{batches[np.argmax(bound[:, j])]:g}" if bound[:, j].any() else f"> {batches[-1]:g}"
+                     for j in range(len(contexts))]
+        cells = [cell + (f" @ {context_label(t)}" if len(contexts) > 1 else "") for cell, t in zip(cells, contexts)]
         if not fl.compute_bounded:  # no roof to reach: not a KV-cache effect
             cells = [f"{NOT_DEFINED} ({NO_COMPUTE_PEAK})"]
         critical_lines.append(f"{device.name}: " + ", ".join(cells))
@@ -213,7 +230,8 @@ def ridge_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Accele
                       f"context {context_label(contexts[0])})")
     ax.legend(handles, labels, loc="upper left", fontsize=8, framealpha=0.92)
 
-    box = "critical batch B* (compute-bound from):\n" + "\n".join(critical_lines)
+    box = ("critical batch B* (compute-bound from):\n" if layout is None else
+           f"first swept batch compute-bound per device ({layout[0].parallel}):\n") + "\n".join(critical_lines)
     if "∞" in box:
         box += "\n∞: memory-bound at any batch (each sequence's KV\nreads keep the intensity below the ridge)"
     ax.text(0.985, 0.025, box, transform=ax.transAxes, ha="right", va="bottom", multialignment="left", fontsize=7.5,
@@ -221,5 +239,26 @@ def ridge_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Accele
             bbox=dict(boxstyle="round,pad=0.4", facecolor="white", edgecolor="0.7", alpha=0.92), zorder=7)
 
     names = devices[0].name if len(devices) == 1 else f"{len(devices)} accelerators"
+    if layout is not None:
+        names += f", {layout[0].parallel} ({layout[0].num_devices} devices each; per device)"
+        ax.set_xlabel("arithmetic intensity per device [FLOP/B]")
+        ax.set_ylabel("attained FLOP rate per device = FLOPs / step time [TFLOP/s]")
     ax.set_title(f"Decode roofline: {spec.name} on {names}\n{precision_label(*floors)}", fontsize=11)
     return ax
+
+
+def _operating_points(spec: Model, devices: list[Accelerator], floors: SweepResult, batches: np.ndarray,
+                      contexts: np.ndarray, sparse: bool, latency: LatencyProfile | str | None,
+                      parallel: Parallel | str | None) -> tuple[Any, list[Any], list[np.ndarray], list[Any] | None]:
+    """(intensity, attained FLOP/s per device, fits per device, the layout floors or None) of the
+    sweep: the single-device floors', or under a layout of several devices each device's share."""
+    layout = [layout_share(spec, d, batches[:, None], contexts[None, :], sparse=sparse, latency=latency,
+                           parallel=parallel) for d in devices]
+    shares = [share for share in layout if share is not None]
+    if shares and len(shares) == len(devices):  # else no layout, or one device: the plain floors
+        intensity = np.asarray(shares[0].flops_per_device) / np.asarray(shares[0].bytes_read_per_device)
+        attained = [np.asarray(fl.flops_per_device) / fl.step_time_s for fl in shares]
+        return intensity, attained, [share_fits(fl, d) for fl, d in zip(shares, devices)], shares
+    # the same for every accelerator: bytes and FLOPs of the model
+    return (floors[0].arithmetic_intensity, [fl.flops / fl.step_time_s for fl in floors],
+            [np.asarray(fl.fits) for fl in floors], None)

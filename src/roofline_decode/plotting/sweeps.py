@@ -13,7 +13,7 @@ from ._common import (
     CONTEXT_AXIS_LABEL, OKABE_ITO, AcceleratorLike, ModelLike, WeightsLike, axis_values, batch_axis, check_slo,
     color, context_label, count_formatter, fits, geometric_batches, longest_context, max_batch, memory_label,
     new_axes, plain_formatter, resolve_accelerators, resolve_model, single_accelerator, single_value, title,
-    token_axis,
+    token_axis, layout_share, share_fits,
 )
 
 if TYPE_CHECKING:
@@ -22,12 +22,14 @@ if TYPE_CHECKING:
 
     from ..formats import NumberFormat
     from ..specs.latency import LatencyProfile
+    from ..specs.parallel import Parallel
 
 
 def batch_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[AcceleratorLike],
                batch: Broadcastable | None = None, context: Broadcastable = 4096, *, slo_ms: float | None = None,
                weights: WeightsLike = None, kv: str | NumberFormat | None = None, sparse: bool = False,
-               latency: LatencyProfile | str | None = None, ax: Axes | None = None) -> Axes:
+               latency: LatencyProfile | str | None = None, parallel: Parallel | str | None = None,
+               ax: Axes | None = None) -> Axes:
     """Aggregate tokens/s and per-sequence ms/token against batch, at one context.
 
     The aggregate rate (``tokens_per_s``, left axis) rises with batch while the step is
@@ -59,6 +61,11 @@ def batch_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acceler
     latency : LatencyProfile or str, optional
         A latency profile (preset id or object): the serial chain T_chain becomes a third
         floor on the latency axis (a horizontal line) and the step never drops below it.
+    parallel : Parallel or str, optional
+        A parallel layout (``"tp8"``, ``"dp8 ep8"``): the layout's step (``decode_floor(...,
+        parallel=)``, communication included) and its aggregate tokens/s over all its devices;
+        the compute-bound region starts at the first swept batch whose busiest device is
+        compute-bound, the capacity limit at the last swept batch whose share fits one device.
     ax : matplotlib.axes.Axes, optional
         Where to draw; a new figure if omitted.
 
@@ -82,7 +89,7 @@ def batch_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acceler
         from .batch_devices import batch_plot_devices
 
         return batch_plot_devices(model, devices, batch, context, slo_ms=slo_ms, weights=weights, kv=kv,
-                                  sparse=sparse, latency=latency, ax=ax)
+                                  sparse=sparse, latency=latency, parallel=parallel, ax=ax)
     slo_ms = check_slo(slo_ms)
     spec = resolve_model(model, weights, kv)
     device = devices[0]
@@ -92,6 +99,15 @@ def batch_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acceler
     batches = axis_values("batch", batch, default, several=True)
     floor = decode_floor(spec, device, batch=batches, context=ctx, sparse=sparse, latency=latency)
     critical = float(np.ravel(floor.critical_batch)[0])
+    rate_values, step_values, where, swept = floor.tokens_per_s, floor.step_time_s, "", ""
+    share = layout_share(spec, device, batches, ctx, sparse=sparse, latency=latency, parallel=parallel)
+    if share is not None:  # the layout's step; its limits read off the swept batches
+        rate_values, step_values = share.tokens_per_s, share.step_time_s
+        bound = np.ravel(np.asarray(share.compute_time_s) >= np.asarray(share.memory_time_s))
+        critical = float(batches[np.argmax(bound)]) if bound.any() else np.inf
+        fitting = np.ravel(share_fits(share, device))
+        limit = np.inf if fitting.all() else float(batches[np.flatnonzero(fitting)[-1]]) if fitting.any() else 0.0
+        where, swept = f"\n{share.parallel} ({share.num_devices} devices)", " (swept, per device)"
 
     ax = new_axes(ax)
     twin = ax.twinx()
@@ -99,8 +115,8 @@ def batch_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acceler
     # the legend and the annotations live on ax: draw it above the twin's lines (ax made transparent)
     ax.set_zorder(twin.get_zorder() + 1)
     ax.patch.set_visible(False)
-    rate = ax.plot(batches, floor.tokens_per_s, color=OKABE_ITO["blue"], lw=2.4, label="aggregate tokens/s (left)")
-    step_lines = twin.plot(batches, floor.step_time_s * 1e3, color=OKABE_ITO["vermillion"], lw=2.0, ls="--",
+    rate = ax.plot(batches, rate_values, color=OKABE_ITO["blue"], lw=2.4, label="aggregate tokens/s (left)")
+    step_lines = twin.plot(batches, step_values * 1e3, color=OKABE_ITO["vermillion"], lw=2.0, ls="--",
                            label="per-sequence ms/token (right)")
     batch_axis(ax)  # the twin shares it
     ax.set_yscale("log")
@@ -116,7 +132,7 @@ def batch_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acceler
     legend_title = None
     if np.isfinite(critical) and critical <= b_high:
         span = ax.axvspan(max(critical, b_low), b_high, color=OKABE_ITO["orange"], alpha=0.16, lw=0,
-                          label=f"compute-bound (B ≥ B* = {np.ceil(critical):.0f})", gid="compute-bound")
+                          label=f"compute-bound (B ≥ B* = {np.ceil(critical):.0f}{swept})", gid="compute-bound")
         ax.axvline(critical, color=OKABE_ITO["orange"], lw=1.4)
         # labels sit just above the frame, beside their line: never on a curve
         ax.annotate(f"memory → compute B* = {np.ceil(critical):.0f}", (critical, 1.0), xycoords=("data", "axes fraction"),
@@ -125,7 +141,9 @@ def batch_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acceler
         extras.append(span)
     else:
         reason = (f"B* = {np.ceil(critical):.0f}" if np.isfinite(critical)
-                  else NO_COMPUTE_PEAK if np.isnan(critical) else f"B* = ∞ at {context_label(ctx)} context")
+                  else NO_COMPUTE_PEAK if np.isnan(critical) or not floor.compute_bounded
+                  else "no swept batch is compute-bound per device" if share is not None
+                  else f"B* = ∞ at {context_label(ctx)} context")
         legend_title = f"memory-bound over the whole range ({reason})"  # nothing shaded: no legend entry
     if limit < b_high:
         start = max(limit, b_low)
@@ -133,7 +151,9 @@ def batch_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acceler
                           label=f"does not fit in {memory_label(device)}", gid="capacity-limit")
         ax.axvline(start, color="0.3", lw=1.4)
         if limit >= b_low:
-            text = f"capacity limit B = {limit:.0f}"
+            text = f"capacity limit B = {limit:.0f}{swept}"
+        elif share is not None:
+            text = f"nothing fits: a device's share of the weights is {share.weight_bytes_per_device / GB:.4g} GB"
         else:
             text = f"nothing fits: weights alone are {spec.weight_bytes / GB:.4g} GB"
         ax.annotate(text, (start, 1.0), xycoords=("data", "axes fraction"), xytext=(3, 3),
@@ -162,7 +182,8 @@ def batch_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Acceler
     # below the axes: the legend never covers a curve
     ax.legend(handles, [str(h.get_label()) for h in handles], loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2,
               fontsize=8, title=legend_title, title_fontsize=8, frameon=False)
-    ax.set_title(f"Batching: {title(spec, floor, device)}, context {context_label(ctx)} tokens", fontsize=11, pad=16)
+    ax.set_title(f"Batching: {title(spec, floor, device)}{where}, context {context_label(ctx)} tokens", fontsize=11,
+                 pad=16)
     return ax
 
 
@@ -177,7 +198,7 @@ def _span_at_least(axes: Axes, factor: float) -> None:
 def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[AcceleratorLike],
                  context: Broadcastable | None = None, batch: Broadcastable = (1, 8, 64), *,
                  slo_ms: float | None = None, weights: WeightsLike = None, kv: str | NumberFormat | None = None,
-                 sparse: bool = False, ax: Axes | None = None) -> Axes:
+                 sparse: bool = False, parallel: Parallel | str | None = None, ax: Axes | None = None) -> Axes:
     """Step time against context for several batches: KV reads grow linearly with context.
 
     Each batch is one line of ``step_time_s`` [ms]; the intercept at context 0 is the weight
@@ -200,6 +221,10 @@ def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
         Per-token latency target [ms], drawn as a horizontal line.
     weights, kv, sparse, ax
         As in :func:`batch_plot`.
+    parallel : Parallel or str, optional
+        A parallel layout (``"tp8"``, ``"dp8 ep8"``): the step of the layout
+        (``decode_floor(..., parallel=)``, communication included), and "does not fit" what one
+        device holds against its usable memory.  None (default): one device.
 
     Returns
     -------
@@ -222,11 +247,16 @@ def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
     batches = axis_values("batch", batch, [1, 8, 64])
     floor = sweep([spec], [device], batch=batches, context=contexts, sparse=sparse)[0]
     ok = fits(spec, floor, device)
+    step_time, where = floor.step_time_s, ""
+    share = layout_share(spec, device, batches[:, None], contexts[None, :], sparse=sparse, parallel=parallel)
+    if share is not None:  # several devices (a one-device layout is the plain floor)
+        step_time, ok = share.step_time_s, share_fits(share, device)
+        where = f", {share.parallel} ({share.num_devices} devices)"
 
     ax = new_axes(ax)
     for i, b in enumerate(batches):
         c = color(i)
-        ms = floor.step_time_s[i] * 1e3
+        ms = step_time[i] * 1e3
         ax.plot(contexts, np.where(ok[i], ms, np.nan), color=c, lw=2.2, label=f"B = {b:g}", gid="fits")
         if not ok[i].all():
             first_out = int(np.argmin(ok[i]))
@@ -244,7 +274,8 @@ def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
     if not ok.all():
         handles += [Line2D([], [], color="0.4", ls=":", lw=1.4),
                     Line2D([], [], color="0.4", marker="X", mec="black", ls="none", ms=8)]
-        labels += [f"KV cache does not fit in {memory_label(device)}", "last context that fits"]
+        labels += [f"KV cache does not fit in {memory_label(device)}" + (" per device" if where else ""),
+                   "last context that fits"]
     ax.legend(handles, labels, loc="upper left", fontsize=8, framealpha=0.92)
     ax.set_xlim(contexts[0], contexts[-1])
     ax.set_ylim(bottom=0)
@@ -252,5 +283,5 @@ def context_plot(model: ModelLike, accelerator: AcceleratorLike | Sequence[Accel
     ax.set_xlabel(CONTEXT_AXIS_LABEL)
     ax.set_ylabel("decode step floor = per-sequence latency [ms/token]")
     ax.grid(True, color="0.88", lw=0.7)
-    ax.set_title(f"Context: {title(spec, floor, device)}", fontsize=11)
+    ax.set_title(f"Context: {title(spec, floor, device)}{where}", fontsize=11)
     return ax

@@ -1,0 +1,424 @@
+"""Engine profiles: a physical step model of one inference engine, fitted across devices.
+
+An engine profile holds the coefficients of
+
+.. math:: T = t_{layer} L + t_{step} + q B + c_{ar} N_{ar} + t_{hop} (PP - 1) + k_{pf} T_{pf}
+          + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{E}{\\eta_{moe} BW} + \\frac{K}{\\eta_{kv} BW},\\;
+          \\frac{F}{\\eta_c P}\\right)
+
+with W the weight bytes of the step outside the MoE MLPs, E those of the MoE MLPs (the experts
+read, shared experts included; 0 for a dense model), K the KV bytes (read and written) and F
+the FLOPs (DESIGN.md §4), BW the bandwidth the step streams at (TP devices: their aggregate; a
+layer split: one device's, the layers run one after another), P the dense peak of the compute
+precision, L the depth, B the batch, N_ar = 2 L the all-reduces of a tensor-parallel step
+(attention and MLP outputs; 0 on one device), PP - 1 the hand-offs of a layer split and T_pf
+the prefill floor interleaved into one step by continuous batching (B / O new requests of P
+prompt tokens per step, O output tokens per request; 0 for a decode-only benchmark): k_pf is
+how many times its floor a prefill takes when it shares the step.
+
+Each efficiency is written ``1 / (1 + u)``, ``u >= 0``, so the model is linear and non-negative
+in (t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf, u_moe) once the compute-bound rows
+are known: a bounded (non-negative) least-squares fit with relative residuals (:mod:`._nnls`),
+the side assignment iterated until it no longer changes.  A column that is zero on every fitted
+row (no TP row: c_ar; no compute-bound row: u_c; no MoE row: u_moe) stays at 0 and is listed as
+not fitted.
+
+The profile's band is the spread of *leave-one-device-out* errors: each device's rows predicted
+from a fit on the other devices, so the band says how far an unseen device may fall; with one
+device only, errors of rows held out in ten interleaved folds stand in (and the label says
+so).  The prior of a user's calibration (:mod:`~roofline_decode.measure.expected`) is the
+spread of per-device scale factors.  Profiles are JSON files in
+``roofline_decode/engine_profiles/``, refitted by ``tools/fit_engine_profiles.py`` from
+``shared/reference/measured/`` only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidValueError
+from ..specs.accelerator import Accelerator
+from ..specs.model import Model
+from . import calibration_models as cm
+from ._nnls import weighted_nnls
+
+__all__ = ["PROFILE_FORMAT", "PARAMETERS", "TTFT_PARAMETERS", "BAND_LEVELS", "StepTerms", "EngineProfile", "step_terms",
+           "fit_step_model", "predict_step", "fit_profile", "fit_ttft", "predict_ttft", "list_engine_profiles",
+           "load_engine_profile", "profile_dir"]
+
+PROFILE_FORMAT = "roofline-decode engine profile 1"
+#: Parameters of the step model, in the order of the fit.
+PARAMETERS = ("t_layer", "t_step", "q", "u_w", "u_kv", "u_c", "c_ar", "t_hop", "k_pf", "u_moe")
+#: Band levels stored with every profile (two-sided, central).
+BAND_LEVELS = (0.5, 0.8, 0.9, 0.95)
+
+
+@dataclass(frozen=True)
+class StepTerms:
+    """Per-row floor terms [s] and counts of a decode step (arrays of one length)."""
+
+    layers: np.ndarray
+    batch: np.ndarray
+    weights_s: np.ndarray
+    kv_s: np.ndarray
+    compute_s: np.ndarray
+    allreduces: np.ndarray
+    hops: np.ndarray
+    floor_s: np.ndarray
+    prefill_s: np.ndarray
+    experts_s: np.ndarray
+
+    FIELDS = ("layers", "batch", "weights_s", "kv_s", "compute_s", "allreduces", "hops", "floor_s", "prefill_s",
+              "experts_s")
+
+    def take(self, index: np.ndarray) -> StepTerms:
+        return StepTerms(*(np.asarray(getattr(self, f))[index] for f in self.FIELDS))
+
+    @staticmethod
+    def stack(parts: list[StepTerms]) -> StepTerms:
+        return StepTerms(*(np.concatenate([np.ravel(getattr(p, f)) for p in parts]) for f in StepTerms.FIELDS))
+
+    def __len__(self) -> int:
+        return int(np.size(self.weights_s))
+
+
+def step_terms(model: Model, device: Accelerator, batch: Any, context: Any, tensor_parallel: int = 1,
+               pipeline_parallel: int = 1, routing: str | float = "uniform", prefill_s: Any = 0.0) -> StepTerms:
+    """The terms of the step model for ``model`` on ``device`` (broadcast over batch and context).
+
+    TP devices split every layer (aggregate bandwidth and peak, 2 L all-reduces); a pipeline of
+    PP stages on one request runs its layers one after another (one device's bandwidth, PP - 1
+    hand-offs).  ``floor_s`` is the strict floor of that layout (MoE ``routing="identical"``);
+    ``prefill_s`` [s] the prefill floor time interleaved into one step (continuous batching: B / O
+    new requests of P prompt tokens per step; 0 for a decode-only run)."""
+    t = cm.floor_terms(model, device, batch, context, devices=tensor_parallel, routing=routing)
+    shape = np.shape(t.weights_s)
+    ar = 2.0 * model.num_layers if tensor_parallel > 1 else 0.0
+    experts = np.zeros(shape)
+    if model.is_moe:  # the MLP (expert) weights as their own stream: grouped GEMMs of few tokens per expert
+        from ..floors.decode import decode_floor
+
+        floor = decode_floor(model, device, batch=batch, context=context, routing=routing)
+        experts = np.broadcast_to(np.asarray(floor.breakdown()["bytes"]["mlp_weights"], dtype=float)
+                                  / (tensor_parallel * floor.memory_bandwidth), shape)
+    return StepTerms(np.broadcast_to(t.layers, shape), np.asarray(t.batch, dtype=float), t.weights_s - experts, t.kv_s,
+                     t.compute_s, np.full(shape, ar), np.full(shape, float(pipeline_parallel - 1)), t.strict_floor_s,
+                     np.broadcast_to(np.asarray(prefill_s, dtype=float), shape), experts)
+
+
+def _parts(terms: StepTerms, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(memory-or-compute part [s], fixed part [s], compute-side rows) under parameters ``p``."""
+    t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf, u_moe = p
+    memory = (1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s + (1 + u_moe) * terms.experts_s
+    compute = (1 + u_c) * terms.compute_s
+    fixed = (t_layer * terms.layers + t_step + q * terms.batch + c_ar * terms.allreduces + t_hop * terms.hops
+             + k_pf * terms.prefill_s)
+    return np.maximum(memory, compute), fixed, compute > memory
+
+
+def predict_step(terms: StepTerms, parameters: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(step time [s], its streaming part, its fixed part) under ``parameters``; never below the floor."""
+    stream, fixed, _ = _parts(terms, np.asarray(parameters, dtype=float))
+    return np.maximum(stream + fixed, terms.floor_s), stream, fixed
+
+
+def _design(terms: StepTerms, compute: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    memory = ~compute
+    n = len(terms)
+    cols = [terms.layers * np.ones(n), np.ones(n), terms.batch * np.ones(n), np.where(memory, terms.weights_s, 0.0),
+            np.where(memory, terms.kv_s, 0.0), np.where(compute, terms.compute_s, 0.0), terms.allreduces * np.ones(n),
+            terms.hops * np.ones(n), terms.prefill_s * np.ones(n), np.where(memory, terms.experts_s, 0.0)]
+    base = np.where(compute, terms.compute_s, terms.weights_s + terms.kv_s + terms.experts_s)
+    return np.stack(cols, axis=1), base
+
+
+def fit_step_model(terms: StepTerms, y: np.ndarray, fixed: dict[str, float] | None = None) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Bounded least squares (relative residuals) of the step model: (parameters, names fitted).
+
+    ``fixed`` holds parameters at given values (e.g. ``{"u_c": 0.0}``)."""
+    fixed = fixed or {}
+    y = np.asarray(y, dtype=float)
+    weights = 1.0 / y**2
+    compute = terms.compute_s > terms.weights_s + terms.kv_s + terms.experts_s
+    p = np.zeros(len(PARAMETERS))
+    free: list[int] = []
+    for _ in range(30):
+        design, base = _design(terms, compute)
+        target = y - base
+        for name, value in fixed.items():
+            j = PARAMETERS.index(name)
+            target = target - design[:, j] * value
+        free = [j for j in range(len(PARAMETERS)) if PARAMETERS[j] not in fixed and np.any(design[:, j] != 0)]
+        p = np.zeros(len(PARAMETERS))
+        for name, value in fixed.items():
+            p[PARAMETERS.index(name)] = value
+        if free:
+            p[free] = weighted_nnls(design[:, free], target, weights)
+        _, _, new_compute = _parts(terms, p)
+        if np.array_equal(new_compute, compute):
+            break
+        compute = new_compute
+    return p, tuple(PARAMETERS[j] for j in free)
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    """A fitted engine profile (see the module docstring); read with :func:`load_engine_profile`.
+
+    Attributes
+    ----------
+    engine : str
+        Its name (``"llama.cpp-cuda"``, ``"gpt-fast"``, ...).
+    parameters : dict
+        t_layer [s per layer], t_step [s], q [s per sequence], c_ar [s per all-reduce],
+        t_hop [s per hand-off], and u_w, u_kv, u_c [1] (efficiency η = 1 / (1 + u)).
+    fitted : tuple of str
+        Parameters the rows determined (the others are held at 0 and not fitted).
+    band : dict
+        Level -> (low, high) quantiles of log(measured / predicted) on unseen devices.
+    band_method : str
+        ``"leave-one-device-out"``, or on one device ``"ten-fold (one device)"`` (``"leave-one-row-out
+        (one device)"`` below ten rows).
+    devices : dict
+        Device id -> {"rows": n, "memory_bandwidth": B/s} of the fitted rows.
+    statistics : dict
+        median, p90, max of |predicted / measured - 1| in-sample and on held-out devices, coverage.
+    prior : dict
+        sigma_scale (standard deviation of the log of a device's median measured / predicted
+        ratio over the fitted devices) and noise (log residual once a device's own scale is
+        known): the prior of a user calibration.
+    sources : list of dict
+        file, url, commit (and notes) of the measured rows.
+    ttft : dict or None
+        The time-to-first-token model where the engine has TTFT rows (:func:`fit_ttft`):
+        ``parameters`` (t_first [s], u_prefill, u_queue, w_clients [1]), ``band``, ``rows``, ``statistics``.
+    """
+
+    engine: str
+    description: str
+    parameters: dict[str, float]
+    fitted: tuple[str, ...]
+    band: dict[float, tuple[float, float]]
+    band_method: str
+    devices: dict[str, dict[str, float]]
+    rows: int
+    statistics: dict[str, float]
+    prior: dict[str, float]
+    sources: list[dict[str, str]] = field(default_factory=list)
+    notes: str = ""
+    ttft: dict[str, Any] | None = None
+
+    @property
+    def vector(self) -> np.ndarray:
+        return np.array([self.parameters[name] for name in PARAMETERS])
+
+    def efficiency(self, stream: str) -> float:
+        """η of ``"w"`` (weights), ``"moe"`` (MoE MLP weights), ``"kv"`` or ``"c"`` (compute) [1]."""
+        return 1.0 / (1.0 + self.parameters[f"u_{stream}"])
+
+    def nearest_device(self, bandwidth: float) -> tuple[str, float]:
+        """The fitted device nearest in memory bandwidth and the ratio bandwidth / its bandwidth."""
+        ids = sorted(self.devices, key=lambda d: abs(math.log(bandwidth / self.devices[d]["memory_bandwidth"])))
+        return ids[0], bandwidth / self.devices[ids[0]]["memory_bandwidth"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": PROFILE_FORMAT, "engine": self.engine, "description": self.description,
+                "step_model": "T = t_layer*L + t_step + q*B + c_ar*N_allreduce + t_hop*(PP-1) + k_pf*T_prefill + "
+                              "max(W/(eta_w*BW) + E/(eta_moe*BW) + K/(eta_kv*BW), F/(eta_c*P)), eta = 1/(1+u)",
+                "parameters": self.parameters, "units": {"t_layer": "s", "t_step": "s", "q": "s", "c_ar": "s",
+                                                          "t_hop": "s", "u_w": "1", "u_kv": "1", "u_c": "1", "k_pf": "1",
+                                                          "u_moe": "1"},
+                "efficiencies": {k: 1.0 / (1.0 + self.parameters[f"u_{k}"]) for k in ("w", "kv", "c", "moe")},
+                "fitted": list(self.fitted), "band": {f"{k:g}": list(v) for k, v in self.band.items()},
+                "band_method": self.band_method, "rows": self.rows, "devices": self.devices,
+                "statistics": self.statistics, "prior": self.prior, "sources": self.sources, "notes": self.notes,
+                "ttft": None if self.ttft is None else {
+                    **self.ttft, "band": {f"{k:g}": list(v) for k, v in self.ttft["band"].items()}}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "profile") -> EngineProfile:
+        if data.get("format") != PROFILE_FORMAT:
+            raise InvalidValueError(f"{where}: format", data.get("format"), repr(PROFILE_FORMAT))
+        try:
+            params = {k: float(data["parameters"][k]) for k in PARAMETERS}
+            band = {float(k): (float(v[0]), float(v[1])) for k, v in data["band"].items()}
+            bad = [k for k, v in params.items() if not (math.isfinite(v) and v >= 0)]
+            if bad:
+                raise ValueError(f"parameter {bad[0]} = {params[bad[0]]!r} is not a finite number >= 0")
+            if set(band) != set(BAND_LEVELS) or not all(math.isfinite(lo) and math.isfinite(hi) and lo <= hi
+                                                        for lo, hi in band.values()):
+                raise ValueError(f"band needs levels {BAND_LEVELS} with finite low <= high")
+            if not all(math.isfinite(float(v)) and float(v) > 0 for v in data["prior"].values()):
+                raise ValueError("prior values must be finite and > 0")
+            return cls(engine=str(data["engine"]), description=str(data.get("description", "")), parameters=params,
+                       fitted=tuple(data["fitted"]), band=band, band_method=str(data["band_method"]),
+                       devices={str(k): {"rows": float(v["rows"]), "memory_bandwidth": float(v["memory_bandwidth"])}
+                                for k, v in data["devices"].items()},
+                       rows=int(data["rows"]), statistics={k: float(v) for k, v in data["statistics"].items()},
+                       prior={k: float(v) for k, v in data["prior"].items()}, sources=list(data.get("sources", [])),
+                       notes=str(data.get("notes", "")), ttft=_ttft_from(data.get("ttft")))
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise InvalidValueError(where, f"{type(exc).__name__}: {exc}", "an engine profile as written by "
+                                    "tools/fit_engine_profiles.py") from None
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1, sort_keys=False) + "\n", encoding="utf-8")
+
+
+def _errors_stats(log_errors: np.ndarray) -> dict[str, float]:
+    rel = np.abs(np.exp(log_errors) - 1.0)
+    return {"median": float(np.median(rel)), "p90": float(np.quantile(rel, 0.9)), "max": float(np.max(rel))}
+
+
+def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, device_ids: list[str],
+                bandwidths: dict[str, float], sources: list[dict[str, str]], notes: str = "",
+                fixed: dict[str, float] | None = None) -> EngineProfile:
+    """Fit the step model to rows of several devices and measure how it transfers between them.
+
+    ``y`` are measured step times [s]; rows faster than their strict floor must be removed first."""
+    y = np.asarray(y, dtype=float)
+    ids = np.asarray(device_ids)
+    if len(y) < 3:
+        raise InvalidValueError("rows", len(y), f"at least 3 rows to fit the {engine} profile")
+    p, fitted = fit_step_model(terms, y, fixed)
+    in_sample = np.log(y / predict_step(terms, p)[0])
+    unique = sorted(set(device_ids))
+    held = np.empty(len(y))
+    if len(unique) >= 2:
+        method = "leave-one-device-out"
+        for d in unique:
+            out = ids == d
+            q, _ = fit_step_model(terms.take(~out), y[~out], fixed)
+            held[out] = np.log(y[out] / predict_step(terms.take(out), q)[0])
+    else:  # one device: rows held out in ten interleaved folds (each row once; every row alone below 10)
+        folds = min(10, len(y))
+        method = "leave-one-row-out (one device)" if folds == len(y) else "ten-fold (one device)"
+        fold = np.arange(len(y)) % folds
+        for k in range(folds):
+            out = fold == k
+            q, _ = fit_step_model(terms.take(~out), y[~out], fixed)
+            held[out] = np.log(y[out] / predict_step(terms.take(out), q)[0])
+    band = {level: (float(np.quantile(held, (1 - level) / 2)), float(np.quantile(held, (1 + level) / 2)))
+            for level in BAND_LEVELS}
+    # prior of a user calibration: how much one device's overall scale varies (log), and how far
+    # a device's rows scatter once its own scale is known
+    scales, residuals = [], []
+    for d in unique:
+        rows = ids == d
+        ratio = np.log(y[rows] / predict_step(terms.take(rows), p)[0])
+        scales.append(float(np.median(ratio)))
+        residuals.append(ratio - np.median(ratio))
+    spread = (band[0.9][1] - band[0.9][0]) / (2 * 1.645)
+    sigma = float(np.std(scales, ddof=1)) if len(scales) >= 3 else spread
+    noise = float(np.sqrt(np.mean(np.concatenate(residuals) ** 2)))
+    lo, hi = band[0.9]
+    statistics = {**{f"in_sample_{k}": v for k, v in _errors_stats(in_sample).items()},
+                  **{f"held_out_{k}": v for k, v in _errors_stats(held).items()},
+                  "held_out_coverage_90": float(np.mean((held >= lo) & (held <= hi))),
+                  "devices": float(len(unique))}
+    devices = {d: {"rows": float(np.sum(ids == d)), "memory_bandwidth": bandwidths[d]} for d in unique}
+    return EngineProfile(engine=engine, description=description, parameters=dict(zip(PARAMETERS, map(float, p))),
+                         fitted=fitted, band=band, band_method=method, devices=devices, rows=len(y),
+                         statistics=statistics, prior={"sigma_scale": max(sigma, 0.02), "noise": max(noise, 0.01)},
+                         sources=sources, notes=notes)
+
+
+#: Parameters of the TTFT model:
+#: TTFT = t_first + (1 + u_prefill) T_pf + (1 + u_queue) T_queue + w_clients (C - 1) T_pf.
+TTFT_PARAMETERS = ("t_first", "u_prefill", "u_queue", "w_clients")
+
+
+def _ttft_from(data: Any) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    params = {k: float(data["parameters"][k]) for k in TTFT_PARAMETERS}
+    if not all(math.isfinite(v) and v >= 0 for v in params.values()):
+        raise ValueError("TTFT parameters must be finite numbers >= 0")
+    return {**data, "parameters": params,
+            "band": {float(k): (float(v[0]), float(v[1])) for k, v in data["band"].items()}}
+
+
+def predict_ttft(parameters: dict[str, float], prefill_s: Any, queue_s: Any, clients: Any) -> np.ndarray:
+    """TTFT [s] = t_first + (1 + u_prefill) T_pf + (1 + u_queue) T_queue + w_clients (C - 1) T_pf,
+    with T_pf and T_queue the prefill (and KV transfer) and queue floors of ``serving_floor`` and
+    C the client concurrency: the last term is the share of the other clients' prefills a new
+    request waits behind (none in the floor, which lets prompts ride along decode steps); never
+    below T_pf + T_queue."""
+    t_pf = np.asarray(prefill_s, dtype=float)
+    t_q = np.asarray(queue_s, dtype=float)
+    out: np.ndarray = (parameters["t_first"] + (1 + parameters["u_prefill"]) * t_pf
+                       + (1 + parameters["u_queue"]) * t_q
+                       + parameters["w_clients"] * (np.asarray(clients, dtype=float) - 1) * t_pf)
+    return out
+
+
+def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray, clients: np.ndarray,
+             device_ids: list[str]) -> dict[str, Any]:
+    """Fit the TTFT model of :func:`predict_ttft` (every parameter >= 0) by bounded
+    least squares with relative residuals; band and statistics from leave-one-device-out errors
+    as for the step (in-sample on one device)."""
+    y = np.asarray(measured_s, dtype=float)
+    t_pf = np.asarray(prefill_s, dtype=float)
+    t_q = np.asarray(queue_s, dtype=float)
+    c = np.asarray(clients, dtype=float)
+    design = np.stack([np.ones_like(y), t_pf, t_q, (c - 1) * t_pf], axis=1)
+
+    def fit(rows: np.ndarray) -> dict[str, float]:
+        beta = weighted_nnls(design[rows], y[rows] - t_pf[rows] - t_q[rows], 1.0 / y[rows] ** 2)
+        return dict(zip(TTFT_PARAMETERS, map(float, beta)))
+
+    params = fit(np.ones(len(y), dtype=bool))
+    ids = np.asarray(device_ids)
+    held = np.empty(len(y))
+    for d in sorted(set(device_ids)):
+        out = ids == d
+        held[out] = np.log(y[out] / predict_ttft(fit(~out) if np.any(~out) else params, t_pf[out], t_q[out], c[out]))
+    in_sample = np.log(y / predict_ttft(params, t_pf, t_q, c))
+    band = {level: (float(np.quantile(held, (1 - level) / 2)), float(np.quantile(held, (1 + level) / 2)))
+            for level in BAND_LEVELS}
+    lo, hi = band[0.9]
+    return {"parameters": params, "band": band, "rows": int(len(y)),
+            "band_method": "leave-one-device-out" if len(set(device_ids)) > 1 else "in-sample (one device)",
+            "statistics": {**{f"in_sample_{k}": v for k, v in _errors_stats(in_sample).items()},
+                           **{f"held_out_{k}": v for k, v in _errors_stats(held).items()},
+                           "held_out_coverage_90": float(np.mean((held >= lo) & (held <= hi)))}}
+
+
+def profile_dir() -> Path:
+    """The folder of the shipped engine profiles."""
+    return Path(__file__).resolve().parent.parent / "engine_profiles"
+
+
+def list_engine_profiles() -> list[str]:
+    """Names of the shipped engine profiles.
+
+    >>> "llama.cpp-cuda" in list_engine_profiles()
+    True
+    """
+    return sorted(p.stem for p in profile_dir().glob("*.json"))
+
+
+def load_engine_profile(engine: str | EngineProfile) -> EngineProfile:
+    """A shipped engine profile by name (``"llama.cpp-cuda"``, ``"vllm"``, ...), or a path to one.
+
+    >>> load_engine_profile("gpt-fast").engine
+    'gpt-fast'
+    """
+    if isinstance(engine, EngineProfile):
+        return engine
+    path = Path(engine) if str(engine).endswith(".json") else profile_dir() / f"{engine}.json"
+    if not path.is_file():
+        raise InvalidValueError("engine", engine, "one of " + ", ".join(list_engine_profiles()) + " or a profile .json")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidValueError("engine", str(path), f"a readable JSON engine profile ({exc})") from None
+    if not isinstance(data, dict):
+        raise InvalidValueError("engine", str(path), "a JSON object")
+    return EngineProfile.from_dict(data, str(path))

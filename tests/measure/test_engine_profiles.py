@@ -1,0 +1,224 @@
+"""Engine profiles (measure/engine_profile.py, engine_rows.py, published_llamacpp.py) and
+`expected` (measure/expected.py): shipped data, refit reproducibility, the band and the prior."""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import roofline_decode as rd
+from roofline_decode.catalog import load_model
+from roofline_decode.errors import InvalidValueError
+from roofline_decode.measure.engine_profile import (
+    PARAMETERS, EngineProfile, fit_profile, fit_step_model, list_engine_profiles, load_engine_profile, predict_step,
+    profile_dir, step_terms,
+)
+from roofline_decode.measure.engine_rows import engine_rows
+from roofline_decode.measure.expected import UserRun, expected
+from roofline_decode.measure.published_llamacpp import load_llamacpp_published
+
+MEASURED = Path(__file__).parents[1] / "data" / "measured"
+SINGLE_DEVICE = ("exllama", "gpt-fast", "hf-eager", "llama.cpp-cuda", "llama.cpp-metal")
+PRODUCTION = ("sglang", "tensorrt-llm", "vllm")
+
+
+def test_llamacpp_reader_places_rows_and_says_why_it_skips():
+    found = load_llamacpp_published(MEASURED / "llamacpp" / "xiongjiedai_llamacpp_gpu_benchmarks.csv")
+    assert len(found.rows) == 563
+    reasons = " ".join(r for _, r in found.skipped)
+    assert "OOM" in reasons and "LLaMA-1 30B" in reasons and "A100 80GB" in reasons and "CPU" in reasons
+    # llama-bench tg512: 512 tokens from an empty cache, mean context 255.5 (the README's convention)
+    first = found.rows[0]
+    assert (first.context, first.accelerator, first.weight_format, first.tokens_per_s) == (255.5, "rtx-3070", "Q4_K_M", 72.79)
+    assert {r.label.split()[0] for r in found.rows} == {"llama.cpp-cuda", "llama.cpp-metal"}
+
+
+@pytest.mark.parametrize("engine", SINGLE_DEVICE + PRODUCTION)
+def test_shipped_profile_has_sources_statistics_and_a_band(engine):
+    assert engine in list_engine_profiles()
+    p = load_engine_profile(engine)
+    assert p.rows >= 18 and p.devices and p.sources and all(s["url"].startswith("https://github.com/") for s in p.sources)
+    assert all(0 < p.efficiency(s) <= 1 for s in ("w", "kv", "c"))
+    assert all(p.parameters[k] >= 0 for k in PARAMETERS)
+    lo, hi = p.band[0.9]
+    assert lo <= 0 <= hi and lo <= p.band[0.5][0] <= p.band[0.5][1] <= hi
+    assert 0.8 <= p.statistics["held_out_coverage_90"] <= 1
+
+
+@pytest.mark.parametrize("engine", ("exllama", "llama.cpp-metal"))
+def test_refit_reproduces_the_shipped_profile(engine):
+    rows = engine_rows(MEASURED, (engine,))[engine]
+    shipped = load_engine_profile(engine)
+    refit = fit_profile(engine, shipped.description, rows.terms, rows.measured_s, rows.device_ids, rows.bandwidths,
+                        shipped.sources, shipped.notes)
+    assert refit.rows == shipped.rows
+    for name in PARAMETERS:
+        assert refit.parameters[name] == pytest.approx(shipped.parameters[name], rel=1e-9, abs=1e-15)
+    for level, (lo, hi) in shipped.band.items():
+        assert refit.band[level] == pytest.approx((lo, hi), rel=1e-9)
+
+
+def test_fit_recovers_a_known_step_model():
+    """Noise-free rows made from known coefficients on three devices give them back."""
+    truth = np.array([50e-6, 1e-3, 20e-6, 0.25, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    parts, ids = [], []
+    for device in ("rtx-4090", "a100-80gb-sxm", "h100-sxm"):
+        for model in ("llama-3.1-8b", "llama-2-13b"):
+            t = step_terms(load_model(model), rd.load_accelerator(device), np.array([1.0, 4.0, 16.0]),
+                           np.array([512.0, 512.0, 4096.0]))
+            parts.append(t)
+            ids += [device] * 3
+    from roofline_decode.measure.engine_profile import StepTerms
+
+    terms = StepTerms.stack(parts)
+    y, _, _ = predict_step(terms, truth)
+    fitted, names = fit_step_model(terms, y)
+    assert fitted == pytest.approx(truth, rel=1e-6, abs=1e-12)
+    assert "c_ar" not in names and "t_hop" not in names  # no TP or layer-split rows: not fitted
+
+
+def test_expected_is_never_below_the_floor_and_labels_its_basis():
+    model = load_model("llama-3.1-8b", weights="Q4_K_M", kv="f16")
+    batch, context = np.array([[1.0], [8.0]]), np.array([[0.0, 4096.0, 32768.0]])
+    for engine in SINGLE_DEVICE:
+        e = expected(model, "rtx-4090", batch=batch, context=context, engine=engine)
+        assert e.step_time_s.shape == (2, 3)
+        assert np.all(e.lower_s >= e.floor_step_time_s) and np.all(e.step_time_s >= e.lower_s)
+        assert np.all(e.upper_s >= e.step_time_s) and e.basis == "engine profile" and engine in e.label
+    floor_only = expected(model, "rtx-4090")
+    assert floor_only.basis == "floor only" and math.isnan(float(floor_only.upper_s))
+    assert float(floor_only.step_time_s) == pytest.approx(float(rd.decode_floor(model, "rtx-4090").step_time_s))
+
+
+def test_expected_names_how_far_an_unseen_device_is():
+    e = expected("llama-3.1-8b", "h200-sxm", engine="llama.cpp-cuda")
+    assert "h200-sxm is not among them: nearest by bandwidth" in e.label
+    assert "is among them" in expected("llama-3.1-8b", "rtx-4090", engine="llama.cpp-cuda").label
+
+
+def test_one_run_updates_the_profile_and_narrows_the_band():
+    """The profile is the prior: one run 20 % slower than the profile pulls the expectation
+    towards it and leaves a band narrower than the device-to-device one."""
+    model = load_model("llama-3.1-8b", weights="Q4_K_M", kv="f16")
+    prior = expected(model, "l40s", context=1024, engine="llama.cpp-cuda")
+    run = UserRun(batch=1, context=1024, step_time_s=1.2 * float(prior.step_time_s))
+    post = expected(model, "l40s", context=1024, engine="llama.cpp-cuda", runs=[run])
+    assert post.basis == "calibration" and "1 run(s)" in post.label
+    assert float(prior.step_time_s) < float(post.step_time_s) < 1.2 * float(prior.step_time_s)
+    width = lambda e: math.log(float(e.upper_s) / float(e.lower_s))  # noqa: E731
+    assert width(post) < width(prior)
+    two = expected(model, "l40s", context=1024, engine="llama.cpp-cuda", runs=[run, run])
+    assert float(two.step_time_s) > float(post.step_time_s) and width(two) < width(post)
+
+
+def test_expected_flags_points_that_do_not_fit():
+    e = expected("llama-3.1-8b", "rtx-3090", batch=[1, 64], context=4096, engine="hf-eager")
+    assert list(e.fits) == [True, False] and "do not fit" in e.label
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"engine": "no-such-engine"}, "engine"), ({"level": 0.7, "engine": "gpt-fast"}, "level"),
+    ({"runs": [UserRun(1, 0, 0.01)]}, "runs"), ({"tensor_parallel": 0, "engine": "gpt-fast"}, "tensor_parallel"),
+])
+def test_expected_bad_input_names_the_field(kwargs, field):
+    with pytest.raises(InvalidValueError, match=field):
+        expected("llama-3.1-8b", "h100-sxm", **kwargs)
+
+
+def test_a_profile_file_round_trips_and_a_bad_one_is_refused(tmp_path):
+    p = load_engine_profile("exllama")
+    path = tmp_path / "mine.json"
+    p.save(path)
+    assert load_engine_profile(str(path)) == p
+    data = json.loads(path.read_text())
+    del data["parameters"]["u_w"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(InvalidValueError, match="engine profile"):
+        load_engine_profile(str(path))
+    assert isinstance(load_engine_profile(p), EngineProfile) and profile_dir().is_dir()
+
+
+@pytest.mark.parametrize("engine", PRODUCTION)
+def test_production_profiles_fit_interleaved_prefill_and_ttft(engine):
+    p = load_engine_profile(engine)
+    assert "k_pf" in p.fitted and "c_ar" in p.fitted and set(p.devices) == {"h100-sxm", "h200-sxm"}
+    assert "serving_floor's terms" in p.notes
+    assert p.ttft is not None and p.ttft["rows"] >= 100 and all(v >= 0 for v in p.ttft["parameters"].values())
+
+
+def test_expected_serving_run_carries_prefill_and_ttft():
+    """vLLM, Llama-3.1-70B fp8 on 4 H200, 8 clients, ISL = OSL = 1024; AIConfigurator's silicon run
+    measured TPOT 10.14 ms and TTFT 101 ms (tests/data/measured/production)."""
+    model = load_model("llama-3.1-70b", weights="fp8", kv="fp8")
+    plain = expected(model, "h200-sxm", batch=8, context=1535, tensor_parallel=4, engine="vllm")
+    served = expected(model, "h200-sxm", batch=8, tensor_parallel=4, engine="vllm", prompt=1024, output=1024)
+    assert "serving run" in served.label and "give prompt= and output=" in plain.label and plain.ttft_s is None
+    assert float(served.floor_step_time_s) <= float(served.lower_s) <= 10.14e-3 <= float(served.upper_s)
+    assert float(served.ttft_floor_s) <= float(served.ttft_lower_s) <= 0.101 <= float(served.ttft_upper_s)
+    floor_only = expected(model, "h200-sxm", batch=8, tensor_parallel=4, prompt=1024, output=1024)
+    assert float(floor_only.ttft_s) == float(floor_only.ttft_floor_s) and math.isnan(float(floor_only.ttft_upper_s))
+    with pytest.raises(InvalidValueError, match="output"):
+        expected(model, "h200-sxm", output=1024, engine="vllm")
+
+
+def test_production_reader_states_what_it_skips():
+    from roofline_decode.measure.engine_rows_production import production_runs
+
+    runs, skipped = production_runs(MEASURED)
+    reasons = " ".join(r for _, r in skipped)
+    assert len(runs) + len(skipped) == 1884 and "more than an 8-GPU node" in reasons and "Kimi" in reasons
+    assert {r.engine for r in runs} == set(PRODUCTION)
+
+
+@settings(max_examples=25, deadline=None)
+@given(engine=st.sampled_from(SINGLE_DEVICE + PRODUCTION), batch=st.floats(1, 256), context=st.floats(0, 65536),
+       device=st.sampled_from(["rtx-4090", "h100-sxm", "m2-ultra", "mi300x", "l4"]),
+       model=st.sampled_from(["llama-3.1-8b", "qwen3-30b-a3b", "gemma-2-9b"]))
+def test_expected_never_below_the_floor_and_monotone_in_context(engine, batch, context, device, model):
+    e = expected(model, device, batch=batch, context=[context, context + 4096], engine=engine)
+    assert np.all(e.floor_step_time_s <= e.lower_s) and np.all(e.lower_s <= e.step_time_s)
+    assert np.all(e.step_time_s <= e.upper_s)
+    assert e.step_time_s[1] >= e.step_time_s[0]
+
+
+def test_floor_engine_cli(capsys):
+    from roofline_decode.cli import main
+
+    assert main(["floor", "--model", "llama-3.1-8b", "--weights", "Q4_K_M", "--gpu", "rtx-4090", "--batch", "1,4",
+                 "--engine", "llama.cpp-cuda", "--format", "json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert len(records) == 2 and all(r["floor_step_time_s"] <= r["lower_s"] <= r["expected_step_time_s"]
+                                     <= r["upper_s"] for r in records)
+    assert records[0]["basis"] == "engine profile" and "llama.cpp-cuda" in records[0]["label"]
+    assert main(["floor", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--engine", "llama.cpp-cuda"]) == 0
+    out = capsys.readouterr().out
+    assert "expected ms" in out and "90% band ms" in out
+    assert main(["floor", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--engine", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "engine='nope'" in err and "llama.cpp-cuda" in err and "Traceback" not in err
+
+
+def test_tokens_per_s_band_brackets_the_rate():
+    e = expected("llama-3.1-8b", "h100-sxm", batch=[1, 16], context=2048, engine="vllm")
+    low, high = e.tokens_per_s_band
+    assert np.all(low <= e.tokens_per_s) and np.all(e.tokens_per_s <= high)
+    floor_only = expected("llama-3.1-8b", "h100-sxm")
+    assert float(floor_only.tokens_per_s_band[0]) == 0.0
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["parameters"].update(u_w=-1.0), lambda d: d["parameters"].update(t_layer=float("nan")),
+    lambda d: d["band"].update({"0.9": [0.2, 0.1]}), lambda d: d["band"].pop("0.5"), lambda d: d["prior"].update(noise=0.0),
+    lambda d: d.update(format="something else"), lambda d: d.update(devices=[1, 2]),
+])
+def test_a_lying_profile_file_is_refused(tmp_path, edit):
+    data = load_engine_profile("exllama").to_dict()
+    edit(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InvalidValueError):
+        load_engine_profile(str(path))
