@@ -62,9 +62,45 @@ def test_refit_reproduces_the_shipped_profile(engine):
         assert refit.band[level] == pytest.approx((lo, hi), rel=1e-9)
 
 
+def test_refit_reproduces_a_shipped_production_profile():
+    """vLLM from the production rows: duplicates and data errors dropped, log loss, band from
+    device and model hold-outs (tools/fit_engine_profiles.py)."""
+    from roofline_decode.measure.engine_rows_production import PRODUCTION_LOSS, dropped_counts, production_rows
+    from roofline_decode.measure.engine_ttft import fit_ttft
+
+    tpot, ttft = production_rows(MEASURED)
+    rows, t = tpot["vllm"], ttft["vllm"]
+    shipped = load_engine_profile("vllm")
+    counts = dropped_counts(rows)
+    assert counts["duplicate"] > 0 and counts["data error"] > 0
+    assert f"{counts['duplicate']} duplicates" in shipped.notes and f"{counts['data error']} data errors" in shipped.notes
+    refit = fit_profile("vllm", shipped.description, rows.terms, rows.measured_s, rows.device_ids, rows.bandwidths,
+                        shipped.sources, shipped.notes, loss=PRODUCTION_LOSS, models=rows.models)
+    assert refit.rows == shipped.rows and "leave-one-model-out" in refit.band_method
+    for name in PARAMETERS:
+        assert refit.parameters[name] == pytest.approx(shipped.parameters[name], rel=1e-9, abs=1e-15)
+    assert refit.band[0.9] == pytest.approx(shipped.band[0.9], rel=1e-9)
+    assert refit.statistics == pytest.approx(shipped.statistics, rel=1e-9)
+    fit = fit_ttft(t.measured_s, t.prefill_floor_s, t.queue_floor_s, t.clients, t.device_ids, t.models, PRODUCTION_LOSS)
+    assert shipped.ttft is not None and fit["parameters"] == pytest.approx(shipped.ttft["parameters"], rel=1e-9)
+
+
+def test_duplicates_and_data_errors_are_not_fitted():
+    from roofline_decode.measure.engine_rows_production import production_rows
+    from roofline_decode.measure.production_runs import load_production_runs
+
+    runs = load_production_runs(MEASURED / "production" / "aic_silicon_hopper.csv")
+    flagged = {r.source for r in runs if r.duplicate_of is not None or r.data_problems}
+    tpot, _ = production_rows(MEASURED)
+    fitted = {s for rows in tpot.values() for s in rows.sources}
+    assert fitted and not fitted & flagged
+    reasons = [why for rows in tpot.values() for _, why in rows.dropped]
+    assert any(why.startswith("duplicate: the same measurement as aic_silicon_hopper.csv:") for why in reasons)
+
+
 def test_fit_recovers_a_known_step_model():
     """Noise-free rows made from known coefficients on three devices give them back."""
-    truth = np.array([50e-6, 1e-3, 20e-6, 0.25, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    truth = np.array([50e-6, 1e-3, 20e-6, 0.25, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     parts, ids = [], []
     for device in ("rtx-4090", "a100-80gb-sxm", "h100-sxm"):
         for model in ("llama-3.1-8b", "llama-2-13b"):
@@ -78,6 +114,16 @@ def test_fit_recovers_a_known_step_model():
     y, _, _ = predict_step(terms, truth)
     fitted, names = fit_step_model(terms, y)
     assert fitted == pytest.approx(truth, rel=1e-6, abs=1e-12)
+    assert fit_step_model(terms, y, loss="log")[0] == pytest.approx(truth, rel=1e-6, abs=1e-12)
+    # one row 3x fast: the relative loss charges its over-prediction 4 and bends to it; the log
+    # loss charges |log 3| linearly beyond the Huber threshold
+    odd = y.copy()
+    odd[0] /= 3
+    off = {loss: np.max(np.abs(np.log(predict_step(terms, fit_step_model(terms, odd, loss=loss)[0])[0][1:] / y[1:])))
+           for loss in ("relative", "log")}
+    assert off["log"] < off["relative"]
+    with pytest.raises(InvalidValueError, match="loss"):
+        fit_step_model(terms, y, loss="l1")
     assert "c_ar" not in names and "t_hop" not in names  # no TP or layer-split rows: not fitted
 
 
