@@ -19,7 +19,7 @@ from dataclasses import replace
 from roofline_decode.measure.engine_profile import EngineProfile, fit_profile, fit_ttft, profile_dir
 from roofline_decode.measure.engine_rows import ENGINE_DESCRIPTIONS, ENGINE_FILES, EngineRows, engine_rows
 from roofline_decode.measure.engine_rows_production import (DATA_ERROR, DUPLICATE, PRODUCTION_FILE, PRODUCTION_LOSS,
-                                                             dropped_counts, production_rows)
+                                                             TTFT_LOSS, dropped_counts, production_rows)
 
 NOTES = {
     "llama.cpp-cuda": "single-GPU rows and the May-2024 4-GPU layer-split rows (t_hop); the Dec-2023 multi-GPU rows "
@@ -38,9 +38,9 @@ PRODUCTION = {
 }
 PRODUCTION_NOTE = ("TPOT fitted on serving_floor's terms: the decode step of its decode batch at its mean context on "
                    "the (decode) layout's devices plus the prompts riding along (k_pf) and the layout's collective "
-                   "floor (k_comm); TTFT on its prefill (+ KV transfer) and queue floors; Huber loss of log(measured / "
-                   "predicted); band from leave-one-device-out and leave-one-model-out errors pooled; see "
-                   "measure/engine_rows_production.py")
+                   "floor (k_comm); TTFT on its prefill (+ KV transfer) and queue floors; TPOT fitted with the Huber "
+                   "loss of log(measured / predicted), TTFT with the relative error; bands from leave-one-device-out "
+                   "and leave-one-model-out errors pooled; see measure/engine_rows_production.py")
 
 
 
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         t = ttft[engine]
         if len(t.measured_s) >= 3:
             profile = replace(profile, ttft=fit_ttft(t.measured_s, t.prefill_floor_s, t.queue_floor_s, t.clients,
-                                                     t.device_ids, t.models, PRODUCTION_LOSS))
+                                                     t.device_ids, t.models, TTFT_LOSS))
         fitted.append((profile, rows))
     for profile, rows in fitted:
         profile.save(out / f"{profile.engine}.json")

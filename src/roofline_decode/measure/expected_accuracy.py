@@ -7,7 +7,13 @@ on one part of an engine's rows and a prediction of the rest, with the band of t
 * **device** — production engines (TensorRT-LLM, vLLM, SGLang): fit on the H100 rows, predict the
   H200 rows, and the reverse (TPOT and TTFT); llama.cpp: devices ranked by memory bandwidth, fit
   on every other one and predict the others, and the reverse;
+* **model** — production engines: each model's rows predicted from a fit on the other models
+  (both devices), pooled over the models (TPOT and TTFT);
 * **batch** — fit the rows with B <= 8, predict the larger batches (production engines, HF eager).
+
+The production engines are fitted as their shipped profiles are (TPOT: Huber loss of the log
+error; TTFT: relative error; bands from device and model hold-outs pooled;
+``tools/fit_engine_profiles.py``).
 
 Per split: rows fitted and predicted, median / p90 / max of |predicted / measured - 1| and the
 share of predicted rows inside the fit's 90 % band.  A fit on one device takes its band from
@@ -24,7 +30,7 @@ import numpy as np
 
 from .engine_profile import fit_profile, fit_ttft, predict_step, predict_ttft
 from .engine_rows import EngineRows, engine_rows
-from .engine_rows_production import TtftRows, production_rows
+from .engine_rows_production import PRODUCTION_LOSS, TTFT_LOSS, TtftRows, production_rows
 
 __all__ = ["AccuracyResult", "accuracy_protocol", "render_section", "PEERS"]
 
@@ -64,34 +70,65 @@ def _summary(engine: str, split: str, quantity: str, fitted: int, measured: np.n
                           float(np.quantile(rel, 0.9)), float(np.max(rel)), float(np.mean(inside)))
 
 
+Prediction = tuple[np.ndarray, np.ndarray, np.ndarray]  # predicted, lower, upper [s] of the held rows
+
+
+def _step_fit(rows: EngineRows, train: np.ndarray, held: np.ndarray) -> Prediction:
+    assert rows.terms is not None
+    ids = [d for d, t in zip(rows.device_ids, train) if t]
+    production = rows.engine in _PRODUCTION
+    profile = fit_profile(rows.engine, "", rows.terms.take(train), rows.measured_s[train], ids,
+                          {d: rows.bandwidths[d] for d in ids}, [], loss=PRODUCTION_LOSS if production else "relative",
+                          models=[m for m, t in zip(rows.models, train) if t] if production else None)
+    terms = rows.terms.take(held)
+    predicted = predict_step(terms, profile.vector)[0]
+    lo, hi = profile.band[0.9]
+    return predicted, np.maximum(predicted * np.exp(lo), terms.floor_s), predicted * np.exp(hi)
+
+
+def _ttft_fit(rows: TtftRows, train: np.ndarray, held: np.ndarray) -> Prediction:
+    fit = fit_ttft(rows.measured_s[train], rows.prefill_floor_s[train], rows.queue_floor_s[train],
+                   rows.clients[train], [d for d, t in zip(rows.device_ids, train) if t],
+                   [m for m, t in zip(rows.models, train) if t], TTFT_LOSS)
+    predicted = predict_ttft(fit["parameters"], rows.prefill_floor_s[held], rows.queue_floor_s[held],
+                             rows.clients[held])
+    lo, hi = fit["band"][0.9]
+    lower = np.maximum(predicted * np.exp(lo), rows.prefill_floor_s[held] + rows.queue_floor_s[held])
+    return predicted, lower, predicted * np.exp(hi)
+
+
 def _step_split(rows: EngineRows, train: np.ndarray, split: str, held: np.ndarray | None = None) -> AccuracyResult | None:
     held = ~train if held is None else held
     if rows.terms is None or train.sum() < 3 or held.sum() < 1:
         return None
-    ids = [d for d, t in zip(rows.device_ids, train) if t]
-    profile = fit_profile(rows.engine, "", rows.terms.take(train), rows.measured_s[train], ids,
-                          {d: rows.bandwidths[d] for d in ids}, [])
-    terms = rows.terms.take(held)
-    predicted = predict_step(terms, profile.vector)[0]
-    lo, hi = profile.band[0.9]
-    lower = np.maximum(predicted * np.exp(lo), terms.floor_s)
     return _summary(rows.engine, split, "TPOT" if rows.engine in _PRODUCTION else "step", int(train.sum()),
-                    rows.measured_s[held], predicted, lower, predicted * np.exp(hi))
+                    rows.measured_s[held], *_step_fit(rows, train, held))
 
 
 def _ttft_split(rows: TtftRows, train: np.ndarray, split: str) -> AccuracyResult | None:
     held = ~train
     if train.sum() < 3 or held.sum() < 1:
         return None
-    ids = [d for d, t in zip(rows.device_ids, train) if t]
-    fit = fit_ttft(rows.measured_s[train], rows.prefill_floor_s[train], rows.queue_floor_s[train],
-                   rows.clients[train], ids)
-    predicted = predict_ttft(fit["parameters"], rows.prefill_floor_s[held], rows.queue_floor_s[held],
-                             rows.clients[held])
-    lo, hi = fit["band"][0.9]
-    lower = np.maximum(predicted * np.exp(lo), rows.prefill_floor_s[held] + rows.queue_floor_s[held])
-    return _summary(rows.engine, split, "TTFT", int(train.sum()), rows.measured_s[held], predicted, lower,
-                    predicted * np.exp(hi))
+    return _summary(rows.engine, split, "TTFT", int(train.sum()), rows.measured_s[held], *_ttft_fit(rows, train, held))
+
+
+def _model_split(rows: EngineRows | TtftRows, quantity: str) -> AccuracyResult | None:
+    """Each model's rows predicted from a fit on the other models' rows, pooled."""
+    models = np.asarray(rows.models)
+    if len(set(rows.models)) < 2:
+        return None
+    parts: list[Prediction] = []
+    order: list[np.ndarray] = []
+    for m in sorted(set(rows.models)):
+        held = models == m
+        if np.sum(~held) < 3:
+            return None
+        parts.append(_step_fit(rows, ~held, held) if isinstance(rows, EngineRows) else _ttft_fit(rows, ~held, held))
+        order.append(np.flatnonzero(held))
+    index = np.concatenate(order)
+    predicted, lower, upper = (np.concatenate([p[k] for p in parts]) for k in range(3))
+    return _summary(rows.engine, f"model: each of {len(parts)} models predicted from the others", quantity,
+                    len(models) - int(np.min([len(o) for o in order])), rows.measured_s[index], predicted, lower, upper)
 
 
 _PRODUCTION = ("tensorrt-llm", "vllm", "sglang")
@@ -113,6 +150,8 @@ def accuracy_protocol(folder: str | Path) -> list[AccuracyResult]:
                 results.append(_step_split(rows, ids == fit_on, f"device, shared models only: fit {fit_on}, predict "
                                            f"{predict} rows of {len(shared)} models run on both",
                                            held=(ids == predict) & np.isin(models, sorted(shared))))
+        results.append(_model_split(rows, "TPOT"))
+        results.append(_model_split(t_rows, "TTFT"))
         assert rows.terms is not None
         results.append(_step_split(rows, rows.terms.batch <= 8, "batch: fit B <= 8, predict B > 8"))
     single = engine_rows(folder, ("llama.cpp-cuda", "llama.cpp-metal", "hf-eager"))
