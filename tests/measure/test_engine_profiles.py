@@ -269,3 +269,30 @@ def test_a_lying_profile_file_is_refused(tmp_path, edit):
     path.write_text(json.dumps(data))
     with pytest.raises(InvalidValueError):
         load_engine_profile(str(path))
+
+
+def test_serve_engine_cli(capsys):
+    """`serve --engine`: expected TTFT and TPOT with bands beside the serving floors; AIConfigurator's
+    vLLM run of Llama-3.1-70B fp8 on 4 H200 at 8 clients, ISL = OSL = 1024 measured TPOT 10.14 ms
+    and TTFT 101 ms (tests/data/measured/production): inside the bands."""
+    from roofline_decode.cli import main
+
+    args = ["serve", "--model", "llama-3.1-70b", "--weights", "fp8", "--kv", "fp8", "--gpu", "h200-sxm",
+            "--concurrency", "8,64", "--isl", "1024", "--osl", "1024", "--tp", "4", "--engine", "vllm"]
+    assert main(args + ["--format", "json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert [r["concurrency"] for r in records] == [8.0, 64.0]
+    for r in records:
+        assert r["ttft_floor_s"] <= r["ttft_lower_s"] <= r["expected_ttft_s"] <= r["ttft_upper_s"]
+        assert r["tpot_floor_s"] <= r["tpot_lower_s"] <= r["expected_tpot_s"] <= r["tpot_upper_s"]
+        assert r["basis"] == "engine profile" and "vllm" in r["label"]
+    assert records[0]["tpot_lower_s"] <= 10.14e-3 <= records[0]["tpot_upper_s"]
+    assert records[0]["ttft_lower_s"] <= 0.101 <= records[0]["ttft_upper_s"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "serving floors of" in out and "expected with engine profile vllm" in out and "90% band ms" in out
+    for bad, needle in ((["--engine", "nope"], "engine='nope'"), (["--engine", "vllm", "--disagg"], "--disagg"),
+                        (["--engine", "vllm", "--chunk", "512"], "--chunk")):
+        assert main(args[:-2] + bad) == 2
+        err = capsys.readouterr().err
+        assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
