@@ -283,9 +283,13 @@ def serving_terms(model: Model, device: Accelerator, sf: Any, input_length: floa
 
 
 def models_by_device(folder: str | Path) -> dict[str, dict[str, set[str]]]:
-    """engine -> device id -> the models of its placed runs (which models a device split shares)."""
+    """engine -> device id -> the models of its placed runs that are fitted (not a duplicate or a
+    data error): which models a device split shares."""
     out: dict[str, dict[str, set[str]]] = {}
+    flagged = _flagged(folder)[0]
     for run in production_runs(folder)[0]:
+        if run.source in flagged:
+            continue
         out.setdefault(run.engine, {}).setdefault(run.device.id or run.device.name, set()).add(run.model.name)
     return out
 

@@ -179,23 +179,44 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
              "`rd.expected(model, device, engine=...)` (CLI `floor --engine NAME`) gives an expected step time "
              "(TPOT) with a 90 % band beside the floor, from an engine profile fitted by bounded least squares on "
              "`shared/reference/measured/` only (`tools/fit_engine_profiles.py`); with `prompt=` and `output=` also "
-             "the prefill a continuous-batching step carries and the TTFT.  Your own runs update the profile "
+             "the prefill a continuous-batching step carries and the TTFT (CLI `serve --engine NAME`: expected TTFT "
+             "and TPOT with their bands beside the serving floors).  Your own runs update the profile "
              "(`expected(..., runs=[UserRun(...)])`, CLI `predict --engine NAME --gpu ID --runs FILE`): the "
              "profile is the prior of the device's scale, so one run already gives a narrower band.  The "
-             "profiles as shipped, with their leave-one-device-out errors (each device's rows predicted from the "
-             "other devices):", "",
-             "| engine | rows | devices | η_w | η_kv | t_layer µs | held-out median | p90 | 90 % band covers |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "profiles as shipped, with their held-out errors |measured / predicted - 1| (each device's rows "
+             "predicted from the other devices; for the production engines also each model's rows from the other "
+             "models) and the share of those rows inside the 90 % band:", "",
+             "| engine | rows | devices | η_w | η_kv | t_layer µs | held-out median (device) | p90 | band covers | "
+             "held-out median (model) | band covers | TTFT median (device / model) | TTFT band covers |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in list_engine_profiles():
         p = load_engine_profile(name)
         s = p.statistics
+        model = (f"{s['held_out_model_median']:.1%} | {s['held_out_model_coverage_90']:.0%}"
+                 if "held_out_model_median" in s else "- | -")
+        ttft = "- | -"
+        if p.ttft is not None:
+            t = p.ttft["statistics"]
+            ttft = (f"{t['held_out_median']:.1%} / {t.get('held_out_model_median', float('nan')):.1%} | "
+                    f"{t['held_out_coverage_90']:.0%}")
         lines.append(f"| {name} | {p.rows} | {len(p.devices)} | {p.efficiency('w'):.2f} | {p.efficiency('kv'):.2f} | "
                      f"{p.parameters['t_layer'] * 1e6:.1f} | {s['held_out_median']:.1%} | {s['held_out_p90']:.1%} | "
-                     f"{s['held_out_coverage_90']:.0%} |")
+                     f"{s['held_out_coverage_90']:.0%} | {model} | {ttft} |")
+    lines += ["", "The production profiles (TensorRT-LLM, vLLM, SGLang) are fitted on the rows of "
+              "`production/aic_silicon_hopper.csv` that `measure/production_runs.py` does not flag: a row repeating "
+              "an earlier row's measurement (`duplicate_of`: the same TTFT, TPOT, ISL and OSL, one run exported by "
+              "several dumps) is counted once, and a row whose fields disagree with its run id or a twin "
+              "(`data_problems`) is left out; each profile's notes give the counts.  Their TPOT adds the layout's "
+              "collective floor (serving_floor's communication time, `k_comm` times it) to the decode step and the "
+              "prompts riding along it (`k_pf`), and is fitted with the Huber loss of log(measured / predicted) "
+              "(symmetric in over- and under-prediction across models whose steps differ 30x); TTFT with the "
+              "relative error, which predicted unseen devices and models better there.  Their bands pool the "
+              "leave-one-device-out and leave-one-model-out errors."]
     lines += ["", "Splits (`benchmarks/expected_accuracy.py`): each fits on one part and predicts the rest with "
               "the band of that fit.  The production engines' TPOT rests on serving_floor's terms (the decode step "
               "of its decode batch at its mean context, plus the prompts riding along each step); TTFT on its "
               "prefill (+ KV transfer) and queue floors.", "",
+              "Errors below are |predicted / measured - 1|.", "",
               "| engine | split | quantity | fitted | predicted | median | p90 | max | 90 % band covers |",
               "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
@@ -205,7 +226,13 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "band coverage >= 80 %.  Where a figure above misses them, that is the honest figure: the step "
               "model has one efficiency per stream for every model and format of an engine, and the production "
               "rows mix models from 8B dense to 671B MoE, with expert parallelism and attention DP that the "
-              "step terms count as one tensor-parallel group.  Which models each device's production rows hold:", "",
+              "step terms count as one tensor-parallel group.  Tried on these rows and left out, as they did not "
+              "predict unseen devices or models better: a fixed cost per MoE layer (router, permutation, grouped-GEMM "
+              "launches), a routing-skew share of the experts uniform routing reads beyond the k of identical "
+              "routing (its fit made the k experts' efficiency 0.1-0.2), scaling the step's streams to the layout's "
+              "own decode floor (attention DP, EP), and for TTFT a wait for the steps in flight (k x the TPOT "
+              "floor) or the others' prefills weighted by the share of a request's time spent prefilling.  Which "
+              "models each device's production rows hold:", "",
               ] + [f"- {engine}: H100 rows {', '.join(sorted(models.get('h100-sxm', set()))) or 'none'}; H200 rows "
                    f"{', '.join(sorted(models.get('h200-sxm', set()))) or 'none'}; shared "
                    f"{', '.join(sorted(models.get('h100-sxm', set()) & models.get('h200-sxm', set()))) or 'none'} "
