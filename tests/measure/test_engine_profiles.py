@@ -296,3 +296,21 @@ def test_serve_engine_cli(capsys):
         assert main(args[:-2] + bad) == 2
         err = capsys.readouterr().err
         assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_profile_written_before_k_comm_still_loads(tmp_path):
+    data = load_engine_profile("exllama").to_dict()
+    del data["parameters"]["k_comm"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    assert load_engine_profile(str(path)).parameters["k_comm"] == 0.0
+
+
+def test_production_bands_pool_device_and_model_hold_outs():
+    for engine in PRODUCTION:
+        p = load_engine_profile(engine)
+        assert p.band_method == "leave-one-device-out and leave-one-model-out, pooled"
+        assert "k_comm" in p.fitted and "u_moe" in p.fitted  # serving layouts and MoE rows: both determined
+        for split in ("held_out_coverage_90", "held_out_model_coverage_90"):
+            assert 0.8 <= p.statistics[split] <= 1.0
+        assert p.ttft is not None and 0.8 <= p.ttft["statistics"]["held_out_coverage_90"] <= 1.0

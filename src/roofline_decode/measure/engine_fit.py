@@ -40,8 +40,11 @@ def loss_weights(y: np.ndarray, predicted: np.ndarray | None, loss: str) -> np.n
 
     >>> loss_weights(np.array([2.0]), None, "relative").tolist()
     [0.25]
-    >>> loss_weights(np.array([2.0, 2.0]), np.array([1.0, 2.0 * np.exp(-1.0)]), "log").round(3).tolist()
-    [0.5, 0.68]
+
+    A row predicted exactly weighs 1 / ŷ²; one off by a factor e (|log| = 1 > h = 0.5) half that:
+
+    >>> loss_weights(np.array([2.0, 2.0]), np.array([2.0, 2.0 * np.exp(-1.0)]), "log").round(3).tolist()
+    [0.25, 0.924]
     """
     if loss not in LOSSES:
         raise InvalidValueError("loss", loss, " or ".join(LOSSES))
