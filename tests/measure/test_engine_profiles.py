@@ -314,3 +314,20 @@ def test_production_bands_pool_device_and_model_hold_outs():
         for split in ("held_out_coverage_90", "held_out_model_coverage_90"):
             assert 0.8 <= p.statistics[split] <= 1.0
         assert p.ttft is not None and 0.8 <= p.ttft["statistics"]["held_out_coverage_90"] <= 1.0
+
+
+def test_decode_only_tp_step_carries_the_collective_floor():
+    """Without prompt= and output=, a TP step still pays k_comm x its all-reduce floor (the decode
+    floor's communication time on that layout); a layout the floors refuse says so."""
+    from dataclasses import replace
+
+    model = load_model("llama-3.1-70b", weights="fp8", kv="fp8")
+    vllm = load_engine_profile("vllm")
+    without = replace(vllm, parameters={**vllm.parameters, "k_comm": 0.0})
+    comm = float(rd.decode_floor(model, "h200-sxm", batch=64, context=1535, parallel=rd.Parallel(tp=4))
+                 .communication_time_s)
+    a, b = (float(expected(model, "h200-sxm", batch=64, context=1535, tensor_parallel=4, engine=p).step_time_s)
+            for p in (vllm, without))
+    assert a - b == pytest.approx(vllm.parameters["k_comm"] * comm, rel=1e-9) and comm > 0
+    odd = expected("qwen3-30b-a3b", "h100-sxm", batch=4, tensor_parallel=3, engine="tensorrt-llm")
+    assert "collectives not included" in odd.label and "parallel.tp=3" in odd.label
