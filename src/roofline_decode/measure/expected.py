@@ -152,7 +152,8 @@ def _collective_floor(model: Model, device: Accelerator, batch: Broadcastable, c
 
     floor = decode_floor(model, device, batch=batch, context=context, routing=routing,
                          parallel=Parallel(tp=tensor_parallel))
-    return np.broadcast_to(np.asarray(floor.communication_time_s, dtype=float), shape)
+    comm = getattr(floor, "communication_time_s", 0.0)  # a ParallelFloor (tp > 1) has it
+    return np.broadcast_to(np.asarray(comm, dtype=float), shape)
 
 
 def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broadcastable = 1,
