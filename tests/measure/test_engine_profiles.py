@@ -62,9 +62,46 @@ def test_refit_reproduces_the_shipped_profile(engine):
         assert refit.band[level] == pytest.approx((lo, hi), rel=1e-9)
 
 
+def test_refit_reproduces_a_shipped_production_profile():
+    """vLLM from the production rows: duplicates and data errors dropped, log loss, band from
+    device and model hold-outs (tools/fit_engine_profiles.py)."""
+    from roofline_decode.measure.engine_rows_production import (PRODUCTION_LOSS, TTFT_LOSS, dropped_counts,
+                                                                 production_rows)
+    from roofline_decode.measure.engine_ttft import fit_ttft
+
+    tpot, ttft = production_rows(MEASURED)
+    rows, t = tpot["vllm"], ttft["vllm"]
+    shipped = load_engine_profile("vllm")
+    counts = dropped_counts(rows)
+    assert counts["duplicate"] > 0 and counts["data error"] > 0
+    assert f"{counts['duplicate']} duplicates" in shipped.notes and f"{counts['data error']} data errors" in shipped.notes
+    refit = fit_profile("vllm", shipped.description, rows.terms, rows.measured_s, rows.device_ids, rows.bandwidths,
+                        shipped.sources, shipped.notes, loss=PRODUCTION_LOSS, models=rows.models)
+    assert refit.rows == shipped.rows and "leave-one-model-out" in refit.band_method
+    for name in PARAMETERS:
+        assert refit.parameters[name] == pytest.approx(shipped.parameters[name], rel=1e-9, abs=1e-15)
+    assert refit.band[0.9] == pytest.approx(shipped.band[0.9], rel=1e-9)
+    assert refit.statistics == pytest.approx(shipped.statistics, rel=1e-9)
+    fit = fit_ttft(t.measured_s, t.prefill_floor_s, t.queue_floor_s, t.clients, t.device_ids, t.models, TTFT_LOSS)
+    assert shipped.ttft is not None and fit["parameters"] == pytest.approx(shipped.ttft["parameters"], rel=1e-9)
+
+
+def test_duplicates_and_data_errors_are_not_fitted():
+    from roofline_decode.measure.engine_rows_production import production_rows
+    from roofline_decode.measure.production_runs import load_production_runs
+
+    runs = load_production_runs(MEASURED / "production" / "aic_silicon_hopper.csv")
+    flagged = {r.source for r in runs if r.duplicate_of is not None or r.data_problems}
+    tpot, _ = production_rows(MEASURED)
+    fitted = {s for rows in tpot.values() for s in rows.sources}
+    assert fitted and not fitted & flagged
+    reasons = [why for rows in tpot.values() for _, why in rows.dropped]
+    assert any(why.startswith("duplicate: the same measurement as aic_silicon_hopper.csv:") for why in reasons)
+
+
 def test_fit_recovers_a_known_step_model():
     """Noise-free rows made from known coefficients on three devices give them back."""
-    truth = np.array([50e-6, 1e-3, 20e-6, 0.25, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    truth = np.array([50e-6, 1e-3, 20e-6, 0.25, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     parts, ids = [], []
     for device in ("rtx-4090", "a100-80gb-sxm", "h100-sxm"):
         for model in ("llama-3.1-8b", "llama-2-13b"):
@@ -78,6 +115,16 @@ def test_fit_recovers_a_known_step_model():
     y, _, _ = predict_step(terms, truth)
     fitted, names = fit_step_model(terms, y)
     assert fitted == pytest.approx(truth, rel=1e-6, abs=1e-12)
+    assert fit_step_model(terms, y, loss="log")[0] == pytest.approx(truth, rel=1e-6, abs=1e-12)
+    # one row 3x fast: the relative loss charges its over-prediction 4 and bends to it; the log
+    # loss charges |log 3| linearly beyond the Huber threshold
+    odd = y.copy()
+    odd[0] /= 3
+    off = {loss: np.max(np.abs(np.log(predict_step(terms, fit_step_model(terms, odd, loss=loss)[0])[0][1:] / y[1:])))
+           for loss in ("relative", "log")}
+    assert off["log"] < off["relative"]
+    with pytest.raises(InvalidValueError, match="loss"):
+        fit_step_model(terms, y, loss="l1")
     assert "c_ar" not in names and "t_hop" not in names  # no TP or layer-split rows: not fitted
 
 
@@ -222,3 +269,65 @@ def test_a_lying_profile_file_is_refused(tmp_path, edit):
     path.write_text(json.dumps(data))
     with pytest.raises(InvalidValueError):
         load_engine_profile(str(path))
+
+
+def test_serve_engine_cli(capsys):
+    """`serve --engine`: expected TTFT and TPOT with bands beside the serving floors; AIConfigurator's
+    vLLM run of Llama-3.1-70B fp8 on 4 H200 at 8 clients, ISL = OSL = 1024 measured TPOT 10.14 ms
+    and TTFT 101 ms (tests/data/measured/production): inside the bands."""
+    from roofline_decode.cli import main
+
+    args = ["serve", "--model", "llama-3.1-70b", "--weights", "fp8", "--kv", "fp8", "--gpu", "h200-sxm",
+            "--concurrency", "8,64", "--isl", "1024", "--osl", "1024", "--tp", "4", "--engine", "vllm"]
+    assert main(args + ["--format", "json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert [r["concurrency"] for r in records] == [8.0, 64.0]
+    for r in records:
+        assert r["ttft_floor_s"] <= r["ttft_lower_s"] <= r["expected_ttft_s"] <= r["ttft_upper_s"]
+        assert r["tpot_floor_s"] <= r["tpot_lower_s"] <= r["expected_tpot_s"] <= r["tpot_upper_s"]
+        assert r["basis"] == "engine profile" and "vllm" in r["label"]
+    assert records[0]["tpot_lower_s"] <= 10.14e-3 <= records[0]["tpot_upper_s"]
+    assert records[0]["ttft_lower_s"] <= 0.101 <= records[0]["ttft_upper_s"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "serving floors of" in out and "expected with engine profile vllm" in out and "90% band ms" in out
+    for bad, needle in ((["--engine", "nope"], "engine='nope'"), (["--engine", "vllm", "--disagg"], "--disagg"),
+                        (["--engine", "vllm", "--chunk", "512"], "--chunk")):
+        assert main(args[:-2] + bad) == 2
+        err = capsys.readouterr().err
+        assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_profile_written_before_k_comm_still_loads(tmp_path):
+    data = load_engine_profile("exllama").to_dict()
+    del data["parameters"]["k_comm"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    assert load_engine_profile(str(path)).parameters["k_comm"] == 0.0
+
+
+def test_production_bands_pool_device_and_model_hold_outs():
+    for engine in PRODUCTION:
+        p = load_engine_profile(engine)
+        assert p.band_method == "leave-one-device-out and leave-one-model-out, pooled"
+        assert "k_comm" in p.fitted and "u_moe" in p.fitted  # serving layouts and MoE rows: both determined
+        for split in ("held_out_coverage_90", "held_out_model_coverage_90"):
+            assert 0.8 <= p.statistics[split] <= 1.0
+        assert p.ttft is not None and 0.8 <= p.ttft["statistics"]["held_out_coverage_90"] <= 1.0
+
+
+def test_decode_only_tp_step_carries_the_collective_floor():
+    """Without prompt= and output=, a TP step still pays k_comm x its all-reduce floor (the decode
+    floor's communication time on that layout); a layout the floors refuse says so."""
+    from dataclasses import replace
+
+    model = load_model("llama-3.1-70b", weights="fp8", kv="fp8")
+    vllm = load_engine_profile("vllm")
+    without = replace(vllm, parameters={**vllm.parameters, "k_comm": 0.0})
+    comm = float(rd.decode_floor(model, "h200-sxm", batch=64, context=1535, parallel=rd.Parallel(tp=4))
+                 .communication_time_s)
+    a, b = (float(expected(model, "h200-sxm", batch=64, context=1535, tensor_parallel=4, engine=p).step_time_s)
+            for p in (vllm, without))
+    assert a - b == pytest.approx(vllm.parameters["k_comm"] * comm, rel=1e-9) and comm > 0
+    odd = expected("qwen3-30b-a3b", "h100-sxm", batch=4, tensor_parallel=3, engine="tensorrt-llm")
+    assert "collectives not included" in odd.label and "parallel.tp=3" in odd.label

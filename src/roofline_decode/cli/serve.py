@@ -8,7 +8,10 @@ replica is ``--tp --pp --ep --dp --moe-tp``.  ``--disagg`` serves prompts on pre
 decodes on decode workers (``--prefill tp4``, ``--decode tp8ep8dp8``, ``--prefill-workers``,
 ``--decode-workers``; the KV crosses ``--kv-link-gbps``); with ``--rate``
 it also prints the prefill and decode workers that rate needs
-(:func:`~roofline_decode.floors.disaggregation.balanced_workers`).
+(:func:`~roofline_decode.floors.disaggregation.balanced_workers`).  ``--engine NAME`` (aggregated
+serving) also prints the expected TTFT and TPOT of an engine profile with their 90 % bands beside
+the floors (:func:`~roofline_decode.measure.expected.expected` with ``prompt=`` and ``output=``;
+the layout's devices as one tensor-parallel group, as the profiles were fitted).
 """
 
 from __future__ import annotations
@@ -55,6 +58,9 @@ def register(subparsers: Subparsers) -> None:
                        help="most requests a worker runs at once (max_num_seqs)")
     serve.add_argument("--routing", choices=("uniform", "identical"), default="uniform",
                        help="MoE routing: uniform (expected experts, default) or identical (the strict floor)")
+    serve.add_argument("--engine", metavar="NAME",
+                       help="also the expected TTFT and TPOT with 90%% bands from an engine profile (vllm, sglang, "
+                            "tensorrt-llm, ...; aggregated serving)")
     serve.add_argument("--format", choices=("table", "json", "csv"), default="table")
     serve.set_defaults(handler=run_serve)
 
@@ -90,6 +96,8 @@ def run_serve(args: argparse.Namespace) -> int:
     isl = np.asarray(args.isl, dtype=float)[None, :, None]
     osl = np.asarray(args.osl, dtype=float)[None, None, :]
     parallel = parallel_from_args(args)
+    if args.engine is not None:
+        _engine_check(args)
     if not args.disagg:
         for name, value in (("--prefill", args.prefill), ("--decode", args.decode),
                             ("--kv-link-gbps", args.kv_link_gbps), ("--rate", args.rate)):
@@ -124,5 +132,57 @@ def run_serve(args: argparse.Namespace) -> int:
                                  routing=args.routing, chunk=options["chunk"])
             block += "\n\n" + str(b)
         blocks.append(block)
+    if args.engine is not None:
+        records = _expected_records(model, args, 1 if parallel is None else parallel.num_devices)
+        blocks.append(_expected_table(records))
     print("\n\n".join(blocks) if args.format == "table" else emit_records(records, args.format))
     return 0
+
+
+def _engine_check(args: argparse.Namespace) -> None:
+    """``--engine`` takes aggregated serving without a chunk or batch limit (what the profiles model)."""
+    for name, value in (("--disagg", args.disagg or None), ("--chunk", args.chunk), ("--max-batch", args.max_batch)):
+        if value is not None:
+            raise InvalidValueError("--engine", args.engine, f"aggregated serving without {name} (the engine profiles "
+                                                             "expect the steady step of serving_floor's default)")
+
+
+def _expected_records(model: Any, args: argparse.Namespace, devices: int) -> list[dict[str, Any]]:
+    """One record per accelerator, concurrency, ISL and OSL: the floors and the expected TTFT and
+    TPOT with their 90 % bands."""
+    from ..measure.expected import expected
+
+    records = []
+    for gpu in args.gpu:
+        for isl in args.isl:
+            for osl in args.osl:
+                e = expected(model, gpu, batch=np.asarray(args.concurrency, dtype=float), engine=args.engine,
+                             tensor_parallel=devices, routing=args.routing, prompt=isl, output=osl)
+                assert e.ttft_s is not None and e.ttft_lower_s is not None and e.ttft_upper_s is not None
+                assert e.ttft_floor_s is not None
+                for i, clients in enumerate(args.concurrency):
+                    records.append({
+                        "model": model.name, "accelerator": gpu, "engine": args.engine, "concurrency": float(clients),
+                        "input_length": float(isl), "output_length": float(osl),
+                        "ttft_floor_s": float(e.ttft_floor_s[i]), "expected_ttft_s": float(e.ttft_s[i]),
+                        "ttft_lower_s": float(e.ttft_lower_s[i]), "ttft_upper_s": float(e.ttft_upper_s[i]),
+                        "tpot_floor_s": float(e.floor_step_time_s[i]), "expected_tpot_s": float(e.step_time_s[i]),
+                        "tpot_lower_s": float(e.lower_s[i]), "tpot_upper_s": float(e.upper_s[i]),
+                        "basis": e.basis, "label": e.label})
+    return records
+
+
+def _expected_table(records: list[dict[str, Any]]) -> str:
+    from ..units import format_table
+
+    def band(r: dict[str, Any], key: str) -> str:
+        return f"{r[key + '_lower_s'] * 1e3:.4g}..{r[key + '_upper_s'] * 1e3:.4g}"
+
+    headers = ["gpu", "C", "ISL", "OSL", "TTFT floor ms", "expected ms", "90% band ms", "TPOT floor ms",
+               "expected ms", "90% band ms"]
+    lines = [[r["accelerator"], f"{r['concurrency']:g}", f"{r['input_length']:g}", f"{r['output_length']:g}",
+              f"{r['ttft_floor_s'] * 1e3:.4g}", f"{r['expected_ttft_s'] * 1e3:.4g}", band(r, "ttft"),
+              f"{r['tpot_floor_s'] * 1e3:.4g}", f"{r['expected_tpot_s'] * 1e3:.4g}", band(r, "tpot")] for r in records]
+    labels = dict.fromkeys(f"{r['accelerator']}: {r['label']}" for r in records)
+    return (f"expected with engine profile {records[0]['engine']} (a floor is a strict bound; the expectation "
+            "and its band are not)\n" + format_table(headers, lines) + "\n" + "\n".join(labels))

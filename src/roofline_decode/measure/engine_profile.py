@@ -3,7 +3,7 @@
 An engine profile holds the coefficients of
 
 .. math:: T = t_{layer} L + t_{step} + q B + c_{ar} N_{ar} + t_{hop} (PP - 1) + k_{pf} T_{pf}
-          + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{E}{\\eta_{moe} BW} + \\frac{K}{\\eta_{kv} BW},\\;
+          + k_{comm} T_{comm} + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{E}{\\eta_{moe} BW} + \\frac{K}{\\eta_{kv} BW},\\;
           \\frac{F}{\\eta_c P}\\right)
 
 with W the weight bytes of the step outside the MoE MLPs, E those of the MoE MLPs (the experts
@@ -14,19 +14,25 @@ precision, L the depth, B the batch, N_ar = 2 L the all-reduces of a tensor-para
 (attention and MLP outputs; 0 on one device), PP - 1 the hand-offs of a layer split and T_pf
 the prefill floor interleaved into one step by continuous batching (B / O new requests of P
 prompt tokens per step, O output tokens per request; 0 for a decode-only benchmark): k_pf is
-how many times its floor a prefill takes when it shares the step.
+how many times its floor a prefill takes when it shares the step; T_comm the collective floor
+of the serving layout (serving_floor's communication time: all-reduce and all-to-all bytes over
+the links, 0 where the rows do not give it) and k_comm how many times that floor the collectives
+take.
 
 Each efficiency is written ``1 / (1 + u)``, ``u >= 0``, so the model is linear and non-negative
-in (t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf, u_moe) once the compute-bound rows
-are known: a bounded (non-negative) least-squares fit with relative residuals (:mod:`._nnls`),
-the side assignment iterated until it no longer changes.  A column that is zero on every fitted
-row (no TP row: c_ar; no compute-bound row: u_c; no MoE row: u_moe) stays at 0 and is listed as
-not fitted.
+in (t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf, u_moe, k_comm) once the
+compute-bound rows are known: a bounded (non-negative) least-squares fit (:mod:`._nnls`) with
+relative residuals, or for the production engines the Huber loss of log(measured / predicted)
+(:mod:`.engine_fit`), the side assignment iterated until it no longer changes.  A column that
+is zero on every fitted row (no TP row: c_ar; no compute-bound row: u_c; no MoE row: u_moe; no
+serving layout: k_comm) stays at 0 and is listed as not fitted.
 
 The profile's band is the spread of *leave-one-device-out* errors: each device's rows predicted
 from a fit on the other devices, so the band says how far an unseen device may fall; with one
 device only, errors of rows held out in ten interleaved folds stand in (and the label says
-so).  The prior of a user's calibration (:mod:`~roofline_decode.measure.expected`) is the
+so); with the rows' models given (the production engines), each model's rows predicted from a
+fit on the other models join them, so the band also covers a model the profile has not seen
+(its statistics give both splits).  The prior of a user's calibration (:mod:`~roofline_decode.measure.expected`) is the
 spread of per-device scale factors.  Profiles are JSON files in
 ``roofline_decode/engine_profiles/``, refitted by ``tools/fit_engine_profiles.py`` from
 ``shared/reference/measured/`` only.
@@ -47,6 +53,8 @@ from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from . import calibration_models as cm
 from ._nnls import weighted_nnls
+from .engine_fit import BAND_LEVELS, band_of, error_statistics, held_out, irls
+from .engine_ttft import TTFT_PARAMETERS, fit_ttft, predict_ttft, ttft_from_dict
 
 __all__ = ["PROFILE_FORMAT", "PARAMETERS", "TTFT_PARAMETERS", "BAND_LEVELS", "StepTerms", "EngineProfile", "step_terms",
            "fit_step_model", "predict_step", "fit_profile", "fit_ttft", "predict_ttft", "list_engine_profiles",
@@ -54,9 +62,7 @@ __all__ = ["PROFILE_FORMAT", "PARAMETERS", "TTFT_PARAMETERS", "BAND_LEVELS", "St
 
 PROFILE_FORMAT = "roofline-decode engine profile 1"
 #: Parameters of the step model, in the order of the fit.
-PARAMETERS = ("t_layer", "t_step", "q", "u_w", "u_kv", "u_c", "c_ar", "t_hop", "k_pf", "u_moe")
-#: Band levels stored with every profile (two-sided, central).
-BAND_LEVELS = (0.5, 0.8, 0.9, 0.95)
+PARAMETERS = ("t_layer", "t_step", "q", "u_w", "u_kv", "u_c", "c_ar", "t_hop", "k_pf", "u_moe", "k_comm")
 
 
 @dataclass(frozen=True)
@@ -73,9 +79,10 @@ class StepTerms:
     floor_s: np.ndarray
     prefill_s: np.ndarray
     experts_s: np.ndarray
+    comm_s: np.ndarray
 
     FIELDS = ("layers", "batch", "weights_s", "kv_s", "compute_s", "allreduces", "hops", "floor_s", "prefill_s",
-              "experts_s")
+              "experts_s", "comm_s")
 
     def take(self, index: np.ndarray) -> StepTerms:
         return StepTerms(*(np.asarray(getattr(self, f))[index] for f in self.FIELDS))
@@ -89,14 +96,17 @@ class StepTerms:
 
 
 def step_terms(model: Model, device: Accelerator, batch: Any, context: Any, tensor_parallel: int = 1,
-               pipeline_parallel: int = 1, routing: str | float = "uniform", prefill_s: Any = 0.0) -> StepTerms:
+               pipeline_parallel: int = 1, routing: str | float = "uniform", prefill_s: Any = 0.0,
+               comm_s: Any = 0.0) -> StepTerms:
     """The terms of the step model for ``model`` on ``device`` (broadcast over batch and context).
 
     TP devices split every layer (aggregate bandwidth and peak, 2 L all-reduces); a pipeline of
     PP stages on one request runs its layers one after another (one device's bandwidth, PP - 1
     hand-offs).  ``floor_s`` is the strict floor of that layout (MoE ``routing="identical"``);
     ``prefill_s`` [s] the prefill floor time interleaved into one step (continuous batching: B / O
-    new requests of P prompt tokens per step; 0 for a decode-only run)."""
+    new requests of P prompt tokens per step; 0 for a decode-only run); ``comm_s`` [s] the
+    collective floor of the step's layout (serving_floor's ``communication_time_s``: all-reduce
+    and all-to-all bytes over the links; 0 where not known)."""
     t = cm.floor_terms(model, device, batch, context, devices=tensor_parallel, routing=routing)
     shape = np.shape(t.weights_s)
     ar = 2.0 * model.num_layers if tensor_parallel > 1 else 0.0
@@ -109,16 +119,17 @@ def step_terms(model: Model, device: Accelerator, batch: Any, context: Any, tens
                                   / (tensor_parallel * floor.memory_bandwidth), shape)
     return StepTerms(np.broadcast_to(t.layers, shape), np.asarray(t.batch, dtype=float), t.weights_s - experts, t.kv_s,
                      t.compute_s, np.full(shape, ar), np.full(shape, float(pipeline_parallel - 1)), t.strict_floor_s,
-                     np.broadcast_to(np.asarray(prefill_s, dtype=float), shape), experts)
+                     np.broadcast_to(np.asarray(prefill_s, dtype=float), shape), experts,
+                     np.broadcast_to(np.asarray(comm_s, dtype=float), shape))
 
 
 def _parts(terms: StepTerms, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(memory-or-compute part [s], fixed part [s], compute-side rows) under parameters ``p``."""
-    t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf, u_moe = p
+    t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf, u_moe, k_comm = p
     memory = (1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s + (1 + u_moe) * terms.experts_s
     compute = (1 + u_c) * terms.compute_s
     fixed = (t_layer * terms.layers + t_step + q * terms.batch + c_ar * terms.allreduces + t_hop * terms.hops
-             + k_pf * terms.prefill_s)
+             + k_pf * terms.prefill_s + k_comm * terms.comm_s)
     return np.maximum(memory, compute), fixed, compute > memory
 
 
@@ -133,18 +144,32 @@ def _design(terms: StepTerms, compute: np.ndarray) -> tuple[np.ndarray, np.ndarr
     n = len(terms)
     cols = [terms.layers * np.ones(n), np.ones(n), terms.batch * np.ones(n), np.where(memory, terms.weights_s, 0.0),
             np.where(memory, terms.kv_s, 0.0), np.where(compute, terms.compute_s, 0.0), terms.allreduces * np.ones(n),
-            terms.hops * np.ones(n), terms.prefill_s * np.ones(n), np.where(memory, terms.experts_s, 0.0)]
+            terms.hops * np.ones(n), terms.prefill_s * np.ones(n), np.where(memory, terms.experts_s, 0.0),
+            terms.comm_s * np.ones(n)]
     base = np.where(compute, terms.compute_s, terms.weights_s + terms.kv_s + terms.experts_s)
     return np.stack(cols, axis=1), base
 
 
-def fit_step_model(terms: StepTerms, y: np.ndarray, fixed: dict[str, float] | None = None) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Bounded least squares (relative residuals) of the step model: (parameters, names fitted).
+def fit_step_model(terms: StepTerms, y: np.ndarray, fixed: dict[str, float] | None = None,
+                   loss: str = "relative") -> tuple[np.ndarray, tuple[str, ...]]:
+    """Bounded least squares of the step model: (parameters, names fitted).
 
-    ``fixed`` holds parameters at given values (e.g. ``{"u_c": 0.0}``)."""
-    fixed = fixed or {}
+    ``fixed`` holds parameters at given values (e.g. ``{"u_c": 0.0}``); ``loss`` is
+    ``"relative"`` (squared (y - ŷ) / y) or ``"log"`` (Huber loss of log(y / ŷ), reweighted;
+    :mod:`.engine_fit`)."""
     y = np.asarray(y, dtype=float)
-    weights = 1.0 / y**2
+    names: list[tuple[str, ...]] = [()]
+
+    def fit(weights: np.ndarray) -> np.ndarray:
+        p, names[0] = _fit_weighted(terms, y, fixed or {}, weights)
+        return p
+
+    p = irls(fit, lambda q: predict_step(terms, q)[0], y, loss)
+    return p, names[0]
+
+
+def _fit_weighted(terms: StepTerms, y: np.ndarray, fixed: dict[str, float], weights: np.ndarray
+                  ) -> tuple[np.ndarray, tuple[str, ...]]:
     compute = terms.compute_s > terms.weights_s + terms.kv_s + terms.experts_s
     p = np.zeros(len(PARAMETERS))
     free: list[int] = []
@@ -177,7 +202,8 @@ class EngineProfile:
         Its name (``"llama.cpp-cuda"``, ``"gpt-fast"``, ...).
     parameters : dict
         t_layer [s per layer], t_step [s], q [s per sequence], c_ar [s per all-reduce],
-        t_hop [s per hand-off], and u_w, u_kv, u_c [1] (efficiency η = 1 / (1 + u)).
+        t_hop [s per hand-off], k_pf and k_comm [1] (times the prefill and collective floors), and
+        u_w, u_kv, u_c, u_moe [1] (efficiency η = 1 / (1 + u)).
     fitted : tuple of str
         Parameters the rows determined (the others are held at 0 and not fitted).
     band : dict
@@ -230,10 +256,11 @@ class EngineProfile:
     def to_dict(self) -> dict[str, Any]:
         return {"format": PROFILE_FORMAT, "engine": self.engine, "description": self.description,
                 "step_model": "T = t_layer*L + t_step + q*B + c_ar*N_allreduce + t_hop*(PP-1) + k_pf*T_prefill + "
+                              "k_comm*T_comm + "
                               "max(W/(eta_w*BW) + E/(eta_moe*BW) + K/(eta_kv*BW), F/(eta_c*P)), eta = 1/(1+u)",
                 "parameters": self.parameters, "units": {"t_layer": "s", "t_step": "s", "q": "s", "c_ar": "s",
                                                           "t_hop": "s", "u_w": "1", "u_kv": "1", "u_c": "1", "k_pf": "1",
-                                                          "u_moe": "1"},
+                                                          "u_moe": "1", "k_comm": "1"},
                 "efficiencies": {k: 1.0 / (1.0 + self.parameters[f"u_{k}"]) for k in ("w", "kv", "c", "moe")},
                 "fitted": list(self.fitted), "band": {f"{k:g}": list(v) for k, v in self.band.items()},
                 "band_method": self.band_method, "rows": self.rows, "devices": self.devices,
@@ -246,7 +273,8 @@ class EngineProfile:
         if data.get("format") != PROFILE_FORMAT:
             raise InvalidValueError(f"{where}: format", data.get("format"), repr(PROFILE_FORMAT))
         try:
-            params = {k: float(data["parameters"][k]) for k in PARAMETERS}
+            params = {k: float(data["parameters"].get(k, 0.0) if k == "k_comm" else data["parameters"][k])
+                      for k in PARAMETERS}  # profiles written before k_comm existed: 0
             band = {float(k): (float(v[0]), float(v[1])) for k, v in data["band"].items()}
             bad = [k for k, v in params.items() if not (math.isfinite(v) and v >= 0)]
             if bad:
@@ -262,7 +290,7 @@ class EngineProfile:
                                 for k, v in data["devices"].items()},
                        rows=int(data["rows"]), statistics={k: float(v) for k, v in data["statistics"].items()},
                        prior={k: float(v) for k, v in data["prior"].items()}, sources=list(data.get("sources", [])),
-                       notes=str(data.get("notes", "")), ttft=_ttft_from(data.get("ttft")))
+                       notes=str(data.get("notes", "")), ttft=ttft_from_dict(data.get("ttft")))
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise InvalidValueError(where, f"{type(exc).__name__}: {exc}", "an engine profile as written by "
                                     "tools/fit_engine_profiles.py") from None
@@ -271,41 +299,42 @@ class EngineProfile:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1, sort_keys=False) + "\n", encoding="utf-8")
 
 
-def _errors_stats(log_errors: np.ndarray) -> dict[str, float]:
-    rel = np.abs(np.exp(log_errors) - 1.0)
-    return {"median": float(np.median(rel)), "p90": float(np.quantile(rel, 0.9)), "max": float(np.max(rel))}
-
-
 def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, device_ids: list[str],
                 bandwidths: dict[str, float], sources: list[dict[str, str]], notes: str = "",
-                fixed: dict[str, float] | None = None) -> EngineProfile:
+                fixed: dict[str, float] | None = None, loss: str = "relative",
+                models: list[str] | None = None) -> EngineProfile:
     """Fit the step model to rows of several devices and measure how it transfers between them.
 
-    ``y`` are measured step times [s]; rows faster than their strict floor must be removed first."""
+    ``y`` are measured step times [s]; rows faster than their strict floor must be removed first.
+    With ``models`` (each row's model), rows are also held out one model at a time, and the band
+    is the spread of the leave-one-device-out and leave-one-model-out errors together, so it
+    covers an unseen device or an unseen model; the statistics give both splits."""
     y = np.asarray(y, dtype=float)
     ids = np.asarray(device_ids)
     if len(y) < 3:
         raise InvalidValueError("rows", len(y), f"at least 3 rows to fit the {engine} profile")
-    p, fitted = fit_step_model(terms, y, fixed)
+    p, fitted = fit_step_model(terms, y, fixed, loss)
     in_sample = np.log(y / predict_step(terms, p)[0])
     unique = sorted(set(device_ids))
-    held = np.empty(len(y))
+
+    def fit_predict(train: np.ndarray, out: np.ndarray) -> np.ndarray:
+        q, _ = fit_step_model(terms.take(train), y[train], fixed, loss)
+        return predict_step(terms.take(out), q)[0]
+
     if len(unique) >= 2:
         method = "leave-one-device-out"
-        for d in unique:
-            out = ids == d
-            q, _ = fit_step_model(terms.take(~out), y[~out], fixed)
-            held[out] = np.log(y[out] / predict_step(terms.take(out), q)[0])
+        held = held_out(ids, fit_predict, y)
     else:  # one device: rows held out in ten interleaved folds (each row once; every row alone below 10)
         folds = min(10, len(y))
         method = "leave-one-row-out (one device)" if folds == len(y) else "ten-fold (one device)"
-        fold = np.arange(len(y)) % folds
-        for k in range(folds):
-            out = fold == k
-            q, _ = fit_step_model(terms.take(~out), y[~out], fixed)
-            held[out] = np.log(y[out] / predict_step(terms.take(out), q)[0])
-    band = {level: (float(np.quantile(held, (1 - level) / 2)), float(np.quantile(held, (1 + level) / 2)))
-            for level in BAND_LEVELS}
+        held = held_out(np.arange(len(y)) % folds, fit_predict, y)
+    pooled = held
+    by_model = None
+    if models is not None and len(set(models)) >= 2:
+        by_model = held_out(np.asarray(models), fit_predict, y)
+        pooled = np.concatenate([held, by_model])
+        method += " and leave-one-model-out, pooled"
+    band = band_of(pooled)
     # prior of a user calibration: how much one device's overall scale varies (log), and how far
     # a device's rows scatter once its own scale is known
     scales, residuals = [], []
@@ -317,77 +346,15 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
     spread = (band[0.9][1] - band[0.9][0]) / (2 * 1.645)
     sigma = float(np.std(scales, ddof=1)) if len(scales) >= 3 else spread
     noise = float(np.sqrt(np.mean(np.concatenate(residuals) ** 2)))
-    lo, hi = band[0.9]
-    statistics = {**{f"in_sample_{k}": v for k, v in _errors_stats(in_sample).items()},
-                  **{f"held_out_{k}": v for k, v in _errors_stats(held).items()},
-                  "held_out_coverage_90": float(np.mean((held >= lo) & (held <= hi))),
+    statistics = {**error_statistics(in_sample, "in_sample_"), **error_statistics(held, "held_out_", band),
                   "devices": float(len(unique))}
+    if by_model is not None:
+        statistics.update(error_statistics(by_model, "held_out_model_", band), models=float(len(set(models or []))))
     devices = {d: {"rows": float(np.sum(ids == d)), "memory_bandwidth": bandwidths[d]} for d in unique}
     return EngineProfile(engine=engine, description=description, parameters=dict(zip(PARAMETERS, map(float, p))),
                          fitted=fitted, band=band, band_method=method, devices=devices, rows=len(y),
                          statistics=statistics, prior={"sigma_scale": max(sigma, 0.02), "noise": max(noise, 0.01)},
                          sources=sources, notes=notes)
-
-
-#: Parameters of the TTFT model:
-#: TTFT = t_first + (1 + u_prefill) T_pf + (1 + u_queue) T_queue + w_clients (C - 1) T_pf.
-TTFT_PARAMETERS = ("t_first", "u_prefill", "u_queue", "w_clients")
-
-
-def _ttft_from(data: Any) -> dict[str, Any] | None:
-    if data is None:
-        return None
-    params = {k: float(data["parameters"][k]) for k in TTFT_PARAMETERS}
-    if not all(math.isfinite(v) and v >= 0 for v in params.values()):
-        raise ValueError("TTFT parameters must be finite numbers >= 0")
-    return {**data, "parameters": params,
-            "band": {float(k): (float(v[0]), float(v[1])) for k, v in data["band"].items()}}
-
-
-def predict_ttft(parameters: dict[str, float], prefill_s: Any, queue_s: Any, clients: Any) -> np.ndarray:
-    """TTFT [s] = t_first + (1 + u_prefill) T_pf + (1 + u_queue) T_queue + w_clients (C - 1) T_pf,
-    with T_pf and T_queue the prefill (and KV transfer) and queue floors of ``serving_floor`` and
-    C the client concurrency: the last term is the share of the other clients' prefills a new
-    request waits behind (none in the floor, which lets prompts ride along decode steps); never
-    below T_pf + T_queue."""
-    t_pf = np.asarray(prefill_s, dtype=float)
-    t_q = np.asarray(queue_s, dtype=float)
-    out: np.ndarray = (parameters["t_first"] + (1 + parameters["u_prefill"]) * t_pf
-                       + (1 + parameters["u_queue"]) * t_q
-                       + parameters["w_clients"] * (np.asarray(clients, dtype=float) - 1) * t_pf)
-    return out
-
-
-def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray, clients: np.ndarray,
-             device_ids: list[str]) -> dict[str, Any]:
-    """Fit the TTFT model of :func:`predict_ttft` (every parameter >= 0) by bounded
-    least squares with relative residuals; band and statistics from leave-one-device-out errors
-    as for the step (in-sample on one device)."""
-    y = np.asarray(measured_s, dtype=float)
-    t_pf = np.asarray(prefill_s, dtype=float)
-    t_q = np.asarray(queue_s, dtype=float)
-    c = np.asarray(clients, dtype=float)
-    design = np.stack([np.ones_like(y), t_pf, t_q, (c - 1) * t_pf], axis=1)
-
-    def fit(rows: np.ndarray) -> dict[str, float]:
-        beta = weighted_nnls(design[rows], y[rows] - t_pf[rows] - t_q[rows], 1.0 / y[rows] ** 2)
-        return dict(zip(TTFT_PARAMETERS, map(float, beta)))
-
-    params = fit(np.ones(len(y), dtype=bool))
-    ids = np.asarray(device_ids)
-    held = np.empty(len(y))
-    for d in sorted(set(device_ids)):
-        out = ids == d
-        held[out] = np.log(y[out] / predict_ttft(fit(~out) if np.any(~out) else params, t_pf[out], t_q[out], c[out]))
-    in_sample = np.log(y / predict_ttft(params, t_pf, t_q, c))
-    band = {level: (float(np.quantile(held, (1 - level) / 2)), float(np.quantile(held, (1 + level) / 2)))
-            for level in BAND_LEVELS}
-    lo, hi = band[0.9]
-    return {"parameters": params, "band": band, "rows": int(len(y)),
-            "band_method": "leave-one-device-out" if len(set(device_ids)) > 1 else "in-sample (one device)",
-            "statistics": {**{f"in_sample_{k}": v for k, v in _errors_stats(in_sample).items()},
-                           **{f"held_out_{k}": v for k, v in _errors_stats(held).items()},
-                           "held_out_coverage_90": float(np.mean((held >= lo) & (held <= hi)))}}
 
 
 def profile_dir() -> Path:

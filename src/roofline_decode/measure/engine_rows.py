@@ -65,6 +65,7 @@ class EngineRows:
     bandwidths: dict[str, float] = field(default_factory=dict)
     dropped: list[tuple[str, str]] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
 
 
 def engine_of_row(row: MeasurementRow, default: str) -> str:

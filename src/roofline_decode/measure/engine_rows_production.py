@@ -28,7 +28,7 @@ notes repeat it):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ from .engine_rows import EngineRows
 from .rows import read_csv_records
 
 __all__ = ["PRODUCTION_FILE", "PRODUCTION_ENGINES", "ProductionRun", "TtftRows", "production_runs", "production_rows",
-           "serving_terms", "models_by_device"]
+           "serving_terms", "models_by_device", "dropped_counts", "DUPLICATE", "DATA_ERROR", "PRODUCTION_LOSS", "TTFT_LOSS"]
 
 PRODUCTION_FILE = "production/aic_silicon_hopper.csv"
 #: backend column -> engine profile name
@@ -81,7 +81,7 @@ class ProductionRun:
 @dataclass
 class TtftRows:
     """TTFT rows of one engine: measured TTFT [s], serving_floor's prefill (+ KV transfer) and
-    queue floors [s], devices."""
+    queue floors [s], devices and models."""
 
     engine: str
     measured_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -89,6 +89,7 @@ class TtftRows:
     queue_floor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     clients: np.ndarray = field(default_factory=lambda: np.zeros(0))
     device_ids: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
 
 
 def _int(text: str) -> int:
@@ -171,6 +172,7 @@ def _serving(run: ProductionRun) -> Any:
 def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str, TtftRows]]:
     """TPOT rows as step terms and TTFT rows, by engine (``tensorrt-llm``, ``vllm``, ``sglang``)."""
     runs, _ = production_runs(folder)
+    flagged, served = _flagged(folder)
     tpot = {e: EngineRows(engine=e) for e in PRODUCTION_ENGINES.values()}
     ttft = {e: TtftRows(engine=e) for e in PRODUCTION_ENGINES.values()}
     parts: dict[str, list[StepTerms]] = {e: [] for e in tpot}
@@ -178,6 +180,11 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
     ttft_lists: dict[str, tuple[list[float], ...]] = {e: ([], [], [], []) for e in tpot}
     for run in runs:
         out = tpot[run.engine]
+        if run.source in flagged:
+            out.dropped.append((run.source, flagged[run.source]))
+            continue
+        if run.source in served:
+            run = replace(run, model=served[run.source])
         try:
             sf = _serving(run)
         except RooflineError as exc:
@@ -195,12 +202,14 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
             ttft_lists[run.engine][2].append(queue)
             ttft_lists[run.engine][3].append(run.batch)
             ttft[run.engine].device_ids.append(device_id)
+            ttft[run.engine].models.append(run.model.name)
         if run.tpot_s < float(terms.floor_s):
             out.dropped.append((run.source, f"TPOT {run.tpot_s * 1e3:.4g} ms is below the decode-step floor "
                                             f"{float(terms.floor_s) * 1e3:.4g} ms of this layout"))
             continue
         out.device_ids.append(device_id)
         out.models.append(run.model.name)
+        out.sources.append(run.source)
         out.bandwidths[device_id] = float(run.device.memory_bandwidth)
         parts[run.engine].append(StepTerms(*(np.ravel(getattr(terms, f)) for f in StepTerms.FIELDS)))
         times[run.engine].append(run.tpot_s)
@@ -213,6 +222,51 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
     return tpot, ttft
 
 
+#: The loss the production TPOT models are fitted with (:mod:`.engine_fit`): their rows span
+#: models from 8B dense to 671B MoE; the log loss predicted unseen devices better than the
+#: relative one (benchmarks/expected_accuracy.py), which the TTFT models keep (TTFT_LOSS): there
+#: the relative loss predicted unseen devices and models better.
+PRODUCTION_LOSS = "log"
+TTFT_LOSS = "relative"
+#: Reason prefixes of the rows :func:`production_rows` leaves out as data errors or repeats.
+DUPLICATE, DATA_ERROR = "duplicate", "data error"
+
+
+def _flagged(folder: str | Path) -> tuple[dict[str, str], dict[str, Model]]:
+    """(source -> why the row is not fitted, source -> the served model) from
+    :func:`~roofline_decode.measure.production_runs.load_production_runs`: a row repeating an
+    earlier row's measurement (``duplicate_of``: one run exported by several dumps, counted once)
+    or whose fields disagree (``data_problems``: the layout it states is not the one that ran) is
+    not fitted; the others take ``served_model()`` (per-component weight formats: fp8 block
+    scales, checkpoint MXFP4 experts, a bf16 embedding and lm_head)."""
+    from .production_runs import load_production_runs
+
+    out: dict[str, str] = {}
+    served: dict[str, Model] = {}
+    cache: dict[tuple[str, str, str], Model] = {}
+    for run in load_production_runs(Path(folder) / PRODUCTION_FILE):
+        if run.duplicate_of is not None:
+            out[run.source] = f"{DUPLICATE}: the same measurement as {run.duplicate_of}"
+        elif run.data_problems:
+            out[run.source] = f"{DATA_ERROR}: " + "; ".join(run.data_problems)
+        elif run.expressible:
+            key = (str(run.model_id), run.gemm_quant, run.moe_quant)
+            if key not in cache:
+                cache[key] = run.served_model()
+            served[run.source] = cache[key]
+    return out, served
+
+
+def dropped_counts(rows: EngineRows) -> dict[str, int]:
+    """How many rows of ``rows`` were left out, by reason: duplicate, data error, other (below
+    the decode-step floor, no room for the KV cache, refused by serving_floor)."""
+    counts = {DUPLICATE: 0, DATA_ERROR: 0, "other": 0}
+    for _, reason in rows.dropped:
+        key = reason.split(":")[0]
+        counts[key if key in counts else "other"] += 1
+    return counts
+
+
 def serving_terms(model: Model, device: Accelerator, sf: Any, input_length: float, devices: int
                   ) -> tuple[StepTerms, float, float] | None:
     """(step terms of the steady step, TTFT's prefill floor [s], its queue floor [s]) of one
@@ -223,15 +277,19 @@ def serving_terms(model: Model, device: Accelerator, sf: Any, input_length: floa
     prompt = float(np.ravel(sf.prefill_s)[0])
     per_step = float(np.ravel(sf.prefill_tokens_per_step)[0]) / input_length * prompt
     terms = step_terms(model, device, decode_batch, float(np.ravel(sf.mean_context)[0]), tensor_parallel=devices,
-                       prefill_s=per_step)
+                       prefill_s=per_step, comm_s=float(np.ravel(sf.communication_time_s)[0]))
     transfer = float(np.ravel(sf.kv_transfer_s)[0])
     return terms, prompt + transfer, float(np.ravel(sf.queue_time_s)[0])
 
 
 def models_by_device(folder: str | Path) -> dict[str, dict[str, set[str]]]:
-    """engine -> device id -> the models of its placed runs (which models a device split shares)."""
+    """engine -> device id -> the models of its placed runs that are fitted (not a duplicate or a
+    data error): which models a device split shares."""
     out: dict[str, dict[str, set[str]]] = {}
+    flagged = _flagged(folder)[0]
     for run in production_runs(folder)[0]:
+        if run.source in flagged:
+            continue
         out.setdefault(run.engine, {}).setdefault(run.device.id or run.device.name, set()).add(run.model.name)
     return out
 

@@ -28,7 +28,7 @@ from statistics import NormalDist
 import numpy as np
 
 from .._typing import Broadcastable
-from ..errors import InvalidValueError, is_real
+from ..errors import InvalidValueError, RooflineError, is_real
 from ..floors.grid import DEFAULT_CONTEXT
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
@@ -142,6 +142,20 @@ def _serving_terms(model: Model, device: Accelerator, batch: np.ndarray, prompt:
     return terms, np.reshape(prefill, shape), np.reshape(queue, shape), terms.floor_s
 
 
+def _collective_floor(model: Model, device: Accelerator, batch: Broadcastable, context: Broadcastable,
+                      tensor_parallel: int, routing: str | float, shape: tuple[int, ...]) -> np.ndarray:
+    """The collective floor [s] of a decode step on ``tensor_parallel`` devices (the all-reduces of
+    a TP layout over its links: what the profile's k_comm scales, as serving_floor gives it for
+    the production rows)."""
+    from ..floors.decode import decode_floor
+    from ..specs.parallel import Parallel
+
+    floor = decode_floor(model, device, batch=batch, context=context, routing=routing,
+                         parallel=Parallel(tp=tensor_parallel))
+    comm = getattr(floor, "communication_time_s", 0.0)  # a ParallelFloor (tp > 1) has it
+    return np.broadcast_to(np.asarray(comm, dtype=float), shape)
+
+
 def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broadcastable = 1,
              context: Broadcastable = DEFAULT_CONTEXT, engine: str | EngineProfile | None = None,
              tensor_parallel: int = 1, pipeline_parallel: int = 1, routing: str | float = "uniform",
@@ -242,6 +256,12 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
                   f"decode batch at its mean context, with the prompts of {prompt:g} tokens riding along)")
     elif "k_pf" in profile.fitted:
         label += "; decode only: give prompt= and output= for the prefill a continuous-batching step carries"
+    if not serving and tensor_parallel > 1 and pipeline_parallel == 1 and "k_comm" in profile.fitted:
+        try:
+            terms = replace(terms, comm_s=_collective_floor(model, device, batch, context, tensor_parallel, routing,
+                                                            np.shape(terms.floor_s)))
+        except RooflineError as exc:
+            label += f"; collectives not included (no TP layout: {str(exc).splitlines()[0]}): expect slower"
     predicted, _, _ = predict_step(terms, profile.vector)
     if pipeline_parallel > 1 and "t_hop" not in profile.fitted:
         label += "; layer-split hand-offs are not in this profile (no rows to fit them): expect slower"

@@ -7,7 +7,13 @@ on one part of an engine's rows and a prediction of the rest, with the band of t
 * **device** — production engines (TensorRT-LLM, vLLM, SGLang): fit on the H100 rows, predict the
   H200 rows, and the reverse (TPOT and TTFT); llama.cpp: devices ranked by memory bandwidth, fit
   on every other one and predict the others, and the reverse;
+* **model** — production engines: each model's rows predicted from a fit on the other models
+  (both devices), pooled over the models (TPOT and TTFT);
 * **batch** — fit the rows with B <= 8, predict the larger batches (production engines, HF eager).
+
+The production engines are fitted as their shipped profiles are (TPOT: Huber loss of the log
+error; TTFT: relative error; bands from device and model hold-outs pooled;
+``tools/fit_engine_profiles.py``).
 
 Per split: rows fitted and predicted, median / p90 / max of |predicted / measured - 1| and the
 share of predicted rows inside the fit's 90 % band.  A fit on one device takes its band from
@@ -24,7 +30,7 @@ import numpy as np
 
 from .engine_profile import fit_profile, fit_ttft, predict_step, predict_ttft
 from .engine_rows import EngineRows, engine_rows
-from .engine_rows_production import TtftRows, production_rows
+from .engine_rows_production import PRODUCTION_LOSS, TTFT_LOSS, TtftRows, production_rows
 
 __all__ = ["AccuracyResult", "accuracy_protocol", "render_section", "PEERS"]
 
@@ -64,34 +70,65 @@ def _summary(engine: str, split: str, quantity: str, fitted: int, measured: np.n
                           float(np.quantile(rel, 0.9)), float(np.max(rel)), float(np.mean(inside)))
 
 
+Prediction = tuple[np.ndarray, np.ndarray, np.ndarray]  # predicted, lower, upper [s] of the held rows
+
+
+def _step_fit(rows: EngineRows, train: np.ndarray, held: np.ndarray) -> Prediction:
+    assert rows.terms is not None
+    ids = [d for d, t in zip(rows.device_ids, train) if t]
+    production = rows.engine in _PRODUCTION
+    profile = fit_profile(rows.engine, "", rows.terms.take(train), rows.measured_s[train], ids,
+                          {d: rows.bandwidths[d] for d in ids}, [], loss=PRODUCTION_LOSS if production else "relative",
+                          models=[m for m, t in zip(rows.models, train) if t] if production else None)
+    terms = rows.terms.take(held)
+    predicted = predict_step(terms, profile.vector)[0]
+    lo, hi = profile.band[0.9]
+    return predicted, np.maximum(predicted * np.exp(lo), terms.floor_s), predicted * np.exp(hi)
+
+
+def _ttft_fit(rows: TtftRows, train: np.ndarray, held: np.ndarray) -> Prediction:
+    fit = fit_ttft(rows.measured_s[train], rows.prefill_floor_s[train], rows.queue_floor_s[train],
+                   rows.clients[train], [d for d, t in zip(rows.device_ids, train) if t],
+                   [m for m, t in zip(rows.models, train) if t], TTFT_LOSS)
+    predicted = predict_ttft(fit["parameters"], rows.prefill_floor_s[held], rows.queue_floor_s[held],
+                             rows.clients[held])
+    lo, hi = fit["band"][0.9]
+    lower = np.maximum(predicted * np.exp(lo), rows.prefill_floor_s[held] + rows.queue_floor_s[held])
+    return predicted, lower, predicted * np.exp(hi)
+
+
 def _step_split(rows: EngineRows, train: np.ndarray, split: str, held: np.ndarray | None = None) -> AccuracyResult | None:
     held = ~train if held is None else held
     if rows.terms is None or train.sum() < 3 or held.sum() < 1:
         return None
-    ids = [d for d, t in zip(rows.device_ids, train) if t]
-    profile = fit_profile(rows.engine, "", rows.terms.take(train), rows.measured_s[train], ids,
-                          {d: rows.bandwidths[d] for d in ids}, [])
-    terms = rows.terms.take(held)
-    predicted = predict_step(terms, profile.vector)[0]
-    lo, hi = profile.band[0.9]
-    lower = np.maximum(predicted * np.exp(lo), terms.floor_s)
     return _summary(rows.engine, split, "TPOT" if rows.engine in _PRODUCTION else "step", int(train.sum()),
-                    rows.measured_s[held], predicted, lower, predicted * np.exp(hi))
+                    rows.measured_s[held], *_step_fit(rows, train, held))
 
 
 def _ttft_split(rows: TtftRows, train: np.ndarray, split: str) -> AccuracyResult | None:
     held = ~train
     if train.sum() < 3 or held.sum() < 1:
         return None
-    ids = [d for d, t in zip(rows.device_ids, train) if t]
-    fit = fit_ttft(rows.measured_s[train], rows.prefill_floor_s[train], rows.queue_floor_s[train],
-                   rows.clients[train], ids)
-    predicted = predict_ttft(fit["parameters"], rows.prefill_floor_s[held], rows.queue_floor_s[held],
-                             rows.clients[held])
-    lo, hi = fit["band"][0.9]
-    lower = np.maximum(predicted * np.exp(lo), rows.prefill_floor_s[held] + rows.queue_floor_s[held])
-    return _summary(rows.engine, split, "TTFT", int(train.sum()), rows.measured_s[held], predicted, lower,
-                    predicted * np.exp(hi))
+    return _summary(rows.engine, split, "TTFT", int(train.sum()), rows.measured_s[held], *_ttft_fit(rows, train, held))
+
+
+def _model_split(rows: EngineRows | TtftRows, quantity: str) -> AccuracyResult | None:
+    """Each model's rows predicted from a fit on the other models' rows, pooled."""
+    models = np.asarray(rows.models)
+    if len(set(rows.models)) < 2:
+        return None
+    parts: list[Prediction] = []
+    order: list[np.ndarray] = []
+    for m in sorted(set(rows.models)):
+        held = models == m
+        if np.sum(~held) < 3:
+            return None
+        parts.append(_step_fit(rows, ~held, held) if isinstance(rows, EngineRows) else _ttft_fit(rows, ~held, held))
+        order.append(np.flatnonzero(held))
+    index = np.concatenate(order)
+    predicted, lower, upper = (np.concatenate([p[k] for p in parts]) for k in range(3))
+    return _summary(rows.engine, f"model: each of {len(parts)} models predicted from the others", quantity,
+                    len(models) - int(np.min([len(o) for o in order])), rows.measured_s[index], predicted, lower, upper)
 
 
 _PRODUCTION = ("tensorrt-llm", "vllm", "sglang")
@@ -113,6 +150,8 @@ def accuracy_protocol(folder: str | Path) -> list[AccuracyResult]:
                 results.append(_step_split(rows, ids == fit_on, f"device, shared models only: fit {fit_on}, predict "
                                            f"{predict} rows of {len(shared)} models run on both",
                                            held=(ids == predict) & np.isin(models, sorted(shared))))
+        results.append(_model_split(rows, "TPOT"))
+        results.append(_model_split(t_rows, "TTFT"))
         assert rows.terms is not None
         results.append(_step_split(rows, rows.terms.batch <= 8, "batch: fit B <= 8, predict B > 8"))
     single = engine_rows(folder, ("llama.cpp-cuda", "llama.cpp-metal", "hf-eager"))
@@ -140,23 +179,44 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
              "`rd.expected(model, device, engine=...)` (CLI `floor --engine NAME`) gives an expected step time "
              "(TPOT) with a 90 % band beside the floor, from an engine profile fitted by bounded least squares on "
              "`shared/reference/measured/` only (`tools/fit_engine_profiles.py`); with `prompt=` and `output=` also "
-             "the prefill a continuous-batching step carries and the TTFT.  Your own runs update the profile "
+             "the prefill a continuous-batching step carries and the TTFT (CLI `serve --engine NAME`: expected TTFT "
+             "and TPOT with their bands beside the serving floors).  Your own runs update the profile "
              "(`expected(..., runs=[UserRun(...)])`, CLI `predict --engine NAME --gpu ID --runs FILE`): the "
              "profile is the prior of the device's scale, so one run already gives a narrower band.  The "
-             "profiles as shipped, with their leave-one-device-out errors (each device's rows predicted from the "
-             "other devices):", "",
-             "| engine | rows | devices | η_w | η_kv | t_layer µs | held-out median | p90 | 90 % band covers |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "profiles as shipped, with their held-out errors |measured / predicted - 1| (each device's rows "
+             "predicted from the other devices; for the production engines also each model's rows from the other "
+             "models) and the share of those rows inside the 90 % band:", "",
+             "| engine | rows | devices | η_w | η_kv | t_layer µs | held-out median (device) | p90 | band covers | "
+             "held-out median (model) | band covers | TTFT median (device / model) | TTFT band covers |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in list_engine_profiles():
         p = load_engine_profile(name)
         s = p.statistics
+        model = (f"{s['held_out_model_median']:.1%} | {s['held_out_model_coverage_90']:.0%}"
+                 if "held_out_model_median" in s else "- | -")
+        ttft = "- | -"
+        if p.ttft is not None:
+            t = p.ttft["statistics"]
+            ttft = (f"{t['held_out_median']:.1%} / {t.get('held_out_model_median', float('nan')):.1%} | "
+                    f"{t['held_out_coverage_90']:.0%}")
         lines.append(f"| {name} | {p.rows} | {len(p.devices)} | {p.efficiency('w'):.2f} | {p.efficiency('kv'):.2f} | "
                      f"{p.parameters['t_layer'] * 1e6:.1f} | {s['held_out_median']:.1%} | {s['held_out_p90']:.1%} | "
-                     f"{s['held_out_coverage_90']:.0%} |")
+                     f"{s['held_out_coverage_90']:.0%} | {model} | {ttft} |")
+    lines += ["", "The production profiles (TensorRT-LLM, vLLM, SGLang) are fitted on the rows of "
+              "`production/aic_silicon_hopper.csv` that `measure/production_runs.py` does not flag: a row repeating "
+              "an earlier row's measurement (`duplicate_of`: the same TTFT, TPOT, ISL and OSL, one run exported by "
+              "several dumps) is counted once, and a row whose fields disagree with its run id or a twin "
+              "(`data_problems`) is left out; each profile's notes give the counts.  Their TPOT adds the layout's "
+              "collective floor (serving_floor's communication time, `k_comm` times it) to the decode step and the "
+              "prompts riding along it (`k_pf`), and is fitted with the Huber loss of log(measured / predicted) "
+              "(symmetric in over- and under-prediction across models whose steps differ 30x); TTFT with the "
+              "relative error, which predicted unseen devices and models better there.  Their bands pool the "
+              "leave-one-device-out and leave-one-model-out errors."]
     lines += ["", "Splits (`benchmarks/expected_accuracy.py`): each fits on one part and predicts the rest with "
               "the band of that fit.  The production engines' TPOT rests on serving_floor's terms (the decode step "
               "of its decode batch at its mean context, plus the prompts riding along each step); TTFT on its "
               "prefill (+ KV transfer) and queue floors.", "",
+              "Errors below are |predicted / measured - 1|.", "",
               "| engine | split | quantity | fitted | predicted | median | p90 | max | 90 % band covers |",
               "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
@@ -166,7 +226,13 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "band coverage >= 80 %.  Where a figure above misses them, that is the honest figure: the step "
               "model has one efficiency per stream for every model and format of an engine, and the production "
               "rows mix models from 8B dense to 671B MoE, with expert parallelism and attention DP that the "
-              "step terms count as one tensor-parallel group.  Which models each device's production rows hold:", "",
+              "step terms count as one tensor-parallel group.  Tried on these rows and left out, as they did not "
+              "predict unseen devices or models better: a fixed cost per MoE layer (router, permutation, grouped-GEMM "
+              "launches), a routing-skew share of the experts uniform routing reads beyond the k of identical "
+              "routing (its fit made the k experts' efficiency 0.1-0.2), scaling the step's streams to the layout's "
+              "own decode floor (attention DP, EP), and for TTFT a wait for the steps in flight (k x the TPOT "
+              "floor) or the others' prefills weighted by the share of a request's time spent prefilling.  Which "
+              "models each device's production rows hold:", "",
               ] + [f"- {engine}: H100 rows {', '.join(sorted(models.get('h100-sxm', set()))) or 'none'}; H200 rows "
                    f"{', '.join(sorted(models.get('h200-sxm', set()))) or 'none'}; shared "
                    f"{', '.join(sorted(models.get('h100-sxm', set()) & models.get('h200-sxm', set()))) or 'none'} "
