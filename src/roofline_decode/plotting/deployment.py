@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._common import ModelLike, WeightsLike, color, new_axes, resolve_model
+from ._common import ModelLike, WeightsLike, color, new_axes, plain_formatter, resolve_model
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -67,11 +67,14 @@ def deployment_frontier_plot(model: ModelLike | None = None, device: Accelerator
             if on:
                 ax.plot([p.tokens_per_s_per_user for p in on], [p.tokens_per_s_per_gpu for p in on], ls="none",
                         marker="o", ms=6, mec="black", color=color(mode), zorder=5)
-    if result.tpot is not None:
-        users = points["tokens_per_s_per_user"][np.isfinite(points["tokens_per_s_per_user"])]
-        left = min(float(users.min()) if users.size else 1.0, 1.0 / result.tpot) / 1.5
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    if result.tpot is not None:  # shade to the axes' left edge, wherever autoscaling puts it
+        low = ax.get_xlim()[0] if front or points.size else 1.0 / result.tpot / 1.5
+        left = min(low, 1.0 / result.tpot / 1.5)
         ax.axvspan(left, 1.0 / result.tpot, color="0.85", alpha=0.5, zorder=0,
                    label=f"TPOT > {result.tpot * 1e3:g} ms")
+        ax.set_xlim(left=left)
     best = result.best
     if best is not None:
         ax.plot([best.tokens_per_s_per_user], [best.tokens_per_s_per_gpu], marker="*", ms=18, color="gold",
@@ -79,8 +82,9 @@ def deployment_frontier_plot(model: ModelLike | None = None, device: Accelerator
         ax.annotate(f"{best.label}\n{best.concurrency:,} clients", (best.tokens_per_s_per_user, best.tokens_per_s_per_gpu),
                     xytext=(14, -26), textcoords="offset points", fontsize=8, zorder=7,
                     bbox=dict(boxstyle="round", fc="white", ec="0.7", alpha=0.9))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # 200, 500, 1000 rather than 2x10^2
+        axis.set_major_formatter(plain_formatter())
+        axis.set_minor_formatter(plain_formatter(minor=True))
     ax.set_xlabel("output tokens/s per user (1 / TPOT)")
     ax.set_ylabel("output tokens/s per GPU")
     slo = ", ".join(text for text in (None if result.ttft is None else f"TTFT <= {result.ttft * 1e3:g} ms",
