@@ -29,14 +29,14 @@ def test_speculative_plot_names_a_draft_layout_and_refuses_a_bad_one():
     from roofline_decode.plotting import headless, speculative_plot
 
     plt = headless()
-    ax = speculative_plot("llama-3.1-70b", "h100-sxm", draft="llama-3.2-1b", batch=[1], acceptance=[0.7],
+    ax = speculative_plot("llama-3.1-70b", "h100-sxm", draft="llama-3.2-1b", batch=[1, 8], acceptance=[0.7],
                           parallel="tp4", draft_parallel="tp1")
     try:
         assert ax.get_title().splitlines()[0].endswith("draft tp1")
     finally:
         plt.close(ax.figure)
     with pytest.raises(InvalidValueError, match="parallel.tp"):
-        speculative_plot("llama-3.1-70b", "h100-sxm", draft="llama-3.2-1b", batch=[1], parallel="tp3")
+        speculative_plot("llama-3.1-70b", "h100-sxm", draft="llama-3.2-1b", batch=[1, 8], parallel="tp3")
 
 
 def test_frontier_plot_draws_one_curve_per_layout():
