@@ -233,9 +233,10 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
             notes.extend(n for n in _device_notes(device) if n not in notes)
             continue
         for n in (int(d) for d in degrees if int(d) not in skipped):
-            grid = batches if batch is not None else _with_largest_fitting(
-                lambda b, n=n: tensor_parallel_floor(spec, device, batch=b, context=context_value, num_devices=n,
-                                                     routing=routing), batches, room)
+            def tp_floor(b: Any, n: int = n) -> Any:
+                return tensor_parallel_floor(spec, device, batch=b, context=context_value, num_devices=n,
+                                             routing=routing)
+            grid = batches if batch is not None else _with_largest_fitting(tp_floor, batches, room)
             floor = tensor_parallel_floor(spec, device, batch=grid, context=context_value, num_devices=n,
                                           routing=routing)
             step = np.broadcast_to(floor.step_time_s, grid.shape)

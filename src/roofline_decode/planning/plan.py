@@ -242,7 +242,7 @@ def plan(model: Model | str, accelerators: Accelerator | str | list[Accelerator 
     tp = whole_number("tp", tp, 1)
     if layout is not None and tp != 1:
         raise InvalidValueError("tp", tp, "1 when parallel= is given (the layout holds the degrees)")
-    link_overrides = dict(node_size=node_size, scale_out_bandwidth=scale_out_bandwidth)
+    link_overrides: dict[str, Any] = dict(node_size=node_size, scale_out_bandwidth=scale_out_bandwidth)
 
     def evaluate(device: Accelerator, n: int, main: bool = False) -> tuple[OffloadFloor, float, bool, bool | None]:
         floor = (offload_floor(model, device, tier, batch, context, parallel=layout, **options, **link_overrides)

@@ -26,7 +26,7 @@ decode steps, queueing, and disaggregated prefill, as the serving benchmarks mea
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -146,7 +146,7 @@ def serving_rate(model: Model | str, accelerator: Accelerator | str, output_leng
     steps_per_request = decode_steps(output_length)
     usable = usable_memory(accelerator, reserve, reserve_fraction)
     layout = planned_layout(parallel)
-    links = dict(collective_latency=collective_latency, link_bandwidth=link_bandwidth, node_size=node_size,
+    links: dict[str, Any] = dict(collective_latency=collective_latency, link_bandwidth=link_bandwidth, node_size=node_size,
                  scale_out_bandwidth=scale_out_bandwidth, overlap_communication=False)
     if layout is not None:
         if num_devices != 1:

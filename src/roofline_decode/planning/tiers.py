@@ -174,12 +174,12 @@ def _layout_offload(model: Model, accelerator: Accelerator, tier: MemoryTier | N
                                                           "(a pipeline's stages are timed without a tier)")
     base = layout_decode_floor(model, accelerator, batch, context, layout, **options)
     weight_read, kv_read = base.weight_read_bytes_per_device, base.kv_read_bytes_per_device
-    tier_bytes = weight_fraction * weight_read + kv_fraction * kv_read
+    tier_bytes: np.ndarray = np.asarray(weight_fraction * weight_read + kv_fraction * kv_read, dtype=np.float64)
     device_bytes = base.bytes_read_per_device - tier_bytes
     tier_bandwidth = tier.read_bandwidth * links if tier is not None else float("inf")
     bandwidth = accelerator.memory_bandwidth
     device_time = f.memory_time(device_bytes, bandwidth)
-    tier_time = tier_bytes / tier_bandwidth
+    tier_time: np.ndarray = tier_bytes / tier_bandwidth
     comm = base.communication_time_s
     if layout.pp > 1:  # nothing offloaded (refused above): the pipeline's own step
         memory, step = base.memory_time_s, base.step_time_s
