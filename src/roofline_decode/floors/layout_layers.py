@@ -1,7 +1,6 @@
 """The per-layer table of a decode step under a layout: the busiest device's rows.
 
-:func:`layout_layer_table` splits the step of :meth:`ParallelFloor.layers
-<roofline_decode.floors.layout_result.ParallelFloor.layers>` by layer kind, as
+:func:`layout_layer_table` (what ``ParallelFloor.layers()`` returns) splits the step by layer kind, as
 :func:`~roofline_decode.floors.layers.layer_table` splits a one-device step, and then applies to
 each row the splits :mod:`~roofline_decode.floors.layout_traffic` applies to the whole step:
 
