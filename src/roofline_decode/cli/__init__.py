@@ -17,6 +17,7 @@ from ..errors import RooflineError
 COMMAND_MODULES = [
     "roofline_decode.cli.core",
     "roofline_decode.cli.plan",
+    "roofline_decode.cli.deploy",
     "roofline_decode.cli.request",
     "roofline_decode.cli.serve",
     "roofline_decode.cli.plot",
@@ -35,6 +36,7 @@ class _Parser(argparse.ArgumentParser):
 COMMANDS = {
     **dict.fromkeys(["floor", "list", "show", "demo"], "roofline_decode.cli.core"),
     "plan": "roofline_decode.cli.plan",
+    "deploy": "roofline_decode.cli.deploy",
     "request": "roofline_decode.cli.request",
     "serve": "roofline_decode.cli.serve",
     "plot": "roofline_decode.cli.plot",

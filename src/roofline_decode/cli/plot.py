@@ -7,11 +7,16 @@ the extension of ``-o`` picks PNG, SVG or PDF.  Needs the ``plot`` extra (matplo
 from __future__ import annotations
 
 import argparse
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from .common import Subparsers, add_model_arguments, load_model_from_args, number_list, positive
+from .common import Subparsers, add_model_arguments, load_model_from_args, number_list, positive, whole_number
 from ..errors import InvalidValueError
 from ..floors.grid import DEFAULT_CONTEXT
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..specs.model import Model
 
 #: Plot kinds, in the order of ``--help``.
 KINDS = ("ridge", "batch", "context", "breakdown", "map", "ttft", "speculative", "frontier")
@@ -20,7 +25,10 @@ SEVERAL_GPU_KINDS = ("ridge", "ttft", "frontier")
 #: Options that only the request plots take, by kind.
 REQUEST_OPTIONS = {"prompt": ("ttft",), "chunk": ("ttft",), "draft": ("speculative",), "mtp_layers": ("speculative",),
                    "k": ("speculative",), "acceptance": ("speculative",), "tp": ("frontier",), "y": ("frontier",),
-                   "price_per_hour": ("frontier",)}
+                   "price_per_hour": ("frontier",), "gpus": ("frontier",), "isl": ("frontier",), "osl": ("frontier",),
+                   "ttft_ms": ("frontier",), "tpot_ms": ("frontier",)}
+#: Options of plot frontier that only its deployment search (--gpus) takes.
+DEPLOY_OPTIONS = ("isl", "osl", "ttft_ms", "tpot_ms")
 #: Kinds that draw a per-token latency target given with ``--slo-ms``.
 SLO_KINDS = ("batch", "context", "map")
 #: Kinds that draw the serial chain of a ``--latency`` profile.
@@ -36,7 +44,8 @@ def register(subparsers: Subparsers) -> None:
                       "ms/token vs batch; context: step time vs context; breakdown: bytes and time terms; "
                       "map: batch x context verdicts; ttft: time to first token vs prompt length of one or more --gpu; "
                       "speculative: speculative-decoding speedup vs batch (--draft or --mtp-layers); "
-                      "frontier: tokens/s per device vs tokens/s per user of one or more --gpu over batch and --tp")
+                      "frontier: tokens/s per device vs tokens/s per user of one or more --gpu over batch and --tp "
+                      "(with --gpus N: the deployment search's frontier on N GPUs, aggregated and disaggregated)")
     add_model_arguments(plot)
     plot.add_argument("--batch", type=number_list, help="comma-separated batch sizes (each plot has a default)")
     plot.add_argument("--context", type=number_list,
@@ -59,6 +68,12 @@ def register(subparsers: Subparsers) -> None:
                       help="frontier: the y axis (default throughput; cost needs --price-per-hour)")
     plot.add_argument("--price-per-hour", type=positive("--price-per-hour"), metavar="USD",
                       help="frontier: price of one device-hour, for --y cost")
+    plot.add_argument("--gpus", type=whole_number("--gpus", 1), metavar="N",
+                      help="frontier: GPUs of the deployment search (roofline-decode deploy), one --gpu")
+    plot.add_argument("--isl", type=whole_number("--isl", 1), help="frontier --gpus: input tokens per request (default 1024)")
+    plot.add_argument("--osl", type=whole_number("--osl", 2), help="frontier --gpus: output tokens per request (default 1024)")
+    plot.add_argument("--ttft-ms", type=positive("--ttft-ms"), metavar="MS", help="frontier --gpus: TTFT SLO [ms]")
+    plot.add_argument("--tpot-ms", type=positive("--tpot-ms"), metavar="MS", help="frontier --gpus: TPOT SLO [ms]")
     plot.add_argument("--dpi", type=positive("--dpi"), default=150, help="resolution of PNG output, 20 to 1200 (default 150)")
     plot.add_argument("-o", "--output", required=True, metavar="FILE", help="output file: .png, .svg or .pdf")
     plot.set_defaults(handler=run_plot)
@@ -117,7 +132,13 @@ def run_plot(args: argparse.Namespace) -> int:
         ax = plotting.speculative_plot(model, gpu, draft=args.draft, mtp_layers=args.mtp_layers, k=4 if args.k is None else args.k,
                                        batch=args.batch, acceptance=args.acceptance,
                                        context=_one(args.context, DEFAULT_CONTEXT), **common)
+    elif args.kind == "frontier" and args.gpus is not None:
+        ax = _deployment_frontier(args, model)
     elif args.kind == "frontier":
+        for option in DEPLOY_OPTIONS:
+            if getattr(args, option) is not None:
+                raise InvalidValueError("--" + option.replace("_", "-"), getattr(args, option),
+                                        "an option of the deployment frontier only: add --gpus N")
         if args.sparse:
             raise InvalidValueError("--sparse", True, "dense peaks only for plot frontier (tensor-parallel floors)")
         if args.y == "cost" and args.price_per_hour is None:
@@ -133,3 +154,21 @@ def run_plot(args: argparse.Namespace) -> int:
         plt.close(ax.figure)
     print(f"{args.kind} plot written to {path}")
     return 0
+
+
+def _deployment_frontier(args: argparse.Namespace, model: Model) -> Axes:
+    """``plot frontier --gpus N``: :func:`~roofline_decode.plotting.deployment_frontier_plot`."""
+    from .. import plotting
+
+    if len(args.gpu) > 1:
+        raise InvalidValueError("--gpu", ",".join(args.gpu), "one accelerator for the deployment frontier (--gpus)")
+    for option in ("batch", "context", "tp", "y", "price_per_hour"):
+        if getattr(args, option) is not None:
+            raise InvalidValueError("--" + option.replace("_", "-"), getattr(args, option),
+                                    "no such option with --gpus (the deployment search sets its own grid)")
+    if args.sparse:
+        raise InvalidValueError("--sparse", True, "dense peaks only for the deployment frontier")
+    return plotting.deployment_frontier_plot(
+        model, args.gpu[0], args.gpus, 1024 if args.isl is None else args.isl, 1024 if args.osl is None else args.osl,
+        ttft=None if args.ttft_ms is None else args.ttft_ms * 1e-3,
+        tpot=None if args.tpot_ms is None else args.tpot_ms * 1e-3)

@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["DEFAULT_RESERVE", "capacity_bytes", "device_memory", "gpu_memory_share", "kv_bytes_per_sequence",
                      "max_batch", "max_context", "usable_memory"], "..floors.capacity"),
     **dict.fromkeys(["Frontier", "FrontierPoint", "frontier"], "frontier"),
+    **dict.fromkeys(["DeploymentPoint", "Deployments", "deployments"], "deployments"),
     **dict.fromkeys(["DEFAULT_COLLECTIVE_LATENCY", "ParallelFloor", "pipeline_parallel_floor", "tensor_parallel_floor"],
                     "..floors.parallel"),
     **dict.fromkeys(["PlanResult", "PlanRow", "plan"], "plan"),
@@ -49,12 +50,12 @@ def __dir__() -> list[str]:
 
 
 class _Package(types.ModuleType):
-    """``planning.plan`` and ``planning.frontier`` stay the functions, as the eager imports bound
+    """``planning.plan``, ``planning.frontier`` and ``planning.deployments`` stay the functions, as the eager imports bound
     them, when their submodules of the same name are first imported (the import system sets
     each new submodule as an attribute of its package)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in ("plan", "frontier") and isinstance(value, types.ModuleType):
+        if name in ("plan", "frontier", "deployments") and isinstance(value, types.ModuleType):
             value = getattr(value, name)
         super().__setattr__(name, value)
 
@@ -65,6 +66,7 @@ sys.modules[__name__].__class__ = _Package
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from ..floors.capacity import DEFAULT_RESERVE, capacity_bytes, device_memory, gpu_memory_share, kv_bytes_per_sequence, max_batch, max_context, usable_memory
     from .frontier import Frontier, FrontierPoint, frontier
+    from .deployments import DeploymentPoint, Deployments, deployments
     from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY, ParallelFloor, pipeline_parallel_floor, tensor_parallel_floor
     from .plan import PlanResult, PlanRow, plan
     from .serving import ServingRate, serving_rate
@@ -73,6 +75,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
 __all__ = [
     "DEFAULT_COLLECTIVE_LATENCY",
     "DEFAULT_RESERVE",
+    "DeploymentPoint",
+    "Deployments",
     "Frontier",
     "FrontierPoint",
     "OffloadFloor",
@@ -83,6 +87,7 @@ __all__ = [
     "TierAnswer",
     "can_tier_feed",
     "capacity_bytes",
+    "deployments",
     "device_memory",
     "frontier",
     "gpu_memory_share",

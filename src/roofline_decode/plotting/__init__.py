@@ -15,6 +15,8 @@ calls ``plt.show()``.  Models and accelerators are catalog ids or spec objects.
 - :func:`ttft_plot` — time to first token (prefill floor) against prompt length, several devices.
 - :func:`speculative_plot` — speculative-decoding speedup against batch, one line per acceptance.
 - :func:`frontier_plot` — tokens/s per device (or energy, cost per token) against tokens/s per user.
+- :func:`deployment_frontier_plot` — the deployment search's frontier on N GPUs (aggregated and
+  disaggregated), with the best deployment under SLOs.
 - :func:`save` — write the figure as PNG, SVG or PDF (by extension).
 - :func:`max_batch`, :func:`usable_memory`, :func:`resident_bytes` — the capacity rule the
   plots shade by (the planning module's, see :mod:`roofline_decode.floors.capacity`).
@@ -25,6 +27,7 @@ from ._common import (
 )
 from .breakdown import breakdown_plot
 from .capacity import capacity_map
+from .deployment import deployment_frontier_plot
 from .frontier import frontier_plot
 from .layers import layers_plot
 from .request import speculative_plot, ttft_plot
@@ -40,6 +43,7 @@ __all__ = [
     "capacity_map",
     "check_output_path",
     "context_plot",
+    "deployment_frontier_plot",
     "frontier_plot",
     "headless",
     "layers_plot",
