@@ -132,3 +132,20 @@ def test_plan_cli_bad_layouts_exit_2_naming_the_flag(capsys, argv, flag):
     code, out, err = _plan_cli(capsys, *argv)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and flag in err and "Traceback" not in err
+
+
+def test_tier_bandwidth_and_answer_under_a_layout():
+    from roofline_decode.planning.tiers import can_tier_feed, required_tier_bandwidth
+
+    kwargs = dict(slo_ms=100, kv_fraction=0.25)
+    by_tp = required_tier_bandwidth("llama-3.1-70b", "h100-sxm", 16, 32768, num_devices=4, **kwargs)
+    by_layout = required_tier_bandwidth("llama-3.1-70b", "h100-sxm", 16, 32768, parallel="tp4", **kwargs)
+    assert float(by_tp) == float(by_layout)
+    # attention DP: each group reads its own sequences' cache, a quarter of it over the tier
+    one = offload_floor("llama-3.1-8b", "h100-sxm", "pcie5-x16", 64, 32768, kv_fraction=0.25, parallel="dp4")
+    assert float(one.tier_bytes) == pytest.approx(0.25 * float(decode_floor(
+        "llama-3.1-8b", "h100-sxm", batch=64, context=32768, parallel="dp4").kv_read_bytes_per_device), rel=1e-15)
+    answer = can_tier_feed("llama-3.1-70b", "h100-sxm", "pcie5-x16", 16, 32768, parallel="tp4", **kwargs)
+    assert not answer.ok
+    with pytest.raises(InvalidValueError, match="parallel.pp"):
+        required_tier_bandwidth("llama-3.1-70b", "h100-sxm", 16, 32768, parallel="tp2 pp2", **kwargs)

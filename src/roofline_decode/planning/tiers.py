@@ -220,20 +220,30 @@ def required_tier_bandwidth(model: Model | str, accelerator: Accelerator | str, 
     """
     slo_ms = positive("slo_ms", renamed("slo_ms", slo_ms, "slo_ms_per_token", slo_ms_per_token), "a finite time > 0 in milliseconds")
     floor = offload_floor(model, accelerator, None, batch, context, num_devices=num_devices, **parallel)
-    from ..catalog import load_model
+    from ..catalog import load_accelerator, load_model
     from ..floors.parallel import device_traffic
 
     model = load_model(model)
     overlapped = flag("overlapped", overlapped)
-    traffic = device_traffic(model, floor.batch, floor.context, floor.num_devices)
-    tier_bytes = fraction("weight_fraction", weight_fraction) * traffic.weight_read_bytes + (
-        fraction("kv_fraction", kv_fraction) * traffic.kv_read_bytes)
+    weight_fraction, kv_fraction = fraction("weight_fraction", weight_fraction), fraction("kv_fraction", kv_fraction)
+    layout = planned_layout(parallel.get("parallel"))
+    weight_read: Any
+    kv_read: Any
+    if layout is None:
+        traffic = device_traffic(model, floor.batch, floor.context, floor.num_devices)
+        weight_read, kv_read = traffic.weight_read_bytes, traffic.kv_read_bytes
+    else:  # the busiest device's bytes of the layout (the stages of a pipeline are timed without a tier)
+        if layout.pp > 1 and (kv_fraction or weight_fraction):
+            raise InvalidValueError("parallel.pp", layout.pp, "1 when part of the KV cache or weights is offloaded "
+                                                              "(a pipeline's stages are timed without a tier)")
+        spread = layout_decode_floor(model, load_accelerator(accelerator), floor.batch, floor.context, layout,
+                                     routing=parallel.get("routing", "uniform"))
+        weight_read, kv_read = spread.weight_read_bytes_per_device, spread.kv_read_bytes_per_device
+    tier_bytes = weight_fraction * weight_read + kv_fraction * kv_read
     device_bytes = floor.device_bytes - tier_bytes
     # the time left for memory once communication is paid (compute must also fit the target)
     target = slo_ms / 1e3 - floor.communication_time_s
     target = np.where(floor.compute_time_s > target, 0.0, target)
-    from ..catalog import load_accelerator
-
     bandwidth = load_accelerator(accelerator).memory_bandwidth
     required = f.required_tier_bandwidth(tier_bytes, target, device_bytes, bandwidth, overlapped=overlapped)
     if overlapped:
