@@ -97,7 +97,8 @@ SUBCOMMANDS = {
                 "--acceptance", "--mtp-layers", "--format"],
     "floor": ["--model", "--gpu", "--batch", "--context", "--weights", "--kv", "--format", "--sparse", "--routing"],
     "plan": ["--model", "--gpu", "--batch", "--context", "--slo-ms", "--tp", "--max-devices", "--reserve-gib",
-             "--offload-kv", "--tier", "--link-gbps", "--format"],
+             "--offload-kv", "--tier", "--link-gbps", "--format", "--pp", "--ep", "--dp", "--moe-tp", "--node-size",
+             "--scale-out-gbps"],
     "show": [],
     "list": ["--vendor", "--category"],
     "compare": ["--model", "--gpu", "--tolerance", "--weights", "--plot", "--format"],
@@ -137,6 +138,61 @@ def test_cli(argv):
     if code == 2:
         assert err.count("\n") == 1 and err.endswith("\n") and "Traceback" not in err, (argv, err)
     else:
+        assert not re.search(r"\bnan\b", out, re.IGNORECASE), (argv, out)
+
+
+#: The serving, report and deploy commands: slower per run (a report renders its plots, deploy searches
+#: layouts), so fuzzed apart, fewer.
+LAYOUT_FLAGS = ["--tp", "--pp", "--ep", "--dp", "--moe-tp", "--link-gbps", "--node-size", "--scale-out-gbps"]
+SERVING_COMMANDS = {
+    "serve": ["--model", "--gpu", "--concurrency", "--isl", "--osl", "--disagg", "--prefill", "--decode",
+              "--prefill-workers", "--decode-workers", "--kv-link-gbps", "--rate", "--chunk", "--max-batch", "--routing",
+              "--format", *LAYOUT_FLAGS],
+    "report": ["--model", "--gpu", "--batch", "--context", "--routing", "--sparse", "--isl", "--osl", "--output",
+               *LAYOUT_FLAGS],
+    "deploy": ["--model", "--gpu", "--weights", "--kv", "--gpus", "--isl", "--osl", "--ttft-ms", "--tpot-ms",
+               "--price-per-hour", "--mode", "--kv-link-gbps", "--json"],
+}
+SERVING_REQUIRED = {
+    "serve": ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--concurrency", "1,8", "--isl", "512", "--osl", "64"],
+    "report": ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "-o", str(WORK / "report.html")],
+    "deploy": ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "8", "--isl", "1024", "--osl", "128"],
+}
+#: GPU counts of the deploy search: good and bad, none so large that the search runs for long
+#: (thousands of GPUs search 10**8 points)
+gpu_counts = st.sampled_from(["1", "2", "8", "16", "0", "-1", "1.5", "nan", "x", "", "1e300", "8,16"])
+layout_texts = st.one_of(st.sampled_from(["1", "2", "4", "8", "3", "tp4", "dp8 ep8", "tp2pp2", "ep0", "64", "0.5"]), texts)
+
+
+@st.composite
+def serving_argvs(draw) -> list[str]:
+    command = draw(st.sampled_from(sorted(SERVING_COMMANDS)))
+    argv = [command, *draw(st.sampled_from([SERVING_REQUIRED[command]] * 3 + [[]]))]  # mostly a runnable command
+    for _ in range(draw(st.integers(0, 2))):
+        option = draw(st.sampled_from(SERVING_COMMANDS[command]))
+        if option in ("--sparse", "--disagg", "--json"):
+            argv.append(option)
+        elif option == "--gpus":
+            argv += [option, draw(gpu_counts)]
+        elif option == "--output":  # a report is written only into the fuzz folder, or refused
+            argv += [option, draw(st.sampled_from([str(WORK / "r.html"), str(WORK / "nodir" / "r.html"), "",
+                                                   str(WORK / "r.png")]))]
+        else:
+            argv += [option, draw(layout_texts)]
+    return argv
+
+
+@fuzz(80)
+@given(argv=serving_argvs())
+def test_cli_serve_report_and_deploy(argv):
+    from tests.fuzz.strategies import INPUTS
+
+    INPUTS["CLI serve/report/deploy (in-process)"] += 1
+    code, out, err = run_cli(argv)
+    assert code in (0, 2), (argv, code, err)
+    if code == 2:
+        assert err.count("\n") == 1 and err.endswith("\n") and "Traceback" not in err, (argv, err)
+    elif argv[0] in ("serve", "deploy"):
         assert not re.search(r"\bnan\b", out, re.IGNORECASE), (argv, out)
 
 

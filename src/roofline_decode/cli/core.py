@@ -15,6 +15,7 @@ from ..units import GB, TFLOP, format_number
 from ..units import format_table
 
 if TYPE_CHECKING:
+    from ..floors.layers import LayerTable
     from ..floors.layout_result import ParallelFloor
     from ..floors.results import DecodeFloor
     from ..specs.accelerator import MemoryTier
@@ -75,9 +76,6 @@ def run_floor(args: argparse.Namespace) -> int:
     layout = parallel_from_args(args)
     if args.per_layer and (args.energy or args.price_per_hour is not None or args.engine is not None):
         raise InvalidValueError("--per-layer", "with --energy/--price-per-hour/--engine", "one of them at a time")
-    if args.per_layer and layout is not None and layout.num_devices > 1:
-        raise InvalidValueError("--per-layer", f"with the layout {layout}",
-                                "one device (the per-layer table splits a single-device step)")
     try:
         result = sweep([model], args.gpu, batch=args.batch, context=args.context, sparse=args.sparse,
                        routing=args.routing, latency=args.latency, parallel=layout, **link_options(args))
@@ -93,9 +91,9 @@ def run_floor(args: argparse.Namespace) -> int:
         print(shown + "\n\n" + expected_table(records) if args.format == "table"
               else emit_records(records, args.format))
         return 0
-    if args.per_layer:
+    if args.per_layer:  # under a layout of several devices: the busiest device's rows and its link time
         tables = [floor.layers() for floor in result]
-        print("\n\n".join(str(t) for t in tables) if args.format == "table"
+        print("\n\n".join(str(t) + _communication_line(t) for t in tables) if args.format == "table"
               else emit_records([record for t in tables for record in t.to_records()], args.format))
         return 0
     spread = layout is not None and layout.num_devices > 1
@@ -118,6 +116,20 @@ def run_floor(args: argparse.Namespace) -> int:
     print("\n\n".join((parallel_table(floor) if spread else str(floor))  # type: ignore[arg-type]
                        + "\n\n" + energy_table(floor, args.energy, args.price_per_hour) for floor in result))
     return 0
+
+
+def _communication_line(table: LayerTable) -> str:
+    """The link time of a layout's per-layer table (its communication row), or nothing."""
+    import numpy as np
+
+    rows = [row for row in table if row.kind == "communication"]
+    if not rows:
+        return ""
+    times = ", ".join(format_number(float(t) * 1e3) for t in np.ravel(rows[0].time_s))
+    totals = table.floor
+    return (f"\nlayout {getattr(totals, 'layout', '')}: the rows are the busiest of its "
+            f"{getattr(totals, 'num_devices', 1)} devices; communication (its link time per step, no bytes or FLOPs "
+            f"in the rows above): {times} ms")
 
 
 def parallel_table(floor: ParallelFloor) -> str:

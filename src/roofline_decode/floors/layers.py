@@ -34,7 +34,7 @@ from .traffic import sparse_read_bytes
 if TYPE_CHECKING:
     from .results import DecodeFloor
 
-__all__ = ["LayerRow", "LayerTable", "LAYER_KINDS", "LAYER_RECORD_KEYS", "layer_table"]
+__all__ = ["LayerRow", "LayerTable", "StepTotals", "LAYER_KINDS", "LAYER_RECORD_KEYS", "layer_table"]
 
 #: Row names, in table order (a model shows the kinds it has).
 LAYER_KINDS = (
@@ -65,6 +65,7 @@ class LayerRow:
     group_flops: Mapping[str, np.ndarray]
     memory_time_s: np.ndarray
     compute_time_s: np.ndarray
+    communication_time_s: np.ndarray | float = 0.0  # the communication row of a layout's table only
 
     @property
     def bytes_total(self) -> np.ndarray:
@@ -88,15 +89,49 @@ class LayerRow:
 
     @property
     def time_s(self) -> np.ndarray:
-        """max(memory time, compute time) of the row alone [s]."""
+        """max(memory time, compute time) of the row alone [s] (and its communication time, for
+        the communication row of a layout)."""
         time: np.ndarray = np.maximum(self.memory_time_s, self.compute_time_s)
-        return time
+        return time if self.kind != "communication" else np.maximum(time, self.communication_time_s)
 
     @property
     def bound(self) -> np.ndarray:
-        """``"compute"`` where the row's compute time reaches its memory time, else ``"memory"``."""
+        """``"compute"`` where the row's compute time reaches its memory time, else ``"memory"``
+        (``"communication"`` for the communication row of a layout)."""
         bound: np.ndarray = np.where(self.compute_time_s >= self.memory_time_s, "compute", "memory")
-        return bound
+        return bound if self.kind != "communication" else np.full(np.shape(bound), "communication")
+
+
+@dataclass(frozen=True)
+class StepTotals:
+    """The totals a :class:`LayerTable` of a layout's busiest device adds up to (the fields of
+    a :class:`~roofline_decode.floors.results.DecodeFloor` its views read; SI units)."""
+
+    model: str
+    accelerator: str
+    spec: Model
+    weight_format: str
+    kv_format: str
+    batch: np.ndarray
+    context: np.ndarray
+    weight_bytes: np.ndarray
+    kv_read_bytes: np.ndarray
+    kv_write_bytes: np.ndarray
+    flops: np.ndarray
+    memory_time_s: np.ndarray
+    compute_time_s: np.ndarray
+    bound: np.ndarray
+    layout: str = ""  # the layout's text
+    num_devices: int = 1  # its devices (the rows are the busiest one's)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return np.shape(self.memory_time_s)
+
+    @property
+    def bytes_total(self) -> np.ndarray:
+        total: np.ndarray = self.weight_bytes + self.kv_read_bytes + self.kv_write_bytes
+        return total
 
 
 @dataclass(frozen=True)
@@ -104,7 +139,7 @@ class LayerTable(ToDataFrame):
     """The rows of :func:`layer_table` and the floor they split (``floor``: its totals)."""
 
     rows: tuple[LayerRow, ...]
-    floor: DecodeFloor = field(repr=False)
+    floor: DecodeFloor | StepTotals = field(repr=False)
 
     def __iter__(self) -> Any:
         return iter(self.rows)

@@ -184,7 +184,7 @@ def layout_floor(model: Model, accelerator: Accelerator, layout: Parallel, share
         return value if m == 1 else value * m
 
     return ParallelFloor(
-        model=model.name, accelerator=accelerator.id or accelerator.name, strategy=strategy, num_devices=n,
+        model=model.name, spec=model, accelerator=accelerator.id or accelerator.name, strategy=strategy, num_devices=n,
         batch=batch, context=context, weight_bytes_per_device=weight_resident, kv_bytes_per_device=kv_resident,
         bytes_read_per_device=rounds(read), memory_time_s=rounds(memory), compute_time_s=rounds(compute),
         communication_time_s=comm + pp * hop if pp > 1 else comm, step_time_s=step_time,

@@ -18,6 +18,8 @@ from .energy import EnergyAndCost
 
 if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
+    from ..specs.model import Model
+    from .layers import LayerTable
     from ..specs.parallel import Parallel
 
 __all__ = ["ParallelFloor", "PARALLEL_RECORD_KEYS"]
@@ -85,6 +87,14 @@ class ParallelFloor(EnergyAndCost):
     scale_out_bandwidth: float | None = None  # per-device bandwidth across domains [B/s] (None: unknown)
     tokens_per_step: np.ndarray | float = 0.0  # tokens counted by tokens_per_s
     group_flops_per_device: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)  # per COMPUTE_GROUPS
+    spec: Model | None = field(default=None, repr=False, compare=False)  # the model, for layers()
+
+    def layers(self) -> LayerTable:
+        """The busiest device's decode step split by layer kind, plus a ``communication`` row:
+        the rows add up to its bytes and FLOPs (:mod:`roofline_decode.floors.layout_layers`)."""
+        from .layout_layers import layout_layer_table
+
+        return layout_layer_table(self)
 
     @property
     def _energy_tokens(self) -> np.ndarray:

@@ -22,7 +22,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ from ..errors import InvalidValueError
 if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
+    from ..specs.parallel import Parallel
 
 __all__ = ["frontier", "Frontier", "FrontierPoint", "FRONTIER_Y"]
 
@@ -61,6 +62,7 @@ class FrontierPoint:
     joules_per_token_floor: float
     joules_per_token_at_board_power: float
     usd_per_million_tokens: float
+    parallel: str | None = None  # the layout's text for frontier(parallel=...); None for tp=
 
     def as_record(self) -> dict[str, Any]:
         record = dict(self.__dict__)
@@ -118,9 +120,10 @@ def _y(y: str) -> tuple[str, bool]:
 
 
 def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequence[Accelerator | str],
-             context: float, *, batch: Any = None, tp: Any = (1, 2, 4, 8),
-             price_per_hour: float | dict[str, float] | None = None, routing: Any = "uniform") -> Frontier:
-    """Tokens/s per device against tokens/s per user, for each device, TP degree and batch.
+             context: float, *, batch: Any = None, tp: Any = None,
+             price_per_hour: float | dict[str, float] | None = None, routing: Any = "uniform",
+             parallel: Any = None) -> Frontier:
+    """Tokens/s per device against tokens/s per user, for each device, layout (or TP degree) and batch.
 
     Parameters
     ----------
@@ -134,7 +137,14 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
         Batches to sweep (default 1, 2, 4, ..., 1024 and, for each device and TP degree, the
         largest batch whose weights and KV cache fit, often the cheapest point per token).
     tp : sequence of int
-        Tensor-parallel degrees (each a whole number >= 1).
+        Tensor-parallel degrees (each a whole number >= 1; default 1, 2, 4, 8 when no
+        ``parallel`` is given): a thin wrapper of ``parallel=[Parallel(tp=n), ...]``, the same
+        numbers.
+    parallel : Parallel, str or a sequence of them, optional
+        Layouts to compare instead of ``tp`` (:class:`~roofline_decode.Parallel` or its text,
+        such as ``["tp8", "dp8 ep8"]``): each point is the busiest device's strict decode floor
+        (:func:`~roofline_decode.decode_floor` with ``parallel=``), its tokens/s per device
+        divided over all the layout's devices, and ``FrontierPoint.parallel`` names it.
     price_per_hour : float or dict, optional
         Price of one device-hour [$/h] for the cost axis (none bundled: prices change); a dict
         gives each accelerator id its own price (every id of ``accelerators`` needs one).
@@ -147,6 +157,14 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
         Every point (``fits`` marks those whose weights and KV cache fit each device's usable
         memory) and :meth:`Frontier.envelope`.  A device with no interconnect figure gets only
         its single-device points (a note says so): tensor parallelism needs a link bandwidth.
+
+    Examples
+    --------
+    DeepSeek-V3 on eight H200s, tensor against attention-DP expert parallelism:
+
+    >>> front = frontier("deepseek-v3", "h200-sxm", 4096, batch=[64, 256], parallel=["tp8", "dp8 ep8"])
+    >>> [(p.parallel, int(p.batch), round(p.tokens_per_s_per_device)) for p in front.points]
+    [('tp8', 64, 509), ('tp8', 256, 1650), ('dp8 ep8', 64, 424), ('dp8 ep8', 256, 1420)]
     """
     from ..catalog import load_accelerator, load_model
     from ..checks import whole_number
@@ -154,9 +172,10 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
     from ..floors.grid import checked_array
     from ..specs.accelerator import Accelerator as AcceleratorSpec
     from ..floors.capacity import usable_memory
+    from ..floors.layout import check_layout
     from ..floors.parallel import tensor_parallel_floor
-
     from ..specs.model import Model as ModelSpec
+    from .layouts import layout_decode_floor, planned_layouts
 
     spec = model if isinstance(model, ModelSpec) else load_model(model)
     listed: list[Any] = list(accelerators) if isinstance(accelerators, (list, tuple)) else [accelerators]
@@ -170,10 +189,20 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
     batches = (np.asarray(DEFAULT_BATCHES) if batch is None else checked_array("batch", batch, 1.0, inclusive=True)).ravel()
     if batches.size == 0:
         raise InvalidValueError("batch", batch, "at least one batch >= 1")
-    listed_degrees = [tp] if np.ndim(tp) == 0 else list(tp)
-    if not listed_degrees:
-        raise InvalidValueError("tp", tp, "whole numbers >= 1 (tensor-parallel degrees)")
-    degrees = list(dict.fromkeys(whole_number("tp", n) for n in listed_degrees))
+    if parallel is not None:
+        if tp is not None:
+            raise InvalidValueError("tp", tp, "None when parallel= is given (the layouts hold the degrees)")
+        layouts = planned_layouts(parallel)
+        for layout in layouts:
+            check_layout(spec, layout)
+        degrees: list[Any] = []
+    else:
+        layouts = []
+        tp = (1, 2, 4, 8) if tp is None else tp
+        listed_degrees = [tp] if np.ndim(tp) == 0 else list(tp)
+        if not listed_degrees:
+            raise InvalidValueError("tp", tp, "whole numbers >= 1 (tensor-parallel degrees)")
+        degrees = list(dict.fromkeys(whole_number("tp", n) for n in listed_degrees))
     prices: dict[str, float | None]
     if isinstance(price_per_hour, dict):
         missing = [d.id or d.name for d in devices if (d.id or d.name) not in price_per_hour]
@@ -192,9 +221,22 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
         if skipped:
             notes.append(f"{device.id or device.name}: no interconnect figure, so no tensor-parallel points "
                          f"(TP {', '.join(map(str, skipped))} left out)")
+        if parallel is not None:
+            for layout in layouts:
+                if layout.num_devices > 1 and device.interconnect is None:
+                    notes.append(f"{device.id or device.name}: no interconnect figure, so no {layout} points")
+                    continue
+                def floor_of(b: Any, layout: Parallel = layout) -> Any:
+                    return layout_decode_floor(spec, device, b, context_value, layout, routing=routing)
+                points.extend(_points(floor_of, batches if batch is not None else
+                                      _with_largest_fitting(floor_of, batches, room), room, price, str(layout)))
+            notes.extend(n for n in _device_notes(device) if n not in notes)
+            continue
         for n in (int(d) for d in degrees if int(d) not in skipped):
-            grid = batches if batch is not None else _with_largest_fitting(spec, device, batches, context_value, n,
-                                                                            routing, room)
+            def tp_floor(b: Any, n: int = n) -> Any:
+                return tensor_parallel_floor(spec, device, batch=b, context=context_value, num_devices=n,
+                                             routing=routing)
+            grid = batches if batch is not None else _with_largest_fitting(tp_floor, batches, room)
             floor = tensor_parallel_floor(spec, device, batch=grid, context=context_value, num_devices=n,
                                           routing=routing)
             step = np.broadcast_to(floor.step_time_s, grid.shape)
@@ -215,17 +257,33 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
                     notes=tuple(notes))
 
 
-def _with_largest_fitting(model: Model, device: Accelerator, batches: np.ndarray, context: float, num_devices: int,
-                          routing: Any, room: float) -> np.ndarray:
+def _points(floor_of: Callable[[Any], Any], grid: np.ndarray, room: float, price: float | None,
+            layout: str) -> list[FrontierPoint]:
+    """The points of one device and layout over the batches ``grid`` (``floor_of(batch)``: its floor)."""
+    floor = floor_of(grid)
+    n = floor.num_devices
+    step = np.broadcast_to(floor.step_time_s, grid.shape)
+    fits = np.broadcast_to(floor.resident_bytes_per_device <= room, grid.shape)
+    floor_energy = np.broadcast_to(floor.joules_per_token_floor, grid.shape)
+    board_energy = np.broadcast_to(floor.joules_per_token_at_board_power, grid.shape)
+    cost = (np.broadcast_to(floor.cost_per_million_tokens(price), grid.shape) if price is not None
+            else np.full(grid.shape, np.nan))
+    return [FrontierPoint(
+        accelerator=floor.accelerator, num_devices=n, batch=float(b), step_time_s=float(step[i]),
+        tokens_per_s_per_user=float(1.0 / step[i]), tokens_per_s_per_device=float(b / step[i] / n),
+        fits=bool(fits[i]), joules_per_token_floor=float(floor_energy[i]),
+        joules_per_token_at_board_power=float(board_energy[i]), usd_per_million_tokens=float(cost[i]), parallel=layout)
+        for i, b in enumerate(grid)]
+
+
+def _with_largest_fitting(floor_of: Callable[[Any], Any], batches: np.ndarray, room: float) -> np.ndarray:
     """The default batch grid plus the largest batch that fits each device (often the cheapest
     point per token): resident bytes grow linearly in the batch (weights + B x bytes per
-    sequence), so two floors give the slope; the point is checked against the floor itself."""
-    from ..floors.parallel import tensor_parallel_floor
+    sequence), so two floors (``floor_of(batch)``) give the slope; the point is checked against
+    the floor itself."""
 
     def resident(b: float) -> float:
-        floor = tensor_parallel_floor(model, device, batch=b, context=context, num_devices=num_devices,
-                                      routing=routing)
-        return float(np.max(floor.resident_bytes_per_device))
+        return float(np.max(floor_of(b).resident_bytes_per_device))
 
     first, slope = resident(1.0), resident(2.0) - resident(1.0)
     if first > room or slope <= 0:

@@ -26,12 +26,14 @@ from ..units import format_table
 from ..checks import check_slo_ms, flag, renamed, whole_number
 from ..floors.capacity import DEFAULT_RESERVE, usable_memory
 from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY
+from .layouts import layout_capacity, planned_layout
 from .tiers import OffloadFloor, offload_floor
 
 if TYPE_CHECKING:
     from ..floors.routing import Routing
     from ..specs.accelerator import Accelerator, MemoryTier
     from ..specs.model import Model
+    from ..specs.parallel import Parallel
 
 __all__ = ["PlanRow", "PlanResult", "plan", "VERDICTS"]
 
@@ -69,6 +71,7 @@ class PlanRow:
     min_devices: int | None
     min_devices_step_time_s: float | None
     notes: tuple[str, ...] = field(default=())
+    parallel: str | None = None  # the main row's layout when plan(parallel=...) was given
 
     @property
     def slo_ms_per_token(self) -> float | None:
@@ -109,7 +112,8 @@ class PlanResult(ToDataFrame, list[PlanRow]):
         if not self:
             return "(no accelerators)"
         first = self[0]
-        title = f"{first.model}: batch {first.batch}, context {first.context}"
+        title = f"{first.model}: batch {first.batch}, context {first.context}" + (
+            f", layout {first.parallel}" if first.parallel else "")
         rows = self.rows()
         lines = [title, format_table(self.HEADERS, rows), VERDICT_LEGEND]
         notes = [f"  {r.accelerator}: {note}" for r in self for note in r.notes]
@@ -130,12 +134,17 @@ def _bound(floor: OffloadFloor) -> str:
 
 
 def _max_batch(model: Model, floor: OffloadFloor, usable: float, context: float, kv_fraction: float,
-               weight_fraction: float) -> int | None:
+               weight_fraction: float, capacity: tuple[float, float] | None = None) -> int | None:
+    """The largest batch whose resident bytes fit ``usable``; ``capacity``: (weights per device,
+    KV per sequence) of a layout (:func:`~roofline_decode.planning.layouts.layout_capacity`),
+    None for the tensor-parallel split of ``floor.num_devices``."""
     from ..floors.parallel import device_traffic
 
-    one = device_traffic(model, np.ones(1), np.full(1, float(context)), floor.num_devices)
-    weights = (1 - weight_fraction) * one.weight_bytes
-    per_sequence = float((1 - kv_fraction) * one.kv_bytes[0])
+    if capacity is None:
+        one = device_traffic(model, np.ones(1), np.full(1, float(context)), floor.num_devices)
+        capacity = (one.weight_bytes, float(one.kv_bytes[0]))
+    weights = (1 - weight_fraction) * capacity[0]
+    per_sequence = float((1 - kv_fraction) * capacity[1])
     if per_sequence == 0:
         return 0 if weights > usable else None  # no KV cache: the batch is not bounded by memory
     batch = int(max(np.floor((usable - weights) / per_sequence), 0))
@@ -150,7 +159,8 @@ def plan(model: Model | str, accelerators: Accelerator | str | list[Accelerator 
          overlapped_tier: bool = False, max_devices: int = 8,
          collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
          overlap_communication: bool = False, routing: Routing | str | float = "uniform", prompt: int | None = None,
-         output: int | None = None, slo_ms_per_token: float | None = None) -> PlanResult:
+         output: int | None = None, slo_ms_per_token: float | None = None, parallel: Parallel | str | None = None,
+         node_size: int | None = None, scale_out_bandwidth: float | None = None) -> PlanResult:
     """Capacity and bandwidth verdicts of ``model`` at ``batch`` × ``context`` on each accelerator.
 
     Parameters
@@ -175,6 +185,12 @@ def plan(model: Model | str, accelerators: Accelerator | str | list[Accelerator 
     routing : {"uniform", "identical"} or float
         MoE routing assumption of the step times (:func:`roofline_decode.decode_floor`); the
         resident bytes hold every expert whatever the routing.
+    parallel : Parallel or str, optional
+        The main row's layout instead of ``tp`` (which must then stay 1): a
+        :class:`~roofline_decode.Parallel` or its text (``"tp4"``, ``"dp8 ep8"``); the row is
+        the busiest device's (:mod:`roofline_decode.planning.layouts`), ``devices`` all of the
+        layout's and ``parallel`` its text.  ``node_size`` and ``scale_out_bandwidth`` override
+        its links.  ``min_devices`` still searches tensor-parallel degrees.
     prompt, output : int, optional
         With both, each row's notes carry the one-device request floor of a static batch
         (:func:`~roofline_decode.floors.request.request_floor`: the prefill yields the first
@@ -197,6 +213,12 @@ def plan(model: Model | str, accelerators: Accelerator | str | list[Accelerator 
     >>> r = plan("llama-3.1-70b", ["h100-sxm", "h200-sxm"], batch=16, context=32768, slo_ms=50)
     >>> [(row.accelerator, row.verdict, row.min_devices) for row in r]
     [('h100-sxm', 'both', 4), ('h200-sxm', 'both', 4)]
+
+    The same on four H100s as a layout (the same numbers as ``tp=4``):
+
+    >>> row = plan("llama-3.1-70b", "h100-sxm", batch=16, context=32768, slo_ms=50, parallel="tp4")[0]
+    >>> row.devices, row.parallel, row.verdict
+    (4, 'tp4', 'ok')
     """
     from ..catalog import load_accelerator, load_model
 
@@ -216,9 +238,16 @@ def plan(model: Model | str, accelerators: Accelerator | str | list[Accelerator 
     options: dict[str, Any] = dict(kv_fraction=offload_kv, weight_fraction=offload_weights, links=tier_links,
                    overlapped=overlapped_tier, collective_latency=collective_latency,
                    link_bandwidth=link_bandwidth, overlap_communication=overlap_communication, routing=routing)
+    layout = planned_layout(parallel)
+    tp = whole_number("tp", tp, 1)
+    if layout is not None and tp != 1:
+        raise InvalidValueError("tp", tp, "1 when parallel= is given (the layout holds the degrees)")
+    link_overrides: dict[str, Any] = dict(node_size=node_size, scale_out_bandwidth=scale_out_bandwidth)
 
-    def evaluate(device: Accelerator, n: int) -> tuple[OffloadFloor, float, bool, bool | None]:
-        floor = offload_floor(model, device, tier, batch, context, num_devices=n, **options)
+    def evaluate(device: Accelerator, n: int, main: bool = False) -> tuple[OffloadFloor, float, bool, bool | None]:
+        floor = (offload_floor(model, device, tier, batch, context, parallel=layout, **options, **link_overrides)
+                 if main and layout is not None else
+                 offload_floor(model, device, tier, batch, context, num_devices=n, **options))
         usable = usable_memory(device, reserve, reserve_fraction, binary_units)
         fits = bool(float(floor.device_resident_bytes) <= usable)
         step = float(floor.step_time_s)
@@ -228,7 +257,7 @@ def plan(model: Model | str, accelerators: Accelerator | str | list[Accelerator 
     result = PlanResult()
     for device in devices:
         device = load_accelerator(device)
-        floor, usable, fits, meets = evaluate(device, tp)
+        floor, usable, fits, meets = evaluate(device, tp, main=True)
         min_devices = min_step = None
         notes = list(floor.notes)
         # only counts that divide the query heads shard evenly: the divisors up to max_devices
@@ -252,10 +281,13 @@ def plan(model: Model | str, accelerators: Accelerator | str | list[Accelerator 
             context=int(context), usable_bytes_per_device=usable,
             resident_bytes_per_device=float(floor.device_resident_bytes),
             tier_resident_bytes_per_device=float(floor.tier_resident_bytes), fits=fits,
-            max_batch=_max_batch(model, floor, usable, context, offload_kv, offload_weights),
+            max_batch=_max_batch(model, floor, usable, context, offload_kv, offload_weights, None if layout is None else
+                                 layout_capacity(model, device, context, layout, link_bandwidth=link_bandwidth,
+                                                 routing=routing, **link_overrides)),
             step_time_s=step, tokens_per_s=batch / step, per_sequence_tokens_per_s=1 / step, bound=_bound(floor),
             slo_ms=slo_ms, meets_target=meets, verdict=_verdict(fits, meets),
             min_devices=min_devices, min_devices_step_time_s=min_step, notes=tuple(notes),
+            parallel=None if layout is None else str(layout),
         ))
     return result
 

@@ -26,7 +26,7 @@ decode steps, queueing, and disaggregated prefill, as the serving benchmarks mea
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,10 +36,12 @@ from ..floors.request import decode_steps, mean_decode_context
 from ..checks import check_slo_ms, renamed, whole_number
 from ..floors.capacity import DEFAULT_RESERVE, usable_memory
 from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY, device_traffic, tensor_parallel_floor
+from .layouts import layout_capacity, layout_decode_floor, planned_layout
 
 if TYPE_CHECKING:
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
+    from ..specs.parallel import Parallel
 
 __all__ = ["ServingRate", "serving_rate"]
 
@@ -62,6 +64,7 @@ class ServingRate:
     slo_ms: float | None
     curve_concurrency: np.ndarray
     curve_requests_per_s: np.ndarray
+    parallel: str | None = None  # the layout's text when one was given (``parallel=``)
 
     @property
     def slo_ms_per_token(self) -> float | None:
@@ -73,7 +76,8 @@ class ServingRate:
 
     def __str__(self) -> str:
         return (
-            f"{self.model} on {self.num_devices} x {self.accelerator}: {self.requests_per_s:.4g} requests/s of "
+            f"{self.model} on {self.num_devices} x {self.accelerator}"
+            + (f" ({self.parallel})" if self.parallel else "") + f": {self.requests_per_s:.4g} requests/s of "
             f"{self.output_length} tokens ({self.tokens_per_s:.4g} tokens/s) at concurrency {self.concurrency}, "
             f"{self.step_time_s * 1e3:.4g} ms per token; limited by {self.limited_by}"
         )
@@ -82,7 +86,9 @@ class ServingRate:
 def serving_rate(model: Model | str, accelerator: Accelerator | str, output_length: int, prompt_length: int = 0, slo_ms: float | None = None,
                  *, num_devices: int = 1, reserve: float = DEFAULT_RESERVE, reserve_fraction: float = 0.0,
                  collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
-                 max_concurrency: int | None = None, slo_ms_per_token: float | None = None) -> ServingRate:
+                 max_concurrency: int | None = None, slo_ms_per_token: float | None = None,
+                 parallel: Parallel | str | None = None, node_size: int | None = None,
+                 scale_out_bandwidth: float | None = None) -> ServingRate:
     """Highest request rate (Little's law) within ``slo_ms`` and device memory.
 
     Parameters
@@ -96,13 +102,19 @@ def serving_rate(model: Model | str, accelerator: Accelerator | str, output_leng
     slo_ms : float, optional
         Per-token target [ms]; without it the rate is limited by memory capacity alone.
     num_devices : int
-        Tensor-parallel degree of one replica.
+        Tensor-parallel degree of one replica (a thin wrapper of ``parallel=Parallel(tp=n)``:
+        the same numbers).
     reserve, reserve_fraction
         The usable-memory rule per device.
     collective_latency, link_bandwidth
         Tensor-parallel options.
     max_concurrency : int, optional
         Cap on concurrent requests (a server's max_num_seqs).
+    parallel : Parallel or str, optional
+        The layout of one replica instead of ``num_devices`` (which must then stay 1): the
+        busiest device's step and memory (:mod:`roofline_decode.planning.layouts`);
+        ``node_size`` and ``scale_out_bandwidth`` override its links.  Concurrency counts the
+        replica's sequences (all attention-DP groups together).
 
     Examples
     --------
@@ -111,6 +123,12 @@ def serving_rate(model: Model | str, accelerator: Accelerator | str, output_leng
     >>> r = serving_rate("llama-3.1-8b", "h100-sxm", 500, 1000, slo_ms=20)
     >>> r.concurrency, round(r.requests_per_s, 1), r.limited_by
     (317, 31.8, 'the per-token target')
+
+    Llama-3.1-70B on four H100s as a layout, 30 ms per token:
+
+    >>> r = serving_rate("llama-3.1-70b", "h100-sxm", 500, 1000, slo_ms=30, parallel="tp4")
+    >>> r.num_devices, r.parallel, r.concurrency
+    (4, 'tp4', 470)
     """
     from ..catalog import load_accelerator, load_model
 
@@ -127,27 +145,40 @@ def serving_rate(model: Model | str, accelerator: Accelerator | str, output_leng
     mean_context = mean_decode_context(prompt_length, output_length)
     steps_per_request = decode_steps(output_length)
     usable = usable_memory(accelerator, reserve, reserve_fraction)
-    one = device_traffic(model, np.ones(1), np.full(1, mean_context), num_devices)
-    per_sequence = float(one.kv_bytes[0])
-    room = usable - one.weight_bytes
+    layout = planned_layout(parallel)
+    links: dict[str, Any] = dict(collective_latency=collective_latency, link_bandwidth=link_bandwidth, node_size=node_size,
+                 scale_out_bandwidth=scale_out_bandwidth, overlap_communication=False)
+    if layout is not None:
+        if num_devices != 1:
+            raise InvalidValueError("num_devices", num_devices, "1 when parallel= is given (the layout holds the degrees)")
+        num_devices = layout.num_devices
+        weights, per_sequence = layout_capacity(model, accelerator, mean_context, layout, **links)
+    else:
+        one = device_traffic(model, np.ones(1), np.full(1, mean_context), num_devices)
+        weights, per_sequence = one.weight_bytes, float(one.kv_bytes[0])
+    room = usable - weights
     capacity = int(max(np.floor(room / per_sequence), 0)) if per_sequence > 0 else (1 << 20)
     cap = capacity if max_concurrency is None else min(capacity, int(max_concurrency))
     name = accelerator.id or accelerator.name
+    label = None if layout is None else str(layout)
     if cap < 1:
         return ServingRate(model.name, name, num_devices, int(output_length), mean_context, 0, float("nan"), 0.0, 0.0,
                            "memory capacity (the weights leave no room for one sequence)", capacity,
-                           slo_ms, np.zeros(0, dtype=np.int64), np.zeros(0))
+                           slo_ms, np.zeros(0, dtype=np.int64), np.zeros(0), label)
     concurrency = np.arange(1, cap + 1)
-    floor = tensor_parallel_floor(model, accelerator, concurrency, mean_context, num_devices,
-                                  collective_latency=collective_latency, link_bandwidth=link_bandwidth,
-                                  overlap_communication=False)  # collectives on the critical path, as planned
+    if layout is not None:  # collectives on the critical path, as planned
+        floor = layout_decode_floor(model, accelerator, concurrency, mean_context, layout, **links)
+    else:
+        floor = tensor_parallel_floor(model, accelerator, concurrency, mean_context, num_devices,
+                                      collective_latency=collective_latency, link_bandwidth=link_bandwidth,
+                                      overlap_communication=False)  # collectives on the critical path, as planned
     step = np.asarray(floor.step_time_s, dtype=float)
     rates = np.asarray(f.request_rate_at_concurrency(concurrency, steps_per_request, step), dtype=np.float64)
     ok = np.ones_like(step, dtype=bool) if slo_ms is None else step <= slo_ms / 1e3
     if not ok.any():
         return ServingRate(model.name, name, num_devices, int(output_length), mean_context, 0, float(step[0]), 0.0, 0.0,
                            "the per-token target (missed even at concurrency 1)", capacity, slo_ms,
-                           concurrency, rates)
+                           concurrency, rates, label)
     best = int(np.nonzero(ok)[0][-1])
     limited = "the per-token target" if best + 1 < cap else (
         "memory capacity" if cap == capacity else "max_concurrency")
@@ -156,5 +187,5 @@ def serving_rate(model: Model | str, accelerator: Accelerator | str, output_leng
         mean_context=mean_context, concurrency=int(concurrency[best]), step_time_s=float(step[best]),
         tokens_per_s=float(concurrency[best] / step[best]), requests_per_s=float(rates[best]), limited_by=limited,
         max_concurrency=capacity, slo_ms=slo_ms, curve_concurrency=concurrency,
-        curve_requests_per_s=rates,
+        curve_requests_per_s=rates, parallel=label,
     )

@@ -34,11 +34,13 @@ from ..units import GB, format_bytes, format_seconds
 from ..checks import check_slo_ms, flag, fraction, positive, renamed, whole_number
 from ..floors.grid import DEFAULT_CONTEXT
 from ..floors.parallel import DEFAULT_COLLECTIVE_LATENCY, tensor_parallel_floor
+from .layouts import layout_decode_floor, planned_layout
 
 if TYPE_CHECKING:
     from ..floors.routing import Routing
     from ..specs.accelerator import Accelerator, MemoryTier
     from ..specs.model import Model
+    from ..specs.parallel import Parallel
 
 __all__ = ["OffloadFloor", "TierAnswer", "offload_floor", "required_tier_bandwidth", "can_tier_feed"]
 
@@ -70,6 +72,7 @@ class OffloadFloor:
     tier_bandwidth: float
     overlapped: bool
     notes: tuple[str, ...] = ()
+    parallel: str | None = None  # the layout's text when one was given (``parallel=``)
 
     @property
     def slowdown(self) -> np.ndarray:
@@ -90,8 +93,17 @@ def offload_floor(model: Model | str, accelerator: Accelerator | str, tier: Memo
                   batch: Broadcastable = 1, context: Broadcastable = DEFAULT_CONTEXT, *, kv_fraction: float = 0.0,
                   weight_fraction: float = 0.0, num_devices: int = 1, links: int = 1, overlapped: bool = False,
                   collective_latency: float = DEFAULT_COLLECTIVE_LATENCY, link_bandwidth: float | None = None,
-                  overlap_communication: bool = False, routing: Routing | str | float = "uniform") -> OffloadFloor:
+                  overlap_communication: bool = False, routing: Routing | str | float = "uniform",
+                  parallel: Parallel | str | None = None, node_size: int | None = None,
+                  scale_out_bandwidth: float | None = None) -> OffloadFloor:
     """Decode floor with ``kv_fraction`` of the KV cache and ``weight_fraction`` of the weights in ``tier``.
+
+    ``num_devices`` is a tensor-parallel degree; ``parallel`` a whole layout instead
+    (:class:`~roofline_decode.Parallel` or its text; ``num_devices`` must then stay 1): the
+    fractions are of the busiest device's bytes (:mod:`roofline_decode.planning.layouts`), and
+    ``node_size`` and ``scale_out_bandwidth`` override its links.  A pipeline (``pp`` > 1) is
+    timed stage after stage by the layout floor, which knows no tier: with ``pp`` > 1 the
+    fractions must be 0 (the hbm-only floor of the layout).
 
     Examples
     --------
@@ -113,6 +125,13 @@ def offload_floor(model: Model | str, accelerator: Accelerator | str, tier: Memo
     links = whole_number("links", links)
     overlapped = flag("overlapped", overlapped)
     overlap_communication = flag("overlap_communication", overlap_communication)
+    layout = planned_layout(parallel)
+    if layout is not None:
+        return _layout_offload(model, accelerator, tier, batch, context, layout, kv_fraction, weight_fraction,
+                               whole_number("num_devices", num_devices), links, overlapped,
+                               dict(collective_latency=collective_latency, link_bandwidth=link_bandwidth,
+                                    overlap_communication=overlap_communication, routing=routing,
+                                    node_size=node_size, scale_out_bandwidth=scale_out_bandwidth))
     base = tensor_parallel_floor(model, accelerator, batch, context, num_devices,
                                  collective_latency=collective_latency, link_bandwidth=link_bandwidth,
                                  overlap_communication=overlap_communication, routing=routing)
@@ -144,6 +163,45 @@ def offload_floor(model: Model | str, accelerator: Accelerator | str, tier: Memo
     )
 
 
+def _layout_offload(model: Model, accelerator: Accelerator, tier: MemoryTier | None, batch: Broadcastable,
+                    context: Broadcastable, layout: Parallel, kv_fraction: float, weight_fraction: float,
+                    num_devices: int, links: int, overlapped: bool, options: dict[str, Any]) -> OffloadFloor:
+    """:func:`offload_floor` under ``layout``: the busiest device's bytes, the same tier rule."""
+    if num_devices != 1:
+        raise InvalidValueError("num_devices", num_devices, "1 when parallel= is given (the layout holds the degrees)")
+    if layout.pp > 1 and (kv_fraction or weight_fraction):
+        raise InvalidValueError("parallel.pp", layout.pp, "1 when part of the KV cache or weights is offloaded "
+                                                          "(a pipeline's stages are timed without a tier)")
+    base = layout_decode_floor(model, accelerator, batch, context, layout, **options)
+    weight_read, kv_read = base.weight_read_bytes_per_device, base.kv_read_bytes_per_device
+    tier_bytes: np.ndarray = np.asarray(weight_fraction * weight_read + kv_fraction * kv_read, dtype=np.float64)
+    device_bytes = base.bytes_read_per_device - tier_bytes
+    tier_bandwidth = tier.read_bandwidth * links if tier is not None else float("inf")
+    bandwidth = accelerator.memory_bandwidth
+    device_time = f.memory_time(device_bytes, bandwidth)
+    tier_time: np.ndarray = tier_bytes / tier_bandwidth
+    comm = base.communication_time_s
+    if layout.pp > 1:  # nothing offloaded (refused above): the pipeline's own step
+        memory, step = base.memory_time_s, base.step_time_s
+    else:
+        memory = (f.overlapped_tiered_memory_time if overlapped else f.tiered_memory_time)(
+            device_bytes, bandwidth, tier_bytes, tier_bandwidth)
+        core = np.maximum(memory, base.compute_time_s)
+        step = np.maximum(core, comm) if options["overlap_communication"] else core + comm
+    weights, kv = base.weight_bytes_per_device, base.kv_bytes_per_device
+    return OffloadFloor(
+        model=model.name, accelerator=base.accelerator, tier=(tier.id or tier.name) if tier else "none",
+        kv_fraction=kv_fraction, weight_fraction=weight_fraction, num_devices=base.num_devices,
+        batch=base.batch, context=base.context, device_bytes=device_bytes, tier_bytes=tier_bytes,
+        device_resident_bytes=(1 - weight_fraction) * weights + (1 - kv_fraction) * kv,
+        tier_resident_bytes=weight_fraction * weights + kv_fraction * kv,
+        device_time_s=device_time, tier_time_s=tier_time, memory_time_s=memory,
+        compute_time_s=base.compute_time_s, communication_time_s=comm, step_time_s=step,
+        hbm_only_step_time_s=base.step_time_s, tokens_per_s=f.tokens_per_second(base.batch, step),
+        tier_bandwidth=tier_bandwidth, overlapped=overlapped, notes=base.notes, parallel=str(layout),
+    )
+
+
 def required_tier_bandwidth(model: Model | str, accelerator: Accelerator | str, batch: Broadcastable = 1,
                             context: Broadcastable = DEFAULT_CONTEXT, *, slo_ms: float | None = None,
                             kv_fraction: float = 0.0, weight_fraction: float = 0.0, num_devices: int = 1,
@@ -162,20 +220,30 @@ def required_tier_bandwidth(model: Model | str, accelerator: Accelerator | str, 
     """
     slo_ms = positive("slo_ms", renamed("slo_ms", slo_ms, "slo_ms_per_token", slo_ms_per_token), "a finite time > 0 in milliseconds")
     floor = offload_floor(model, accelerator, None, batch, context, num_devices=num_devices, **parallel)
-    from ..catalog import load_model
+    from ..catalog import load_accelerator, load_model
     from ..floors.parallel import device_traffic
 
     model = load_model(model)
     overlapped = flag("overlapped", overlapped)
-    traffic = device_traffic(model, floor.batch, floor.context, floor.num_devices)
-    tier_bytes = fraction("weight_fraction", weight_fraction) * traffic.weight_read_bytes + (
-        fraction("kv_fraction", kv_fraction) * traffic.kv_read_bytes)
+    weight_fraction, kv_fraction = fraction("weight_fraction", weight_fraction), fraction("kv_fraction", kv_fraction)
+    layout = planned_layout(parallel.get("parallel"))
+    weight_read: Any
+    kv_read: Any
+    if layout is None:
+        traffic = device_traffic(model, floor.batch, floor.context, floor.num_devices)
+        weight_read, kv_read = traffic.weight_read_bytes, traffic.kv_read_bytes
+    else:  # the busiest device's bytes of the layout (the stages of a pipeline are timed without a tier)
+        if layout.pp > 1 and (kv_fraction or weight_fraction):
+            raise InvalidValueError("parallel.pp", layout.pp, "1 when part of the KV cache or weights is offloaded "
+                                                              "(a pipeline's stages are timed without a tier)")
+        spread = layout_decode_floor(model, load_accelerator(accelerator), floor.batch, floor.context, layout,
+                                     routing=parallel.get("routing", "uniform"))
+        weight_read, kv_read = spread.weight_read_bytes_per_device, spread.kv_read_bytes_per_device
+    tier_bytes = weight_fraction * weight_read + kv_fraction * kv_read
     device_bytes = floor.device_bytes - tier_bytes
     # the time left for memory once communication is paid (compute must also fit the target)
     target = slo_ms / 1e3 - floor.communication_time_s
     target = np.where(floor.compute_time_s > target, 0.0, target)
-    from ..catalog import load_accelerator
-
     bandwidth = load_accelerator(accelerator).memory_bandwidth
     required = f.required_tier_bandwidth(tier_bytes, target, device_bytes, bandwidth, overlapped=overlapped)
     if overlapped:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,10 +27,10 @@ _Y_LABELS = {
 
 
 def frontier_plot(model: ModelLike, accelerators: Accelerator | str | Sequence[Accelerator | str],
-                  context: float = 4096, *, batch: Broadcastable | None = None, tp: Sequence[int] | int = (1, 2, 4, 8),
+                  context: float = 4096, *, batch: Broadcastable | None = None, tp: Sequence[int] | int | None = None,
                   y: str = "throughput", price_per_hour: float | dict[str, float] | None = None,
                   weights: WeightsLike = None, kv: str | NumberFormat | None = None, routing: str = "uniform",
-                  ax: Axes | None = None) -> Axes:
+                  parallel: Any = None, ax: Axes | None = None) -> Axes:
     """Tokens/s per user (x) against tokens/s per device, or energy or cost per token (y).
 
     One curve per device (colour) and tensor-parallel degree (marker), over batch; points whose
@@ -40,7 +40,16 @@ def frontier_plot(model: ModelLike, accelerators: Accelerator | str | Sequence[A
     (the data-movement floor; devices whose memory has no sourced access energy are left out
     and named in the legend title), ``"energy_at_board_power"`` (an estimate) or ``"cost"``
     (needs ``price_per_hour``).  ``routing``: the MoE routing assumption, as
-    :func:`~roofline_decode.planning.frontier` takes it.
+    :func:`~roofline_decode.planning.frontier` takes it.  ``tp`` (default 1, 2, 4, 8) or
+    ``parallel`` (a sequence of layouts, such as ``["tp8", "dp8 ep8"]``): the configurations of
+    each device, as :func:`~roofline_decode.planning.frontier` takes them; a layout's curve is
+    labelled with its text.
+
+    Examples
+    --------
+    >>> ax = frontier_plot("deepseek-v3", "h200-sxm", batch=[16, 64, 256], parallel=["tp8", "dp8 ep8"])
+    >>> [t.get_text() for t in ax.get_legend().get_texts()][:2]
+    ['h200-sxm tp8', 'h200-sxm dp8 ep8']
 
     Returns
     -------
@@ -49,7 +58,8 @@ def frontier_plot(model: ModelLike, accelerators: Accelerator | str | Sequence[A
     from ..planning.frontier import FRONTIER_Y, frontier
 
     spec = resolve_model(model, weights, kv)
-    front = frontier(spec, accelerators, context, batch=batch, tp=tp, price_per_hour=price_per_hour, routing=routing)
+    front = frontier(spec, accelerators, context, batch=batch, tp=tp, price_per_hour=price_per_hour, routing=routing,
+                     parallel=parallel)
     envelope = front.envelope(y)  # checks y and the price
     attribute = FRONTIER_Y[y][0]
     if not any(np.isfinite(getattr(p, attribute)) for p in front.points):
@@ -60,12 +70,14 @@ def frontier_plot(model: ModelLike, accelerators: Accelerator | str | Sequence[A
                                 + ("; ".join(why) or "no board power in their specs") + ")")
     ax = new_axes(ax, figsize=(10.5, 6.0))
     devices = list(dict.fromkeys(p.accelerator for p in front.points))
-    degrees = sorted({p.num_devices for p in front.points})
+    # one curve per device and configuration: a TP degree (tp=), or a layout in the order given (parallel=)
+    configurations = (sorted({(p.num_devices, None) for p in front.points}) if parallel is None
+                      else list(dict.fromkeys((p.num_devices, p.parallel) for p in front.points)))
     marked_unfit = False
     for i, device in enumerate(devices):
-        for j, n in enumerate(degrees):
+        for j, (n, layout) in enumerate(configurations):
             pts = [p for p in front.points if p.accelerator == device and p.num_devices == n
-                   and np.isfinite(getattr(p, attribute))]
+                   and p.parallel == layout and np.isfinite(getattr(p, attribute))]
             if not pts:
                 continue
             x = np.array([p.tokens_per_s_per_user for p in pts])
@@ -74,7 +86,7 @@ def frontier_plot(model: ModelLike, accelerators: Accelerator | str | Sequence[A
             ax.plot(x, v, color=color(i), lw=1.0, alpha=0.35)
             if np.any(ok):
                 ax.plot(x[ok], v[ok], ls="none", marker=MARKERS[j % len(MARKERS)], ms=5, color=color(i),
-                        label=f"{device} TP{n}")
+                        label=f"{device} TP{n}" if layout is None else f"{device} {layout}")
             if np.any(~ok):
                 ax.plot(x[~ok], v[~ok], ls="none", marker="x", ms=5, color="0.6")
                 marked_unfit = True

@@ -122,27 +122,36 @@ def ttft_plot(model: ModelLike, accelerators: AcceleratorLike | Sequence[Acceler
 def speculative_plot(model: Model | str, accelerator: AcceleratorLike | Sequence[AcceleratorLike], *,
                      draft: Model | str | None = None, mtp_layers: int | None = None, k: int = 4,
                      batch: Broadcastable | None = None, acceptance: Broadcastable | None = None,
-                     context: float = DEFAULT_CONTEXT, sparse: bool = False, ax: Axes | None = None) -> Axes:
+                     context: float = DEFAULT_CONTEXT, sparse: bool = False, parallel: Parallel | str | None = None,
+                     draft_parallel: Parallel | str | None = None, ax: Axes | None = None) -> Axes:
     """Speedup of speculative decoding over plain decoding against batch, one line per acceptance.
 
     The dotted line at 1 is break-even; the vertical line marks the batch at which plain
     decoding turns compute-bound (beyond it speculation cannot pay), when it is finite.  On a
     device without a compute peak that batch is not known: the title says the speedups compare
-    memory floors.
+    memory floors.  Under a ``parallel`` layout (``"tp4"``) both the plain and the speculative
+    steps are the layout's (``speculative_floor(..., parallel=, draft_parallel=)``: the draft
+    on the target's layout unless ``draft_parallel`` says otherwise) and the title names it.
 
     Examples
     --------
     >>> ax = speculative_plot("llama-3.1-8b", "h100-sxm", draft="llama-3.2-1b")
     >>> ax.get_ylabel()
     'speedup over plain decoding'
+    >>> ax = speculative_plot("llama-3.1-70b", "h100-sxm", draft="llama-3.2-1b", parallel="tp4")
+    >>> ax.get_title().splitlines()[0]
+    'Llama-3.1-70B with Llama-3.2-1B on h100-sxm: k = 4, context 4096, layout tp4 (4 devices)'
     """
+    from ..floors.layout import layout_of
     from ..floors.speculative import speculative_floor
 
     device = single_accelerator(accelerator)
     batches = axis_values("batch", batch, DEFAULT_BATCHES, several=True)
     rates = axis_values("acceptance", acceptance, DEFAULT_ACCEPTANCE)
     r = speculative_floor(model, device, draft=draft, mtp_layers=mtp_layers, k=k, acceptance=rates[:, None],
-                          batch=batches[None, :], context=context, sparse=sparse)
+                          batch=batches[None, :], context=context, sparse=sparse, parallel=parallel,
+                          draft_parallel=draft_parallel)
+    layout, draft_layout = layout_of(parallel), layout_of(draft_parallel)
     ax = new_axes(ax)
     for i, a in enumerate(rates):
         ax.plot(batches, r.speedup[i], color=color(i), lw=2, marker="o", ms=3, label=f"a = {a:g}")
@@ -156,6 +165,10 @@ def speculative_plot(model: Model | str, accelerator: AcceleratorLike | Sequence
     ax.set_xlabel("batch [sequences]")
     ax.set_ylabel("speedup over plain decoding")
     title = f"{r.model} with {r.draft} on {r.accelerator}: k = {k}, context {context:g}"
+    if layout is not None and layout.num_devices > 1:
+        title += f", layout {layout} ({layout.num_devices} devices)"
+    if draft_layout is not None:
+        title += f", draft {draft_layout}"
     if np.isnan(critical):  # no compute peak: where plain decoding turns compute-bound cannot be told
         from ..floors import NO_COMPUTE_PEAK
 
