@@ -70,8 +70,7 @@ def deployment_frontier_plot(model: ModelLike | None = None, device: Accelerator
     ax.set_xscale("log")
     ax.set_yscale("log")
     if result.tpot is not None:  # shade to the axes' left edge, wherever autoscaling puts it
-        low = ax.get_xlim()[0] if front or points.size else 1.0 / result.tpot / 1.5
-        left = min(low, 1.0 / result.tpot / 1.5)
+        left = min(ax.get_xlim()[0], 1.0 / result.tpot / 1.5)
         ax.axvspan(left, 1.0 / result.tpot, color="0.85", alpha=0.5, zorder=0,
                    label=f"TPOT > {result.tpot * 1e3:g} ms")
         ax.set_xlim(left=left)
