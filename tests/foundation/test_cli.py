@@ -115,6 +115,9 @@ def test_show_prints_figures_with_sources(capsys):
         (["plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "1", "--context", "2G"],
          "--context must be a whole number"),
         (["plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "1", "--context", "0.3K"], "'0.3K'"),
+        # a count beyond 2**53 is named by its flag (it printed the library's 300-digit value)
+        (["deploy", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "2", "--isl", "1e300", "--osl", "128"],
+         "--isl must be a whole number from 1 to 2**53, got '1e300'"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):

@@ -155,7 +155,8 @@ def fraction(name: str) -> Callable[[str], float]:
 
 
 def whole_number(name: str, low: int) -> Callable[[str], int]:
-    """An argparse type for a whole number >= ``low`` named ``name`` (``32K`` allowed)."""
+    """An argparse type for a whole number from ``low`` to 2**53 named ``name`` (``32K`` allowed);
+    beyond 2**53 a float no longer holds every whole number, and no count of the library is that large."""
 
     def parse(text: str) -> int:
         try:
@@ -164,6 +165,8 @@ def whole_number(name: str, low: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{name} must be a whole number ({_COUNT_FORMS}), got {text!r}") from None
         if not value.is_integer() or value < low:
             raise argparse.ArgumentTypeError(f"{name} must be a whole number >= {low}, got {text!r}")
+        if value > 2**53:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number from {low} to 2**53, got {text!r}")
         return int(value)
 
     return parse
