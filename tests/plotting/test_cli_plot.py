@@ -75,3 +75,28 @@ def test_demo_writes_the_ridge_plot(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "ridge.png").read_bytes().startswith(MAGIC[".png"])
     assert f"ridge-point plot written to {tmp_path / 'ridge.png'}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kind, layouts", [
+    ("ridge", ["dp8 ep8"]),
+    ("breakdown", ["tp8"]),
+    ("frontier", ["tp8", "dp8 ep8"]),
+])
+def test_plots_take_a_layout(tmp_path, capsys, kind, layouts):
+    # a 671B model on 8 H200s: drawn per device (without a layout every point is "does not fit")
+    out = tmp_path / f"{kind}.png"
+    flags = [flag for text in layouts for flag in ("--parallel", text)]
+    rc = main(["plot", kind, "--model", "deepseek-v3", "--gpu", "h200-sxm", *flags, "--dpi", "50", "-o", str(out)])
+    assert rc == 0 and out.read_bytes().startswith(MAGIC[".png"])
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--parallel", "tp3"], "--parallel=3 is invalid: expected a divisor of the 128 attention heads"),
+    (["--parallel", "tpx"], "--parallel='tpx' is invalid: expected degrees such as"),
+    (["--parallel", "tp8", "--parallel", "tp4"], "--parallel='tp8,tp4' is invalid: expected one layout for plot batch"),
+])
+def test_bad_layouts_name_the_flag(tmp_path, capsys, flags, message):
+    rc = main(["plot", "batch", "--model", "deepseek-v3", "--gpu", "h200-sxm", *flags, "-o", str(tmp_path / "b.png")])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err

@@ -7,7 +7,7 @@ the extension of ``-o`` picks PNG, SVG or PDF.  Needs the ``plot`` extra (matplo
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .common import Subparsers, add_model_arguments, load_model_from_args, number_list, positive, whole_number
 from ..errors import InvalidValueError
@@ -64,6 +64,9 @@ def register(subparsers: Subparsers) -> None:
     plot.add_argument("--k", type=int, help="speculative: tokens drafted per round (default 4)")
     plot.add_argument("--acceptance", type=number_list, help="speculative: comma-separated acceptance rates, 0 ... 1")
     plot.add_argument("--tp", type=number_list, help="frontier: comma-separated tensor-parallel degrees (default 1,2,4,8)")
+    plot.add_argument("--parallel", action="append", metavar="LAYOUT",
+                      help="a parallel layout such as tp8, 'dp8 ep8' or tp4pp2 (roofline_decode.Parallel): the busiest "
+                           "device's share is drawn; frontier: repeat it for one curve per layout (instead of --tp)")
     plot.add_argument("--y", choices=("throughput", "energy", "energy_at_board_power", "cost"),
                       help="frontier: the y axis (default throughput; cost needs --price-per-hour)")
     plot.add_argument("--price-per-hour", type=positive("--price-per-hour"), metavar="USD",
@@ -108,52 +111,80 @@ def run_plot(args: argparse.Namespace) -> int:
         raise InvalidValueError("--latency", args.latency, f"a profile only with plot {', '.join(LATENCY_KINDS)}")
     if args.over is not None and args.kind != "breakdown":
         raise InvalidValueError("--over", args.over, "an axis only with plot breakdown")
+    layouts = _layouts(args)
     plt = headless()  # files only: never open a window
     from .. import plotting
 
     model = load_model_from_args(args)
     gpu = args.gpu[0]
-    common = dict(sparse=args.sparse)
-    if args.kind == "ridge":
-        ax = plotting.ridge_plot(model, args.gpu, batch=args.batch, context=args.context, latency=args.latency,
-                                 **common)
-    elif args.kind == "batch":
-        ax = plotting.batch_plot(model, gpu, batch=args.batch, context=_one(args.context, DEFAULT_CONTEXT),
-                                 slo_ms=args.slo_ms, latency=args.latency, **common)
-    elif args.kind == "context":
-        ax = plotting.context_plot(model, gpu, context=args.context, batch=args.batch,
-                                   slo_ms=args.slo_ms, **common)
-    elif args.kind == "breakdown":
-        ax = plotting.breakdown_plot(model, gpu, batch=args.batch, context=args.context, over=args.over, **common)
-    elif args.kind == "ttft":
-        ax = plotting.ttft_plot(model, args.gpu, prompt=args.prompt, batch=_one(args.batch, 1, "--batch"),
-                                chunk=_one(args.chunk, None, "--chunk"), **common)
-    elif args.kind == "speculative":
-        ax = plotting.speculative_plot(model, gpu, draft=args.draft, mtp_layers=args.mtp_layers, k=4 if args.k is None else args.k,
-                                       batch=args.batch, acceptance=args.acceptance,
-                                       context=_one(args.context, DEFAULT_CONTEXT), **common)
-    elif args.kind == "frontier" and args.gpus is not None:
-        ax = _deployment_frontier(args, model)
-    elif args.kind == "frontier":
-        for option in DEPLOY_OPTIONS:
-            if getattr(args, option) is not None:
-                raise InvalidValueError("--" + option.replace("_", "-"), getattr(args, option),
-                                        "an option of the deployment frontier only: add --gpus N")
-        if args.sparse:
-            raise InvalidValueError("--sparse", True, "dense peaks only for plot frontier (tensor-parallel floors)")
-        if args.y == "cost" and args.price_per_hour is None:
-            raise InvalidValueError("--y", "cost", "a price: add --price-per-hour")
-        ax = plotting.frontier_plot(model, args.gpu, context=_one(args.context, DEFAULT_CONTEXT), batch=args.batch,
-                                    tp=(1, 2, 4, 8) if args.tp is None else args.tp, y=args.y or "throughput",
-                                    price_per_hour=args.price_per_hour)
-    else:
-        ax = plotting.capacity_map(model, gpu, batch=args.batch, context=args.context, slo_ms=args.slo_ms, **common)
+    common: dict[str, Any] = dict(sparse=args.sparse)
+    if layouts is not None and args.kind != "frontier":
+        common["parallel"] = layouts[0]
+    try:
+        if args.kind == "ridge":
+            ax = plotting.ridge_plot(model, args.gpu, batch=args.batch, context=args.context, latency=args.latency,
+                                     **common)
+        elif args.kind == "batch":
+            ax = plotting.batch_plot(model, gpu, batch=args.batch, context=_one(args.context, DEFAULT_CONTEXT),
+                                     slo_ms=args.slo_ms, latency=args.latency, **common)
+        elif args.kind == "context":
+            ax = plotting.context_plot(model, gpu, context=args.context, batch=args.batch,
+                                       slo_ms=args.slo_ms, **common)
+        elif args.kind == "breakdown":
+            ax = plotting.breakdown_plot(model, gpu, batch=args.batch, context=args.context, over=args.over, **common)
+        elif args.kind == "ttft":
+            ax = plotting.ttft_plot(model, args.gpu, prompt=args.prompt, batch=_one(args.batch, 1, "--batch"),
+                                    chunk=_one(args.chunk, None, "--chunk"), **common)
+        elif args.kind == "speculative":
+            ax = plotting.speculative_plot(model, gpu, draft=args.draft, mtp_layers=args.mtp_layers, k=4 if args.k is None else args.k,
+                                           batch=args.batch, acceptance=args.acceptance,
+                                           context=_one(args.context, DEFAULT_CONTEXT), **common)
+        elif args.kind == "frontier" and args.gpus is not None:
+            ax = _deployment_frontier(args, model)
+        elif args.kind == "frontier":
+            for option in DEPLOY_OPTIONS:
+                if getattr(args, option) is not None:
+                    raise InvalidValueError("--" + option.replace("_", "-"), getattr(args, option),
+                                            "an option of the deployment frontier only: add --gpus N")
+            if args.sparse:
+                raise InvalidValueError("--sparse", True, "dense peaks only for plot frontier (tensor-parallel floors)")
+            if args.y == "cost" and args.price_per_hour is None:
+                raise InvalidValueError("--y", "cost", "a price: add --price-per-hour")
+            if layouts is not None and args.tp is not None:
+                raise InvalidValueError("--tp", ",".join(f"{v:g}" for v in args.tp), "either --tp or --parallel for plot frontier")
+            ax = plotting.frontier_plot(model, args.gpu, context=_one(args.context, DEFAULT_CONTEXT), batch=args.batch,
+                                        tp=(1, 2, 4, 8) if args.tp is None and layouts is None else args.tp,
+                                        parallel=layouts, y=args.y or "throughput", price_per_hour=args.price_per_hour)
+        else:
+            ax = plotting.capacity_map(model, gpu, batch=args.batch, context=args.context, slo_ms=args.slo_ms, **common)
+    except InvalidValueError as exc:  # a layout the model refuses (heads, experts, layers) names --parallel
+        if exc.field.split(".")[0] in ("parallel", "Parallel"):
+            raise InvalidValueError("--parallel", exc.value, exc.allowed) from None
+        raise
     try:
         path = plotting.save(ax, args.output, dpi=args.dpi)
     finally:
         plt.close(ax.figure)
     print(f"{args.kind} plot written to {path}")
     return 0
+
+
+def _layouts(args: argparse.Namespace) -> list[Any] | None:
+    """The layouts of ``--parallel`` (None when not given), refused by the flag's name: one per plot
+    but ``plot frontier``, which draws a curve per layout; the deployment search (--gpus) takes none."""
+    if args.parallel is None:
+        return None
+    from ..specs.parallel import Parallel
+
+    if args.kind == "frontier" and args.gpus is not None:
+        raise InvalidValueError("--parallel", ",".join(args.parallel),
+                                "no layout with --gpus: the deployment search tries every layout")
+    if args.kind != "frontier" and len(args.parallel) > 1:
+        raise InvalidValueError("--parallel", ",".join(args.parallel), f"one layout for plot {args.kind}")
+    try:
+        return [Parallel.parse(text) for text in args.parallel]
+    except InvalidValueError as exc:
+        raise InvalidValueError("--parallel", exc.value, exc.allowed) from None
 
 
 def _deployment_frontier(args: argparse.Namespace, model: Model) -> Axes:
