@@ -193,3 +193,11 @@ def test_one_attention_group_combines_by_all_reduce_where_that_is_cheaper():
     rest = (f.tensor_parallel_communication_time(B, D, 2, 2 * L - L_MOE, 8, LINK, all_reduces_per_layer=1)
             + f.ring_all_reduce_time(B * D * 2, 8, LINK) + f.ring_all_gather_time(B * V * 2, 8, LINK))
     assert float(r.communication_time_s) == pytest.approx(rest + min(dispatch + gathers, all_reduce), rel=1e-12)
+
+
+def test_a_layout_floor_says_whether_the_busiest_device_fits():
+    from roofline_decode.floors.capacity import usable_memory
+
+    r = rd.decode_floor("deepseek-v3", "h200-sxm", batch=[1, 512, 4096], context=8192, parallel="tp8")
+    assert r.fits.tolist() == (r.resident_bytes_per_device <= usable_memory("h200-sxm")).tolist() == [True, True, False]
+    assert not rd.decode_floor("deepseek-v3", "h200-sxm", batch=1, context=8192, parallel="tp2").fits

@@ -99,7 +99,7 @@ def run_plot(args: argparse.Namespace) -> int:
     check_output_path(args.output)  # a bad extension fails before any work
     if args.kind not in SEVERAL_GPU_KINDS and len(args.gpu) > 1:
         raise InvalidValueError("--gpu", ",".join(args.gpu), f"one accelerator for 'plot {args.kind}' "
-                                "(only 'plot ridge' and 'plot ttft' compare several)")
+                                "(only 'plot ridge', 'plot ttft' and 'plot frontier' compare several)")
     for option, kinds in REQUEST_OPTIONS.items():
         given = getattr(args, option)
         if given is not None and args.kind not in kinds:

@@ -5,7 +5,7 @@
 GPU and per user (:func:`~roofline_decode.floors.serving.serving_floor`), one table per
 accelerator (table) or one record per concurrency × ISL × OSL (json, csv); the layout of a
 replica is ``--tp --pp --ep --dp --moe-tp``.  ``--disagg`` serves prompts on prefill workers and
-decodes on decode workers (``--prefill tp4``, ``--decode tp8ep8dp8``, ``--prefill-workers``,
+decodes on decode workers (``--prefill tp4``, ``--decode dp8ep8``, ``--prefill-workers``,
 ``--decode-workers``; the KV crosses ``--kv-link-gbps``); with ``--rate``
 it also prints the prefill and decode workers that rate needs
 (:func:`~roofline_decode.floors.disaggregation.balanced_workers`).  ``--engine NAME`` (aggregated
@@ -42,7 +42,7 @@ def register(subparsers: Subparsers) -> None:
     disagg.add_argument("--disagg", action="store_true", help="prompts on prefill workers, decode on decode workers")
     disagg.add_argument("--prefill", metavar="LAYOUT", help="layout of a prefill worker, e.g. tp4 (default: the "
                         "--tp ... layout)")
-    disagg.add_argument("--decode", metavar="LAYOUT", help="layout of a decode worker, e.g. tp8ep8dp8 (default: the "
+    disagg.add_argument("--decode", metavar="LAYOUT", help="layout of a decode worker, e.g. dp8ep8 (default: the "
                         "--tp ... layout)")
     disagg.add_argument("--prefill-workers", type=whole_number("--prefill-workers", 1), default=1,
                         help="prefill workers (default 1)")
@@ -75,7 +75,7 @@ def _layout(text: str | None, default: Any, flag: str) -> Any:
         return Parallel.parse(text)
     except (InvalidValueError, ValueError) as exc:
         allowed = exc.allowed if isinstance(exc, InvalidValueError) else str(exc).splitlines()[0]
-        raise InvalidValueError(flag, text, f"a layout such as tp4 or tp8ep8dp8 ({allowed})") from None
+        raise InvalidValueError(flag, text, f"a layout such as tp4 or dp8ep8 ({allowed})") from None
 
 
 def _one(name: str, values: list[float] | None) -> float | None:

@@ -141,6 +141,19 @@ class ParallelFloor(EnergyAndCost):
         return self.weight_bytes_per_device + self.kv_bytes_per_device
 
     @property
+    def fits(self) -> np.ndarray:
+        """Whether what the busiest device holds (weights plus KV cache) fits its usable memory
+        (the planning rule with its defaults, :func:`~roofline_decode.floors.capacity.usable_memory`),
+        over the grid (bool array; True everywhere for a result built without its device)."""
+        resident = np.asarray(self.resident_bytes_per_device)
+        if self.device is None:
+            return np.ones(np.shape(resident), dtype=bool)
+        from .capacity import usable_memory
+
+        held: np.ndarray = resident <= usable_memory(self.device)
+        return held
+
+    @property
     def ttft_s(self) -> np.ndarray:
         """The step time of a prefill, its time to first token [s] (the step time of any step)."""
         return self.step_time_s
