@@ -331,3 +331,13 @@ def test_decode_only_tp_step_carries_the_collective_floor():
     assert a - b == pytest.approx(vllm.parameters["k_comm"] * comm, rel=1e-9) and comm > 0
     odd = expected("qwen3-30b-a3b", "h100-sxm", batch=4, tensor_parallel=3, engine="tensorrt-llm")
     assert "collectives not included" in odd.label and "parallel.tp=3" in odd.label
+
+
+def test_a_layout_is_the_tensor_and_pipeline_degrees():
+    by_layout = rd.expected("llama-3.1-70b", "h100-sxm", batch=8, engine="vllm", parallel="tp4")
+    by_degree = rd.expected("llama-3.1-70b", "h100-sxm", batch=8, engine="vllm", tensor_parallel=4)
+    assert float(by_layout.step_time_s) == float(by_degree.step_time_s)
+    with pytest.raises(InvalidValueError, match="no term for expert or attention data parallelism"):
+        rd.expected("deepseek-v3", "h200-sxm", engine="vllm", parallel="dp8 ep8")
+    with pytest.raises(InvalidValueError, match="either parallel= or tensor_parallel="):
+        rd.expected("llama-3.1-70b", "h100-sxm", engine="vllm", parallel="tp4", tensor_parallel=4)

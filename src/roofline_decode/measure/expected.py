@@ -32,6 +32,7 @@ from ..errors import InvalidValueError, RooflineError, is_real
 from ..floors.grid import DEFAULT_CONTEXT
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
+from ..specs.parallel import Parallel
 from .engine_profile import (BAND_LEVELS, EngineProfile, StepTerms, load_engine_profile, predict_step, predict_ttft,
                              step_terms)
 
@@ -156,11 +157,25 @@ def _collective_floor(model: Model, device: Accelerator, batch: Broadcastable, c
     return np.broadcast_to(np.asarray(comm, dtype=float), shape)
 
 
+def _tp_pp(parallel: Parallel | str, tensor_parallel: int, pipeline_parallel: int) -> tuple[int, int]:
+    """The TP and PP degrees of ``parallel``; refused with EP or attention DP (no profile term) or
+    beside ``tensor_parallel``/``pipeline_parallel``."""
+    layout = Parallel.parse(parallel) if isinstance(parallel, str) else parallel
+    if not isinstance(layout, Parallel):
+        raise InvalidValueError("parallel", parallel, "a Parallel layout or its text, e.g. 'tp4' or 'tp4 pp2'")
+    if (tensor_parallel, pipeline_parallel) != (1, 1):
+        raise InvalidValueError("parallel", str(layout), "either parallel= or tensor_parallel=/pipeline_parallel=")
+    if layout.ep > 1 or layout.attention_dp > 1:
+        raise InvalidValueError("parallel", str(layout), "a tensor x pipeline layout (tp, pp): the engine profiles "
+                                "have no term for expert or attention data parallelism")
+    return layout.tp, layout.pp
+
+
 def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broadcastable = 1,
              context: Broadcastable = DEFAULT_CONTEXT, engine: str | EngineProfile | None = None,
              tensor_parallel: int = 1, pipeline_parallel: int = 1, routing: str | float = "uniform",
              runs: list[UserRun] | None = None, level: float = 0.9, prompt: float | None = None,
-             output: float | None = None) -> Expected:
+             output: float | None = None, parallel: Parallel | str | None = None) -> Expected:
     """Expected decode step time (TPOT) with a band, never below the floor.
 
     Parameters
@@ -174,6 +189,10 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
         or one loaded from a file; None: the floor only.
     tensor_parallel, pipeline_parallel : int
         TP devices splitting every layer; PP stages of a layer split run one after another.
+    parallel : Parallel or str, optional
+        The same as a layout (``"tp4"``, ``"tp4 pp2"``), as the floors take it; the profiles model a
+        step split by tensor and pipeline parallelism only, so a layout with expert or attention
+        data parallelism is refused (its floor: ``decode_floor``/``serving_floor`` with ``parallel=``).
     routing : {"uniform", "identical"} or float
         MoE routing, as for the floor.
     runs : list of UserRun, optional
@@ -212,6 +231,8 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
     from ..floors.capacity import resident_bytes, usable_memory
 
     _check(level)
+    if parallel is not None:
+        tensor_parallel, pipeline_parallel = _tp_pp(parallel, tensor_parallel, pipeline_parallel)
     for name, value in (("tensor_parallel", tensor_parallel), ("pipeline_parallel", pipeline_parallel)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise InvalidValueError(name, value, "a whole number >= 1")
