@@ -25,7 +25,10 @@ DEEP = "[" * 5000 + "]" * 5000
 
 
 def cli(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:  # argparse's own refusals (a count beyond 2**53) exit through SystemExit(2)
+        code = exc.code
     out, err = capsys.readouterr()
     return code, out, err
 
