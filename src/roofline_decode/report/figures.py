@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from .data import ReportData
 
-__all__ = ["svg_of", "ridge_svg", "breakdown_svg", "frontier_svg", "layers_svg"]
+__all__ = ["svg_of", "ridge_svg", "breakdown_svg", "frontier_svg", "layers_svg", "deployment_svg"]
 
 
 def svg_of(ax: Axes) -> str:
@@ -69,3 +69,10 @@ def layers_svg(data: ReportData, index: int) -> str:
     plotting = _plotting()
     return svg_of(plotting.layers_plot(data.model, data.accelerators[index], batch=data.batch, context=data.context,
                                        routing=data.routing, sparse=data.sparse))
+
+
+def deployment_svg(data: ReportData, index: int) -> str:
+    """The deployment frontier of accelerator ``index``'s search (every point kept, each mode's
+    frontier, the floor-optimal frontier and the best point under the SLOs)."""
+    plotting = _plotting()
+    return svg_of(plotting.deployment_frontier_plot(result=data.deployments[index]))
