@@ -55,6 +55,13 @@ def run_report(args: argparse.Namespace) -> int:
     for name in ("ttft_ms", "tpot_ms", "price_per_hour"):
         if getattr(args, name) is not None and args.gpus is None:
             raise InvalidValueError(f"--{name.replace('_', '-')}", getattr(args, name), "only with --gpus (the search)")
+    if args.engine is not None:
+        from ..measure.engine_profile import load_engine_profile
+
+        try:
+            load_engine_profile(args.engine)
+        except InvalidValueError as exc:
+            raise InvalidValueError("--engine", args.engine, exc.allowed) from None
     layout = parallel_from_args(args)
     try:
         report(args.model, args.gpu, batch=args.batch[0], context=args.context[0], weights=args.weights, kv=args.kv,

@@ -36,7 +36,7 @@ def _table(data: ReportData, expectations: tuple[Expected, ...], columns: tuple[
     rows = "".join(f"<tr><td>{html.escape(label)}</td>" + "".join(
         cell(v[key], scale, table=table, device=i, key=key) for v, i in zip(values, ids)) + "</tr>"
                    for key, label, scale in columns)
-    labels = "".join(f'<li data-device="{html.escape(i)}"><b>{html.escape(i)}</b>: {html.escape(v["label"])}</li>'
+    labels = "".join(f'<li class="{table}" data-device="{html.escape(i)}"><b>{html.escape(i)}</b>: {html.escape(v["label"])}</li>'
                      for v, i in zip(values, ids))
     return (f'<div class="scroll"><table class="{table}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
             f'</div><p class="muted">What each expectation rests on:</p><ul class="labels">{labels}</ul>')

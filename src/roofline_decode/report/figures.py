@@ -49,9 +49,11 @@ def ridge_svg(data: ReportData) -> str:
 
 
 def breakdown_svg(data: ReportData) -> str:
-    """Bytes per step over the batch grid, stacked, with the time terms (first accelerator)."""
+    """Bytes per step over the batch grid, stacked, with the time terms (first accelerator; a
+    grid of one batch draws the plot's own batches: a line needs two)."""
     plotting = _plotting()
-    return svg_of(plotting.breakdown_plot(data.model, data.accelerators[0], batch=list(data.batches),
+    batches = list(data.batches) if len(data.batches) > 1 else None
+    return svg_of(plotting.breakdown_plot(data.model, data.accelerators[0], batch=batches,
                                           context=data.context, parallel=data.parallel))
 
 
