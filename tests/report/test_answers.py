@@ -150,3 +150,12 @@ def test_cli_report_search_and_engine(tmp_path, capsys):
         assert code == 2, argv
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and flag in err, (argv, err)
+
+
+def test_no_expected_serving_where_no_sequence_fits_says_why():
+    page = ReportPage(rd.report("deepseek-v3", "rtx-4090", input_length=1024, output_length=128,
+                                engine="llama.cpp-cuda", batches=[1], contexts=[4096]))
+    cells = [c for c in page.cells if c.get("table") == "expected-serving"]
+    assert len(cells) == len(EXPECTED_SERVING_COLUMNS) and all(c["text"] == "n/a" for c in cells)
+    assert page.texts["li", "expected-serving", "rtx-4090"].startswith("rtx-4090: no expectation: model=")
+    assert [c for c in page.cells if c.get("table") == "expected" and c["key"] == "step_time_s"]

@@ -28,7 +28,7 @@ NOT_FLOORS = ("Expected numbers are not floors: they are an engine profile's fit
               "band, and never below the floor.")
 
 
-def _table(data: ReportData, expectations: tuple[Expected, ...], columns: tuple[tuple[str, str, float | None], ...],
+def _table(data: ReportData, expectations: tuple[Expected | str, ...], columns: tuple[tuple[str, str, float | None], ...],
            table: str) -> str:
     ids = [d.id or d.name for d in data.accelerators]
     values = [expected_values(e) for e in expectations]

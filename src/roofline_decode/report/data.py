@@ -138,7 +138,8 @@ class ReportData:
     #: the engine profile, and each accelerator's expected step at the point (and serving run)
     engine: str | None = None
     expected: tuple[Expected, ...] = ()
-    expected_serving: tuple[Expected, ...] = ()
+    #: (a str: why there is no expectation for that accelerator, e.g. no sequence fits one device)
+    expected_serving: tuple[Expected | str, ...] = ()
 
     def layout_values(self, share: ParallelFloor, device: Accelerator, index: int = 0) -> dict[str, Any]:
         """The :data:`LAYOUT_COLUMNS` of a layout floor at flat grid ``index``, and ``fits``
@@ -203,10 +204,16 @@ class ReportData:
                 "layout_columns": [[k, h, s] for k, h, s in LAYOUT_COLUMNS] + [["fits", "fits", None]]}
 
 
-def expected_values(e: Expected) -> dict[str, Any]:
+def expected_values(e: Expected | str) -> dict[str, Any]:
     """The numbers of one expectation at its (single) point: the keys of
     :data:`EXPECTED_COLUMNS` and :data:`EXPECTED_SERVING_COLUMNS` present (floats, SI units;
-    ``upper`` NaN: the band has no upper end), ``basis`` and ``label``."""
+    ``upper`` NaN: the band has no upper end), ``basis`` and ``label``; for a str (why there is
+    no expectation) every number NaN, basis ``"none"`` and the str as the label."""
+    if isinstance(e, str):
+        nan = float("nan")
+        return {**{key: nan for key, _, scale in EXPECTED_COLUMNS + EXPECTED_SERVING_COLUMNS if scale is not None},
+                "basis": "none", "label": e}
+
     def one(value: Any) -> float:
         return float(np.ravel(value)[0])
 
@@ -294,7 +301,7 @@ def report_data(model: Model, accelerators: Sequence[Accelerator], batch: float,
     searches = _searches(model, accelerators, gpus, input_length, output_length, ttft, tpot, price_per_hour,
                          routing=routing, sparse=sparse)
     expectations: tuple[Expected, ...] = ()
-    expectations_serving: tuple[Expected, ...] = ()
+    expectations_serving: tuple[Expected | str, ...] = ()
     if engine is not None:
         from ..measure.expected import expected
 
@@ -302,12 +309,25 @@ def report_data(model: Model, accelerators: Sequence[Accelerator], batch: float,
         expectations = tuple(expected(model, device, batch=batch, context=context, engine=engine,
                                       tensor_parallel=devices, routing=routing) for device in accelerators)
         if serving:
-            expectations_serving = tuple(expected(model, device, batch=batch, engine=engine, tensor_parallel=devices,
-                                                  routing=routing, prompt=input_length, output=output_length)
-                                         for device in accelerators)
+            expectations_serving = tuple(_expected_serving(model, device, batch, engine, devices, routing,
+                                                           input_length, output_length) for device in accelerators)
     return ReportData(model, tuple(accelerators), float(batch), float(context), batch_axis, context_axis,
                       point, grid, routing, sparse, layout[0].parallel if layout else None, layout, links, serving,
                       layout_grid, searches, engine, expectations, expectations_serving)
+
+
+def _expected_serving(model: Model, device: Accelerator, clients: float, engine: str, devices: int, routing: str,
+                      input_length: Any, output_length: Any) -> Expected | str:
+    """The engine's expected serving run, or why there is none (the profiles' serving step needs a
+    sequence whose KV cache fits the devices of one replica)."""
+    from ..errors import RooflineError
+    from ..measure.expected import expected
+
+    try:
+        return expected(model, device, batch=clients, engine=engine, tensor_parallel=devices, routing=routing,
+                        prompt=input_length, output=output_length)
+    except RooflineError as exc:
+        return f"no expectation: {str(exc).splitlines()[0]}"
 
 
 def _searches(model: Model, accelerators: Sequence[Accelerator], gpus: int | None, input_length: float | None,

@@ -93,9 +93,10 @@ def deployment(data: ReportData) -> str:
     notes = "".join(f"<h3>{_escape(f.accelerator)}</h3><ul class=\"notes\">" + "".join(
         f"<li>{_escape(n)}</li>" for n in f.notes) + "</ul>" for f in data.layout if f.notes)
     return (f"<h2>Deployment: {_escape(str(first.parallel))} ({first.num_devices} devices)</h2>"
-            f"<p>The step of batch {data.batch:g} at context {data.context:g} on {first.num_devices} devices of each "
-            "accelerator (decode_floor(..., parallel=)), seen from the busiest device; tokens/s counts all devices. "
-            "The control moves this table over the same grid; the plots below draw this layout per device; the "
+            f"<p>The step at the control's batch and context (it opens at batch {data.batch:g}, context "
+            f"{data.context:g}) on {first.num_devices} devices of each accelerator (decode_floor(..., parallel=)), "
+            "seen from the busiest device; tokens/s counts all devices. The control moves this table over the same "
+            "grid; the notes below and the plots stay at the chosen point and draw this layout per device; the "
             "floor table above and the per-layer tables are one device holding the whole model.</p>"
             f'<div class="scroll"><table class="layout"><thead><tr>{head}</tr></thead><tbody>{rows}'
             f"<tr><td>fits (resident per device within its usable memory)</td>{fits}</tr></tbody></table></div>"
