@@ -105,6 +105,13 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
     >>> page = report("llama-3.1-8b", ["h100-sxm", "mi300x"], batch=8, context=4096)
     >>> page.startswith("<!DOCTYPE html>"), page.count("<svg"), "<script src" in page
     (True, 5, False)
+
+    The deployment question on 4 GPUs under a TPOT SLO, and vLLM's expected numbers (not floors):
+
+    >>> page = report("llama-3.1-8b", "h100-sxm", batch=8, input_length=1024, output_length=128, gpus=4,
+    ...               tpot=0.03, engine="vllm")
+    >>> "Deployment search: 4 GPUs" in page, "Expected numbers are not floors" in page, page.count("<svg")
+    (True, True, 5)
     """
     from ..catalog import load_accelerator, load_model
     from ..checks import flag

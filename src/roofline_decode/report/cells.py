@@ -26,6 +26,9 @@ def display(value: float) -> str:
 
 
 def cell(value: Any, scale: float | None, **attributes: str) -> str:
+    """A ``<td>``: ``value`` in SI units as ``data-value`` (``repr``: reads back to the same
+    float) and shown times ``scale`` (:func:`display`); text or yes/no where ``scale`` is None.
+    ``attributes`` become ``data-*`` attributes (``_`` as ``-``)."""
     attrs = "".join(f' data-{k.replace("_", "-")}="{html.escape(v)}"' for k, v in attributes.items())
     if scale is None:
         text = ("yes" if value else "no") if isinstance(value, bool) else str(value)
