@@ -114,7 +114,9 @@ def search(data: ReportData) -> str:
              "decode workers) deployment on at most this many GPUs, over client counts. Each point is a floor of "
              "TTFT and TPOT and a ceiling of tokens/s: the frontier is an upper bound no real deployment exceeds, "
              "and the answer is the most tokens/s per GPU a floor allows under the SLOs (a real deployment can "
-             "miss it, never beat it). * marks the frontier's points that meet the SLOs.</p>"]
+             "miss it, never beat it). * marks the frontier's points that meet the SLOs."
+             + (" The link overrides of the layout do not apply: the search uses each device's own links."
+                if data.links else "") + "</p>"]
     for index, result in enumerate(data.deployments):
         priced = result.price_per_hour is not None
         head = "<th></th>" + "".join(f"<th>{html.escape(h)}</th>" for key, h, _ in DEPLOYMENT_COLUMNS
