@@ -94,3 +94,25 @@ def test_screenshot(page_file, tmp_path):
     keep = os.environ.get("ROOFLINE_DECODE_SCREENSHOT")  # a path: keep the screenshot to look at
     if keep:
         shutil.copy(shot, keep)
+
+
+def test_the_control_moves_the_layout_table_and_the_answers_stay(tmp_path):
+    """Under a layout the control moves the deployment table to the layout floor at the new point;
+    the expected and deployment-search sections load without a console error."""
+    path = tmp_path / "layout.html"
+    rd.report(MODEL, GPUS, batch=8, context=4096, parallel="tp2", input_length=1024, output_length=128, gpus=4,
+              tpot=0.03, engine="vllm", output=path)
+    dom, console = chromium(f"{path.as_uri()}#batch=256&context=32768", "--dump-dom", profile=tmp_path / "p")
+    assert all(line.startswith("roofline-report ") for line in console), console
+    after = ReportPage(dom)
+    assert next(attrs for tag, attrs in after.tags if tag == "body")["data-batch"] == "256"
+    for gpu in GPUS:
+        share = decode_floor(MODEL, gpu, batch=256, context=32768, parallel="tp2")
+        layout = {c["key"]: c for c in after.cells if c.get("table") == "layout" and c["device"] == gpu}
+        assert float(layout["step_time_s"]["value"]) == pytest.approx(float(share.step_time_s), rel=1e-12)
+        assert layout["step_time_s"]["text"] == display(float(layout["step_time_s"]["value"]) * 1e3)
+        assert float(layout["communication_time_s"]["value"]) == pytest.approx(float(share.communication_time_s),
+                                                                               rel=1e-12)
+        assert layout["bound"]["value"] == str(share.bound)
+    assert [c for c in after.cells if c.get("table") == "deployments"]
+    assert [c for c in after.cells if c.get("table") == "expected"]

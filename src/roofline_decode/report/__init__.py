@@ -6,7 +6,9 @@ limit notes, the byte and FLOP breakdown, the per-layer table
 (:meth:`~roofline_decode.DecodeFloor.layers`) with its time by layer kind, the ridge plot, the throughput-interactivity
 frontier (:func:`~roofline_decode.planning.frontier`) as inline SVG, every device figure with
 its value, unit, kind and source, and a batch/context control that moves the numbers over a
-precomputed grid.  The numbers in the page are the library's, unchanged (``data-value``
+precomputed grid; on request the layout floor, the serving floors, an engine's expected
+performance (not a floor) and the deployment search on N GPUs
+(:func:`~roofline_decode.planning.deployments`) with its answer and frontier.  The numbers in the page are the library's, unchanged (``data-value``
 attributes in SI units; the JSON grid the control reads).
 
 The page is a list of sections (:data:`~roofline_decode.report.page.SECTIONS`), each a function
@@ -36,8 +38,9 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
            routing: str = "uniform", sparse: bool = False, batches: Sequence[float] | None = None,
            contexts: Sequence[float] | None = None, parallel: Any = None, link_bandwidth: float | None = None,
            node_size: int | None = None, scale_out_bandwidth: float | None = None,
-           input_length: float | None = None, output_length: float | None = None,
-           output: str | Path | None = None) -> str:
+           input_length: float | None = None, output_length: float | None = None, gpus: int | None = None,
+           ttft: float | None = None, tpot: float | None = None, price_per_hour: float | dict[str, float] | None = None,
+           engine: str | None = None, output: str | Path | None = None) -> str:
     """The HTML report of ``model`` on ``accelerators`` at (``batch``, ``context``).
 
     Parameters
@@ -62,9 +65,9 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
     parallel : Parallel or str, optional
         A parallel layout (``"tp8"``, ``"dp8 ep8"``, :class:`~roofline_decode.Parallel`): a
         deployment section gives each accelerator's layout floor at the chosen point
-        (``decode_floor(..., parallel=)``), and the ridge and breakdown plots are drawn per
-        device.  The floor table, the control and the per-layer tables stay one device holding
-        the whole model.
+        (``decode_floor(..., parallel=)``, the busiest device's numbers), which the control
+        moves over the grid too, and the ridge and breakdown plots are drawn per device.  The
+        floor table and the per-layer tables stay one device holding the whole model.
     link_bandwidth, node_size, scale_out_bandwidth : optional
         Link overrides of the layout floor, as ``decode_floor`` takes them (the plots use each
         device's own interconnect figure).
@@ -72,6 +75,23 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
         Prompt and output tokens per request: a serving section gives each accelerator's
         :func:`~roofline_decode.serving_floor` with ``batch`` clients (and the layout), TTFT,
         TPOT, ITL, end-to-end latency and the throughputs.  Both or neither.
+    gpus : int, optional
+        GPUs available: a deployment-search section gives each accelerator's
+        :func:`~roofline_decode.planning.deployments` on at most this many (needs
+        ``input_length`` and ``output_length``): its one-line answer, the floor-optimal frontier
+        (mode, deployment, GPUs, clients, TTFT, TPOT, tokens/s per GPU and per user, cost) and
+        its plot.
+    ttft, tpot : float, optional
+        SLOs of the deployment search [s] (with ``gpus``).
+    price_per_hour : float or dict, optional
+        Price of one device-hour [$/h] (a dict keyed by device id), for the search's cost per
+        million output tokens (with ``gpus``).
+    engine : str, optional
+        An engine profile (``"vllm"``, ``"sglang"``, ``"llama.cpp-cuda"`` ...): an expected
+        section gives each accelerator's :func:`~roofline_decode.measure.expected.expected`
+        step time and tokens/s with the 90 % band and what it rests on, beside the floor, and
+        with the lengths the expected TTFT and TPOT of the serving run.  Expected numbers are
+        not floors.  Under a layout the profiles see its devices as one tensor-parallel group.
     output : str or Path, optional
         Write the page there (UTF-8) as well as returning it.
 
@@ -85,6 +105,13 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
     >>> page = report("llama-3.1-8b", ["h100-sxm", "mi300x"], batch=8, context=4096)
     >>> page.startswith("<!DOCTYPE html>"), page.count("<svg"), "<script src" in page
     (True, 5, False)
+
+    The deployment question on 4 GPUs under a TPOT SLO, and vLLM's expected numbers (not floors):
+
+    >>> page = report("llama-3.1-8b", "h100-sxm", batch=8, input_length=1024, output_length=128, gpus=4,
+    ...               tpot=0.03, engine="vllm")
+    >>> "Deployment search: 4 GPUs" in page, "Expected numbers are not floors" in page, page.count("<svg")
+    (True, True, 5)
     """
     from ..catalog import load_accelerator, load_model
     from ..checks import flag
@@ -113,7 +140,8 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
                                ("scale_out_bandwidth", scale_out_bandwidth)) if v is not None}
     data = report_data(spec, devices, float(b), float(t), routing=routing, sparse=sparse, batches=batches,
                        contexts=contexts, parallel=parallel, links=links, input_length=input_length,
-                       output_length=output_length)
+                       output_length=output_length, gpus=gpus, ttft=ttft, tpot=tpot, price_per_hour=price_per_hour,
+                       engine=engine)
     page = render_page(data)
     if output is not None:
         path = Path(output)

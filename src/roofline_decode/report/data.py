@@ -23,12 +23,15 @@ if TYPE_CHECKING:
     from ..floors.layers import LayerTable
     from ..floors.layout_result import ParallelFloor
     from ..floors.serving import ServingFloor
+    from ..measure.expected import Expected
+    from ..planning.deployments import Deployments
     from ..specs.parallel import Parallel
     from ..floors.results import DecodeFloor
     from ..specs.accelerator import Accelerator
     from ..specs.model import Model
 
-__all__ = ["FLOOR_COLUMNS", "LAYER_COLUMNS", "LAYOUT_COLUMNS", "SERVING_COLUMNS", "STEP", "DEFAULT_BATCHES", "DEFAULT_CONTEXTS", "ReportData", "report_data"]
+__all__ = ["FLOOR_COLUMNS", "LAYER_COLUMNS", "LAYOUT_COLUMNS", "SERVING_COLUMNS", "EXPECTED_COLUMNS",
+           "EXPECTED_SERVING_COLUMNS", "DEPLOYMENT_COLUMNS", "STEP", "DEFAULT_BATCHES", "DEFAULT_CONTEXTS", "ReportData", "report_data"]
 
 #: Columns of the floor table: (key of the DecodeFloor, header, display scale; None: text).
 FLOOR_COLUMNS: tuple[tuple[str, str, float | None], ...] = (
@@ -68,6 +71,31 @@ SERVING_COLUMNS: tuple[tuple[str, str, float | None], ...] = (
     ("queued", "queued clients", 1.0), ("limited_by", "limited by", None),
 )
 
+#: Rows of the expected-performance table (an engine profile's expectation, not a floor):
+#: (key of :func:`expected_values`, label, display scale; None: text).
+EXPECTED_COLUMNS: tuple[tuple[str, str, float | None], ...] = (
+    ("floor_step_time_s", "floor it rests on, step ms", 1e3), ("step_time_s", "expected step ms", 1e3),
+    ("lower_s", "90 % band, low ms", 1e3), ("upper_s", "90 % band, high ms", 1e3),
+    ("tokens_per_s", "expected tok/s", 1.0), ("tokens_per_s_lower", "90 % band, low tok/s", 1.0),
+    ("tokens_per_s_upper", "90 % band, high tok/s", 1.0), ("basis", "basis", None),
+)
+
+#: Rows of the expected serving table: (key of :func:`expected_values`, label, display scale).
+EXPECTED_SERVING_COLUMNS: tuple[tuple[str, str, float | None], ...] = (
+    ("ttft_floor_s", "TTFT floor ms", 1e3), ("ttft_s", "expected TTFT ms", 1e3),
+    ("ttft_lower_s", "TTFT 90 % band, low ms", 1e3), ("ttft_upper_s", "TTFT 90 % band, high ms", 1e3),
+    ("floor_step_time_s", "TPOT floor ms", 1e3), ("step_time_s", "expected TPOT ms", 1e3),
+    ("lower_s", "TPOT 90 % band, low ms", 1e3), ("upper_s", "TPOT 90 % band, high ms", 1e3),
+)
+
+#: Columns of the deployment frontier table: (attribute of a DeploymentPoint, header, display
+#: scale; None: text).
+DEPLOYMENT_COLUMNS: tuple[tuple[str, str, float | None], ...] = (
+    ("mode", "mode", None), ("label", "deployment", None), ("devices", "GPUs", 1.0), ("concurrency", "clients", 1.0),
+    ("ttft_s", "TTFT ms", 1e3), ("tpot_s", "TPOT ms", 1e3), ("tokens_per_s_per_gpu", "tok/s/GPU", 1.0),
+    ("tokens_per_s_per_user", "tok/s/user", 1.0), ("usd_per_million_tokens", "$/M output tokens", 1.0),
+)
+
 #: The kind of the last row of the per-layer tables: the step's own numbers.
 STEP = "step"
 
@@ -103,6 +131,24 @@ class ReportData:
     links: dict[str, Any] = field(default_factory=dict)
     #: the serving floors of each accelerator (concurrency = the chosen batch; empty unless asked)
     serving: tuple[ServingFloor, ...] = ()
+    #: each accelerator's layout floor over the grid (the control moves the deployment table)
+    layout_grid: tuple[ParallelFloor, ...] = ()
+    #: each accelerator's deployment search on ``gpus`` devices (empty unless asked)
+    deployments: tuple[Deployments, ...] = ()
+    #: the engine profile, and each accelerator's expected step at the point (and serving run)
+    engine: str | None = None
+    expected: tuple[Expected, ...] = ()
+    #: (a str: why there is no expectation for that accelerator, e.g. no sequence fits one device)
+    expected_serving: tuple[Expected | str, ...] = ()
+
+    def layout_values(self, share: ParallelFloor, device: Accelerator, index: int = 0) -> dict[str, Any]:
+        """The :data:`LAYOUT_COLUMNS` of a layout floor at flat grid ``index``, and ``fits``
+        (the busiest device's resident bytes within its usable memory)."""
+        from ..floors.capacity import usable_memory
+
+        values = {key: _at(share, key, index) for key, _, _ in LAYOUT_COLUMNS}
+        values["fits"] = bool(_at(share, "resident_bytes_per_device", index) <= usable_memory(device))
+        return values
 
     def floor_values(self, floor: DecodeFloor, index: int = 0) -> dict[str, Any]:
         """The :data:`FLOOR_COLUMNS` of ``floor`` at flat grid ``index`` (floats, str, bool)."""
@@ -148,12 +194,41 @@ class ReportData:
                       for r, row in enumerate(per_point[0])]
             point_notes = [[notes.setdefault(n, len(notes)) for n in record["notes"]] for record in floor.to_records()]
             devices.append({"id": floor.accelerator, "columns": columns, "layers": layers, "notes": point_notes})
+        for entry, share, device in zip(devices, self.layout_grid, self.accelerators):
+            size = int(np.prod(share.shape))
+            values = [self.layout_values(share, device, i) for i in range(size)]
+            entry["layout"] = {key: [_jsonable(v[key]) for v in values] for key in values[0]}
         return {"batches": list(self.batches), "contexts": list(self.contexts), "devices": devices,
                 "notes": list(notes), "floor_columns": [[k, h, s] for k, h, s in FLOOR_COLUMNS],
-                "layer_columns": [[k, h, s] for k, h, s in LAYER_COLUMNS]}
+                "layer_columns": [[k, h, s] for k, h, s in LAYER_COLUMNS],
+                "layout_columns": [[k, h, s] for k, h, s in LAYOUT_COLUMNS] + [["fits", "fits", None]]}
 
 
-def _at(floor: DecodeFloor, key: str, index: int) -> Any:
+def expected_values(e: Expected | str) -> dict[str, Any]:
+    """The numbers of one expectation at its (single) point: the keys of
+    :data:`EXPECTED_COLUMNS` and :data:`EXPECTED_SERVING_COLUMNS` present (floats, SI units;
+    ``upper`` NaN: the band has no upper end), ``basis`` and ``label``; for a str (why there is
+    no expectation) every number NaN, basis ``"none"`` and the str as the label."""
+    if isinstance(e, str):
+        nan = float("nan")
+        return {**{key: nan for key, _, scale in EXPECTED_COLUMNS + EXPECTED_SERVING_COLUMNS if scale is not None},
+                "basis": "none", "label": e}
+
+    def one(value: Any) -> float:
+        return float(np.ravel(value)[0])
+
+    low, high = e.tokens_per_s_band
+    values: dict[str, Any] = {"floor_step_time_s": one(e.floor_step_time_s), "step_time_s": one(e.step_time_s),
+                              "lower_s": one(e.lower_s), "upper_s": one(e.upper_s), "tokens_per_s": one(e.tokens_per_s),
+                              "tokens_per_s_lower": one(low), "tokens_per_s_upper": one(high), "basis": e.basis,
+                              "label": e.label}
+    for key in ("ttft_floor_s", "ttft_s", "ttft_lower_s", "ttft_upper_s"):
+        if getattr(e, key) is not None:
+            values[key] = one(getattr(e, key))
+    return values
+
+
+def _at(floor: Any, key: str, index: int) -> Any:
     value = np.broadcast_to(getattr(floor, key), floor.shape).ravel()[index]
     if key == "bound":
         return str(value)
@@ -178,10 +253,15 @@ def report_data(model: Model, accelerators: Sequence[Accelerator], batch: float,
                 routing: str = "uniform", sparse: bool = False,
                 batches: Sequence[float] | None = None, contexts: Sequence[float] | None = None,
                 parallel: Parallel | str | None = None, links: dict[str, Any] | None = None,
-                input_length: float | None = None, output_length: float | None = None) -> ReportData:
+                input_length: float | None = None, output_length: float | None = None, gpus: int | None = None,
+                ttft: float | None = None, tpot: float | None = None, price_per_hour: Any = None,
+                engine: str | None = None) -> ReportData:
     """The floors of ``model`` on each accelerator at (``batch``, ``context``) and over the grid
     of ``batches`` x ``contexts`` (defaults :data:`DEFAULT_BATCHES`, :data:`DEFAULT_CONTEXTS`
-    up to the model's positions; the chosen point is always on the grid)."""
+    up to the model's positions; the chosen point is always on the grid), under ``parallel``
+    also the layout floor at the point and over the grid; with ``gpus`` each accelerator's
+    deployment search (:func:`~roofline_decode.planning.deployments`, needs the lengths); with
+    ``engine`` each accelerator's expected step (:func:`~roofline_decode.measure.expected.expected`)."""
     from ..floors.decode import decode_floor
 
     if not accelerators:
@@ -199,12 +279,16 @@ def report_data(model: Model, accelerators: Sequence[Accelerator], batch: float,
                  for device in accelerators)
     links = links or {}
     layout: tuple[ParallelFloor, ...] = ()
+    layout_grid: tuple[Any, ...] = ()
     if parallel is not None:
         from ..floors.layout_result import ParallelFloor
 
         shares = [decode_floor(model, device, batch=batch, context=context, routing=routing, sparse=sparse,
                                parallel=parallel, **links) for device in accelerators]
         layout = tuple(share for share in shares if isinstance(share, ParallelFloor))  # none for one device
+        if layout:
+            layout_grid = tuple(decode_floor(model, device, batch=b, context=t, routing=routing, sparse=sparse,
+                                             parallel=parallel, **links) for device in accelerators)
     serving: tuple[ServingFloor, ...] = ()
     if input_length is not None or output_length is not None:
         from ..floors.serving import serving_floor
@@ -214,5 +298,51 @@ def report_data(model: Model, accelerators: Sequence[Accelerator], batch: float,
                                     "both, for the serving floors (or neither)")
         serving = tuple(serving_floor(model, device, batch, input_length, output_length, parallel=parallel,
                                       routing=routing, sparse=sparse, **links) for device in accelerators)
+    searches = _searches(model, accelerators, gpus, input_length, output_length, ttft, tpot, price_per_hour,
+                         routing=routing, sparse=sparse)
+    expectations: tuple[Expected, ...] = ()
+    expectations_serving: tuple[Expected | str, ...] = ()
+    if engine is not None:
+        from ..measure.expected import expected
+
+        devices = layout[0].num_devices if layout else 1  # the profiles see the layout as one TP group
+        expectations = tuple(expected(model, device, batch=batch, context=context, engine=engine,
+                                      tensor_parallel=devices, routing=routing) for device in accelerators)
+        if serving:
+            expectations_serving = tuple(_expected_serving(model, device, batch, engine, devices, routing,
+                                                           input_length, output_length) for device in accelerators)
     return ReportData(model, tuple(accelerators), float(batch), float(context), batch_axis, context_axis,
-                      point, grid, routing, sparse, layout[0].parallel if layout else None, layout, links, serving)
+                      point, grid, routing, sparse, layout[0].parallel if layout else None, layout, links, serving,
+                      layout_grid, searches, engine, expectations, expectations_serving)
+
+
+def _expected_serving(model: Model, device: Accelerator, clients: float, engine: str, devices: int, routing: str,
+                      input_length: Any, output_length: Any) -> Expected | str:
+    """The engine's expected serving run, or why there is none (the profiles' serving step needs a
+    sequence whose KV cache fits the devices of one replica)."""
+    from ..errors import RooflineError
+    from ..measure.expected import expected
+
+    try:
+        return expected(model, device, batch=clients, engine=engine, tensor_parallel=devices, routing=routing,
+                        prompt=input_length, output=output_length)
+    except RooflineError as exc:
+        return f"no expectation: {str(exc).splitlines()[0]}"
+
+
+def _searches(model: Model, accelerators: Sequence[Accelerator], gpus: int | None, input_length: float | None,
+              output_length: float | None, ttft: float | None, tpot: float | None, price_per_hour: Any, *,
+              routing: str, sparse: bool) -> tuple[Deployments, ...]:
+    """Each accelerator's deployment search on ``gpus`` devices (none without ``gpus``)."""
+    if gpus is None:
+        for name, value in (("ttft", ttft), ("tpot", tpot), ("price_per_hour", price_per_hour)):
+            if value is not None:
+                raise InvalidValueError(name, value, "only with gpus= (the deployment search)")
+        return ()
+    if input_length is None or output_length is None:
+        raise InvalidValueError("gpus", gpus, "with input_length and output_length (the deployment search's requests)")
+    from ..planning.deployments import deployments
+
+    return tuple(deployments(model, device, gpus, input_length, output_length, ttft, tpot,  # type: ignore[arg-type]
+                             price_per_hour=price_per_hour, routing=routing, sparse=sparse)
+                 for device in accelerators)

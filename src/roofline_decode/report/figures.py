@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from .data import ReportData
 
-__all__ = ["svg_of", "ridge_svg", "breakdown_svg", "frontier_svg", "layers_svg"]
+__all__ = ["svg_of", "ridge_svg", "breakdown_svg", "frontier_svg", "layers_svg", "deployment_svg"]
 
 
 def svg_of(ax: Axes) -> str:
@@ -49,9 +49,11 @@ def ridge_svg(data: ReportData) -> str:
 
 
 def breakdown_svg(data: ReportData) -> str:
-    """Bytes per step over the batch grid, stacked, with the time terms (first accelerator)."""
+    """Bytes per step over the batch grid, stacked, with the time terms (first accelerator; a
+    grid of one batch draws the plot's own batches: a line needs two)."""
     plotting = _plotting()
-    return svg_of(plotting.breakdown_plot(data.model, data.accelerators[0], batch=list(data.batches),
+    batches = list(data.batches) if len(data.batches) > 1 else None
+    return svg_of(plotting.breakdown_plot(data.model, data.accelerators[0], batch=batches,
                                           context=data.context, parallel=data.parallel))
 
 
@@ -69,3 +71,10 @@ def layers_svg(data: ReportData, index: int) -> str:
     plotting = _plotting()
     return svg_of(plotting.layers_plot(data.model, data.accelerators[index], batch=data.batch, context=data.context,
                                        routing=data.routing, sparse=data.sparse))
+
+
+def deployment_svg(data: ReportData, index: int) -> str:
+    """The deployment frontier of accelerator ``index``'s search (every point kept, each mode's
+    frontier, the floor-optimal frontier and the best point under the SLOs)."""
+    plotting = _plotting()
+    return svg_of(plotting.deployment_frontier_plot(result=data.deployments[index]))

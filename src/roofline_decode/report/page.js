@@ -1,7 +1,7 @@
 // roofline_decode report: the batch/context control. It reads the precomputed grid (the JSON in
 // #report-grid: the library's numbers in SI units) and rewrites the cells of the floor table,
-// the per-layer tables and the notes for the chosen grid point. A URL fragment
-// "#batch=64&context=8192" picks the point on load (the browser test uses it); every update is
+// the deployment table under a layout, the per-layer tables and the notes for the chosen grid
+// point. A URL fragment "#batch=64&context=8192" picks the point on load (the browser test uses it); every update is
 // written to the console and to <body data-batch data-context>.
 (function () {
   "use strict";
@@ -61,6 +61,12 @@
                     column[0] + '"]'), row[column[0]][k], column[2]);
         });
       });
+      if (device.layout) {  // the layout floor over the same grid (the busiest device's numbers)
+        grid.layout_columns.forEach(function (column) {
+          fill(find('td[data-table="layout"][data-device="' + id + '"][data-key="' + column[0] + '"]'),
+               device.layout[column[0]][k], column[2]);
+        });
+      }
       var notes = find('ul.notes[data-device="' + id + '"]');
       if (notes) {
         notes.textContent = "";

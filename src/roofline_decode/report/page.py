@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from collections.abc import Callable
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..units import GB
+from .answers import expectation, expectation_serving, search
+from .cells import cell as _cell
+from .cells import display
 from .data import FLOOR_COLUMNS, LAYER_COLUMNS, LAYOUT_COLUMNS, SERVING_COLUMNS, STEP
 
 if TYPE_CHECKING:
@@ -27,31 +29,6 @@ if TYPE_CHECKING:
     from .data import ReportData
 
 __all__ = ["SECTIONS", "display", "render_page"]
-
-
-def display(value: float) -> str:
-    """A number as the page shows it: 4 significant digits, plain between 1e-3 and 1e6, else
-    ``1.234e7``; ``n/a`` for NaN, ``inf``.  (``page.js`` applies the same rule.)"""
-    if math.isnan(value):
-        return "n/a"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if value == 0:
-        return "0"
-    if 1e-3 <= abs(value) < 1e6:
-        text = repr(float(f"{value:.4g}"))
-        return text[:-2] if text.endswith(".0") else text
-    mantissa, exponent = f"{value:.3e}".split("e")
-    return f"{mantissa}e{int(exponent)}"
-
-
-def _cell(value: Any, scale: float | None, **attributes: str) -> str:
-    attrs = "".join(f' data-{k.replace("_", "-")}="{html.escape(v)}"' for k, v in attributes.items())
-    if scale is None:
-        text = ("yes" if value else "no") if isinstance(value, bool) else str(value)
-        raw = str(value).lower() if isinstance(value, bool) else str(value)
-        return f'<td class="{html.escape(text)}"{attrs} data-value="{html.escape(raw)}">{html.escape(text)}</td>'
-    return f'<td{attrs} data-value="{value!r}">{html.escape(display(value * scale))}</td>'
 
 
 def _escape(text: str) -> str:
@@ -77,8 +54,10 @@ def control(data: ReportData) -> str:
             f'max="{len(data.batches) - 1}" step="1" value="{i}"> <output id="batch-value">{data.batch:g}</output></span>'
             f'<span><label for="context-index">context</label> <input type="range" id="context-index" min="0" '
             f'max="{len(data.contexts) - 1}" step="1" value="{j}"> <output id="context-value">{data.context:g}</output>'
-            '</span><span class="muted">moves the floor table, the notes and the per-layer tables over a '
-            "precomputed grid; the plots and the breakdown stay at the chosen point</span></form>")
+            '</span><span class="muted">moves the floor table, the notes' + (", the deployment table" if data.layout
+                                                                            else "")
+            + " and the per-layer tables over a precomputed grid; the plots, the breakdown and the expected, serving "
+            "and deployment-search sections stay at the chosen point</span></form>")
 
 
 def floors(data: ReportData) -> str:
@@ -102,25 +81,23 @@ def deployment(data: ReportData) -> str:
     """The layout floor of each accelerator at the chosen point (empty without a layout)."""
     if not data.layout:
         return ""
-    from ..floors.capacity import usable_memory
-
     first = data.layout[0]
     head = "<th></th>" + "".join(f"<th>{_escape(f.accelerator)}</th>" for f in data.layout)
+    values = [data.layout_values(f, d) for f, d in zip(data.layout, data.accelerators)]
     rows = "".join(
         f"<tr><td>{_escape(label)}</td>" + "".join(
-            _cell(str(np.asarray(f.bound)) if key == "bound" else float(np.asarray(getattr(f, key))), scale,
-                  table="layout", device=f.accelerator, key=key) for f in data.layout) + "</tr>"
-        for key, label, scale in LAYOUT_COLUMNS)
-    fits = "".join(_cell(bool(float(np.asarray(f.resident_bytes_per_device)) <= usable_memory(d)), None,
-                         table="layout", device=f.accelerator, key="fits")
-                   for f, d in zip(data.layout, data.accelerators))
+            _cell(v[key], scale, table="layout", device=f.accelerator, key=key) for v, f in zip(values, data.layout))
+        + "</tr>" for key, label, scale in LAYOUT_COLUMNS)
+    fits = "".join(_cell(v["fits"], None, table="layout", device=f.accelerator, key="fits")
+                   for v, f in zip(values, data.layout))
     notes = "".join(f"<h3>{_escape(f.accelerator)}</h3><ul class=\"notes\">" + "".join(
         f"<li>{_escape(n)}</li>" for n in f.notes) + "</ul>" for f in data.layout if f.notes)
     return (f"<h2>Deployment: {_escape(str(first.parallel))} ({first.num_devices} devices)</h2>"
-            f"<p>The step of batch {data.batch:g} at context {data.context:g} on {first.num_devices} devices of each "
-            "accelerator (decode_floor(..., parallel=)), seen from the busiest device; tokens/s counts all devices. "
-            "The plots below draw this layout per device; the floor table above, the control and the per-layer "
-            "tables are one device holding the whole model.</p>"
+            f"<p>The step at the control's batch and context (it opens at batch {data.batch:g}, context "
+            f"{data.context:g}) on {first.num_devices} devices of each accelerator (decode_floor(..., parallel=)), "
+            "seen from the busiest device; tokens/s counts all devices. The control moves this table over the same "
+            "grid; the notes below and the plots stay at the chosen point and draw this layout per device; the "
+            "floor table above and the per-layer tables are one device holding the whole model.</p>"
             f'<div class="scroll"><table class="layout"><thead><tr>{head}</tr></thead><tbody>{rows}'
             f"<tr><td>fits (resident per device within its usable memory)</td>{fits}</tr></tbody></table></div>"
             + ("<p class=\"muted\">Link overrides (" + ", ".join(_link_text(k, v) for k, v in data.links.items())
@@ -272,8 +249,9 @@ def sources(data: ReportData) -> str:
 
 
 #: The sections in page order; each takes the report's data and returns an HTML fragment.
-SECTIONS: tuple[Callable[[ReportData], str], ...] = (header, control, floors, deployment, serving, limits, layers,
-                                                       breakdown, ridge, frontier, sources)
+SECTIONS: tuple[Callable[[ReportData], str], ...] = (header, control, floors, expectation, deployment, serving,
+                                                       expectation_serving, search, limits, layers, breakdown, ridge,
+                                                       frontier, sources)
 
 
 def _asset(name: str) -> str:
