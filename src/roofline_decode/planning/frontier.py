@@ -237,20 +237,7 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
                 return tensor_parallel_floor(spec, device, batch=b, context=context_value, num_devices=n,
                                              routing=routing)
             grid = batches if batch is not None else _with_largest_fitting(tp_floor, batches, room)
-            floor = tensor_parallel_floor(spec, device, batch=grid, context=context_value, num_devices=n,
-                                          routing=routing)
-            step = np.broadcast_to(floor.step_time_s, grid.shape)
-            fits = np.broadcast_to(floor.resident_bytes_per_device <= room, grid.shape)
-            floor_energy = np.broadcast_to(floor.joules_per_token_floor, grid.shape)
-            board_energy = np.broadcast_to(floor.joules_per_token_at_board_power, grid.shape)
-            cost = (np.broadcast_to(floor.cost_per_million_tokens(price), grid.shape) if price is not None
-                    else np.full(grid.shape, np.nan))
-            for i, b in enumerate(grid):
-                points.append(FrontierPoint(
-                    accelerator=floor.accelerator, num_devices=n, batch=float(b), step_time_s=float(step[i]),
-                    tokens_per_s_per_user=float(1.0 / step[i]), tokens_per_s_per_device=float(b / step[i] / n),
-                    fits=bool(fits[i]), joules_per_token_floor=float(floor_energy[i]),
-                    joules_per_token_at_board_power=float(board_energy[i]), usd_per_million_tokens=float(cost[i])))
+            points.extend(_points(tp_floor, grid, room, price, None))
         notes.extend(n for n in _device_notes(device) if n not in notes)
     return Frontier(model=spec.name, context=float(context_value), points=tuple(points),
                     price_per_hour=prices if isinstance(price_per_hour, dict) else next(iter(prices.values())),
@@ -258,8 +245,9 @@ def frontier(model: Model | str | Path, accelerators: Accelerator | str | Sequen
 
 
 def _points(floor_of: Callable[[Any], Any], grid: np.ndarray, room: float, price: float | None,
-            layout: str) -> list[FrontierPoint]:
-    """The points of one device and layout over the batches ``grid`` (``floor_of(batch)``: its floor)."""
+            layout: str | None) -> list[FrontierPoint]:
+    """The points of one device and layout over the batches ``grid`` (``floor_of(batch)``: its floor;
+    ``layout`` None for the tensor-parallel degrees of ``tp=``)."""
     floor = floor_of(grid)
     n = floor.num_devices
     step = np.broadcast_to(floor.step_time_s, grid.shape)
