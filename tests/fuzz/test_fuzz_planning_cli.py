@@ -149,7 +149,7 @@ SERVING_COMMANDS = {
               "--prefill-workers", "--decode-workers", "--kv-link-gbps", "--rate", "--chunk", "--max-batch", "--routing",
               "--format", *LAYOUT_FLAGS],
     "report": ["--model", "--gpu", "--batch", "--context", "--routing", "--sparse", "--isl", "--osl", "--output",
-               *LAYOUT_FLAGS],
+               "--gpus", "--ttft-ms", "--tpot-ms", "--price-per-hour", "--engine", *LAYOUT_FLAGS],
     "deploy": ["--model", "--gpu", "--weights", "--kv", "--gpus", "--isl", "--osl", "--ttft-ms", "--tpot-ms",
                "--price-per-hour", "--mode", "--kv-link-gbps", "--json"],
 }
@@ -174,6 +174,8 @@ def serving_argvs(draw) -> list[str]:
             argv.append(option)
         elif option == "--gpus":
             argv += [option, draw(gpu_counts)]
+        elif option == "--engine":
+            argv += [option, draw(st.sampled_from(["vllm", "llama.cpp-cuda", "sglang", "nope", "", "vllm.json"]))]
         elif option == "--output":  # a report is written only into the fuzz folder, or refused
             argv += [option, draw(st.sampled_from([str(WORK / "r.html"), str(WORK / "nodir" / "r.html"), "",
                                                    str(WORK / "r.png")]))]
