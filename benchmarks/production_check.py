@@ -1,7 +1,7 @@
 """Check the serving floors on 1,884 production runs (issue 26, item 7).
 
 Reads aiconfigurator's measured TensorRT-LLM / vLLM / SGLang runs on H100 and H200 SXM
-(``tests/data/production/aic_silicon_hopper.csv``, or the path given) with
+(``tests/data/measured/production/aic_silicon_hopper.csv``, or the path given) with
 :func:`roofline_decode.measure.load_production_runs` and prints, per engine and mode:
 
 * rows read, expressible, and beating a strict floor (TTFT or TPOT);
@@ -31,7 +31,7 @@ import re
 
 from roofline_decode.measure.production_runs import ProductionRun, load_production_runs
 
-DEFAULT = Path(__file__).resolve().parents[1] / "tests" / "data" / "production" / "aic_silicon_hopper.csv"
+DEFAULT = Path(__file__).resolve().parents[1] / "tests" / "data" / "measured" / "production" / "aic_silicon_hopper.csv"
 ENGINES = ("trtllm", "vllm", "sglang")
 MODES = ("aggregated", "disaggregated")
 

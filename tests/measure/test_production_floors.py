@@ -21,7 +21,7 @@ from roofline_decode.measure import load_production_runs, run_floors
 from roofline_decode.measure.production_floors import RunFloors, all_run_floors, decode_share, diagnosis
 from roofline_decode.measure.production_runs import ProductionRun
 
-TABLE = Path(__file__).resolve().parents[1] / "data" / "production" / "aic_silicon_hopper.csv"
+TABLE = Path(__file__).resolve().parents[1] / "data" / "measured" / "production" / "aic_silicon_hopper.csv"
 
 #: Rows that beat a strict floor (aggregate or on their layout), and why (docs/production_check.md).
 BEATING = {

@@ -1,7 +1,7 @@
 """The production-table reader: mapping onto models, formats, devices, layouts; bad files and rows.
 
 The table is aiconfigurator's silicon sample (ai-dynamo/aiconfigurator commit 095f58a, Apache-2.0;
-``tests/data/production/README.md``).
+``tests/data/measured/production/README.md``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from roofline_decode.errors import InvalidValueError
 from roofline_decode.measure import MeasurementFileError, load_production_runs
 from roofline_decode.measure import production_runs as pr
 
-TABLE = Path(__file__).resolve().parents[1] / "data" / "production" / "aic_silicon_hopper.csv"
+TABLE = Path(__file__).resolve().parents[1] / "data" / "measured" / "production" / "aic_silicon_hopper.csv"
 
 
 @pytest.fixture(scope="module")

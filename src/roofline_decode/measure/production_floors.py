@@ -33,7 +33,7 @@ Examples
 --------
 >>> from pathlib import Path
 >>> from roofline_decode.measure.production_runs import load_production_runs
->>> run = load_production_runs(Path("tests/data/production/aic_silicon_hopper.csv"))[0]
+>>> run = load_production_runs(Path("tests/data/measured/production/aic_silicon_hopper.csv"))[0]
 >>> f = run_floors(run)
 >>> f.decode_gpus, round(f.running_batch, 2), round(f.tpot_s * 1e3, 3), round(run.tpot_s * 1e3, 2)
 (8, 3.9, 0.986, 10.29)

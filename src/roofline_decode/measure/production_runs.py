@@ -35,7 +35,7 @@ a row the library cannot express (an unknown model, device or format) carries th
 Examples
 --------
 >>> from pathlib import Path
->>> runs = load_production_runs(Path("tests/data/production/aic_silicon_hopper.csv"))
+>>> runs = load_production_runs(Path("tests/data/measured/production/aic_silicon_hopper.csv"))
 >>> run = runs[0]
 >>> run.engine, run.model_id, run.accelerator, run.mode, run.concurrency, run.layout.gpus
 ('sglang', 'deepseek-v3', 'h200-sxm', 'aggregated', 4, 8)
