@@ -181,14 +181,14 @@ def tensor_parallel_floor(model: Model | str, accelerator: Accelerator | str, ba
     n = whole_number("num_devices", num_devices)
     collective_latency = _latency(collective_latency)
     batch, context = _grid(batch, context)
-    link_bandwidth_of(accelerator, link_bandwidth, n)  # a device without a link figure: refused first
+    link, _ = link_bandwidth_of(accelerator, link_bandwidth, n)  # a device without a link figure: refused first
     routing = resolve_routing(routing, model, batch)
     mla_layout = mla_layout_of(mla_layout)
     layout = _layout("num_devices", n, tp=n)
     options = Options(collective_latency=collective_latency, overlap_communication=overlap_communication,
                       link_bandwidth=link_bandwidth, mla_layout=mla_layout, domain_notes=False)
     profile = None if latency is None else load_latency_profile(latency)
-    chain, chain_notes = chain_of(model, layout, batch, link_bandwidth_of(accelerator, link_bandwidth, n)[0], profile)
+    chain, chain_notes = chain_of(model, layout, batch, link, profile)
     return decode_layout_floor(model, accelerator, batch, context, layout, routing, options, check=False,
                                strategy="tensor", chain=chain, chain_notes=chain_notes,
                                latency_profile=None if profile is None else profile.label)
