@@ -17,7 +17,8 @@ notes repeat it):
   prefill, T_pf = (prompt tokens per step / ISL) x the prefill floor of one prompt (the
   profile's ``k_pf`` scales it);
 * TTFT is fitted on serving_floor's prefill floor of the request (plus the KV transfer of a
-  disaggregated run) and its queue floor;
+  disaggregated run), its queue floor, its TPOT floor (the step a new request waits on) and the
+  prompt tokens (:mod:`.engine_ttft`);
 * rows whose parallelism fields disagree (more GPUs than an 8-GPU node for one replica, a layout
   the floors refuse) are skipped with the reason, as the README's quirks say;
 * formats: ``gemm_quant_mode`` fp8 and fp8_block -> ``fp8`` (block scales: 0.01 % of the bytes),
@@ -43,7 +44,8 @@ from .engine_rows import EngineRows
 from .rows import read_csv_records
 
 __all__ = ["PRODUCTION_FILE", "PRODUCTION_ENGINES", "ProductionRun", "TtftRows", "production_runs", "production_rows",
-           "serving_terms", "models_by_device", "dropped_counts", "DUPLICATE", "DATA_ERROR", "PRODUCTION_LOSS", "TTFT_LOSS"]
+           "serving_terms", "models_by_device", "dropped_counts", "DUPLICATE", "DATA_ERROR", "PRODUCTION_LOSS", "TTFT_LOSS",
+           "TTFT_TERMS"]
 
 PRODUCTION_FILE = "production/aic_silicon_hopper.csv"
 #: backend column -> engine profile name
@@ -80,14 +82,18 @@ class ProductionRun:
 
 @dataclass
 class TtftRows:
-    """TTFT rows of one engine: measured TTFT [s], serving_floor's prefill (+ KV transfer) and
-    queue floors [s], devices and models."""
+    """TTFT rows of one engine: measured TTFT [s], serving_floor's prefill (+ KV transfer),
+    queue and TPOT floors [s], client concurrency, prompt tokens, serving_floor's TTFT floor
+    [s] (what no prediction goes below), devices and models."""
 
     engine: str
     measured_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     prefill_floor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     queue_floor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     clients: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    step_floor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    prompt_tokens: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    floor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     device_ids: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
 
@@ -177,7 +183,7 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
     ttft = {e: TtftRows(engine=e) for e in PRODUCTION_ENGINES.values()}
     parts: dict[str, list[StepTerms]] = {e: [] for e in tpot}
     times: dict[str, list[float]] = {e: [] for e in tpot}
-    ttft_lists: dict[str, tuple[list[float], ...]] = {e: ([], [], [], []) for e in tpot}
+    ttft_lists: dict[str, tuple[list[float], ...]] = {e: ([], [], [], [], [], [], []) for e in tpot}
     for run in runs:
         out = tpot[run.engine]
         if run.source in flagged:
@@ -201,6 +207,9 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
             ttft_lists[run.engine][1].append(prefill)
             ttft_lists[run.engine][2].append(queue)
             ttft_lists[run.engine][3].append(run.batch)
+            ttft_lists[run.engine][4].append(float(np.ravel(sf.tpot_s)[0]))
+            ttft_lists[run.engine][5].append(float(run.isl))
+            ttft_lists[run.engine][6].append(max(float(np.ravel(sf.ttft_s)[0]), prefill + queue))
             ttft[run.engine].device_ids.append(device_id)
             ttft[run.engine].models.append(run.model.name)
         if run.tpot_s < float(terms.floor_s):
@@ -217,8 +226,8 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
         if parts[e]:
             tpot[e].terms = StepTerms.stack(parts[e])
         tpot[e].measured_s = np.array(times[e])
-        ttft[e].measured_s, ttft[e].prefill_floor_s, ttft[e].queue_floor_s, ttft[e].clients = (
-            np.array(v) for v in ttft_lists[e])
+        (ttft[e].measured_s, ttft[e].prefill_floor_s, ttft[e].queue_floor_s, ttft[e].clients, ttft[e].step_floor_s,
+         ttft[e].prompt_tokens, ttft[e].floor_s) = (np.array(v) for v in ttft_lists[e])
     return tpot, ttft
 
 
@@ -228,6 +237,13 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
 #: the relative loss predicted unseen devices and models better.
 PRODUCTION_LOSS = "log"
 TTFT_LOSS = "relative"
+#: The optional TTFT terms (:data:`~roofline_decode.measure.engine_ttft.TTFT_OPTIONAL`) each
+#: engine fits: those that predicted its unseen devices (both ways) and unseen models better
+#: (benchmarks/expected_accuracy.py).  vLLM: the step wait and the per-token host time (median
+#: 40.2 / 38.6 / 43.5 % -> 29.6 / 34.6 / 37.7 % fit H100 / fit H200 / by model); TensorRT-LLM:
+#: the step wait (46.7 / 30.7 / 32.9 % -> 46.7 / 29.7 / 32.0 %; with t_token the by-model split
+#: grew to 33.2 %); SGLang: neither (each made all three splits worse).
+TTFT_TERMS: dict[str, tuple[str, ...]] = {"vllm": ("k_step", "t_token"), "tensorrt-llm": ("k_step",), "sglang": ()}
 #: Reason prefixes of the rows :func:`production_rows` leaves out as data errors or repeats.
 DUPLICATE, DATA_ERROR = "duplicate", "data error"
 

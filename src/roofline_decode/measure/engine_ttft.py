@@ -2,19 +2,34 @@
 production runs' TTFT with serving_floor's terms.
 
 .. math:: TTFT = t_{first} + (1 + u_{prefill}) T_{pf} + (1 + u_{queue}) T_{queue}
-          + w_{clients} (C - 1) T_{pf}
+          + w_{clients} (C - 1) T_{pf} + k_{step} T_{step} + t_{token} N_{in}
 
 with T_pf the request's prefill floor on its worker (plus the KV transfer of a disaggregated
-run), T_queue the queue floor (clients waiting for a slot) and C the client concurrency.
-Closed-loop clients: a new request waits for a slot (T_queue) and behind the prefills of other
-arrivals (the share w_clients of the C − 1 others' prefills; the floor lets prompts ride along
-decode steps and waits for none).  Every parameter is >= 0 (η = 1 / (1 + u) <= 1).
+run), T_queue the queue floor (clients waiting for a slot), C the client concurrency, T_step
+serving_floor's TPOT floor (the steady step of the running batch, with the prompts riding along
+it; a disaggregated run's decode step) and N_in the prompt tokens.  Closed-loop clients under
+continuous batching: a new request waits for a slot (T_queue), for the step in flight to end
+and for its prompt's chunks to ride along the running batch's steps (k_step steps of the floor:
+the step runs slower than its floor, and a chunked prompt spreads over steps), behind the
+prefills of other arrivals (the share w_clients of the C − 1 others' prefills), and through the
+host's per-token work on the prompt (t_token: tokenization and input processing, which no
+device speeds up).  Every parameter is >= 0 (η = 1 / (1 + u) <= 1), so the model is never below
+T_pf + T_queue.
 
-Tried on the production rows and left out, as they did not predict unseen devices or models
-better (median TTFT error held out by device and by model, both losses): a wait for the steps
-in flight (k_step x the TPOT floor: a request arriving mid-step, a chunked prefill spread over
-steps), and the others' prefills weighted by the share of its time a request spends prefilling,
-T_pf / (T_pf + (O - 1) T_step), in place of all C - 1 of them.
+Which of the optional terms (:data:`TTFT_OPTIONAL`) an engine fits is chosen by the held-out
+splits of ``benchmarks/expected_accuracy.py`` (``TTFT_TERMS`` of
+:mod:`.engine_rows_production`): a term is fitted where it predicted unseen devices and unseen
+models better, and is 0 elsewhere.
+
+Tried on the production rows and left out, as they did not predict unseen devices and models
+better (median TTFT error held out by device both ways and by model): the others' prefills
+weighted by the share of its time a request spends prefilling, T_pf / (T_pf + (O − 1) T_step),
+in place of all C − 1 of them; the prefills of the step's other arrivals, (C − 1) / O T_pf
+(better on SGLang's unseen H200, worse on unseen models); a queueing wait T_pf ρ with the
+prefill load ρ = C T_pf / (O T_step P) (P prefill workers); a separate efficiency of the MoE
+models' prefill; the engine's expected step in place of the floor's (its own errors and those
+of the TPOT fit add up); the Huber loss of the log error and its L1 limit (they fit w_clients
+near 1 and over-predict the large concurrencies of unseen devices).
 """
 
 from __future__ import annotations
@@ -24,77 +39,112 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidValueError
 from ._nnls import weighted_nnls
 from .engine_fit import band_of, error_statistics, held_out, irls
 
-__all__ = ["TTFT_PARAMETERS", "predict_ttft", "fit_ttft", "ttft_from_dict"]
+__all__ = ["TTFT_PARAMETERS", "TTFT_OPTIONAL", "predict_ttft", "fit_ttft", "ttft_from_dict"]
 
 #: Parameters of the TTFT model (module docstring), in the order of the fit.
-TTFT_PARAMETERS = ("t_first", "u_prefill", "u_queue", "w_clients")
+TTFT_PARAMETERS = ("t_first", "u_prefill", "u_queue", "w_clients", "k_step", "t_token")
+#: The parameters an engine fits only where its held-out splits say so (0 otherwise; a profile
+#: file without them, written before they existed, reads them as 0).
+TTFT_OPTIONAL = ("k_step", "t_token")
 
 
 def ttft_from_dict(data: Any) -> dict[str, Any] | None:
     """The ``ttft`` entry of a profile file, checked."""
     if data is None:
         return None
-    params = {k: float(data["parameters"][k]) for k in TTFT_PARAMETERS}
+    given = data["parameters"]
+    params = {k: float(given[k] if k in given or k not in TTFT_OPTIONAL else 0.0) for k in TTFT_PARAMETERS}
     if not all(math.isfinite(v) and v >= 0 for v in params.values()):
         raise ValueError("TTFT parameters must be finite numbers >= 0")
     return {**data, "parameters": params,
             "band": {float(k): (float(v[0]), float(v[1])) for k, v in data["band"].items()}}
 
 
-def predict_ttft(parameters: dict[str, float], prefill_s: Any, queue_s: Any, clients: Any) -> np.ndarray:
+def predict_ttft(parameters: dict[str, float], prefill_s: Any, queue_s: Any, clients: Any,
+                 step_s: Any = None, prompt_tokens: Any = None) -> np.ndarray:
     """TTFT [s] of the module's model from serving_floor's prefill (+ KV transfer) floor T_pf,
-    its queue floor T_queue and the client concurrency C (broadcast); never below T_pf + T_queue
-    (every parameter >= 0).
+    its queue floor T_queue, the client concurrency C, its TPOT floor T_step [s] and the prompt
+    tokens N_in (broadcast; ``step_s`` and ``prompt_tokens`` are needed where the parameters'
+    k_step or t_token is not 0); never below T_pf + T_queue (every parameter >= 0).
 
-    Llama-3.1-70B fp8 on 4 H200 (prefill floor of a 1024-token prompt 17.9 ms), 8 clients, none
-    queued, with the shipped vLLM TTFT parameters:
+    Llama-3.1-70B fp8 on 4 H200, 1024 tokens in and out (serving_floor: prefill floor 17.9 ms,
+    TPOT floor 3.7 ms), 8 clients, none queued, with the shipped vLLM TTFT parameters (the
+    production CSV's vLLM run of this layout at 8 clients measured 101 ms):
 
     >>> from roofline_decode.measure.engine_profile import load_engine_profile
     >>> p = load_engine_profile("vllm").ttft["parameters"]
-    >>> t = float(predict_ttft(p, 0.0179, 0.0, 8))
-    >>> t == p["t_first"] + (1 + p["u_prefill"]) * 0.0179 + p["w_clients"] * 7 * 0.0179, round(t * 1e3)
-    (True, 124)
+    >>> t = float(predict_ttft(p, 0.0179, 0.0, 8, 0.0037, 1024))
+    >>> t == (p["t_first"] + (1 + p["u_prefill"]) * 0.0179 + p["w_clients"] * 7 * 0.0179
+    ...       + p["k_step"] * 0.0037 + p["t_token"] * 1024), round(t * 1e3)
+    (True, 112)
     """
+    for name, value, parameter in (("step_s", step_s, "k_step"), ("prompt_tokens", prompt_tokens, "t_token")):
+        if value is None and parameters.get(parameter, 0.0) != 0.0:
+            raise InvalidValueError(name, value, f"a value (the profile's {parameter} is "
+                                                 f"{parameters[parameter]:.3g}, not 0)")
     t_pf = np.asarray(prefill_s, dtype=float)
     out: np.ndarray = (parameters["t_first"] + (1 + parameters["u_prefill"]) * t_pf
                        + (1 + parameters["u_queue"]) * np.asarray(queue_s, dtype=float)
                        + parameters["w_clients"] * (np.asarray(clients, dtype=float) - 1) * t_pf)
+    if step_s is not None:
+        out = out + parameters.get("k_step", 0.0) * np.asarray(step_s, dtype=float)
+    if prompt_tokens is not None:
+        out = out + parameters.get("t_token", 0.0) * np.asarray(prompt_tokens, dtype=float)
     return out
 
 
 def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray, clients: np.ndarray,
-             device_ids: list[str], models: list[str] | None = None, loss: str = "relative") -> dict[str, Any]:
+             device_ids: list[str], models: list[str] | None = None, loss: str = "relative", *,
+             step_s: np.ndarray | None = None, prompt_tokens: np.ndarray | None = None,
+             terms: tuple[str, ...] = ()) -> dict[str, Any]:
     """Fit the TTFT model (every parameter >= 0) by bounded least squares (``loss`` as for the
     step: :mod:`.engine_fit`); band and statistics from leave-one-device-out errors, pooled with
-    leave-one-model-out errors when ``models`` are given (in-sample on one device)."""
+    leave-one-model-out errors when ``models`` are given (in-sample on one device).  ``terms``:
+    the optional parameters (:data:`TTFT_OPTIONAL`) to fit, with their columns ``step_s`` (T_step
+    [s]) and ``prompt_tokens`` (N_in); the others stay 0."""
+    for term in terms:
+        if term not in TTFT_OPTIONAL:
+            raise InvalidValueError("terms", term, "one of " + ", ".join(TTFT_OPTIONAL))
     y = np.asarray(measured_s, dtype=float)
     t_pf = np.asarray(prefill_s, dtype=float)
     t_q = np.asarray(queue_s, dtype=float)
     c = np.asarray(clients, dtype=float)
-    design = np.stack([np.ones_like(y), t_pf, t_q, (c - 1) * t_pf], axis=1)
+    columns = {"step_s": step_s, "prompt_tokens": prompt_tokens}
+    optional = []
+    for term, name in zip(TTFT_OPTIONAL, columns):
+        column = columns[name]
+        if term in terms and column is None:
+            raise InvalidValueError(name, None, f"an array like measured_s (term {term} is fitted)")
+        optional.append(np.asarray(column, dtype=float) if term in terms else np.zeros_like(y))
+    step, tokens = optional
+    design = np.stack([np.ones_like(y), t_pf, t_q, (c - 1) * t_pf, step, tokens], axis=1)
+    active = np.array([True] * 4 + [t in terms for t in TTFT_OPTIONAL])
 
     def fit(rows: np.ndarray) -> dict[str, float]:
         def solve(weights: np.ndarray) -> np.ndarray:
-            return weighted_nnls(design[rows], y[rows] - t_pf[rows] - t_q[rows], weights)
+            beta = np.zeros(len(TTFT_PARAMETERS))
+            beta[active] = weighted_nnls(design[rows][:, active], y[rows] - t_pf[rows] - t_q[rows], weights)
+            return beta
 
         beta = irls(solve, lambda b: t_pf[rows] + t_q[rows] + design[rows] @ b, y[rows], loss)
         return dict(zip(TTFT_PARAMETERS, map(float, beta)))
 
-    def fit_predict(train: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return predict_ttft(fit(train), t_pf[out], t_q[out], c[out])
+    def predict(params: dict[str, float], rows: np.ndarray) -> np.ndarray:
+        return predict_ttft(params, t_pf[rows], t_q[rows], c[rows], step[rows], tokens[rows])
 
     everything = np.ones(len(y), dtype=bool)
     params = fit(everything)
-    in_sample = np.log(y / predict_ttft(params, t_pf, t_q, c))
+    in_sample = np.log(y / predict(params, everything))
     several = len(set(device_ids)) > 1
-    held = held_out(np.asarray(device_ids), fit_predict, y) if several else in_sample
+    held = held_out(np.asarray(device_ids), lambda train, out: predict(fit(train), out), y) if several else in_sample
     method = "leave-one-device-out" if several else "in-sample (one device)"
     pooled, by_model = held, None
     if models is not None and len(set(models)) >= 2:
-        by_model = held_out(np.asarray(models), fit_predict, y)
+        by_model = held_out(np.asarray(models), lambda train, out: predict(fit(train), out), y)
         pooled = np.concatenate([held, by_model])
         method += " and leave-one-model-out, pooled"
     band = band_of(pooled)
@@ -102,4 +152,4 @@ def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray,
     if by_model is not None:
         statistics.update(error_statistics(by_model, "held_out_model_", band))
     return {"parameters": params, "band": band, "rows": int(len(y)), "band_method": method, "loss": loss,
-            "statistics": statistics}
+            "fitted": [p for p, a in zip(TTFT_PARAMETERS, active) if a], "statistics": statistics}

@@ -30,7 +30,7 @@ import numpy as np
 
 from .engine_profile import fit_profile, fit_ttft, predict_step, predict_ttft
 from .engine_rows import EngineRows, engine_rows
-from .engine_rows_production import PRODUCTION_LOSS, TTFT_LOSS, TtftRows, production_rows
+from .engine_rows_production import PRODUCTION_LOSS, TTFT_LOSS, TTFT_TERMS, TtftRows, production_rows
 
 __all__ = ["AccuracyResult", "accuracy_protocol", "render_section", "PEERS"]
 
@@ -89,12 +89,13 @@ def _step_fit(rows: EngineRows, train: np.ndarray, held: np.ndarray) -> Predicti
 def _ttft_fit(rows: TtftRows, train: np.ndarray, held: np.ndarray) -> Prediction:
     fit = fit_ttft(rows.measured_s[train], rows.prefill_floor_s[train], rows.queue_floor_s[train],
                    rows.clients[train], [d for d, t in zip(rows.device_ids, train) if t],
-                   [m for m, t in zip(rows.models, train) if t], TTFT_LOSS)
+                   [m for m, t in zip(rows.models, train) if t], TTFT_LOSS, step_s=rows.step_floor_s[train],
+                   prompt_tokens=rows.prompt_tokens[train], terms=TTFT_TERMS[rows.engine])
     predicted = predict_ttft(fit["parameters"], rows.prefill_floor_s[held], rows.queue_floor_s[held],
-                             rows.clients[held])
+                             rows.clients[held], rows.step_floor_s[held], rows.prompt_tokens[held])
+    predicted = np.maximum(predicted, rows.floor_s[held])  # never below serving_floor's TTFT
     lo, hi = fit["band"][0.9]
-    lower = np.maximum(predicted * np.exp(lo), rows.prefill_floor_s[held] + rows.queue_floor_s[held])
-    return predicted, lower, predicted * np.exp(hi)
+    return predicted, np.maximum(predicted * np.exp(lo), rows.floor_s[held]), predicted * np.exp(hi)
 
 
 def _step_split(rows: EngineRows, train: np.ndarray, split: str, held: np.ndarray | None = None) -> AccuracyResult | None:
