@@ -3,6 +3,7 @@ production runs' TTFT with serving_floor's terms.
 
 .. math:: TTFT = t_{first} + (1 + u_{prefill}) T_{pf} + (1 + u_{queue}) T_{queue}
           + w_{clients} (C - 1) T_{pf} + k_{step} T_{step} + t_{token} N_{in}
+          + t_{others} (C - 1) N_{in}
 
 with T_pf the request's prefill floor on its worker (plus the KV transfer of a disaggregated
 run), T_queue the queue floor (clients waiting for a slot), C the client concurrency, T_step
@@ -13,8 +14,11 @@ and for its prompt's chunks to ride along the running batch's steps (k_step step
 the step runs slower than its floor, and a chunked prompt spreads over steps), behind the
 prefills of other arrivals (the share w_clients of the C − 1 others' prefills), and through the
 host's per-token work on the prompt (t_token: tokenization and input processing, which no
-device speeds up).  Every parameter is >= 0 (η = 1 / (1 + u) <= 1), so the model is never below
-T_pf + T_queue.
+device speeds up) and on the prompts of the other clients that arrive with it (t_others per
+token of each of the C − 1 others: a burst of arrivals is tokenized one after another).
+Every parameter is >= 0 (η = 1 / (1 + u) <= 1), so the model is never below T_pf + T_queue;
+:func:`~roofline_decode.measure.expected.expected` also keeps it at or above serving_floor's
+TTFT (which waits for at least one step).
 
 Which of the optional terms (:data:`TTFT_OPTIONAL`) an engine fits is chosen by the held-out
 splits of ``benchmarks/expected_accuracy.py`` (``TTFT_TERMS`` of
@@ -28,8 +32,9 @@ in place of all C − 1 of them; the prefills of the step's other arrivals, (C �
 (better on SGLang's unseen H200, worse on unseen models); a queueing wait T_pf ρ with the
 prefill load ρ = C T_pf / (O T_step P) (P prefill workers); a separate efficiency of the MoE
 models' prefill; the engine's expected step in place of the floor's (its own errors and those
-of the TPOT fit add up); the Huber loss of the log error and its L1 limit (they fit w_clients
-near 1 and over-predict the large concurrencies of unseen devices).
+of the TPOT fit add up); a w_clients of its own for each benchmark export of the rows; the
+Huber loss of the log error and its L1 limit (they fit w_clients near 1 and over-predict the
+large concurrencies of unseen devices).
 """
 
 from __future__ import annotations
@@ -46,10 +51,10 @@ from .engine_fit import band_of, error_statistics, held_out, irls
 __all__ = ["TTFT_PARAMETERS", "TTFT_OPTIONAL", "predict_ttft", "fit_ttft", "ttft_from_dict"]
 
 #: Parameters of the TTFT model (module docstring), in the order of the fit.
-TTFT_PARAMETERS = ("t_first", "u_prefill", "u_queue", "w_clients", "k_step", "t_token")
+TTFT_PARAMETERS = ("t_first", "u_prefill", "u_queue", "w_clients", "k_step", "t_token", "t_others")
 #: The parameters an engine fits only where its held-out splits say so (0 otherwise; a profile
 #: file without them, written before they existed, reads them as 0).
-TTFT_OPTIONAL = ("k_step", "t_token")
+TTFT_OPTIONAL = ("k_step", "t_token", "t_others")
 
 
 def ttft_from_dict(data: Any) -> dict[str, Any] | None:
@@ -69,7 +74,7 @@ def predict_ttft(parameters: dict[str, float], prefill_s: Any, queue_s: Any, cli
     """TTFT [s] of the module's model from serving_floor's prefill (+ KV transfer) floor T_pf,
     its queue floor T_queue, the client concurrency C, its TPOT floor T_step [s] and the prompt
     tokens N_in (broadcast; ``step_s`` and ``prompt_tokens`` are needed where the parameters'
-    k_step or t_token is not 0); never below T_pf + T_queue (every parameter >= 0).
+    k_step, or t_token or t_others, is not 0); never below T_pf + T_queue (every parameter >= 0).
 
     Llama-3.1-70B fp8 on 4 H200, 1024 tokens in and out (serving_floor: prefill floor 17.9 ms,
     TPOT floor 3.7 ms), 8 clients, none queued, with the shipped vLLM TTFT parameters (the
@@ -79,21 +84,24 @@ def predict_ttft(parameters: dict[str, float], prefill_s: Any, queue_s: Any, cli
     >>> p = load_engine_profile("vllm").ttft["parameters"]
     >>> t = float(predict_ttft(p, 0.0179, 0.0, 8, 0.0037, 1024))
     >>> t == (p["t_first"] + (1 + p["u_prefill"]) * 0.0179 + p["w_clients"] * 7 * 0.0179
-    ...       + p["k_step"] * 0.0037 + p["t_token"] * 1024), round(t * 1e3)
+    ...       + p["k_step"] * 0.0037 + p["t_token"] * 1024 + p["t_others"] * 7 * 1024), round(t * 1e3)
     (True, 112)
     """
-    for name, value, parameter in (("step_s", step_s, "k_step"), ("prompt_tokens", prompt_tokens, "t_token")):
+    for name, value, parameter in (("step_s", step_s, "k_step"), ("prompt_tokens", prompt_tokens, "t_token"),
+                                   ("prompt_tokens", prompt_tokens, "t_others")):
         if value is None and parameters.get(parameter, 0.0) != 0.0:
             raise InvalidValueError(name, value, f"a value (the profile's {parameter} is "
                                                  f"{parameters[parameter]:.3g}, not 0)")
     t_pf = np.asarray(prefill_s, dtype=float)
+    others = np.asarray(clients, dtype=float) - 1
     out: np.ndarray = (parameters["t_first"] + (1 + parameters["u_prefill"]) * t_pf
                        + (1 + parameters["u_queue"]) * np.asarray(queue_s, dtype=float)
-                       + parameters["w_clients"] * (np.asarray(clients, dtype=float) - 1) * t_pf)
+                       + parameters["w_clients"] * others * t_pf)
     if step_s is not None:
         out = out + parameters.get("k_step", 0.0) * np.asarray(step_s, dtype=float)
     if prompt_tokens is not None:
-        out = out + parameters.get("t_token", 0.0) * np.asarray(prompt_tokens, dtype=float)
+        n_in = np.asarray(prompt_tokens, dtype=float)
+        out = out + (parameters.get("t_token", 0.0) + parameters.get("t_others", 0.0) * others) * n_in
     return out
 
 
@@ -114,14 +122,12 @@ def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray,
     t_q = np.asarray(queue_s, dtype=float)
     c = np.asarray(clients, dtype=float)
     columns = {"step_s": step_s, "prompt_tokens": prompt_tokens}
-    optional = []
-    for term, name in zip(TTFT_OPTIONAL, columns):
-        column = columns[name]
-        if term in terms and column is None:
+    for term, name in zip(TTFT_OPTIONAL, ("step_s", "prompt_tokens", "prompt_tokens")):
+        if term in terms and columns[name] is None:
             raise InvalidValueError(name, None, f"an array like measured_s (term {term} is fitted)")
-        optional.append(np.asarray(column, dtype=float) if term in terms else np.zeros_like(y))
-    step, tokens = optional
-    design = np.stack([np.ones_like(y), t_pf, t_q, (c - 1) * t_pf, step, tokens], axis=1)
+    step, tokens = (np.zeros_like(y) if v is None else np.broadcast_to(np.asarray(v, dtype=float), y.shape)
+                    for v in columns.values())
+    design = np.stack([np.ones_like(y), t_pf, t_q, (c - 1) * t_pf, step, tokens, (c - 1) * tokens], axis=1)
     active = np.array([True] * 4 + [t in terms for t in TTFT_OPTIONAL])
 
     def fit(rows: np.ndarray) -> dict[str, float]:

@@ -216,7 +216,10 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
     lines += ["", "Splits (`benchmarks/expected_accuracy.py`): each fits on one part and predicts the rest with "
               "the band of that fit.  The production engines' TPOT rests on serving_floor's terms (the decode step "
               "of its decode batch at its mean context, plus the prompts riding along each step); TTFT on its "
-              "prefill (+ KV transfer) and queue floors.", "",
+              "prefill (+ KV transfer) and queue floors, the others' prefills, and where the splits chose them "
+              "(`TTFT_TERMS`: vLLM, TensorRT-LLM) the step in flight (`k_step` x the TPOT floor) and host time per "
+              "prompt token (vLLM `t_token`: its own prompt; TensorRT-LLM `t_others`: the other clients' prompts); "
+              "never below serving_floor's TTFT.", "",
               "Errors below are |predicted / measured - 1|.", "",
               "| engine | split | quantity | fitted | predicted | median | p90 | max | 90 % band covers |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -231,9 +234,14 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "predict unseen devices or models better: a fixed cost per MoE layer (router, permutation, grouped-GEMM "
               "launches), a routing-skew share of the experts uniform routing reads beyond the k of identical "
               "routing (its fit made the k experts' efficiency 0.1-0.2), scaling the step's streams to the layout's "
-              "own decode floor (attention DP, EP), and for TTFT a wait for the steps in flight (k x the TPOT "
-              "floor) or the others' prefills weighted by the share of a request's time spent prefilling.  Which "
-              "models each device's production rows hold:", "",
+              "own decode floor (attention DP, EP), and for TTFT the others' prefills weighted by the share of a "
+              "request's time spent prefilling, the prefills of a step's other arrivals ((C - 1) / O x T_pf: better "
+              "on SGLang's unseen H200, worse on unseen models), a queueing wait on the prefill load, a separate "
+              "efficiency of MoE prefills, the engine's expected step in place of the floor's, the log loss, and "
+              "for SGLang the step and per-token terms (each made its splits worse: its H100 rows hold one model).  "
+              "The TTFT device splits of TensorRT-LLM and SGLang are also splits of the benchmark runs: their H100 "
+              "rows all come from the gap-analysis exports (`silicon_data_source` .../aic-auto-gap-analysis/...), "
+              "their H200 rows mostly (TensorRT-LLM: all) from the later sweeps (dated CSVs, database dumps).  Which models each device's production rows hold:", "",
               ] + [f"- {engine}: H100 rows {', '.join(sorted(models.get('h100-sxm', set()))) or 'none'}; H200 rows "
                    f"{', '.join(sorted(models.get('h200-sxm', set()))) or 'none'}; shared "
                    f"{', '.join(sorted(models.get('h100-sxm', set()) & models.get('h200-sxm', set()))) or 'none'} "

@@ -1,0 +1,99 @@
+"""The TTFT model of the engine profiles (measure/engine_ttft.py): its terms, the fit, old profile
+files, and the expected TTFT never below serving_floor's TTFT floor (measure/expected.py)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roofline_decode.catalog import load_model
+from roofline_decode.errors import InvalidValueError
+from roofline_decode.floors.serving import serving_floor
+from roofline_decode.measure.engine_profile import load_engine_profile
+from roofline_decode.measure.engine_rows_production import TTFT_TERMS
+from roofline_decode.measure.engine_ttft import TTFT_OPTIONAL, TTFT_PARAMETERS, fit_ttft, predict_ttft, ttft_from_dict
+from roofline_decode.measure.expected import expected
+
+TRUTH = {"t_first": 0.03, "u_prefill": 1.5, "u_queue": 2.0, "w_clients": 0.1, "k_step": 4.0, "t_token": 2e-5,
+         "t_others": 1e-6}
+
+
+def _rows() -> dict[str, np.ndarray]:
+    """Rows on a grid of prefill floors, queues, clients, steps and prompts, two devices, three models."""
+    rng = np.random.default_rng(7)
+    n = 120
+    return {"prefill_s": rng.uniform(0.002, 0.3, n), "queue_s": np.where(rng.uniform(size=n) < 0.2,
+                                                                         rng.uniform(0, 1.0, n), 0.0),
+            "clients": rng.integers(1, 256, n).astype(float), "step_s": rng.uniform(0.002, 0.04, n),
+            "prompt_tokens": rng.choice([128.0, 1024.0, 4096.0, 8192.0], n),
+            "devices": np.array(["h100-sxm", "h200-sxm"] * (n // 2)), "models": np.array(["a", "b", "c"] * (n // 3))}
+
+
+def test_fit_recovers_known_parameters_with_every_term():
+    r = _rows()
+    y = predict_ttft(TRUTH, r["prefill_s"], r["queue_s"], r["clients"], r["step_s"], r["prompt_tokens"])
+    fit = fit_ttft(y, r["prefill_s"], r["queue_s"], r["clients"], list(r["devices"]), list(r["models"]), "relative",
+                   step_s=r["step_s"], prompt_tokens=r["prompt_tokens"], terms=TTFT_OPTIONAL)
+    assert fit["fitted"] == list(TTFT_PARAMETERS)
+    for name, value in TRUTH.items():
+        assert fit["parameters"][name] == pytest.approx(value, rel=1e-6, abs=1e-12)
+    assert fit["statistics"]["held_out_median"] < 1e-6 and fit["statistics"]["held_out_model_median"] < 1e-6
+
+
+def test_terms_not_chosen_stay_zero_and_the_base_model_is_unchanged():
+    """Without ``terms`` the fit is the four-parameter model; the optional ones are 0 and not listed."""
+    r = _rows()
+    base = {**TRUTH, "k_step": 0.0, "t_token": 0.0, "t_others": 0.0}
+    y = predict_ttft(base, r["prefill_s"], r["queue_s"], r["clients"])
+    fit = fit_ttft(y, r["prefill_s"], r["queue_s"], r["clients"], list(r["devices"]))
+    assert fit["fitted"] == ["t_first", "u_prefill", "u_queue", "w_clients"]
+    assert fit["parameters"] == pytest.approx(base, rel=1e-6, abs=1e-12)
+    assert all(fit["parameters"][k] == 0.0 for k in TTFT_OPTIONAL)
+
+
+def test_bad_terms_and_missing_columns_are_refused():
+    r = _rows()
+    y = np.full(len(r["clients"]), 0.5)
+    with pytest.raises(InvalidValueError, match="terms"):
+        fit_ttft(y, r["prefill_s"], r["queue_s"], r["clients"], list(r["devices"]), terms=("k_layer",))
+    with pytest.raises(InvalidValueError, match="step_s"):
+        fit_ttft(y, r["prefill_s"], r["queue_s"], r["clients"], list(r["devices"]), terms=("k_step",))
+    with pytest.raises(InvalidValueError, match="prompt_tokens"):
+        fit_ttft(y, r["prefill_s"], r["queue_s"], r["clients"], list(r["devices"]), terms=("t_others",))
+    # a profile with a step term needs the step to predict
+    with pytest.raises(InvalidValueError, match="step_s"):
+        predict_ttft(TRUTH, 0.01, 0.0, 8, prompt_tokens=1024)
+    with pytest.raises(InvalidValueError, match="prompt_tokens"):
+        predict_ttft(TRUTH, 0.01, 0.0, 8, step_s=0.005)
+
+
+def test_profile_files_without_the_new_terms_read_them_as_zero():
+    old = {"parameters": {"t_first": 0.05, "u_prefill": 3.0, "u_queue": 3.2, "w_clients": 0.014},
+           "band": {"0.9": [-0.6, 1.6]}, "rows": 10}
+    read = ttft_from_dict(old)
+    assert read is not None and read["parameters"]["k_step"] == read["parameters"]["t_others"] == 0.0
+    assert float(predict_ttft(read["parameters"], 0.02, 0.0, 8)) == pytest.approx(0.05 + 4 * 0.02 + 0.014 * 7 * 0.02)
+    with pytest.raises(KeyError):
+        ttft_from_dict({**old, "parameters": {"t_first": 0.05}})
+
+
+@pytest.mark.parametrize("engine", sorted(TTFT_TERMS))
+def test_shipped_profiles_fit_the_terms_their_splits_chose(engine):
+    t = load_engine_profile(engine).ttft
+    assert t is not None
+    assert set(t["fitted"]) == {"t_first", "u_prefill", "u_queue", "w_clients", *TTFT_TERMS[engine]}
+    assert all(t["parameters"][k] == 0.0 for k in TTFT_OPTIONAL if k not in TTFT_TERMS[engine])
+    # physically plausible: a few floor steps of wait, microseconds of host time per prompt token
+    assert t["parameters"]["k_step"] <= 20 and t["parameters"]["t_token"] <= 1e-4 and t["parameters"]["t_others"] <= 1e-5
+
+
+@settings(max_examples=12, deadline=None)
+@given(clients=st.sampled_from([1, 4, 16, 64, 256, 1024]), prompt=st.sampled_from([128, 1024, 8192]),
+       engine=st.sampled_from(["vllm", "tensorrt-llm", "sglang"]))
+def test_expected_ttft_is_never_below_the_serving_floor(clients, prompt, engine):
+    model = load_model("llama-3.1-8b")
+    e = expected(model, "h100-sxm", batch=clients, prompt=prompt, output=256, engine=engine)
+    sf = serving_floor(model, "h100-sxm", concurrency=clients, input_length=prompt, output_length=256)
+    floor = float(np.ravel(sf.ttft_s)[0])
+    assert e.ttft_s is not None and e.ttft_lower_s is not None and e.ttft_upper_s is not None
+    assert floor * (1 - 1e-12) <= float(e.ttft_lower_s) <= float(e.ttft_s) <= float(e.ttft_upper_s)
