@@ -3,7 +3,7 @@ production runs' TTFT with serving_floor's terms.
 
 .. math:: TTFT = t_{first} + (1 + u_{prefill}) T_{pf} + (1 + u_{queue}) T_{queue}
           + w_{clients} (C - 1) T_{pf} + k_{step} T_{step} + t_{token} N_{in}
-          + t_{others} (C - 1) N_{in}
+          + t_{others} (C - 1) N_{in} + t_{client} (C - 1)
 
 with T_pf the request's prefill floor on its worker (plus the KV transfer of a disaggregated
 run), T_queue the queue floor (clients waiting for a slot), C the client concurrency, T_step
@@ -15,8 +15,9 @@ the step runs slower than its floor, and a chunked prompt spreads over steps), b
 prefills of other arrivals (the share w_clients of the C − 1 others' prefills), and through the
 host's per-token work on the prompt (t_token: tokenization and input processing, which no
 device speeds up) and on the prompts of the other clients that arrive with it (t_others per
-token of each of the C − 1 others: a burst of arrivals is tokenized one after another).
-Every parameter is >= 0 (η = 1 / (1 + u) <= 1), so the model is never below T_pf + T_queue;
+token of each of the C − 1 others: a burst of arrivals is tokenized one after another; t_client
+per other client: the host's fixed work for each request it serves, its HTTP handling,
+scheduling and the detokenization of its stream).  Every parameter is >= 0 (η = 1 / (1 + u) <= 1), so the model is never below T_pf + T_queue;
 :func:`~roofline_decode.measure.expected.expected` also keeps it at or above serving_floor's
 TTFT (which waits for at least one step).
 
@@ -51,10 +52,10 @@ from .engine_fit import band_of, error_statistics, held_out, irls
 __all__ = ["TTFT_PARAMETERS", "TTFT_OPTIONAL", "predict_ttft", "fit_ttft", "ttft_from_dict"]
 
 #: Parameters of the TTFT model (module docstring), in the order of the fit.
-TTFT_PARAMETERS = ("t_first", "u_prefill", "u_queue", "w_clients", "k_step", "t_token", "t_others")
+TTFT_PARAMETERS = ("t_first", "u_prefill", "u_queue", "w_clients", "k_step", "t_token", "t_others", "t_client")
 #: The parameters an engine fits only where its held-out splits say so (0 otherwise; a profile
 #: file without them, written before they existed, reads them as 0).
-TTFT_OPTIONAL = ("k_step", "t_token", "t_others")
+TTFT_OPTIONAL = ("k_step", "t_token", "t_others", "t_client")
 
 
 def ttft_from_dict(data: Any) -> dict[str, Any] | None:
@@ -83,9 +84,10 @@ def predict_ttft(parameters: dict[str, float], prefill_s: Any, queue_s: Any, cli
     >>> from roofline_decode.measure.engine_profile import load_engine_profile
     >>> p = load_engine_profile("vllm").ttft["parameters"]
     >>> t = float(predict_ttft(p, 0.0179, 0.0, 8, 0.0037, 1024))
-    >>> t == (p["t_first"] + (1 + p["u_prefill"]) * 0.0179 + p["w_clients"] * 7 * 0.0179
-    ...       + p["k_step"] * 0.0037 + p["t_token"] * 1024 + p["t_others"] * 7 * 1024), round(t * 1e3)
-    (True, 112)
+    >>> terms = (p["t_first"] + (1 + p["u_prefill"]) * 0.0179 + p["w_clients"] * 7 * 0.0179 + p["k_step"] * 0.0037
+    ...          + (p["t_token"] + p["t_others"] * 7) * 1024 + p["t_client"] * 7)
+    >>> abs(t - terms) < 1e-12, round(t * 1e3)
+    (True, 110)
     """
     for name, value, parameter in (("step_s", step_s, "k_step"), ("prompt_tokens", prompt_tokens, "t_token"),
                                    ("prompt_tokens", prompt_tokens, "t_others")):
@@ -96,7 +98,7 @@ def predict_ttft(parameters: dict[str, float], prefill_s: Any, queue_s: Any, cli
     others = np.asarray(clients, dtype=float) - 1
     out: np.ndarray = (parameters["t_first"] + (1 + parameters["u_prefill"]) * t_pf
                        + (1 + parameters["u_queue"]) * np.asarray(queue_s, dtype=float)
-                       + parameters["w_clients"] * others * t_pf)
+                       + parameters["w_clients"] * others * t_pf + parameters.get("t_client", 0.0) * others)
     if step_s is not None:
         out = out + parameters.get("k_step", 0.0) * np.asarray(step_s, dtype=float)
     if prompt_tokens is not None:
@@ -122,12 +124,12 @@ def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray,
     t_q = np.asarray(queue_s, dtype=float)
     c = np.asarray(clients, dtype=float)
     columns = {"step_s": step_s, "prompt_tokens": prompt_tokens}
-    for term, name in zip(TTFT_OPTIONAL, ("step_s", "prompt_tokens", "prompt_tokens")):
+    for term, name in zip(TTFT_OPTIONAL[:3], ("step_s", "prompt_tokens", "prompt_tokens")):
         if term in terms and columns[name] is None:
             raise InvalidValueError(name, None, f"an array like measured_s (term {term} is fitted)")
     step, tokens = (np.zeros_like(y) if v is None else np.broadcast_to(np.asarray(v, dtype=float), y.shape)
                     for v in columns.values())
-    design = np.stack([np.ones_like(y), t_pf, t_q, (c - 1) * t_pf, step, tokens, (c - 1) * tokens], axis=1)
+    design = np.stack([np.ones_like(y), t_pf, t_q, (c - 1) * t_pf, step, tokens, (c - 1) * tokens, c - 1], axis=1)
     active = np.array([True] * 4 + [t in terms for t in TTFT_OPTIONAL])
 
     def fit(rows: np.ndarray) -> dict[str, float]:

@@ -218,7 +218,8 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "of its decode batch at its mean context, plus the prompts riding along each step); TTFT on its "
               "prefill (+ KV transfer) and queue floors, the others' prefills, and where the splits chose them "
               "(`TTFT_TERMS`: vLLM, TensorRT-LLM) the step in flight (`k_step` x the TPOT floor) and host time per "
-              "prompt token (vLLM `t_token`: its own prompt; TensorRT-LLM `t_others`: the other clients' prompts); "
+              "prompt token (vLLM `t_token`: its own prompt; TensorRT-LLM `t_others`: the other clients' prompts) "
+              "and per other client (vLLM `t_client`); "
               "never below serving_floor's TTFT.", "",
               "Errors below are |predicted / measured - 1|.", "",
               "| engine | split | quantity | fitted | predicted | median | p90 | max | 90 % band covers |",
