@@ -135,7 +135,7 @@ def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray,
     def fit(rows: np.ndarray) -> dict[str, float]:
         def solve(weights: np.ndarray) -> np.ndarray:
             beta = np.zeros(len(TTFT_PARAMETERS))
-            beta[active] = weighted_nnls(design[rows][:, active], y[rows] - t_pf[rows] - t_q[rows], weights)
+            beta[active] = weighted_nnls(np.ascontiguousarray(design[rows][:, active]), y[rows] - t_pf[rows] - t_q[rows], weights)
             return beta
 
         beta = irls(solve, lambda b: t_pf[rows] + t_q[rows] + design[rows] @ b, y[rows], loss)
