@@ -233,21 +233,21 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
 
 #: The loss the production TPOT models are fitted with (:mod:`.engine_fit`): their rows span
 #: models from 8B dense to 671B MoE; the log loss predicted unseen devices better than the
-#: relative one (benchmarks/expected_accuracy.py), which the TTFT models keep (TTFT_LOSS): there
-#: the relative loss predicted unseen devices and models better.
+#: relative one (benchmarks/expected_accuracy.py).
 PRODUCTION_LOSS = "log"
-TTFT_LOSS = "relative"
-#: The optional TTFT terms (:data:`~roofline_decode.measure.engine_ttft.TTFT_OPTIONAL`) each
-#: engine fits: those that predicted its unseen devices (both ways) and unseen models better
-#: (benchmarks/expected_accuracy.py; median error fit H100 / fit H200 / by model).  vLLM: the
-#: step wait, the per-token and the per-client host time (40.2 / 38.6 / 43.5 % -> 23.8 / 34.6 /
-#: 37.0 %; without t_client 29.6 / 34.6 / 37.7 %; adding t_others: 23.9 / 34.6 / 37.3 %); TensorRT-LLM: the step wait and the others' prompt tokens
-#: (46.7 / 30.7 / 32.9 % -> 42.8 / 27.7 / 32.0 %; adding t_token: 42.8 / 28.3 / 32.3 %, adding
-#: t_client: 47.0 / 27.7 / 32.4 %); SGLang:
-#: none (each, alone or together, made all three splits or the by-model one worse; its H100 rows
-#: hold one model).
-TTFT_TERMS: dict[str, tuple[str, ...]] = {"vllm": ("k_step", "t_token", "t_client"),
-                                          "tensorrt-llm": ("k_step", "t_others"),
+#: The loss of each engine's TTFT fit (:data:`~roofline_decode.measure.engine_ttft.TTFT_LOSSES`)
+#: and the optional TTFT terms (:data:`~roofline_decode.measure.engine_ttft.TTFT_OPTIONAL`) it
+#: fits: those that predicted its unseen devices (both ways) and unseen models better
+#: (benchmarks/expected_accuracy.py; median error fit H100 / fit H200 / by model; before: the
+#: relative loss and no optional term).  vLLM: the exact Huber loss of the log error and the
+#: host time per token of its own prompt and of the others' (40.2 / 38.6 / 43.5 % -> 22.6 /
+#: 17.0 / 25.5 %; relative loss with the step wait and t_token: 29.6 / 34.6 / 37.7 %);
+#: TensorRT-LLM: the relative loss, the step wait and the others' prompt tokens (46.7 / 30.7 /
+#: 32.9 % -> 42.8 / 27.7 / 32.0 %; with the exact log loss no set of terms kept the first split
+#: below 45 %); SGLang: the relative loss and no optional term (each term, alone or together, and
+#: the exact log loss made a split worse; its H100 rows hold one model).
+TTFT_LOSS: dict[str, str] = {"vllm": "log-exact", "tensorrt-llm": "relative", "sglang": "relative"}
+TTFT_TERMS: dict[str, tuple[str, ...]] = {"vllm": ("t_token", "t_others"), "tensorrt-llm": ("k_step", "t_others"),
                                           "sglang": ()}
 #: Reason prefixes of the rows :func:`production_rows` leaves out as data errors or repeats.
 DUPLICATE, DATA_ERROR = "duplicate", "data error"
