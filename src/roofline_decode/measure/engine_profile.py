@@ -223,7 +223,8 @@ class EngineProfile:
         file, url, commit (and notes) of the measured rows.
     ttft : dict or None
         The time-to-first-token model where the engine has TTFT rows (:func:`fit_ttft`):
-        ``parameters`` (t_first [s], u_prefill, u_queue, w_clients [1]), ``band``, ``rows``, ``statistics``.
+        ``parameters`` (t_first [s], u_prefill, u_queue, w_clients, k_step [1], t_token, t_others
+        [s per token]; :mod:`.engine_ttft`), ``band``, ``rows``, ``loss``, ``fitted``, ``statistics``.
     """
 
     engine: str
