@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         if len(t.measured_s) >= 3:
             profile = replace(profile, ttft=fit_ttft(t.measured_s, t.prefill_floor_s, t.queue_floor_s, t.clients,
                                                      t.device_ids, t.models, TTFT_LOSS[engine], step_s=t.step_floor_s,
-                                                     prompt_tokens=t.prompt_tokens, terms=TTFT_TERMS[engine]))
+                                                     prompt_tokens=t.prompt_tokens, output_tokens=t.output_tokens,
+                                                     terms=TTFT_TERMS[engine]))
         fitted.append((profile, rows))
     for profile, rows in fitted:
         profile.save(out / f"{profile.engine}.json")

@@ -83,7 +83,8 @@ def test_refit_reproduces_a_shipped_production_profile():
     assert refit.band[0.9] == pytest.approx(shipped.band[0.9], rel=1e-9)
     assert refit.statistics == pytest.approx(shipped.statistics, rel=1e-9)
     fit = fit_ttft(t.measured_s, t.prefill_floor_s, t.queue_floor_s, t.clients, t.device_ids, t.models, TTFT_LOSS["vllm"],
-                   step_s=t.step_floor_s, prompt_tokens=t.prompt_tokens, terms=TTFT_TERMS["vllm"])
+                   step_s=t.step_floor_s, prompt_tokens=t.prompt_tokens, output_tokens=t.output_tokens,
+                   terms=TTFT_TERMS["vllm"])
     assert shipped.ttft is not None and fit["parameters"] == pytest.approx(shipped.ttft["parameters"], rel=1e-9)
     assert shipped.ttft["fitted"] == fit["fitted"] and {"t_token", "t_others"} <= set(fit["fitted"])
     assert shipped.ttft["loss"] == "log-exact"

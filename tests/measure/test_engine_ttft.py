@@ -15,7 +15,8 @@ from roofline_decode.measure.engine_ttft import TTFT_OPTIONAL, TTFT_PARAMETERS, 
 from roofline_decode.measure.expected import expected
 
 TRUTH = {"t_first": 0.03, "u_prefill": 1.5, "u_queue": 2.0, "w_clients": 0.1, "k_step": 4.0, "t_token": 2e-5,
-         "t_others": 1e-6}
+         "t_others": 1e-6, "k_arrive": 30.0}
+NONE = {k: 0.0 for k in ("k_step", "t_token", "t_others", "k_arrive")}
 
 
 def _rows() -> dict[str, np.ndarray]:
@@ -26,15 +27,18 @@ def _rows() -> dict[str, np.ndarray]:
                                                                          rng.uniform(0, 1.0, n), 0.0),
             "clients": rng.integers(1, 256, n).astype(float), "step_s": rng.uniform(0.002, 0.04, n),
             "prompt_tokens": rng.choice([128.0, 1024.0, 4096.0, 8192.0], n),
+            "output_tokens": rng.choice([128.0, 512.0, 1024.0, 8192.0], n),
             "devices": np.array(["h100-sxm", "h200-sxm"] * (n // 2)), "models": np.array(["a", "b", "c"] * (n // 3))}
 
 
 @pytest.mark.parametrize("loss", ["relative", "log-exact", "log"])
 def test_fit_recovers_known_parameters_with_every_term(loss):
     r = _rows()
-    y = predict_ttft(TRUTH, r["prefill_s"], r["queue_s"], r["clients"], r["step_s"], r["prompt_tokens"])
+    y = predict_ttft(TRUTH, r["prefill_s"], r["queue_s"], r["clients"], r["step_s"], r["prompt_tokens"],
+                     r["output_tokens"])
     fit = fit_ttft(y, r["prefill_s"], r["queue_s"], r["clients"], list(r["devices"]), list(r["models"]), loss,
-                   step_s=r["step_s"], prompt_tokens=r["prompt_tokens"], terms=TTFT_OPTIONAL)
+                   step_s=r["step_s"], prompt_tokens=r["prompt_tokens"], output_tokens=r["output_tokens"],
+                   terms=TTFT_OPTIONAL)
     assert fit["loss"] == loss
     assert fit["fitted"] == list(TTFT_PARAMETERS)
     for name, value in TRUTH.items():
@@ -43,14 +47,17 @@ def test_fit_recovers_known_parameters_with_every_term(loss):
 
 
 def test_terms_not_chosen_stay_zero_and_the_base_model_is_unchanged():
-    """Without ``terms`` the fit is the four-parameter model; the optional ones are 0 and not listed."""
+    """Without ``terms`` the fit is the four-parameter model (w_clients the only optional term);
+    the other optional ones are 0 and not listed; with no optional term, w_clients is 0 too."""
     r = _rows()
-    base = {**TRUTH, "k_step": 0.0, "t_token": 0.0, "t_others": 0.0}
+    base = {**TRUTH, **NONE}
     y = predict_ttft(base, r["prefill_s"], r["queue_s"], r["clients"])
     fit = fit_ttft(y, r["prefill_s"], r["queue_s"], r["clients"], list(r["devices"]))
     assert fit["fitted"] == ["t_first", "u_prefill", "u_queue", "w_clients"]
     assert fit["parameters"] == pytest.approx(base, rel=1e-6, abs=1e-12)
-    assert all(fit["parameters"][k] == 0.0 for k in TTFT_OPTIONAL)
+    assert all(fit["parameters"][k] == 0.0 for k in TTFT_OPTIONAL if k != "w_clients")
+    bare = fit_ttft(y, r["prefill_s"], r["queue_s"], r["clients"], list(r["devices"]), terms=())
+    assert bare["fitted"] == ["t_first", "u_prefill", "u_queue"] and bare["parameters"]["w_clients"] == 0.0
 
 
 def test_exact_log_loss_is_symmetric_in_the_log_error_and_robust():
@@ -58,7 +65,7 @@ def test_exact_log_loss_is_symmetric_in_the_log_error_and_robust():
     the Gauss-Newton "log" one high); every 20th row 20x slower (a queue the floor does not see)
     barely moves it (Huber), where it drags the "log" fit up."""
     r = _rows()
-    truth = {**TRUTH, "k_step": 0.0, "t_token": 0.0, "t_others": 0.0}
+    truth = {**TRUTH, **NONE}
     y = predict_ttft(truth, r["prefill_s"], r["queue_s"], r["clients"])
     ids = list(r["devices"])
 
@@ -90,13 +97,31 @@ def test_bad_terms_and_missing_columns_are_refused():
         predict_ttft(TRUTH, 0.01, 0.0, 8, prompt_tokens=1024)
     with pytest.raises(InvalidValueError, match="prompt_tokens"):
         predict_ttft(TRUTH, 0.01, 0.0, 8, step_s=0.005)
+    with pytest.raises(InvalidValueError, match="output_tokens"):
+        fit_ttft(y, r["prefill_s"], r["queue_s"], r["clients"], list(r["devices"]), terms=("k_arrive",))
+    with pytest.raises(InvalidValueError, match="output_tokens"):
+        predict_ttft(TRUTH, 0.01, 0.0, 8, step_s=0.005, prompt_tokens=1024)
+
+
+def test_a_prompt_without_output_counts_no_other_arrivals():
+    """expected(prompt=...) without output=: no steady serving, so the arrivals term (SGLang's
+    k_arrive) adds nothing; with output= it does."""
+    model = load_model("llama-3.1-8b")
+    alone = expected(model, "h100-sxm", batch=64, prompt=1024, engine="sglang")
+    served = expected(model, "h100-sxm", batch=64, prompt=1024, output=256, engine="sglang")
+    p = load_engine_profile("sglang").ttft
+    assert p is not None and p["parameters"]["k_arrive"] > 0
+    assert alone.ttft_s is not None and served.ttft_s is not None and alone.ttft_floor_s is not None
+    bare = predict_ttft(p["parameters"], alone.ttft_floor_s, 0.0, 64, output_tokens=np.inf)
+    assert float(alone.ttft_s) == pytest.approx(float(bare))
+    assert float(served.ttft_s) > float(alone.ttft_s)
 
 
 def test_profile_files_without_the_new_terms_read_them_as_zero():
     old = {"parameters": {"t_first": 0.05, "u_prefill": 3.0, "u_queue": 3.2, "w_clients": 0.014},
            "band": {"0.9": [-0.6, 1.6]}, "rows": 10}
     read = ttft_from_dict(old)
-    assert read is not None and all(read["parameters"][k] == 0.0 for k in TTFT_OPTIONAL)
+    assert read is not None and all(read["parameters"][k] == 0.0 for k in TTFT_OPTIONAL if k != "w_clients")
     assert float(predict_ttft(read["parameters"], 0.02, 0.0, 8)) == pytest.approx(0.05 + 4 * 0.02 + 0.014 * 7 * 0.02)
     with pytest.raises(KeyError):
         ttft_from_dict({**old, "parameters": {"t_first": 0.05}})
@@ -106,12 +131,14 @@ def test_profile_files_without_the_new_terms_read_them_as_zero():
 def test_shipped_profiles_fit_the_terms_their_splits_chose(engine):
     t = load_engine_profile(engine).ttft
     assert t is not None
-    assert set(t["fitted"]) == {"t_first", "u_prefill", "u_queue", "w_clients", *TTFT_TERMS[engine]}
+    assert set(t["fitted"]) == {"t_first", "u_prefill", "u_queue", *TTFT_TERMS[engine]}
     assert all(t["parameters"][k] == 0.0 for k in TTFT_OPTIONAL if k not in TTFT_TERMS[engine])
     assert t["loss"] == TTFT_LOSS[engine]
-    # physically plausible: a few floor steps of wait, microseconds of host time per prompt token
+    # physically plausible: a few floor steps of wait, microseconds of host time per prompt token,
+    # the others' arrivals of fewer steps than a request's TTFT spans (tens) at the prefill's pace
     p = t["parameters"]
     assert p["k_step"] <= 20 and p["t_token"] <= 1e-4 and p["t_others"] <= 1e-5
+    assert p["k_arrive"] / (1 + p["u_prefill"]) <= 100
 
 
 @settings(max_examples=12, deadline=None)

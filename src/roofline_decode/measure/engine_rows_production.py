@@ -83,8 +83,8 @@ class ProductionRun:
 @dataclass
 class TtftRows:
     """TTFT rows of one engine: measured TTFT [s], serving_floor's prefill (+ KV transfer),
-    queue and TPOT floors [s], client concurrency, prompt tokens, serving_floor's TTFT floor
-    [s] (what no prediction goes below), devices and models."""
+    queue and TPOT floors [s], client concurrency, prompt and output tokens, serving_floor's
+    TTFT floor [s] (what no prediction goes below), devices and models."""
 
     engine: str
     measured_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -93,6 +93,7 @@ class TtftRows:
     clients: np.ndarray = field(default_factory=lambda: np.zeros(0))
     step_floor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     prompt_tokens: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    output_tokens: np.ndarray = field(default_factory=lambda: np.zeros(0))
     floor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     device_ids: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
@@ -183,7 +184,7 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
     ttft = {e: TtftRows(engine=e) for e in PRODUCTION_ENGINES.values()}
     parts: dict[str, list[StepTerms]] = {e: [] for e in tpot}
     times: dict[str, list[float]] = {e: [] for e in tpot}
-    ttft_lists: dict[str, tuple[list[float], ...]] = {e: ([], [], [], [], [], [], []) for e in tpot}
+    ttft_lists: dict[str, tuple[list[float], ...]] = {e: ([], [], [], [], [], [], [], []) for e in tpot}
     for run in runs:
         out = tpot[run.engine]
         if run.source in flagged:
@@ -210,6 +211,7 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
             ttft_lists[run.engine][4].append(float(np.ravel(sf.tpot_s)[0]))
             ttft_lists[run.engine][5].append(float(run.isl))
             ttft_lists[run.engine][6].append(max(float(np.ravel(sf.ttft_s)[0]), prefill + queue))
+            ttft_lists[run.engine][7].append(float(max(run.osl, 2)))
             ttft[run.engine].device_ids.append(device_id)
             ttft[run.engine].models.append(run.model.name)
         if run.tpot_s < float(terms.floor_s):
@@ -227,7 +229,7 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
             tpot[e].terms = StepTerms.stack(parts[e])
         tpot[e].measured_s = np.array(times[e])
         (ttft[e].measured_s, ttft[e].prefill_floor_s, ttft[e].queue_floor_s, ttft[e].clients, ttft[e].step_floor_s,
-         ttft[e].prompt_tokens, ttft[e].floor_s) = (np.array(v) for v in ttft_lists[e])
+         ttft[e].prompt_tokens, ttft[e].floor_s, ttft[e].output_tokens) = (np.array(v) for v in ttft_lists[e])
     return tpot, ttft
 
 
@@ -239,16 +241,17 @@ PRODUCTION_LOSS = "log"
 #: and the optional TTFT terms (:data:`~roofline_decode.measure.engine_ttft.TTFT_OPTIONAL`) it
 #: fits: those that predicted its unseen devices (both ways) and unseen models better
 #: (benchmarks/expected_accuracy.py; median error fit H100 / fit H200 / by model; before: the
-#: relative loss and no optional term).  vLLM: the exact Huber loss of the log error and the
+#: relative loss and w_clients).  vLLM: the exact Huber loss of the log error, w_clients and the
 #: host time per token of its own prompt and of the others' (40.2 / 38.6 / 43.5 % -> 22.6 /
 #: 17.0 / 25.5 %; relative loss with the step wait and t_token: 29.6 / 34.6 / 37.7 %);
-#: TensorRT-LLM: the relative loss, the step wait and the others' prompt tokens (46.7 / 30.7 /
-#: 32.9 % -> 42.8 / 27.7 / 32.0 %; with the exact log loss no set of terms kept the first split
-#: below 45 %); SGLang: the relative loss and no optional term (each term, alone or together, and
-#: the exact log loss made a split worse; its H100 rows hold one model).
-TTFT_LOSS: dict[str, str] = {"vllm": "log-exact", "tensorrt-llm": "relative", "sglang": "relative"}
-TTFT_TERMS: dict[str, tuple[str, ...]] = {"vllm": ("t_token", "t_others"), "tensorrt-llm": ("k_step", "t_others"),
-                                          "sglang": ()}
+#: TensorRT-LLM: the relative loss, w_clients, the step wait and the others' prompt tokens (46.7 /
+#: 30.7 / 32.9 % -> 42.8 / 27.7 / 32.0 %; with the exact log loss no set of terms kept the first
+#: split below 45 %); SGLang: the exact log loss and the others' arrivals in place of w_clients
+#: (49.8 / 62.1 / 40.8 % -> 39.8 / 30.1 / 32.0 %; with w_clients as well: 47.0 / 45.5 / 43.7 %;
+#: the arrivals spread over a disaggregated run's prefill workers: 46.7 / 33.0 / 34.1 %).
+TTFT_LOSS: dict[str, str] = {"vllm": "log-exact", "tensorrt-llm": "relative", "sglang": "log-exact"}
+TTFT_TERMS: dict[str, tuple[str, ...]] = {"vllm": ("w_clients", "t_token", "t_others"),
+                                          "tensorrt-llm": ("w_clients", "k_step", "t_others"), "sglang": ("k_arrive",)}
 #: Reason prefixes of the rows :func:`production_rows` leaves out as data errors or repeats.
 DUPLICATE, DATA_ERROR = "duplicate", "data error"
 

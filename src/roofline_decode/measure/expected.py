@@ -328,8 +328,10 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
         if profile.ttft is not None:
             # never below serving_floor's TTFT (with output=; the prefill floor with prompt= alone)
             least = np.maximum(serving_ttft, ttft_floor + queue)
+            # without output= no other client's prompt arrives (O infinite)
             ttft = np.maximum(predict_ttft(profile.ttft["parameters"], ttft_floor, queue, batch_arr, step_floor,
-                                           np.full_like(floor, float(prompt))), least)
+                                           np.full_like(floor, float(prompt)),
+                                           np.full_like(floor, math.inf if output is None else float(output))), least)
             lo_t, hi_t = profile.ttft["band"][level]
             ttft_lo, ttft_hi = np.maximum(ttft * math.exp(lo_t), least), ttft * math.exp(hi_t)
         else:

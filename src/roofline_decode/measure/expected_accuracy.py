@@ -90,9 +90,11 @@ def _ttft_fit(rows: TtftRows, train: np.ndarray, held: np.ndarray) -> Prediction
     fit = fit_ttft(rows.measured_s[train], rows.prefill_floor_s[train], rows.queue_floor_s[train],
                    rows.clients[train], [d for d, t in zip(rows.device_ids, train) if t],
                    [m for m, t in zip(rows.models, train) if t], TTFT_LOSS[rows.engine], step_s=rows.step_floor_s[train],
-                   prompt_tokens=rows.prompt_tokens[train], terms=TTFT_TERMS[rows.engine])
+                   prompt_tokens=rows.prompt_tokens[train], output_tokens=rows.output_tokens[train],
+                   terms=TTFT_TERMS[rows.engine])
     predicted = predict_ttft(fit["parameters"], rows.prefill_floor_s[held], rows.queue_floor_s[held],
-                             rows.clients[held], rows.step_floor_s[held], rows.prompt_tokens[held])
+                             rows.clients[held], rows.step_floor_s[held], rows.prompt_tokens[held],
+                             rows.output_tokens[held])
     predicted = np.maximum(predicted, rows.floor_s[held])  # never below serving_floor's TTFT
     lo, hi = fit["band"][0.9]
     return predicted, np.maximum(predicted * np.exp(lo), rows.floor_s[held]), predicted * np.exp(hi)
@@ -211,16 +213,18 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "collective floor (serving_floor's communication time, `k_comm` times it) to the decode step and the "
               "prompts riding along it (`k_pf`), and is fitted with the Huber loss of log(measured / predicted) "
               "(symmetric in over- and under-prediction across models whose steps differ 30x); TTFT with the "
-              "loss the splits chose (`TTFT_LOSS`: the relative error for TensorRT-LLM and SGLang, the Huber loss "
-              "of the log error solved exactly for vLLM).  Their bands pool the "
+              "loss the splits chose (`TTFT_LOSS`: the relative error for TensorRT-LLM, the Huber loss of the log "
+              "error solved exactly for vLLM and SGLang).  Their bands pool the "
               "leave-one-device-out and leave-one-model-out errors."]
     lines += ["", "Splits (`benchmarks/expected_accuracy.py`): each fits on one part and predicts the rest with "
               "the band of that fit.  The production engines' TPOT rests on serving_floor's terms (the decode step "
               "of its decode batch at its mean context, plus the prompts riding along each step); TTFT on its "
-              "prefill (+ KV transfer) and queue floors, the others' prefills, and where the splits chose them "
-              "(`TTFT_TERMS`) the step in flight (`k_step` x the TPOT floor, TensorRT-LLM) and host time per "
-              "prompt token (`t_token`: its own prompt, vLLM; `t_others`: the other clients' prompts, vLLM and "
-              "TensorRT-LLM), never below serving_floor's TTFT.", "",
+              "prefill (+ KV transfer) and queue floors and, where the splits chose them (`TTFT_TERMS`), the others' "
+              "prefills (`w_clients`: a share of all C - 1 of them, vLLM and TensorRT-LLM; `k_arrive`: those "
+              "arriving while a request waits, (C - 1) / O per step, SGLang), the step in flight (`k_step` x the "
+              "TPOT floor, TensorRT-LLM) and host time per prompt token (`t_token`: its own prompt, vLLM; "
+              "`t_others`: the other clients' prompts, vLLM and TensorRT-LLM), never below serving_floor's TTFT.",
+              "",
               "Errors below are |predicted / measured - 1|.", "",
               "| engine | split | quantity | fitted | predicted | median | p90 | max | 90 % band covers |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -236,12 +240,11 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "launches), a routing-skew share of the experts uniform routing reads beyond the k of identical "
               "routing (its fit made the k experts' efficiency 0.1-0.2), scaling the step's streams to the layout's "
               "own decode floor (attention DP, EP), and for TTFT the others' prefills weighted by the share of a "
-              "request's time spent prefilling or spread over a disaggregated run's prefill workers, the prefills "
-              "of a step's other arrivals ((C - 1) / O x T_pf: better on SGLang's unseen H200, worse on unseen "
-              "models), a queueing wait on the prefill load, a queue with less KV room than the floor's, a separate "
+              "request's time spent prefilling or spread over a disaggregated run's prefill workers, a queueing "
+              "wait on the prefill load, a queue with less KV room than the floor's, a separate "
               "efficiency of MoE prefills, a fixed host time per other client, the engine's expected step in place "
-              "of the floor's, and for SGLang the step and per-token terms and the log losses (each made a split "
-              "worse: its H100 rows hold one model; measure/engine_ttft.py has the figures).  "
+              "of the floor's, and for SGLang the step and per-token terms and w_clients beside k_arrive (each made a "
+              "split worse: its H100 rows hold one model; measure/engine_ttft.py has the figures).  "
               "The TTFT device splits of TensorRT-LLM and SGLang are also splits of the benchmark runs: their H100 "
               "rows all come from the gap-analysis exports (`silicon_data_source` .../aic-auto-gap-analysis/...), "
               "their H200 rows mostly (TensorRT-LLM: all) from the later sweeps (dated CSVs, database dumps).  Which models each device's production rows hold:", "",
