@@ -30,7 +30,7 @@ import numpy as np
 
 from .engine_profile import fit_profile, fit_ttft, predict_step, predict_ttft
 from .engine_rows import EngineRows, engine_rows
-from .engine_rows_production import PRODUCTION_LOSS, TTFT_LOSS, TtftRows, production_rows
+from .engine_rows_production import PRODUCTION_LOSS, PRODUCTION_PRIOR, TTFT_LOSS, TtftRows, production_rows
 
 __all__ = ["AccuracyResult", "accuracy_protocol", "render_section", "PEERS"]
 
@@ -79,7 +79,8 @@ def _step_fit(rows: EngineRows, train: np.ndarray, held: np.ndarray) -> Predicti
     production = rows.engine in _PRODUCTION
     profile = fit_profile(rows.engine, "", rows.terms.take(train), rows.measured_s[train], ids,
                           {d: rows.bandwidths[d] for d in ids}, [], loss=PRODUCTION_LOSS if production else "relative",
-                          models=[m for m, t in zip(rows.models, train) if t] if production else None)
+                          models=[m for m, t in zip(rows.models, train) if t] if production else None,
+                          prior=PRODUCTION_PRIOR if production else None)
     terms = rows.terms.take(held)
     predicted = predict_step(terms, profile.vector)[0]
     lo, hi = profile.band[0.9]
