@@ -38,11 +38,12 @@ PRODUCTION = {
     "sglang": "SGLang serving (aggregated and disaggregated; AIConfigurator silicon runs, H100/H200 SXM)",
 }
 PRODUCTION_NOTE = ("TPOT fitted on serving_floor's terms: the decode step of its decode batch at its mean context on "
-                   "the (decode) layout's devices plus the prompts riding along (k_pf) and the layout's collective "
-                   "floor (k_comm) and the experts each device runs (t_exp); TTFT on its prefill (+ KV transfer) and queue floors; TPOT fitted with the Huber "
-                   "loss of log(measured / predicted) as a MAP fit toward the physical values of engine_fit.STEP_PRIOR, "
-                   "TTFT with the relative error; bands from leave-one-device-out "
-                   "and leave-one-model-out errors pooled; see measure/engine_rows_production.py")
+                   "the (decode) layout's devices plus the prompts riding along (k_pf), the layout's collective "
+                   "floor (k_comm), the experts each device runs (t_exp) and the peers of each all-reduce (c_peer); "
+                   "TTFT on its prefill (+ KV transfer) and queue floors; TPOT fitted with the Huber loss of "
+                   "log(measured / predicted) as a MAP fit toward the physical values of engine_fit.STEP_PRIOR, "
+                   "TTFT with the relative error; bands from leave-one-device-out and leave-one-model-out errors "
+                   "pooled; see measure/engine_rows_production.py")
 
 
 

@@ -103,7 +103,7 @@ def test_duplicates_and_data_errors_are_not_fitted():
 
 def test_fit_recovers_a_known_step_model():
     """Noise-free rows made from known coefficients on three devices give them back."""
-    truth = np.array([50e-6, 1e-3, 20e-6, 0.25, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    truth = np.array([50e-6, 1e-3, 20e-6, 0.25, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     parts, ids = [], []
     for device in ("rtx-4090", "a100-80gb-sxm", "h100-sxm"):
         for model in ("llama-3.1-8b", "llama-2-13b"):
@@ -303,11 +303,13 @@ def test_serve_engine_cli(capsys):
 
 def test_a_profile_written_before_k_comm_or_t_exp_still_loads(tmp_path):
     data = load_engine_profile("exllama").to_dict()
-    del data["parameters"]["k_comm"], data["parameters"]["t_exp"], data["parameter_prior"]
+    del data["parameters"]["k_comm"], data["parameters"]["t_exp"], data["parameters"]["c_peer"]
+    del data["parameter_prior"]
     path = tmp_path / "old.json"
     path.write_text(json.dumps(data))
     old = load_engine_profile(str(path))
-    assert old.parameters["k_comm"] == old.parameters["t_exp"] == 0.0 and old.parameter_prior is None
+    assert old.parameters["k_comm"] == old.parameters["t_exp"] == old.parameters["c_peer"] == 0.0
+    assert old.parameter_prior is None
 
 
 def test_production_bands_pool_device_and_model_hold_outs():
@@ -349,7 +351,8 @@ def test_a_layout_is_the_tensor_and_pipeline_degrees():
 
 def test_experts_run_counts_the_experts_a_device_runs():
     """N_exp = MoE layers x distinct experts read / EP: uniform routing at batch 8 reads
-    E (1 - (1 - k/E)^8) experts per layer; identical routing k; a dense model none."""
+    E (1 - (1 - k/E)^8) experts per layer; identical routing k; a dense model none.  The
+    all-reduces of TP 4 span 3 peers each (c_peer's count), one device none."""
     from roofline_decode.formulas.weights import expected_experts_touched
 
     model, device = load_model("qwen3-30b-a3b"), rd.load_accelerator("h100-sxm")
@@ -359,6 +362,17 @@ def test_experts_run_counts_the_experts_a_device_runs():
     same = step_terms(model, device, 8.0, 1024.0, routing="identical")
     assert float(same.experts_run) == model.num_moe_layers * model.num_experts_per_token
     assert float(step_terms(load_model("llama-3.1-8b"), device, 8.0, 1024.0).experts_run) == 0.0
+    assert float(uniform.allreduce_peers) == 2 * model.num_layers * 3 == 3 * float(uniform.allreduces)
+    assert float(same.allreduce_peers) == 0.0
+
+
+def test_terms_without_a_prior_stay_out_of_a_plain_fit():
+    """gpt-fast's rows (TP and MoE, no prior): t_exp and c_peer are not fitted and stay 0."""
+    rows = engine_rows(MEASURED, ("gpt-fast",))["gpt-fast"]
+    assert rows.terms is not None and np.any(rows.terms.experts_run > 0) and np.any(rows.terms.allreduce_peers > 0)
+    p, names = fit_step_model(rows.terms, rows.measured_s)
+    assert not {"t_exp", "c_peer"} & set(names)
+    assert p[PARAMETERS.index("t_exp")] == p[PARAMETERS.index("c_peer")] == 0.0
 
 
 def test_a_map_fit_keeps_its_parameters_near_the_prior():
@@ -403,6 +417,6 @@ def test_production_parameters_are_physical():
     for engine in PRODUCTION:
         p = load_engine_profile(engine).parameters
         assert p["t_layer"] <= 20e-6 and p["t_step"] <= 3e-3 and p["q"] <= 30e-6, engine
-        assert 5e-6 <= p["c_ar"] <= 50e-6 and 0.0 < p["t_exp"] <= 5e-6, engine
+        assert 5e-6 <= p["c_ar"] <= 50e-6 and 0.0 < p["t_exp"] <= 5e-6 and 0.0 < p["c_peer"] <= 10e-6, engine
         assert all(0.4 <= 1 / (1 + p[f"u_{s}"]) <= 1 for s in ("w", "kv", "moe")), engine
         assert 0.5 <= p["k_comm"] <= 3 and 0.5 <= p["k_pf"] <= 3, engine

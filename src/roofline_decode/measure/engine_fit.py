@@ -62,6 +62,9 @@ Prior = dict[str, tuple[float, float]]
 #: * q 5 ± 10 µs per sequence: its share of that work (sampler row, block table, detokenizing);
 #: * c_ar 10 ± 10 µs: an NVLink all-reduce of one decode activation (kB to MB) is latency-bound,
 #:   5-20 µs for NCCL or a one-shot custom all-reduce on 2-8 GPUs; t_hop the same for a P2P hand-off;
+#: * c_peer 2 ± 2 µs per all-reduce per device beyond the first: the latency term of the α-β model
+#:   grows with the ranks (a ring passes 2 (n - 1) messages, a one-shot all-reduce reads n - 1 peers'
+#:   buffers), about a microsecond per NVLink message;
 #: * u_w, u_kv, u_moe, u_c 0.43 ± 0.5 (η = 0.7): decode kernels stream at 60-90 % of HBM peak and
 #:   GEMMs reach 60-80 % of dense peak;
 #: * k_pf 1.5 ± 1: prefill riding along a step runs compute-bound at a prefill efficiency of 0.6-0.7;
@@ -70,7 +73,8 @@ Prior = dict[str, tuple[float, float]]
 #:   tile's pipeline fill per expert, plus the permutation of its tokens.
 STEP_PRIOR: Prior = {"t_layer": (5e-6, 5e-6), "t_step": (1e-3, 1e-3), "q": (5e-6, 1e-5), "c_ar": (1e-5, 1e-5),
                      "t_hop": (1e-5, 1e-5), "u_w": (0.43, 0.5), "u_kv": (0.43, 0.5), "u_moe": (0.43, 0.5),
-                     "u_c": (0.43, 0.5), "k_pf": (1.5, 1.0), "k_comm": (1.3, 0.5), "t_exp": (1e-6, 1e-6)}
+                     "u_c": (0.43, 0.5), "k_pf": (1.5, 1.0), "k_comm": (1.3, 0.5), "t_exp": (1e-6, 1e-6),
+                     "c_peer": (2e-6, 2e-6)}
 
 
 def prior_strength(groups: np.ndarray | list[str], sigma: float = ROW_SIGMA) -> float:

@@ -3,7 +3,7 @@
 An engine profile holds the coefficients of
 
 .. math:: T = t_{layer} L + t_{step} + q B + c_{ar} N_{ar} + t_{hop} (PP - 1) + k_{pf} T_{pf}
-          + k_{comm} T_{comm} + t_{exp} N_{exp} + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{E}{\\eta_{moe} BW} + \\frac{K}{\\eta_{kv} BW},\\;
+          + k_{comm} T_{comm} + t_{exp} N_{exp} + c_{peer} N_{ar} (TP - 1) + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{E}{\\eta_{moe} BW} + \\frac{K}{\\eta_{kv} BW},\\;
           \\frac{F}{\\eta_c P}\\right)
 
 with W the weight bytes of the step outside the MoE MLPs, E those of the MoE MLPs (the experts
@@ -21,17 +21,21 @@ take; N_exp the experts one device runs per step, L_moe D(B) / EP (D(B) the dist
 experts a batch of B touches in one MoE layer under the routing, :func:`~roofline_decode.formulas.weights.distinct_experts_read`;
 EP the expert-parallel degree; 0 for a dense model) and t_exp the minimum cost of one expert's
 grouped GEMM beyond its bytes (a tile of few tokens per expert: launch, tile latency, the
-permutation of its tokens).
+permutation of its tokens); c_peer the latency an all-reduce adds per device it spans beyond
+the first (the α-β model of a collective: a ring passes 2 (n - 1) messages, a one-shot
+all-reduce reads n - 1 peers' buffers; R. Thakur, R. Rabenseifner and W. Gropp, "Optimization
+of collective communication operations in MPICH", IJHPCA 19 (2005) 49-66).
 
 Each efficiency is written ``1 / (1 + u)``, ``u >= 0``, so the model is linear and non-negative
-in (t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf, u_moe, k_comm, t_exp) once the
+in (t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf, u_moe, k_comm, t_exp, c_peer) once the
 compute-bound rows are known: a bounded (non-negative) least-squares fit (:mod:`._nnls`) with
 relative residuals, or for the production engines the Huber loss of log(measured / predicted)
 (:mod:`.engine_fit`), the side assignment iterated until it no longer changes; the production
 engines' fits are MAP fits, pulled toward the physical values of :data:`~.engine_fit.STEP_PRIOR`
 (:mod:`.engine_fit` states each value's reason).  A column that is zero on every fitted row (no TP
-row: c_ar; no compute-bound row: u_c; no MoE row: u_moe, t_exp; no serving layout: k_comm) is
-listed as not fitted and stays at 0, or in a MAP fit at its prior value (all the rows say of it).
+row: c_ar, c_peer; no compute-bound row: u_c; no MoE row: u_moe, t_exp; no serving layout: k_comm) is
+listed as not fitted and stays at 0, or in a MAP fit at its prior value (all the rows say of it);
+t_exp and c_peer are fitted only in a MAP fit (:data:`MAP_ONLY`).
 
 The profile's band is the spread of *leave-one-device-out* errors: each device's rows predicted
 from a fit on the other devices, so the band says how far an unseen device may fall; with one
@@ -63,14 +67,18 @@ from .engine_fit import BAND_LEVELS, Prior, band_of, error_statistics, held_out,
 from .engine_ttft import TTFT_PARAMETERS, fit_ttft, predict_ttft, ttft_from_dict
 
 __all__ = ["PROFILE_FORMAT", "PARAMETERS", "TTFT_PARAMETERS", "BAND_LEVELS", "StepTerms", "EngineProfile", "step_terms",
-           "fit_step_model", "predict_step", "fit_profile", "fit_ttft", "predict_ttft", "list_engine_profiles",
+           "fit_step_model", "predict_step", "MAP_ONLY", "fit_profile", "fit_ttft", "predict_ttft", "list_engine_profiles",
            "load_engine_profile", "profile_dir"]
 
 PROFILE_FORMAT = "roofline-decode engine profile 1"
 #: Parameters of the step model, in the order of the fit.
-PARAMETERS = ("t_layer", "t_step", "q", "u_w", "u_kv", "u_c", "c_ar", "t_hop", "k_pf", "u_moe", "k_comm", "t_exp")
+PARAMETERS = ("t_layer", "t_step", "q", "u_w", "u_kv", "u_c", "c_ar", "t_hop", "k_pf", "u_moe", "k_comm", "t_exp",
+              "c_peer")
 #: Parameters a profile written before them lacks (read as 0: the term was not in its model).
-_ADDED = ("k_comm", "t_exp")
+_ADDED = ("k_comm", "t_exp", "c_peer")
+#: Terms fitted only in a MAP fit (a ``prior``): without one they stay 0, as few rows trade them
+#: against the efficiencies (gpt-fast's 37 rows: η_kv 0.08 with c_peer and t_exp free).
+MAP_ONLY = ("t_exp", "c_peer")
 
 
 @dataclass(frozen=True)
@@ -89,9 +97,10 @@ class StepTerms:
     experts_s: np.ndarray
     comm_s: np.ndarray
     experts_run: np.ndarray
+    allreduce_peers: np.ndarray
 
     FIELDS = ("layers", "batch", "weights_s", "kv_s", "compute_s", "allreduces", "hops", "floor_s", "prefill_s",
-              "experts_s", "comm_s", "experts_run")
+              "experts_s", "comm_s", "experts_run", "allreduce_peers")
 
     def take(self, index: np.ndarray) -> StepTerms:
         return StepTerms(*(np.asarray(getattr(self, f))[index] for f in self.FIELDS))
@@ -134,16 +143,18 @@ def step_terms(model: Model, device: Accelerator, batch: Any, context: Any, tens
     return StepTerms(np.broadcast_to(t.layers, shape), np.asarray(t.batch, dtype=float), t.weights_s - experts, t.kv_s,
                      t.compute_s, np.full(shape, ar), np.full(shape, float(pipeline_parallel - 1)), t.strict_floor_s,
                      np.broadcast_to(np.asarray(prefill_s, dtype=float), shape), experts,
-                     np.broadcast_to(np.asarray(comm_s, dtype=float), shape), run)
+                     np.broadcast_to(np.asarray(comm_s, dtype=float), shape), run,
+                     np.full(shape, ar * (tensor_parallel - 1)))
 
 
 def _parts(terms: StepTerms, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(memory-or-compute part [s], fixed part [s], compute-side rows) under parameters ``p``."""
-    t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf, u_moe, k_comm, t_exp = p
+    t_layer, t_step, q, u_w, u_kv, u_c, c_ar, t_hop, k_pf, u_moe, k_comm, t_exp, c_peer = p
     memory = (1 + u_w) * terms.weights_s + (1 + u_kv) * terms.kv_s + (1 + u_moe) * terms.experts_s
     compute = (1 + u_c) * terms.compute_s
     fixed = (t_layer * terms.layers + t_step + q * terms.batch + c_ar * terms.allreduces + t_hop * terms.hops
-             + k_pf * terms.prefill_s + k_comm * terms.comm_s + t_exp * terms.experts_run)
+             + k_pf * terms.prefill_s + k_comm * terms.comm_s + t_exp * terms.experts_run
+             + c_peer * terms.allreduce_peers)
     return np.maximum(memory, compute), fixed, compute > memory
 
 
@@ -159,7 +170,7 @@ def _design(terms: StepTerms, compute: np.ndarray) -> tuple[np.ndarray, np.ndarr
     cols = [terms.layers * np.ones(n), np.ones(n), terms.batch * np.ones(n), np.where(memory, terms.weights_s, 0.0),
             np.where(memory, terms.kv_s, 0.0), np.where(compute, terms.compute_s, 0.0), terms.allreduces * np.ones(n),
             terms.hops * np.ones(n), terms.prefill_s * np.ones(n), np.where(memory, terms.experts_s, 0.0),
-            terms.comm_s * np.ones(n), terms.experts_run * np.ones(n)]
+            terms.comm_s * np.ones(n), terms.experts_run * np.ones(n), terms.allreduce_peers * np.ones(n)]
     base = np.where(compute, terms.compute_s, terms.weights_s + terms.kv_s + terms.experts_s)
     return np.stack(cols, axis=1), base
 
@@ -173,13 +184,15 @@ def fit_step_model(terms: StepTerms, y: np.ndarray, fixed: dict[str, float] | No
     ``"relative"`` (squared (y - ŷ) / y) or ``"log"`` (Huber loss of log(y / ŷ), reweighted;
     :mod:`.engine_fit`); ``prior`` (name -> (value, scale)) makes it a MAP fit whose pseudo-rows
     weigh :func:`~.engine_fit.prior_strength` of ``groups`` (a label per row: the rows of one
-    model on one device; None: every row its own)."""
+    model on one device; None: every row its own); without a prior the :data:`MAP_ONLY` terms
+    stay 0."""
     y = np.asarray(y, dtype=float)
     names: list[tuple[str, ...]] = [()]
+    fixed = {**({} if prior else dict.fromkeys(MAP_ONLY, 0.0)), **(fixed or {})}
     strength = prior_strength(np.arange(len(y)) if groups is None else groups) if prior else 0.0
 
     def fit(weights: np.ndarray) -> np.ndarray:
-        p, names[0] = _fit_weighted(terms, y, fixed or {}, weights, prior or {}, strength)
+        p, names[0] = _fit_weighted(terms, y, fixed, weights, prior or {}, strength)
         return p
 
     p = irls(fit, lambda q: predict_step(terms, q)[0], y, loss)
@@ -224,7 +237,7 @@ class EngineProfile:
     parameters : dict
         t_layer [s per layer], t_step [s], q [s per sequence], c_ar [s per all-reduce],
         t_hop [s per hand-off], k_pf and k_comm [1] (times the prefill and collective floors), t_exp
-        [s per expert a device runs], and u_w, u_kv, u_c, u_moe [1] (efficiency η = 1 / (1 + u)).
+        [s per expert a device runs], c_peer [s per all-reduce per device beyond the first], and u_w, u_kv, u_c, u_moe [1] (efficiency η = 1 / (1 + u)).
     fitted : tuple of str
         Parameters the rows determined (the others are held at 0 and not fitted).
     band : dict
@@ -281,11 +294,12 @@ class EngineProfile:
     def to_dict(self) -> dict[str, Any]:
         return {"format": PROFILE_FORMAT, "engine": self.engine, "description": self.description,
                 "step_model": "T = t_layer*L + t_step + q*B + c_ar*N_allreduce + t_hop*(PP-1) + k_pf*T_prefill + "
-                              "k_comm*T_comm + t_exp*N_experts_run + "
+                              "k_comm*T_comm + t_exp*N_experts_run + c_peer*N_allreduce*(TP-1) + "
                               "max(W/(eta_w*BW) + E/(eta_moe*BW) + K/(eta_kv*BW), F/(eta_c*P)), eta = 1/(1+u)",
                 "parameters": self.parameters, "units": {"t_layer": "s", "t_step": "s", "q": "s", "c_ar": "s",
                                                           "t_hop": "s", "u_w": "1", "u_kv": "1", "u_c": "1", "k_pf": "1",
-                                                          "u_moe": "1", "k_comm": "1", "t_exp": "s"},
+                                                          "u_moe": "1", "k_comm": "1", "t_exp": "s",
+                                                          "c_peer": "s"},
                 "efficiencies": {k: 1.0 / (1.0 + self.parameters[f"u_{k}"]) for k in ("w", "kv", "c", "moe")},
                 "fitted": list(self.fitted), "band": {f"{k:g}": list(v) for k, v in self.band.items()},
                 "band_method": self.band_method, "rows": self.rows, "devices": self.devices,
@@ -301,7 +315,7 @@ class EngineProfile:
             raise InvalidValueError(f"{where}: format", data.get("format"), repr(PROFILE_FORMAT))
         try:
             params = {k: float(data["parameters"].get(k, 0.0) if k in _ADDED else data["parameters"][k])
-                      for k in PARAMETERS}  # profiles written before k_comm or t_exp existed: 0
+                      for k in PARAMETERS}  # profiles written before k_comm, t_exp or c_peer existed: 0
             stated = data.get("parameter_prior")
             parameter_prior = None if stated is None else {
                 str(k): (float(v[0]), float(v[1])) for k, v in stated.items()}
