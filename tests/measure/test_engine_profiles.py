@@ -420,3 +420,11 @@ def test_production_parameters_are_physical():
         assert 5e-6 <= p["c_ar"] <= 50e-6 and 0.0 < p["t_exp"] <= 5e-6 and 0.0 < p["c_peer"] <= 10e-6, engine
         assert all(0.4 <= 1 / (1 + p[f"u_{s}"]) <= 1 for s in ("w", "kv", "moe")), engine
         assert 0.5 <= p["k_comm"] <= 3 and 0.5 <= p["k_pf"] <= 3, engine
+
+
+def test_a_term_no_row_fitted_says_it_rests_on_the_prior():
+    """vLLM has no layer-split rows: its hand-off cost is the prior's, and the label says so."""
+    vllm = load_engine_profile("vllm")
+    assert "t_hop" not in vllm.fitted and vllm.parameters["t_hop"] == vllm.parameter_prior["t_hop"][0] > 0
+    e = rd.expected("llama-3.1-70b", "h100-sxm", batch=8, engine=vllm, pipeline_parallel=2)
+    assert "hand-offs at the profile's prior value (10 µs each" in e.label
