@@ -45,9 +45,9 @@ LOSSES = ("relative", "log")
 #: Huber threshold of the ``"log"`` loss on |log(measured / predicted)| [1].
 HUBER_LOG = 0.5
 _ROUNDS = 12
-#: Log error [1] a row keeps about a fit once its model's structure is known: the spread of the
-#: production rows within one model and layout about their own median (0.03-0.4, typically 0.1-0.2,
-#: benchmarks/expected_accuracy.py), rounded up to 0.25 so the prior stays a prior.
+#: Log error [1] a row keeps about a fit once its model's structure is known: the standard deviation
+#: of the production rows of one model, device and layout about their group's median under a fit
+#: (0.03-0.55, most 0.1-0.2), rounded up to 0.25 so the prior stays a prior.
 ROW_SIGMA = 0.25
 #: parameter name -> (physical value m, scale s) of a MAP fit (module docstring)
 Prior = dict[str, tuple[float, float]]
@@ -61,7 +61,9 @@ Prior = dict[str, tuple[float, float]]
 #:   streaming tokens out, a host-device synchronisation), a Python loop of order a millisecond;
 #: * q 5 ± 10 µs per sequence: its share of that work (sampler row, block table, detokenizing);
 #: * c_ar 10 ± 10 µs: an NVLink all-reduce of one decode activation (kB to MB) is latency-bound,
-#:   5-20 µs for NCCL or a one-shot custom all-reduce on 2-8 GPUs; t_hop the same for a P2P hand-off;
+#:   5-20 µs for NCCL or a one-shot custom all-reduce on 2-8 GPUs (NCCL on two H100 of an HGX node,
+#:   CUDA graphs, kB messages: about 6 µs, github.com/NVIDIA/nccl/issues/1259); t_hop the same for a
+#:   P2P hand-off;
 #: * c_peer 2 ± 2 µs per all-reduce per device beyond the first: the latency term of the α-β model
 #:   grows with the ranks (a ring passes 2 (n - 1) messages, a one-shot all-reduce reads n - 1 peers'
 #:   buffers), about a microsecond per NVLink message;
