@@ -209,7 +209,7 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "several dumps) is counted once, and a row whose fields disagree with its run id or a twin "
               "(`data_problems`) is left out; each profile's notes give the counts.  Their TPOT adds the layout's "
               "collective floor (serving_floor's communication time, `k_comm` times it), the prompts riding along "
-              "it (`k_pf`) and a cost per expert each device runs (`t_exp` x MoE layers x distinct experts read / "
+              "it (`k_pf`), a cost per expert each device runs (`t_exp` x MoE layers x distinct experts read / "
               "EP) and a latency per all-reduce per device it spans beyond the first (`c_peer`) to the decode "
               "step, and is fitted with the Huber loss of log(measured / predicted) "
               "(symmetric in over- and under-prediction across models whose steps differ 30x) as a MAP fit: "
