@@ -3,7 +3,8 @@
 An engine profile holds the coefficients of
 
 .. math:: T = t_{layer} L + t_{step} + q B + c_{ar} N_{ar} + t_{hop} (PP - 1) + k_{pf} T_{pf}
-          + k_{comm} T_{comm} + t_{exp} N_{exp} + c_{peer} N_{ar} (TP - 1) + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{E}{\\eta_{moe} BW} + \\frac{K}{\\eta_{kv} BW},\\;
+          + k_{comm} T_{comm} + t_{exp} N_{exp} + c_{peer} N_{ar} (TP - 1)
+          + \\max\\left(\\frac{W}{\\eta_w BW} + \\frac{E}{\\eta_{moe} BW} + \\frac{K}{\\eta_{kv} BW},\\;
           \\frac{F}{\\eta_c P}\\right)
 
 with W the weight bytes of the step outside the MoE MLPs, E those of the MoE MLPs (the experts
@@ -18,8 +19,9 @@ how many times its floor a prefill takes when it shares the step; T_comm the col
 of the serving layout (serving_floor's communication time: all-reduce and all-to-all bytes over
 the links, 0 where the rows do not give it) and k_comm how many times that floor the collectives
 take; N_exp the experts one device runs per step, L_moe D(B) / EP (D(B) the distinct routed
-experts a batch of B touches in one MoE layer under the routing, :func:`~roofline_decode.formulas.weights.distinct_experts_read`;
-EP the expert-parallel degree; 0 for a dense model) and t_exp the minimum cost of one expert's
+experts a batch of B touches in one MoE layer under the routing,
+:func:`~roofline_decode.formulas.weights.distinct_experts_read`; EP the expert-parallel degree; 0
+for a dense model) and t_exp the minimum cost of one expert's
 grouped GEMM beyond its bytes (a tile of few tokens per expert: launch, tile latency, the
 permutation of its tokens); c_peer the latency an all-reduce adds per device it spans beyond
 the first (the α-β model of a collective: a ring passes 2 (n - 1) messages, a one-shot
@@ -67,8 +69,8 @@ from .engine_fit import BAND_LEVELS, Prior, band_of, error_statistics, held_out,
 from .engine_ttft import TTFT_PARAMETERS, fit_ttft, predict_ttft, ttft_from_dict
 
 __all__ = ["PROFILE_FORMAT", "PARAMETERS", "TTFT_PARAMETERS", "BAND_LEVELS", "StepTerms", "EngineProfile", "step_terms",
-           "fit_step_model", "predict_step", "MAP_ONLY", "fit_profile", "fit_ttft", "predict_ttft", "list_engine_profiles",
-           "load_engine_profile", "profile_dir"]
+           "fit_step_model", "predict_step", "MAP_ONLY", "fit_profile", "fit_ttft", "predict_ttft",
+           "list_engine_profiles", "load_engine_profile", "profile_dir"]
 
 PROFILE_FORMAT = "roofline-decode engine profile 1"
 #: Parameters of the step model, in the order of the fit.
@@ -237,9 +239,11 @@ class EngineProfile:
     parameters : dict
         t_layer [s per layer], t_step [s], q [s per sequence], c_ar [s per all-reduce],
         t_hop [s per hand-off], k_pf and k_comm [1] (times the prefill and collective floors), t_exp
-        [s per expert a device runs], c_peer [s per all-reduce per device beyond the first], and u_w, u_kv, u_c, u_moe [1] (efficiency η = 1 / (1 + u)).
+        [s per expert a device runs], c_peer [s per all-reduce per device beyond the first], and
+        u_w, u_kv, u_c, u_moe [1] (efficiency η = 1 / (1 + u)).
     fitted : tuple of str
-        Parameters the rows determined (the others are held at 0 and not fitted).
+        Parameters the rows determined (the others are held at 0, or in a MAP fit at their prior
+        value, and not fitted).
     band : dict
         Level -> (low, high) quantiles of log(measured / predicted) on unseen devices.
     band_method : str

@@ -242,8 +242,9 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "routing (its fit made the k experts' efficiency 0.1-0.2), scaling the step's streams to the layout's "
               "own decode floor (attention DP, EP), each device's own weight and KV share under attention DP and "
               "EP (within a point of the TP-group terms on these rows), one fit pooling the three engines with "
-              "shared collective and MoE terms (no better than separate MAP fits; TensorRT-LLM worse), and for TTFT a wait for the steps in flight (k x the TPOT "
-              "floor) or the others' prefills weighted by the share of a request's time spent prefilling.  Which "
+              "shared collective and MoE terms (no better than separate MAP fits; TensorRT-LLM worse), and for "
+              "TTFT a wait for the steps in flight (k x the TPOT floor) or the others' prefills weighted by the "
+              "share of a request's time spent prefilling.  Which "
               "models each device's production rows hold:", "",
               ] + [f"- {engine}: H100 rows {', '.join(sorted(models.get('h100-sxm', set()))) or 'none'}; H200 rows "
                    f"{', '.join(sorted(models.get('h200-sxm', set()))) or 'none'}; shared "
