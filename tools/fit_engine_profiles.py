@@ -19,7 +19,8 @@ from dataclasses import replace
 from roofline_decode.measure.engine_profile import EngineProfile, fit_profile, fit_ttft, profile_dir
 from roofline_decode.measure.engine_rows import ENGINE_DESCRIPTIONS, ENGINE_FILES, EngineRows, engine_rows
 from roofline_decode.measure.engine_rows_production import (DATA_ERROR, DUPLICATE, PRODUCTION_FILE, PRODUCTION_LOSS,
-                                                             TTFT_LOSS, dropped_counts, production_rows)
+                                                             PRODUCTION_PRIOR, TTFT_LOSS, dropped_counts,
+                                                             production_rows)
 
 NOTES = {
     "llama.cpp-cuda": "single-GPU rows and the May-2024 4-GPU layer-split rows (t_hop); the Dec-2023 multi-GPU rows "
@@ -37,10 +38,12 @@ PRODUCTION = {
     "sglang": "SGLang serving (aggregated and disaggregated; AIConfigurator silicon runs, H100/H200 SXM)",
 }
 PRODUCTION_NOTE = ("TPOT fitted on serving_floor's terms: the decode step of its decode batch at its mean context on "
-                   "the (decode) layout's devices plus the prompts riding along (k_pf) and the layout's collective "
-                   "floor (k_comm); TTFT on its prefill (+ KV transfer) and queue floors; TPOT fitted with the Huber "
-                   "loss of log(measured / predicted), TTFT with the relative error; bands from leave-one-device-out "
-                   "and leave-one-model-out errors pooled; see measure/engine_rows_production.py")
+                   "the (decode) layout's devices plus the prompts riding along (k_pf), the layout's collective "
+                   "floor (k_comm), the experts each device runs (t_exp) and the peers of each all-reduce (c_peer); "
+                   "TTFT on its prefill (+ KV transfer) and queue floors; TPOT fitted with the Huber loss of "
+                   "log(measured / predicted) as a MAP fit toward the physical values of engine_fit.STEP_PRIOR, "
+                   "TTFT with the relative error; bands from leave-one-device-out and leave-one-model-out errors "
+                   "pooled; see measure/engine_rows_production.py")
 
 
 
@@ -83,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"disagree with the run id or a twin row: data_problems of measure/production_runs.py), {n['other']} "
                 "below the decode-step floor or without room for the KV cache")
         profile = fit_profile(engine, PRODUCTION[engine], rows.terms, rows.measured_s, rows.device_ids, rows.bandwidths,
-                              prod_sources, notes=PRODUCTION_NOTE + note, loss=PRODUCTION_LOSS, models=rows.models)
+                              prod_sources, notes=PRODUCTION_NOTE + note, loss=PRODUCTION_LOSS, models=rows.models,
+                              prior=PRODUCTION_PRIOR)
         t = ttft[engine]
         if len(t.measured_s) >= 3:
             profile = replace(profile, ttft=fit_ttft(t.measured_s, t.prefill_floor_s, t.queue_floor_s, t.clients,

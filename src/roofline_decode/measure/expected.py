@@ -285,7 +285,10 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
             label += f"; collectives not included (no TP layout: {str(exc).splitlines()[0]}): expect slower"
     predicted, _, _ = predict_step(terms, profile.vector)
     if pipeline_parallel > 1 and "t_hop" not in profile.fitted:
-        label += "; layer-split hand-offs are not in this profile (no rows to fit them): expect slower"
+        label += ("; layer-split hand-offs are not in this profile (no rows to fit them): expect slower"
+                  if profile.parameters["t_hop"] == 0 else
+                  f"; layer-split hand-offs at the profile's prior value ({profile.parameters['t_hop'] * 1e6:.3g} µs "
+                  "each: no rows fitted them)")
     if tensor_parallel > 1 and "c_ar" not in profile.fitted:
         label += "; all-reduce cost not in this profile (no TP rows): expect slower"
     if runs:

@@ -30,7 +30,7 @@ import numpy as np
 
 from .engine_profile import fit_profile, fit_ttft, predict_step, predict_ttft
 from .engine_rows import EngineRows, engine_rows
-from .engine_rows_production import PRODUCTION_LOSS, TTFT_LOSS, TtftRows, production_rows
+from .engine_rows_production import PRODUCTION_LOSS, PRODUCTION_PRIOR, TTFT_LOSS, TtftRows, production_rows
 
 __all__ = ["AccuracyResult", "accuracy_protocol", "render_section", "PEERS"]
 
@@ -79,7 +79,8 @@ def _step_fit(rows: EngineRows, train: np.ndarray, held: np.ndarray) -> Predicti
     production = rows.engine in _PRODUCTION
     profile = fit_profile(rows.engine, "", rows.terms.take(train), rows.measured_s[train], ids,
                           {d: rows.bandwidths[d] for d in ids}, [], loss=PRODUCTION_LOSS if production else "relative",
-                          models=[m for m, t in zip(rows.models, train) if t] if production else None)
+                          models=[m for m, t in zip(rows.models, train) if t] if production else None,
+                          prior=PRODUCTION_PRIOR if production else None)
     terms = rows.terms.take(held)
     predicted = predict_step(terms, profile.vector)[0]
     lo, hi = profile.band[0.9]
@@ -207,9 +208,17 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "an earlier row's measurement (`duplicate_of`: the same TTFT, TPOT, ISL and OSL, one run exported by "
               "several dumps) is counted once, and a row whose fields disagree with its run id or a twin "
               "(`data_problems`) is left out; each profile's notes give the counts.  Their TPOT adds the layout's "
-              "collective floor (serving_floor's communication time, `k_comm` times it) to the decode step and the "
-              "prompts riding along it (`k_pf`), and is fitted with the Huber loss of log(measured / predicted) "
-              "(symmetric in over- and under-prediction across models whose steps differ 30x); TTFT with the "
+              "collective floor (serving_floor's communication time, `k_comm` times it), the prompts riding along "
+              "it (`k_pf`), a cost per expert each device runs (`t_exp` x MoE layers x distinct experts read / "
+              "EP) and a latency per all-reduce per device it spans beyond the first (`c_peer`) to the decode "
+              "step, and is fitted with the Huber loss of log(measured / predicted) "
+              "(symmetric in over- and under-prediction across models whose steps differ 30x) as a MAP fit: "
+              "pseudo-rows pull each parameter toward a physical value stated before the fit "
+              "(`measure/engine_fit.py` STEP_PRIOR: 5 µs per layer, 1 ms per step, 10 µs per all-reduce + 2 µs "
+              "per peer, "
+              "η = 0.7, ...; the rows of one model on one device count as one observation against it), so "
+              "no parameter absorbs one model's structure; a parameter no row determines keeps its prior "
+              "value.  TTFT with the "
               "relative error, which predicted unseen devices and models better there.  Their bands pool the "
               "leave-one-device-out and leave-one-model-out errors."]
     lines += ["", "Splits (`benchmarks/expected_accuracy.py`): each fits on one part and predicts the rest with "
@@ -225,13 +234,17 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
     lines += ["", "Targets of issue 29 on unseen devices: TPOT within 15 % median (goal 7 %), TTFT within 25 %, "
               "band coverage >= 80 %.  Where a figure above misses them, that is the honest figure: the step "
               "model has one efficiency per stream for every model and format of an engine, and the production "
-              "rows mix models from 8B dense to 671B MoE, with expert parallelism and attention DP that the "
-              "step terms count as one tensor-parallel group.  Tried on these rows and left out, as they did not "
+              "rows mix models from 8B dense to 671B MoE, with expert parallelism and attention DP whose weight "
+              "and KV streams the step terms count as one tensor-parallel group (only the experts a device runs "
+              "follow EP).  Tried on these rows and left out, as they did not "
               "predict unseen devices or models better: a fixed cost per MoE layer (router, permutation, grouped-GEMM "
               "launches), a routing-skew share of the experts uniform routing reads beyond the k of identical "
               "routing (its fit made the k experts' efficiency 0.1-0.2), scaling the step's streams to the layout's "
-              "own decode floor (attention DP, EP), and for TTFT a wait for the steps in flight (k x the TPOT "
-              "floor) or the others' prefills weighted by the share of a request's time spent prefilling.  Which "
+              "own decode floor (attention DP, EP), each device's own weight and KV share under attention DP and "
+              "EP (within a point of the TP-group terms on these rows), one fit pooling the three engines with "
+              "shared collective and MoE terms (no better than separate MAP fits; TensorRT-LLM worse), and for "
+              "TTFT a wait for the steps in flight (k x the TPOT floor) or the others' prefills weighted by the "
+              "share of a request's time spent prefilling.  Which "
               "models each device's production rows hold:", "",
               ] + [f"- {engine}: H100 rows {', '.join(sorted(models.get('h100-sxm', set()))) or 'none'}; H200 rows "
                    f"{', '.join(sorted(models.get('h200-sxm', set()))) or 'none'}; shared "
