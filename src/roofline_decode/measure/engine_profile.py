@@ -53,12 +53,14 @@ from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from . import calibration_models as cm
 from ._nnls import weighted_nnls
+from .engine_band import (DEVICE_PRIOR_ENGINE, NO_OFFSET, held_out_seen, transfer_coverage, transfer_from_dict,
+                          transfer_of, transfer_to_dict)
 from .engine_fit import BAND_LEVELS, band_of, error_statistics, held_out, irls
 from .engine_ttft import TTFT_PARAMETERS, fit_ttft, predict_ttft, ttft_from_dict
 
 __all__ = ["PROFILE_FORMAT", "PARAMETERS", "TTFT_PARAMETERS", "BAND_LEVELS", "StepTerms", "EngineProfile", "step_terms",
            "fit_step_model", "predict_step", "fit_profile", "fit_ttft", "predict_ttft", "list_engine_profiles",
-           "load_engine_profile", "profile_dir"]
+           "load_engine_profile", "profile_dir", "device_prior"]
 
 PROFILE_FORMAT = "roofline-decode engine profile 1"
 #: Parameters of the step model, in the order of the fit.
@@ -223,7 +225,12 @@ class EngineProfile:
         file, url, commit (and notes) of the measured rows.
     ttft : dict or None
         The time-to-first-token model where the engine has TTFT rows (:func:`fit_ttft`):
-        ``parameters`` (t_first [s], u_prefill, u_queue, w_clients [1]), ``band``, ``rows``, ``statistics``.
+        ``parameters`` (t_first [s], u_prefill, u_queue, w_clients [1]), ``band``, ``rows``, ``statistics``
+        (and its ``transfer``).
+    transfer : dict or None
+        The band at a queried point (:mod:`.engine_band`): within-group quantiles of the held-out
+        errors, the spread and count of their group offsets, the fitted models and, fitted on one
+        device, the device-transfer sigma; None in profiles written before it (``band`` serves).
     """
 
     engine: str
@@ -239,6 +246,7 @@ class EngineProfile:
     sources: list[dict[str, str]] = field(default_factory=list)
     notes: str = ""
     ttft: dict[str, Any] | None = None
+    transfer: dict[str, Any] | None = None
 
     @property
     def vector(self) -> np.ndarray:
@@ -266,7 +274,9 @@ class EngineProfile:
                 "band_method": self.band_method, "rows": self.rows, "devices": self.devices,
                 "statistics": self.statistics, "prior": self.prior, "sources": self.sources, "notes": self.notes,
                 "ttft": None if self.ttft is None else {
-                    **self.ttft, "band": {f"{k:g}": list(v) for k, v in self.ttft["band"].items()}}}
+                    **self.ttft, "band": {f"{k:g}": list(v) for k, v in self.ttft["band"].items()},
+                    "transfer": None if self.ttft.get("transfer") is None else transfer_to_dict(self.ttft["transfer"])},
+                "transfer": None if self.transfer is None else transfer_to_dict(self.transfer)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "profile") -> EngineProfile:
@@ -290,7 +300,8 @@ class EngineProfile:
                                 for k, v in data["devices"].items()},
                        rows=int(data["rows"]), statistics={k: float(v) for k, v in data["statistics"].items()},
                        prior={k: float(v) for k, v in data["prior"].items()}, sources=list(data.get("sources", [])),
-                       notes=str(data.get("notes", "")), ttft=ttft_from_dict(data.get("ttft")))
+                       notes=str(data.get("notes", "")), ttft=ttft_from_dict(data.get("ttft")),
+                       transfer=transfer_from_dict(data.get("transfer")))
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise InvalidValueError(where, f"{type(exc).__name__}: {exc}", "an engine profile as written by "
                                     "tools/fit_engine_profiles.py") from None
@@ -324,17 +335,22 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
     if len(unique) >= 2:
         method = "leave-one-device-out"
         held = held_out(ids, fit_predict, y)
+        groups = np.char.add("device:", ids.astype(str))
     else:  # one device: rows held out in ten interleaved folds (each row once; every row alone below 10)
         folds = min(10, len(y))
         method = "leave-one-row-out (one device)" if folds == len(y) else "ten-fold (one device)"
         held = held_out(np.arange(len(y)) % folds, fit_predict, y)
+        groups = np.full(len(y), NO_OFFSET)
     pooled = held
     by_model = None
     if models is not None and len(set(models)) >= 2:
         by_model = held_out(np.asarray(models), fit_predict, y)
         pooled = np.concatenate([held, by_model])
+        groups = np.concatenate([groups, np.char.add("model:", np.asarray(models).astype(str))])
         method += " and leave-one-model-out, pooled"
     band = band_of(pooled)
+    transfer = transfer_of(pooled, groups, len(unique), models, device_prior(engine) if len(unique) < 2 else None)
+    seen = held_out_seen(ids, models, by_model is not None)
     # prior of a user calibration: how much one device's overall scale varies (log), and how far
     # a device's rows scatter once its own scale is known
     scales, residuals = [], []
@@ -348,13 +364,25 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
     noise = float(np.sqrt(np.mean(np.concatenate(residuals) ** 2)))
     statistics = {**error_statistics(in_sample, "in_sample_"), **error_statistics(held, "held_out_", band),
                   "devices": float(len(unique))}
+    n = len(y)
+    statistics["held_out_coverage_90"] = transfer_coverage(band, transfer, held, seen[0][:n], seen[1][:n])
     if by_model is not None:
         statistics.update(error_statistics(by_model, "held_out_model_", band), models=float(len(set(models or []))))
+        statistics["held_out_model_coverage_90"] = transfer_coverage(band, transfer, by_model, seen[0][n:], seen[1][n:])
     devices = {d: {"rows": float(np.sum(ids == d)), "memory_bandwidth": bandwidths[d]} for d in unique}
     return EngineProfile(engine=engine, description=description, parameters=dict(zip(PARAMETERS, map(float, p))),
                          fitted=fitted, band=band, band_method=method, devices=devices, rows=len(y),
                          statistics=statistics, prior={"sigma_scale": max(sigma, 0.02), "noise": max(noise, 0.01)},
-                         sources=sources, notes=notes)
+                         sources=sources, notes=notes, transfer=transfer)
+
+
+def device_prior(engine: str) -> float | None:
+    """σ_dev [log] of a one-device profile (:mod:`.engine_band`): the spread of per-device scale
+    factors of the shipped :data:`~.engine_band.DEVICE_PRIOR_ENGINE` profile (None for that
+    profile itself, or where it is not shipped)."""
+    if engine == DEVICE_PRIOR_ENGINE or DEVICE_PRIOR_ENGINE not in list_engine_profiles():
+        return None
+    return float(load_engine_profile(DEVICE_PRIOR_ENGINE).prior["sigma_scale"])
 
 
 def profile_dir() -> Path:

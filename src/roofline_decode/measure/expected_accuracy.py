@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .engine_profile import fit_profile, fit_ttft, predict_step, predict_ttft
+from .engine_band import model_seen, query_band
+from .engine_profile import device_prior, fit_profile, fit_ttft, predict_step, predict_ttft
 from .engine_rows import EngineRows, engine_rows
 from .engine_rows_production import PRODUCTION_LOSS, TTFT_LOSS, TtftRows, production_rows
 
@@ -82,17 +83,20 @@ def _step_fit(rows: EngineRows, train: np.ndarray, held: np.ndarray) -> Predicti
                           models=[m for m, t in zip(rows.models, train) if t] if production else None)
     terms = rows.terms.take(held)
     predicted = predict_step(terms, profile.vector)[0]
-    lo, hi = profile.band[0.9]
+    lo, hi = query_band(profile.band, profile.transfer, 0.9, np.isin(np.asarray(rows.device_ids)[held], ids),
+                        model_seen(profile.transfer, np.asarray(rows.models)[held] if rows.models else []))
     return predicted, np.maximum(predicted * np.exp(lo), terms.floor_s), predicted * np.exp(hi)
 
 
 def _ttft_fit(rows: TtftRows, train: np.ndarray, held: np.ndarray) -> Prediction:
     fit = fit_ttft(rows.measured_s[train], rows.prefill_floor_s[train], rows.queue_floor_s[train],
                    rows.clients[train], [d for d, t in zip(rows.device_ids, train) if t],
-                   [m for m, t in zip(rows.models, train) if t], TTFT_LOSS)
+                   [m for m, t in zip(rows.models, train) if t], TTFT_LOSS, device_sigma=device_prior(rows.engine))
     predicted = predict_ttft(fit["parameters"], rows.prefill_floor_s[held], rows.queue_floor_s[held],
                              rows.clients[held])
-    lo, hi = fit["band"][0.9]
+    fitted_ids = [d for d, t in zip(rows.device_ids, train) if t]
+    lo, hi = query_band(fit["band"], fit["transfer"], 0.9, np.isin(np.asarray(rows.device_ids)[held], fitted_ids),
+                        model_seen(fit["transfer"], np.asarray(rows.models)[held]))
     lower = np.maximum(predicted * np.exp(lo), rows.prefill_floor_s[held] + rows.queue_floor_s[held])
     return predicted, lower, predicted * np.exp(hi)
 

@@ -1,0 +1,211 @@
+"""The band of an engine profile's prediction at the queried point: what it rests on, and how
+far it widens when the query reaches beyond the devices and models the profile was fitted on.
+
+A profile's held-out errors e = log(measured / predicted) come in groups: each device's rows
+predicted from the other devices (leave-one-device-out), each model's rows from the other
+models (leave-one-model-out), or, on one device, rows held out in ten interleaved folds.  They
+are split into
+
+* a group offset o_g, the median error of held-out group g (a device's or a model's overall
+  miss; folds have none), and
+* the within-group scatter e − o_g, whose central quantiles (w_lo, w_hi) at each level are the
+  band of a query on a device *and* a model the profile has seen.
+
+A query on a device or a model it has not seen meets a new offset.  With G groups of offsets
+and s² = Σ o_g² / G (about 0: the fit's prediction is the centre), the normal prediction
+interval of one more offset is ± t_{G−1} · s · sqrt(1 + 1/G) (Student's t: s rests on G
+numbers); a profile fitted on one device has no device offset to learn from, so where the
+queried device is not the fitted one a device-transfer term ± z σ_dev joins it, σ_dev the spread
+of per-device scale factors of the profile with the most devices (llama.cpp-cuda, 15 GPUs).
+The terms add in quadrature to each side of the within-group band about its median c:
+
+.. math:: lo = c - \\sqrt{(c - w_{lo})^2 + (t_{G-1} s \\sqrt{1 + 1/G})^2 + (z \\sigma_{dev})^2}
+
+(hi likewise), each term present only where the query needs it.  With fewer than two groups
+there is no offset spread to measure: the band then rests on the device term only, and says so.
+
+Tried and left out (benchmarks/expected_accuracy.py's device splits): the spread of the
+leave-one-model-out parameter vectors' predictions at the queried point (jackknife) in
+quadrature — it stays small where the fit extrapolates to a new model (0.05 in log for
+TensorRT-LLM H100 -> H200, whose misses are 0.4) and grows to 0.8 where the parameters absorb
+model structure (SGLang H200), so it neither covered the misses nor stayed narrow; split
+conformal quantiles of the grouped hold-outs — with G < 9 groups the 90 % level has no finite
+group-level quantile, and row-level conformal quantiles are the pooled band itself.
+
+References: J. Aitchison and I. R. Dunsmore, *Statistical Prediction Analysis* (1975), ch. 5
+(normal prediction interval for one new observation from G); J. Lei et al., "Distribution-free
+predictive inference for regression", JASA 113 (2018) 1094-1111 (split conformal).
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidValueError
+from ._stats import student_t_quantile
+from .engine_fit import BAND_LEVELS
+
+__all__ = ["NO_OFFSET", "transfer_of", "transfer_from_dict", "transfer_to_dict", "transfer_band", "band_basis",
+           "DEVICE_PRIOR_ENGINE", "held_out_seen", "transfer_coverage", "query_band",
+           "model_seen"]
+
+#: Group label of held-out rows without a group offset (interleaved folds of one device).
+NO_OFFSET = ""
+#: The profile whose spread of per-device scales stands in for a one-device profile's device transfer.
+DEVICE_PRIOR_ENGINE = "llama.cpp-cuda"
+
+
+def transfer_of(errors: np.ndarray, groups: np.ndarray, devices: int, models: list[str] | None,
+                sigma_device: float | None) -> dict[str, Any]:
+    """The band pieces of held-out ``errors`` [log] with their ``groups`` labels (:data:`NO_OFFSET`
+    for fold rows): within-group quantiles per level, the offsets' RMS and count, the fitted
+    model names and, for a one-device profile, ``sigma_device`` [log].
+
+    >>> t = transfer_of(np.array([0.1, 0.3, -0.2, 0.0]), np.array(["a", "a", "b", "b"]), 2, None, None)
+    >>> t["groups"], round(t["sigma_offset"], 3), t["within"][0.5]
+    (2, 0.141, (-0.075, 0.075))
+    """
+    errors = np.asarray(errors, dtype=float)
+    groups = np.asarray(groups)
+    within = errors.copy()
+    offsets = []
+    for g in sorted(set(groups.tolist()) - {NO_OFFSET}):
+        rows = groups == g
+        offsets.append(float(np.median(errors[rows])))
+        within[rows] = errors[rows] - offsets[-1]
+    return {"within": {level: (float(np.quantile(within, (1 - level) / 2)), float(np.quantile(within, (1 + level) / 2)))
+                       for level in BAND_LEVELS},
+            "centre": float(np.median(within)), "groups": len(offsets),
+            "sigma_offset": float(np.sqrt(np.mean(np.square(offsets)))) if offsets else 0.0,
+            "devices": int(devices), "models": sorted(set(models)) if models else [],
+            "sigma_device": None if devices >= 2 or sigma_device is None else float(sigma_device)}
+
+
+def transfer_to_dict(transfer: dict[str, Any]) -> dict[str, Any]:
+    """JSON form of :func:`transfer_of`'s result (levels as text keys)."""
+    return {**transfer, "within": {f"{k:g}": list(v) for k, v in transfer["within"].items()}}
+
+
+def transfer_from_dict(data: Any) -> dict[str, Any] | None:
+    """The ``transfer`` entry of a profile file, checked (None: a profile written before it existed)."""
+    if data is None:
+        return None
+    within = {float(k): (float(v[0]), float(v[1])) for k, v in data["within"].items()}
+    if set(within) != set(BAND_LEVELS) or not all(lo <= hi and math.isfinite(lo) and math.isfinite(hi)
+                                                  for lo, hi in within.values()):
+        raise ValueError(f"transfer.within needs levels {BAND_LEVELS} with finite low <= high")
+    sigma, device = float(data["sigma_offset"]), data.get("sigma_device")
+    if not (math.isfinite(sigma) and sigma >= 0) or (device is not None and not float(device) >= 0):
+        raise ValueError("transfer sigmas must be finite numbers >= 0")
+    return {"within": within, "centre": float(data["centre"]), "groups": int(data["groups"]), "sigma_offset": sigma,
+            "devices": int(data["devices"]), "models": [str(m) for m in data.get("models", [])],
+            "sigma_device": None if device is None else float(device)}
+
+
+def _offset_factor(groups: int, level: float) -> float:
+    """t_{G−1} sqrt(1 + 1/G) at the two-sided ``level`` (0 below two groups)."""
+    if groups < 2:
+        return 0.0
+    return student_t_quantile((1 + level) / 2, groups - 1) * math.sqrt(1 + 1 / groups)
+
+
+def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, model_seen: Any
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) of log(measured / predicted) at ``level`` for queries whose device and model
+    the profile has or has not seen (booleans, broadcast; module docstring).
+
+    A profile fitted on three models of one device (offsets RMS 0.13), asked about a new model on
+    a new device: the within band widened by t_2 x 0.13 x sqrt(4/3) and z x 0.174:
+
+    >>> t = {"within": {0.9: (-0.24, 0.21)}, "centre": 0.0, "groups": 3, "sigma_offset": 0.13,
+    ...      "devices": 1, "models": ["a"], "sigma_device": 0.174}
+    >>> [round(float(x), 2) for x in transfer_band(t, 0.9, False, False)]
+    [-0.6, 0.58]
+    >>> [round(float(x), 2) for x in transfer_band(t, 0.9, True, True)]
+    [-0.24, 0.21]
+    """
+    if level not in transfer["within"]:
+        raise InvalidValueError("level", level, "one of " + ", ".join(f"{v:g}" for v in BAND_LEVELS))
+    seen_d = np.asarray(device_seen, dtype=bool)
+    seen_m = np.asarray(model_seen, dtype=bool)
+    offset = _offset_factor(transfer["groups"], level) * transfer["sigma_offset"]
+    device = 0.0 if transfer["sigma_device"] is None else NormalDist().inv_cdf((1 + level) / 2) * transfer["sigma_device"]
+    extra = np.where(seen_d & seen_m, 0.0, offset**2) + np.where(seen_d, 0.0, device**2)
+    c = transfer["centre"]
+    lo, hi = transfer["within"][level]
+    low: np.ndarray = c - np.sqrt((c - lo) ** 2 + extra)
+    high: np.ndarray = c + np.sqrt((hi - c) ** 2 + extra)
+    return low, high
+
+
+def band_basis(transfer: dict[str, Any], device_seen: bool, model_seen: bool | None) -> str:
+    """The label of what :func:`transfer_band` rests on for one query."""
+    parts = ["the within-group scatter of held-out errors"]
+    if not (device_seen and model_seen):
+        if transfer["groups"] >= 2:
+            parts.append(f"a new group offset (spread of {transfer['groups']} held-out device/model offsets, "
+                         "t-inflated)")
+        else:
+            parts.append("no measure of a new model's offset (fitted on one model and one device)")
+    if not device_seen and transfer["sigma_device"] is not None:
+        parts.append(f"a device-transfer term ({DEVICE_PRIOR_ENGINE}'s spread of per-device scales, "
+                     f"{transfer['sigma_device']:.2g} in log)")
+    return " + ".join(parts)
+
+
+def held_out_seen(device_ids: Any, models: list[str] | None, by_model: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(device seen, model seen) of each pooled held-out row of a profile fit: its device rows
+    (leave-one-device-out on several devices: the device unseen, the model seen when another device
+    ran it; folds of one device: both seen), then with ``by_model`` its model rows (the model
+    unseen, the device seen)."""
+    ids = np.asarray(device_ids).astype(str)
+    several = len(set(ids.tolist())) >= 2
+    seen_d = np.full(len(ids), not several)
+    if models is None or not several:
+        seen_m = np.ones(len(ids), dtype=bool)
+    else:
+        names = np.asarray(models).astype(str)
+        seen_m = np.array([bool(np.any((names == m) & (ids != d))) for d, m in zip(ids, names)], dtype=bool)
+    if by_model:
+        seen_d = np.concatenate([seen_d, np.ones(len(ids), dtype=bool)])
+        seen_m = np.concatenate([seen_m, np.zeros(len(ids), dtype=bool)])
+    return seen_d, seen_m
+
+
+def transfer_coverage(band: dict[float, tuple[float, float]], transfer: dict[str, Any], errors: np.ndarray,
+                      device_seen: np.ndarray, model_seen: np.ndarray, level: float = 0.9) -> float:
+    """The share of held-out ``errors`` [log] inside their :func:`query_band` at ``level``."""
+    low, high = query_band(band, transfer, level, device_seen, model_seen)
+    return float(np.mean((errors >= low) & (errors <= high)))
+
+
+def query_band(band: dict[float, tuple[float, float]], transfer: dict[str, Any] | None, level: float,
+               device_seen: Any, model_seen: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) [log] of a profile's band at ``level`` for the queried points: its pooled
+    ``band``, widened to :func:`transfer_band` where that reaches further (a device or model the
+    profile has not seen); the pooled band alone in profiles written before ``transfer``.
+
+    >>> t = {"within": {0.9: (-0.2, 0.2)}, "centre": 0.0, "groups": 3, "sigma_offset": 0.13,
+    ...      "devices": 1, "models": ["a"], "sigma_device": 0.174}
+    >>> [np.round(x, 2).tolist() for x in query_band({0.9: (-0.3, 0.25)}, t, 0.9, [True, False], True)]
+    [[-0.3, -0.36], [0.25, 0.36]]
+    """
+    shape = np.broadcast(np.asarray(device_seen), np.asarray(model_seen)).shape
+    lo, hi = band[level]
+    if transfer is None:
+        return np.full(shape, lo), np.full(shape, hi)
+    low, high = transfer_band(transfer, level, device_seen, model_seen)
+    return np.minimum(low, lo), np.maximum(high, hi)
+
+
+def model_seen(transfer: dict[str, Any] | None, names: Any) -> np.ndarray:
+    """Whether each model name is among those the profile was fitted on (True where the profile
+    records none: its band has no model term)."""
+    names = np.asarray(names).astype(str)
+    if transfer is None or not transfer["models"]:
+        return np.ones(names.shape, dtype=bool)
+    return np.isin(names, transfer["models"])
