@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dataclasses import replace
 
-from roofline_decode.measure.engine_profile import EngineProfile, fit_profile, fit_ttft, profile_dir
+from roofline_decode.measure.engine_profile import EngineProfile, device_prior, fit_profile, fit_ttft, profile_dir
 from roofline_decode.measure.engine_rows import ENGINE_DESCRIPTIONS, ENGINE_FILES, EngineRows, engine_rows
 from roofline_decode.measure.engine_rows_production import (DATA_ERROR, DUPLICATE, PRODUCTION_FILE, PRODUCTION_LOSS,
                                                              TTFT_LOSS, dropped_counts, production_rows)
@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         t = ttft[engine]
         if len(t.measured_s) >= 3:
             profile = replace(profile, ttft=fit_ttft(t.measured_s, t.prefill_floor_s, t.queue_floor_s, t.clients,
-                                                     t.device_ids, t.models, TTFT_LOSS))
+                                                     t.device_ids, t.models, TTFT_LOSS,
+                                                     device_sigma=device_prior(engine)))
         fitted.append((profile, rows))
     for profile, rows in fitted:
         profile.save(out / f"{profile.engine}.json")

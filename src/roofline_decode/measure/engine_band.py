@@ -49,10 +49,13 @@ from ..errors import InvalidValueError
 from ._stats import student_t_quantile
 from .engine_fit import BAND_LEVELS
 
-__all__ = ["NO_OFFSET", "transfer_of", "transfer_from_dict", "transfer_to_dict", "transfer_band", "band_basis",
+__all__ = ["PRIOR_GROUPS", "offset_term", "NO_OFFSET", "transfer_of", "transfer_from_dict", "transfer_to_dict", "transfer_band", "band_basis",
            "DEVICE_PRIOR_ENGINE", "held_out_seen", "transfer_coverage", "query_band",
            "model_seen"]
 
+#: ν₀: the weight, in groups, of the prior offset spread σ₀ (:data:`DEVICE_PRIOR_ENGINE`'s) beside a
+#: profile's own G offsets.
+PRIOR_GROUPS = 2
 #: Group label of held-out rows without a group offset (interleaved folds of one device).
 NO_OFFSET = ""
 #: The profile whose spread of per-device scales stands in for a one-device profile's device transfer.
@@ -60,7 +63,7 @@ DEVICE_PRIOR_ENGINE = "llama.cpp-cuda"
 
 
 def transfer_of(errors: np.ndarray, groups: np.ndarray, devices: int, models: list[str] | None,
-                sigma_device: float | None) -> dict[str, Any]:
+                sigma_prior: float | None) -> dict[str, Any]:
     """The band pieces of held-out ``errors`` [log] with their ``groups`` labels (:data:`NO_OFFSET`
     for fold rows): within-group quantiles per level, the offsets' RMS and count, the fitted
     model names and, for a one-device profile, ``sigma_device`` [log].
@@ -82,7 +85,8 @@ def transfer_of(errors: np.ndarray, groups: np.ndarray, devices: int, models: li
             "centre": float(np.median(within)), "groups": len(offsets),
             "sigma_offset": float(np.sqrt(np.mean(np.square(offsets)))) if offsets else 0.0,
             "devices": int(devices), "models": sorted(set(models)) if models else [],
-            "sigma_device": None if devices >= 2 or sigma_device is None else float(sigma_device)}
+            "sigma_prior": None if sigma_prior is None else float(sigma_prior),
+            "sigma_device": None if devices >= 2 or sigma_prior is None else float(sigma_prior)}
 
 
 def transfer_to_dict(transfer: dict[str, Any]) -> dict[str, Any]:
@@ -98,19 +102,32 @@ def transfer_from_dict(data: Any) -> dict[str, Any] | None:
     if set(within) != set(BAND_LEVELS) or not all(lo <= hi and math.isfinite(lo) and math.isfinite(hi)
                                                   for lo, hi in within.values()):
         raise ValueError(f"transfer.within needs levels {BAND_LEVELS} with finite low <= high")
-    sigma, device = float(data["sigma_offset"]), data.get("sigma_device")
-    if not (math.isfinite(sigma) and sigma >= 0) or (device is not None and not float(device) >= 0):
+    sigma, device, prior = float(data["sigma_offset"]), data.get("sigma_device"), data.get("sigma_prior")
+    if not (math.isfinite(sigma) and sigma >= 0) or not all(v is None or 0 <= float(v) < math.inf
+                                                            for v in (device, prior)):
         raise ValueError("transfer sigmas must be finite numbers >= 0")
     return {"within": within, "centre": float(data["centre"]), "groups": int(data["groups"]), "sigma_offset": sigma,
             "devices": int(data["devices"]), "models": [str(m) for m in data.get("models", [])],
+            "sigma_prior": None if prior is None else float(prior),
             "sigma_device": None if device is None else float(device)}
 
 
-def _offset_factor(groups: int, level: float) -> float:
-    """t_{G−1} sqrt(1 + 1/G) at the two-sided ``level`` (0 below two groups)."""
-    if groups < 2:
+def offset_term(transfer: dict[str, Any], level: float) -> float:
+    """The half-width [log] of a new group offset at the two-sided ``level`` (module docstring):
+    t_{ν₀+G−1} · s̃ · sqrt(1 + 1/G), s̃² = (ν₀ σ₀² + G s²) / (ν₀ + G) (no group: t_{ν₀} σ₀); 0
+    with no spread to go on.
+
+    >>> t = {"groups": 3, "sigma_offset": 0.13, "sigma_prior": 0.174}
+    >>> round(offset_term(t, 0.9), 3), round(offset_term({**t, "sigma_prior": None}, 0.9), 3)
+    (0.366, 0.438)
+    """
+    groups, prior = int(transfer["groups"]), transfer.get("sigma_prior")
+    weight = PRIOR_GROUPS if prior is not None else 0
+    if groups + weight < 2:
         return 0.0
-    return student_t_quantile((1 + level) / 2, groups - 1) * math.sqrt(1 + 1 / groups)
+    variance = (weight * (prior or 0.0) ** 2 + groups * transfer["sigma_offset"] ** 2) / (weight + groups)
+    mean_part = math.sqrt(1 + 1 / groups) if groups else 1.0
+    return student_t_quantile((1 + level) / 2, weight + max(groups - 1, 0)) * math.sqrt(variance) * mean_part
 
 
 def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, model_seen: Any
@@ -132,7 +149,7 @@ def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, mode
         raise InvalidValueError("level", level, "one of " + ", ".join(f"{v:g}" for v in BAND_LEVELS))
     seen_d = np.asarray(device_seen, dtype=bool)
     seen_m = np.asarray(model_seen, dtype=bool)
-    offset = _offset_factor(transfer["groups"], level) * transfer["sigma_offset"]
+    offset = offset_term(transfer, level)
     device = 0.0 if transfer["sigma_device"] is None else NormalDist().inv_cdf((1 + level) / 2) * transfer["sigma_device"]
     extra = np.where(seen_d & seen_m, 0.0, offset**2) + np.where(seen_d, 0.0, device**2)
     c = transfer["centre"]

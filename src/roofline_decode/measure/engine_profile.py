@@ -349,7 +349,7 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
         groups = np.concatenate([groups, np.char.add("model:", np.asarray(models).astype(str))])
         method += " and leave-one-model-out, pooled"
     band = band_of(pooled)
-    transfer = transfer_of(pooled, groups, len(unique), models, device_prior(engine) if len(unique) < 2 else None)
+    transfer = transfer_of(pooled, groups, len(unique), models, device_prior(engine))
     seen = held_out_seen(ids, models, by_model is not None)
     # prior of a user calibration: how much one device's overall scale varies (log), and how far
     # a device's rows scatter once its own scale is known
