@@ -11,18 +11,22 @@ are split into
 * the within-group scatter e − o_g, whose central quantiles (w_lo, w_hi) at each level are the
   band of a query on a device *and* a model the profile has seen.
 
-A query on a device or a model it has not seen meets a new offset.  With G groups of offsets
-and s² = Σ o_g² / G (about 0: the fit's prediction is the centre), the normal prediction
-interval of one more offset is ± t_{G−1} · s · sqrt(1 + 1/G) (Student's t: s rests on G
-numbers); a profile fitted on one device has no device offset to learn from, so where the
-queried device is not the fitted one a device-transfer term ± z σ_dev joins it, σ_dev the spread
-of per-device scale factors of the profile with the most devices (llama.cpp-cuda, 15 GPUs).
-The terms add in quadrature to each side of the within-group band about its median c:
+A query on a device or a model it has not seen meets a new offset.  With G groups of offsets,
+s² = Σ o_g² / G (about 0: the fit's prediction is the centre) and the prior spread σ₀ of
+per-device scale factors of the profile with the most devices (llama.cpp-cuda, 15 GPUs) worth
+ν₀ = 2 groups (conjugate scaled-inverse-χ² prior on the offset variance), the prediction
+interval of one more offset is ± t_ν · s̃ · sqrt(1 + 1/G), s̃² = (ν₀ σ₀² + G s²) / (ν₀ + G),
+ν = ν₀ + G − 1 (Student's t: s̃ rests on few numbers; a one-model, one-device profile, G = 0,
+gets t_{ν₀} σ₀).  A profile fitted on one device has no device offset to learn from, so where
+the queried device is not the fitted one a device-transfer term ± z σ₀ joins it.  The terms add
+in quadrature to each side of the within-group band about its median c:
 
-.. math:: lo = c - \\sqrt{(c - w_{lo})^2 + (t_{G-1} s \\sqrt{1 + 1/G})^2 + (z \\sigma_{dev})^2}
+.. math:: lo = c - \\sqrt{(c - w_{lo})^2 + (t_\\nu \\tilde{s} \\sqrt{1 + 1/G})^2 + (z \\sigma_0)^2}
 
-(hi likewise), each term present only where the query needs it.  With fewer than two groups
-there is no offset spread to measure: the band then rests on the device term only, and says so.
+(hi likewise), each term present only where the query needs it.  The band a query gets
+(:func:`query_band`) is the profile's pooled band (the quantiles of all held-out errors,
+:func:`~.engine_fit.band_of`) where it has seen the device and the model, else the wider of
+that and the band above on each side.
 
 Tried and left out (benchmarks/expected_accuracy.py's device splits): the spread of the
 leave-one-model-out parameter vectors' predictions at the queried point (jackknife) in
@@ -33,7 +37,8 @@ conformal quantiles of the grouped hold-outs — with G < 9 groups the 90 % leve
 group-level quantile, and row-level conformal quantiles are the pooled band itself.
 
 References: J. Aitchison and I. R. Dunsmore, *Statistical Prediction Analysis* (1975), ch. 5
-(normal prediction interval for one new observation from G); J. Lei et al., "Distribution-free
+(normal prediction interval for one new observation from G); A. Gelman et al., *Bayesian Data
+Analysis*, 3rd ed. (2013), §3.2-3.3 (scaled-inverse-χ² prior, Student-t predictive); J. Lei et al., "Distribution-free
 predictive inference for regression", JASA 113 (2018) 1094-1111 (split conformal).
 """
 
@@ -69,8 +74,8 @@ def transfer_of(errors: np.ndarray, groups: np.ndarray, devices: int, models: li
     model names and, for a one-device profile, ``sigma_device`` [log].
 
     >>> t = transfer_of(np.array([0.1, 0.3, -0.2, 0.0]), np.array(["a", "a", "b", "b"]), 2, None, None)
-    >>> t["groups"], round(t["sigma_offset"], 3), t["within"][0.5]
-    (2, 0.141, (-0.075, 0.075))
+    >>> t["groups"], round(t["sigma_offset"], 3), [round(x, 3) for x in t["within"][0.5]]
+    (2, 0.158, [-0.1, 0.1])
     """
     errors = np.asarray(errors, dtype=float)
     groups = np.asarray(groups)
@@ -119,7 +124,7 @@ def offset_term(transfer: dict[str, Any], level: float) -> float:
 
     >>> t = {"groups": 3, "sigma_offset": 0.13, "sigma_prior": 0.174}
     >>> round(offset_term(t, 0.9), 3), round(offset_term({**t, "sigma_prior": None}, 0.9), 3)
-    (0.366, 0.438)
+    (0.367, 0.438)
     """
     groups, prior = int(transfer["groups"]), transfer.get("sigma_prior")
     weight = PRIOR_GROUPS if prior is not None else 0
@@ -135,13 +140,14 @@ def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, mode
     """(low, high) of log(measured / predicted) at ``level`` for queries whose device and model
     the profile has or has not seen (booleans, broadcast; module docstring).
 
-    A profile fitted on three models of one device (offsets RMS 0.13), asked about a new model on
-    a new device: the within band widened by t_2 x 0.13 x sqrt(4/3) and z x 0.174:
+    A profile fitted on three models of one device (offsets RMS 0.13, no prior), asked about a new
+    model on a new device: the within band widened by t_2 x 0.13 x sqrt(4/3) and z x 0.174 in
+    quadrature; on its own device and model, the within band:
 
     >>> t = {"within": {0.9: (-0.24, 0.21)}, "centre": 0.0, "groups": 3, "sigma_offset": 0.13,
     ...      "devices": 1, "models": ["a"], "sigma_device": 0.174}
     >>> [round(float(x), 2) for x in transfer_band(t, 0.9, False, False)]
-    [-0.6, 0.58]
+    [-0.58, 0.56]
     >>> [round(float(x), 2) for x in transfer_band(t, 0.9, True, True)]
     [-0.24, 0.21]
     """
@@ -159,19 +165,25 @@ def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, mode
     return low, high
 
 
-def band_basis(transfer: dict[str, Any], device_seen: bool, model_seen: bool | None) -> str:
-    """The label of what :func:`transfer_band` rests on for one query."""
-    parts = ["the within-group scatter of held-out errors"]
-    if not (device_seen and model_seen):
-        if transfer["groups"] >= 2:
-            parts.append(f"a new group offset (spread of {transfer['groups']} held-out device/model offsets, "
-                         "t-inflated)")
-        else:
-            parts.append("no measure of a new model's offset (fitted on one model and one device)")
-    if not device_seen and transfer["sigma_device"] is not None:
-        parts.append(f"a device-transfer term ({DEVICE_PRIOR_ENGINE}'s spread of per-device scales, "
-                     f"{transfer['sigma_device']:.2g} in log)")
-    return " + ".join(parts)
+def band_basis(transfer: dict[str, Any], device_seen: bool, model_seen: bool) -> str:
+    """The label of what :func:`query_band` rests on for one query.
+
+    >>> band_basis({"groups": 3, "sigma_prior": 0.17, "sigma_device": 0.17}, False, False)[:80]
+    'widened for a device or model not fitted: a new device/model offset (spread of 3'
+    """
+    if device_seen and model_seen:
+        return "as pooled (device and model among those fitted)"
+    groups, prior = int(transfer["groups"]), transfer.get("sigma_prior")
+    if groups == 0 and prior is None:
+        parts = ["no measure of a new device's or model's offset (one model on one device)"]
+    else:
+        source = f"spread of {groups} held-out group offsets" + (
+            f", with {DEVICE_PRIOR_ENGINE}'s device spread {prior:.2g} as prior" if prior is not None else "")
+        parts = [f"a new device/model offset ({source}, t-inflated)"]
+    if not device_seen and transfer.get("sigma_device") is not None:
+        parts.append(f"a device-transfer term (fitted on one device; {DEVICE_PRIOR_ENGINE}'s spread of per-device "
+                     f"scales, {transfer['sigma_device']:.2g} in log)")
+    return "widened for a device or model not fitted: " + " + ".join(parts)
 
 
 def held_out_seen(device_ids: Any, models: list[str] | None, by_model: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -203,20 +215,22 @@ def transfer_coverage(band: dict[float, tuple[float, float]], transfer: dict[str
 def query_band(band: dict[float, tuple[float, float]], transfer: dict[str, Any] | None, level: float,
                device_seen: Any, model_seen: Any) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) [log] of a profile's band at ``level`` for the queried points: its pooled
-    ``band``, widened to :func:`transfer_band` where that reaches further (a device or model the
-    profile has not seen); the pooled band alone in profiles written before ``transfer``.
+    ``band`` where the profile has seen the device and the model, else that band widened to
+    :func:`transfer_band` where it reaches further; the pooled band alone in profiles written
+    before ``transfer``.
 
     >>> t = {"within": {0.9: (-0.2, 0.2)}, "centre": 0.0, "groups": 3, "sigma_offset": 0.13,
     ...      "devices": 1, "models": ["a"], "sigma_device": 0.174}
     >>> [np.round(x, 2).tolist() for x in query_band({0.9: (-0.3, 0.25)}, t, 0.9, [True, False], True)]
-    [[-0.3, -0.36], [0.25, 0.36]]
+    [[-0.3, -0.56], [0.25, 0.56]]
     """
     shape = np.broadcast(np.asarray(device_seen), np.asarray(model_seen)).shape
     lo, hi = band[level]
     if transfer is None:
         return np.full(shape, lo), np.full(shape, hi)
     low, high = transfer_band(transfer, level, device_seen, model_seen)
-    return np.minimum(low, lo), np.maximum(high, hi)
+    both = np.asarray(device_seen, dtype=bool) & np.asarray(model_seen, dtype=bool)
+    return np.where(both, lo, np.minimum(low, lo)), np.where(both, hi, np.maximum(high, hi))
 
 
 def model_seen(transfer: dict[str, Any] | None, names: Any) -> np.ndarray:

@@ -317,8 +317,7 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
         centre = predicted
         lower, upper = predicted * np.exp(lo), predicted * np.exp(hi)
         basis = "engine profile"
-        rests = ("" if profile.transfer is None
-                 else f", widened for this query: {band_basis(profile.transfer, device_seen, seen_model)}")
+        rests = "" if profile.transfer is None else f", {band_basis(profile.transfer, device_seen, seen_model)}"
         label = f"{head}; band from {profile.band_method} errors{rests}; {where}" + label
     centre = np.maximum(centre, floor)
     lower = np.maximum(np.minimum(lower, centre), floor)
