@@ -74,8 +74,8 @@ def transfer_of(errors: np.ndarray, groups: np.ndarray, devices: int, models: li
     model names and, for a one-device profile, ``sigma_device`` [log].
 
     >>> t = transfer_of(np.array([0.1, 0.3, -0.2, 0.0]), np.array(["a", "a", "b", "b"]), 2, None, None)
-    >>> t["groups"], round(t["sigma_offset"], 3), [round(x, 3) for x in t["within"][0.5]]
-    (2, 0.158, [-0.1, 0.1])
+    >>> t["groups"], round(t["sigma_offset"], 3), tuple(round(x, 3) for x in t["within"].get(0.5))
+    (2, 0.158, (-0.1, 0.1))
     """
     errors = np.asarray(errors, dtype=float)
     groups = np.asarray(groups)
@@ -146,10 +146,10 @@ def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, mode
 
     >>> t = {"within": {0.9: (-0.24, 0.21)}, "centre": 0.0, "groups": 3, "sigma_offset": 0.13,
     ...      "devices": 1, "models": ["a"], "sigma_device": 0.174}
-    >>> [round(float(x), 2) for x in transfer_band(t, 0.9, False, False)]
-    [-0.58, 0.56]
-    >>> [round(float(x), 2) for x in transfer_band(t, 0.9, True, True)]
-    [-0.24, 0.21]
+    >>> tuple(round(float(x), 2) for x in transfer_band(t, 0.9, False, False))
+    (-0.58, 0.56)
+    >>> tuple(round(float(x), 2) for x in transfer_band(t, 0.9, True, True))
+    (-0.24, 0.21)
     """
     if level not in transfer["within"]:
         raise InvalidValueError("level", level, "one of " + ", ".join(f"{v:g}" for v in BAND_LEVELS))
@@ -221,8 +221,9 @@ def query_band(band: dict[float, tuple[float, float]], transfer: dict[str, Any] 
 
     >>> t = {"within": {0.9: (-0.2, 0.2)}, "centre": 0.0, "groups": 3, "sigma_offset": 0.13,
     ...      "devices": 1, "models": ["a"], "sigma_device": 0.174}
-    >>> [np.round(x, 2).tolist() for x in query_band({0.9: (-0.3, 0.25)}, t, 0.9, [True, False], True)]
-    [[-0.3, -0.56], [0.25, 0.56]]
+    >>> low, high = query_band({0.9: (-0.3, 0.25)}, t, 0.9, np.array((True, False)), True)
+    >>> " ".join(f"{x:.2f}" for x in (*low, *high))
+    '-0.30 -0.56 0.25 0.56'
     """
     shape = np.broadcast(np.asarray(device_seen), np.asarray(model_seen)).shape
     lo, hi = band[level]
