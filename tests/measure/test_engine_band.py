@@ -129,6 +129,7 @@ def test_a_profile_written_before_the_transfer_band_uses_its_pooled_band(tmp_pat
 @pytest.mark.parametrize("edit", [
     lambda t: t.update(sigma_offset=-0.1), lambda t: t.update(sigma_prior=float("inf")),
     lambda t: t["within"].update({"0.9": [0.3, 0.1]}), lambda t: t["within"].pop("0.5"), lambda t: t.pop("groups"),
+    lambda t: t.update(groups=-1), lambda t: t.update(devices=0),
 ])
 def test_a_lying_transfer_band_is_refused(tmp_path, edit):
     data = load_engine_profile("tensorrt-llm").to_dict()

@@ -28,13 +28,21 @@ in quadrature to each side of the within-group band about its median c:
 :func:`~.engine_fit.band_of`) where it has seen the device and the model, else the wider of
 that and the band above on each side.
 
-Tried and left out (benchmarks/expected_accuracy.py's device splits): the spread of the
-leave-one-model-out parameter vectors' predictions at the queried point (jackknife) in
-quadrature — it stays small where the fit extrapolates to a new model (0.05 in log for
-TensorRT-LLM H100 -> H200, whose misses are 0.4) and grows to 0.8 where the parameters absorb
-model structure (SGLang H200), so it neither covered the misses nor stayed narrow; split
-conformal quantiles of the grouped hold-outs — with G < 9 groups the 90 % level has no finite
-group-level quantile, and row-level conformal quantiles are the pooled band itself.
+Tried on benchmarks/expected_accuracy.py's device splits and left out (90 % band coverage of
+the other device's TPOT rows and median band width, TensorRT-LLM / vLLM / SGLang fitted on H100,
+before any widening 48 % x1.75 / 59 % x1.95 / 27 % x1.79):
+
+* the spread of the leave-one-model-out parameter vectors' predictions at the queried point
+  (jackknife), z times it in quadrature with the pooled band: 50 % / 68 % / - (SGLang's H100 rows
+  hold one model: no jackknife); it stays near 0.05 in log where the fit extrapolates to new
+  models (TensorRT-LLM's misses there are 0.4) and reaches 0.3-0.8 where the parameters absorb
+  model structure (the H200 fits: bands 6-20x wide);
+* the device-transfer term alone (z σ₀ in quadrature): 64 % x2.2 / 70 % x2.4 / 41 % x2.3;
+* the t-inflated offsets without the prior (ν₀ = 0): 86 % x3.2 / 79 % x2.5 / 41 % x2.3, but the
+  H200 fits' bands 17x / 8x / 11x wide (ν₀ = 2, kept: 81 % x2.8 / 82 % x2.7 / 68 % x3.7 and
+  9x / 6x / 8x);
+* split conformal quantiles of the grouped hold-outs: with G < 9 groups the 90 % level has no
+  finite group-level quantile, and row-level conformal quantiles are the pooled band itself.
 
 References: J. Aitchison and I. R. Dunsmore, *Statistical Prediction Analysis* (1975), ch. 5
 (normal prediction interval for one new observation from G); A. Gelman et al., *Bayesian Data
@@ -54,9 +62,9 @@ from ..errors import InvalidValueError
 from ._stats import student_t_quantile
 from .engine_fit import BAND_LEVELS
 
-__all__ = ["PRIOR_GROUPS", "offset_term", "NO_OFFSET", "transfer_of", "transfer_from_dict", "transfer_to_dict", "transfer_band", "band_basis",
-           "DEVICE_PRIOR_ENGINE", "held_out_seen", "transfer_coverage", "query_band",
-           "model_seen"]
+__all__ = ["PRIOR_GROUPS", "NO_OFFSET", "DEVICE_PRIOR_ENGINE", "transfer_of", "transfer_to_dict", "transfer_from_dict",
+           "offset_term", "transfer_band", "query_band", "band_basis", "held_out_seen", "model_seen",
+           "transfer_coverage"]
 
 #: ν₀: the weight, in groups, of the prior offset spread σ₀ (:data:`DEVICE_PRIOR_ENGINE`'s) beside a
 #: profile's own G offsets.
@@ -111,6 +119,8 @@ def transfer_from_dict(data: Any) -> dict[str, Any] | None:
     if not (math.isfinite(sigma) and sigma >= 0) or not all(v is None or 0 <= float(v) < math.inf
                                                             for v in (device, prior)):
         raise ValueError("transfer sigmas must be finite numbers >= 0")
+    if int(data["groups"]) < 0 or int(data["devices"]) < 1:
+        raise ValueError("transfer needs groups >= 0 and devices >= 1")
     return {"within": within, "centre": float(data["centre"]), "groups": int(data["groups"]), "sigma_offset": sigma,
             "devices": int(data["devices"]), "models": [str(m) for m in data.get("models", [])],
             "sigma_prior": None if prior is None else float(prior),
@@ -156,7 +166,8 @@ def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, mode
     seen_d = np.asarray(device_seen, dtype=bool)
     seen_m = np.asarray(model_seen, dtype=bool)
     offset = offset_term(transfer, level)
-    device = 0.0 if transfer["sigma_device"] is None else NormalDist().inv_cdf((1 + level) / 2) * transfer["sigma_device"]
+    z = NormalDist().inv_cdf((1 + level) / 2)
+    device = 0.0 if transfer["sigma_device"] is None else z * transfer["sigma_device"]
     extra = np.where(seen_d & seen_m, 0.0, offset**2) + np.where(seen_d, 0.0, device**2)
     c = transfer["centre"]
     lo, hi = transfer["within"][level]
