@@ -349,7 +349,7 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
         groups = np.concatenate([groups, np.char.add("model:", np.asarray(models).astype(str))])
         method += " and leave-one-model-out, pooled"
     band = band_of(pooled)
-    transfer = transfer_of(pooled, groups, len(unique), models, device_prior(engine))
+    transfer = transfer_of(pooled, groups, models, device_prior(engine))
     seen = held_out_seen(ids, models, by_model is not None)
     # prior of a user calibration: how much one device's overall scale varies (log), and how far
     # a device's rows scatter once its own scale is known
@@ -377,12 +377,21 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
 
 
 def device_prior(engine: str) -> float | None:
-    """σ_dev [log] of a one-device profile (:mod:`.engine_band`): the spread of per-device scale
-    factors of the shipped :data:`~.engine_band.DEVICE_PRIOR_ENGINE` profile (None for that
-    profile itself, or where it is not shipped)."""
-    if engine == DEVICE_PRIOR_ENGINE or DEVICE_PRIOR_ENGINE not in list_engine_profiles():
+    """σ₀ [log], the prior of a profile's device and model offsets (:mod:`.engine_band`): the
+    spread of per-device scale factors (``prior.sigma_scale``) of the shipped
+    :data:`~.engine_band.DEVICE_PRIOR_ENGINE` profile, read from its file alone (so a refit of every
+    profile can read it); None for that profile itself, or where it is not shipped.
+
+    >>> 0.1 < device_prior("vllm") < 0.3, device_prior("llama.cpp-cuda")
+    (True, None)
+    """
+    path = profile_dir() / f"{DEVICE_PRIOR_ENGINE}.json"
+    if engine == DEVICE_PRIOR_ENGINE or not path.is_file():
         return None
-    return float(load_engine_profile(DEVICE_PRIOR_ENGINE).prior["sigma_scale"])
+    sigma = float(json.loads(path.read_text(encoding="utf-8"))["prior"]["sigma_scale"])
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise InvalidValueError(f"{path}: prior.sigma_scale", sigma, "a finite number > 0")
+    return sigma
 
 
 def profile_dir() -> Path:

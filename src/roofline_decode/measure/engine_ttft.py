@@ -106,7 +106,7 @@ def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray,
         groups = np.concatenate([groups, np.char.add("model:", np.asarray(models).astype(str))])
         method += " and leave-one-model-out, pooled"
     band = band_of(pooled)
-    transfer = transfer_of(pooled, groups, len(set(device_ids)), models, device_sigma)
+    transfer = transfer_of(pooled, groups, models, device_sigma)
     seen_d, seen_m = held_out_seen(ids, models, by_model is not None)
     n = len(y)
     statistics = {**error_statistics(in_sample, "in_sample_"), **error_statistics(held, "held_out_", band)}
