@@ -32,7 +32,9 @@ from a fit on the other devices, so the band says how far an unseen device may f
 device only, errors of rows held out in ten interleaved folds stand in (and the label says
 so); with the rows' models given (the production engines), each model's rows predicted from a
 fit on the other models join them, so the band also covers a model the profile has not seen
-(its statistics give both splits).  The prior of a user's calibration (:mod:`~roofline_decode.measure.expected`) is the
+(its statistics give both splits).  A query on a device or model the profile has not seen
+widens that band (``transfer``, :mod:`.engine_band`), and the statistics' coverage is that of
+the band each held-out row would get.  The prior of a user's calibration (:mod:`~roofline_decode.measure.expected`) is the
 spread of per-device scale factors.  Profiles are JSON files in
 ``roofline_decode/engine_profiles/``, refitted by ``tools/fit_engine_profiles.py`` from
 ``shared/reference/measured/`` only.

@@ -9,9 +9,10 @@ which and how far it reaches):
 2. **engine profile** (:mod:`~roofline_decode.measure.engine_profile`): the engine's fitted step
    model; the band is the spread of leave-one-device-out (and leave-one-model-out) errors of its
    fit, widened where the query reaches a device or a model the profile was not fitted on
-   (:mod:`~roofline_decode.measure.engine_band`: a new group offset from the spread of the
-   held-out offsets, t-inflated for their few groups; a device-transfer term for a profile
-   fitted on one device), so it describes a device or model the profile has not seen;
+   (:mod:`~roofline_decode.measure.engine_band`: a new device's or model's offset from the
+   spread of the held-out devices' or models' offsets, t-inflated for their few groups, with
+   llama.cpp-cuda's spread of per-device scales as a prior), so it describes a device or model
+   the profile has not seen;
 3. **your calibration**: the profile as a prior, updated by one or more of your runs.  The
    profile's prediction is scaled by a factor s with log s ~ N(0, σ²) a priori (σ: how much one
    device's scale varies across the fitted devices); each run i gives log(y_i / ŷ_i) = log s + ε_i

@@ -221,10 +221,10 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "(symmetric in over- and under-prediction across models whose steps differ 30x); TTFT with the "
               "relative error, which predicted unseen devices and models better there.  Their bands pool the "
               "leave-one-device-out and leave-one-model-out errors; a query on a device or a model the fit has not "
-              "seen widens them (`measure/engine_band.py`): a new device/model offset from the spread of the held-out "
-              "groups' offsets (Student-t for their few groups, with llama.cpp-cuda's spread of per-device scales as "
-              "a prior worth two groups), and for a fit on one device a device-transfer term.  Band width below is the "
-              "median of the band's upper / lower end over the predicted rows."]
+              "seen widens them (`measure/engine_band.py`): for each kind it has not seen, a new offset from the "
+              "spread of the held-out devices' or models' offsets (Student-t for their few groups, with llama.cpp-cuda's "
+              "spread of per-device scales as a prior worth two groups; a fit on one device has only the prior for a "
+              "new device).  Band width below is the median of the band's upper / lower end over the predicted rows."]
     lines += ["", "Splits (`benchmarks/expected_accuracy.py`): each fits on one part and predicts the rest with "
               "the band of that fit.  The production engines' TPOT rests on serving_floor's terms (the decode step "
               "of its decode batch at its mean context, plus the prompts riding along each step); TTFT on its "
