@@ -82,7 +82,7 @@ def test_held_out_rows_know_what_their_fit_had_seen():
     assert model_seen(_transfer(2, 2, 0.1, None), ["m", "n"]).tolist() == [True, False]
 
 
-def _one_device_profile():
+def _one_device_profile(**kwargs):
     truth = np.array([50e-6, 1e-3, 20e-6, 0.25, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     parts, models = [], []
     for model in ("llama-3.1-8b", "llama-2-13b", "llama-2-7b"):
@@ -92,7 +92,7 @@ def _one_device_profile():
     terms = StepTerms.stack(parts)
     y = predict_step(terms, truth)[0] * np.exp(0.05 * np.sin(np.arange(len(models)) * 1.7))
     return fit_profile("test", "", terms, y, ["h100-sxm"] * len(y), {"h100-sxm": 3.35e12}, [], loss="log",
-                       models=models)
+                       models=models, **kwargs)
 
 
 def test_a_one_device_profile_widens_for_another_device_and_says_so():
@@ -105,6 +105,12 @@ def test_a_one_device_profile_widens_for_another_device_and_says_so():
     assert "a new device's offset (0 held-out device offsets" in band_basis(p.transfer, False, True)
     assert "new device" not in band_basis(p.transfer, True, False)
     assert device_prior("llama.cpp-cuda") is None  # the prior's own profile has none
+    bare = _one_device_profile(offset_prior=None)  # no prior: nothing says how far another device lands
+    assert bare.transfer is not None and bare.transfer["sigma_prior"] is None
+    assert query_band(bare.band, bare.transfer, 0.9, False, True)[1] == seen[1]
+    assert "no measure of a new device's offset" in band_basis(bare.transfer, False, True)
+    with pytest.raises(InvalidValueError, match="offset_prior"):
+        _one_device_profile(offset_prior="newest")
 
 
 def test_expected_widens_for_an_unseen_device_and_labels_it():

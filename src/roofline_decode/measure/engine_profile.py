@@ -315,13 +315,15 @@ class EngineProfile:
 def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, device_ids: list[str],
                 bandwidths: dict[str, float], sources: list[dict[str, str]], notes: str = "",
                 fixed: dict[str, float] | None = None, loss: str = "relative",
-                models: list[str] | None = None) -> EngineProfile:
+                models: list[str] | None = None, offset_prior: float | None | str = "shipped") -> EngineProfile:
     """Fit the step model to rows of several devices and measure how it transfers between them.
 
     ``y`` are measured step times [s]; rows faster than their strict floor must be removed first.
     With ``models`` (each row's model), rows are also held out one model at a time, and the band
     is the spread of the leave-one-device-out and leave-one-model-out errors together, so it
-    covers an unseen device or an unseen model; the statistics give both splits."""
+    covers an unseen device or an unseen model; the statistics give both splits.  ``offset_prior``
+    [log] is σ₀ of the band's device and model offsets (:mod:`.engine_band`): ``"shipped"`` reads
+    it from the shipped llama.cpp-cuda profile (:func:`device_prior`), None fits without one."""
     y = np.asarray(y, dtype=float)
     ids = np.asarray(device_ids)
     if len(y) < 3:
@@ -351,7 +353,11 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
         groups = np.concatenate([groups, np.char.add("model:", np.asarray(models).astype(str))])
         method += " and leave-one-model-out, pooled"
     band = band_of(pooled)
-    transfer = transfer_of(pooled, groups, models, device_prior(engine))
+    if isinstance(offset_prior, str):
+        if offset_prior != "shipped":
+            raise InvalidValueError("offset_prior", offset_prior, "a number >= 0 [log], None, or 'shipped'")
+        offset_prior = device_prior(engine)
+    transfer = transfer_of(pooled, groups, models, offset_prior)
     seen = held_out_seen(ids, models, by_model is not None)
     # prior of a user calibration: how much one device's overall scale varies (log), and how far
     # a device's rows scatter once its own scale is known
