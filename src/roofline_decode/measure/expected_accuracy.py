@@ -88,8 +88,9 @@ def _step_fit(rows: EngineRows, train: np.ndarray, held: np.ndarray) -> Predicti
                           models=[m for m, t in zip(rows.models, train) if t] if production else None)
     terms = rows.terms.take(held)
     predicted = predict_step(terms, profile.vector)[0]
+    names = np.asarray(rows.models)[held] if rows.models else np.full(int(held.sum()), "")
     lo, hi = query_band(profile.band, profile.transfer, 0.9, np.isin(np.asarray(rows.device_ids)[held], ids),
-                        model_seen(profile.transfer, np.asarray(rows.models)[held] if rows.models else []))
+                        model_seen(profile.transfer, names))
     return predicted, np.maximum(predicted * np.exp(lo), terms.floor_s), predicted * np.exp(hi)
 
 
