@@ -56,7 +56,7 @@ predictive inference for regression", JASA 113 (2018) 1094-1111 (split conformal
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -157,7 +157,13 @@ def offset_term(offsets: dict[str, Any], sigma_prior: float | None, level: float
         return 0.0
     variance = (weight * (sigma_prior or 0.0) ** 2 + groups * offsets["sigma_offset"] ** 2) / (weight + groups)
     mean_part = math.sqrt(1 + 1 / groups) if groups else 1.0
-    return student_t_quantile((1 + level) / 2, weight + max(groups - 1, 0)) * math.sqrt(variance) * mean_part
+    return _t_quantile((1 + level) / 2, weight + max(groups - 1, 0)) * math.sqrt(variance) * mean_part
+
+
+@lru_cache(maxsize=256)
+def _t_quantile(probability: float, dof: int) -> float:
+    """Student's t quantile, cached (a band asks for a few (level, dof) pairs, many times)."""
+    return student_t_quantile(probability, dof)
 
 
 def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, model_seen: Any
