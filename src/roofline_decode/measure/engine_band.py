@@ -38,7 +38,7 @@ then fitted on H200; before any widening 48 % x1.75 / 59 % x1.95 / 27 % x1.79, t
   (jackknife), z times it in quadrature with the pooled band: 50 % / 68 % / - (SGLang's H100 rows
   hold one model: no jackknife); it stays near 0.05 in log where the fit extrapolates to new
   models (TensorRT-LLM's misses there are 0.4) and reaches 0.3-0.8 where the parameters absorb
-  model structure (the H200 fits: bands 6-20x wide);
+  model structure (the TensorRT-LLM and SGLang H200 fits: bands 6.6x and 21x wide);
 * a device-transfer term alone, z σ₀ in quadrature: 64 % x2.2 / 70 % x2.4 / 41 % x2.3;
 * device and model offsets pooled into one kind, with z σ₀ for a one-device profile: 81 % x2.8 /
   82 % x2.7 / 68 % x3.7, then 100 % x9.2 / 97 % x5.7 / 98 % x8.3 (a new device of a seen model
@@ -49,8 +49,9 @@ then fitted on H200; before any widening 48 % x1.75 / 59 % x1.95 / 27 % x1.79, t
 
 References: J. Aitchison and I. R. Dunsmore, *Statistical Prediction Analysis* (1975), ch. 5
 (normal prediction interval for one new observation from G); A. Gelman et al., *Bayesian Data
-Analysis*, 3rd ed. (2013), §3.2-3.3 (scaled-inverse-χ² prior, Student-t predictive); J. Lei et al., "Distribution-free
-predictive inference for regression", JASA 113 (2018) 1094-1111 (split conformal).
+Analysis*, 3rd ed. (2013), §3.2-3.3 (scaled-inverse-χ² prior, Student-t predictive); J. Lei et
+al., "Distribution-free predictive inference for regression", JASA 113 (2018) 1094-1111 (split
+conformal).
 """
 
 from __future__ import annotations
