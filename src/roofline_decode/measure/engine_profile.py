@@ -44,7 +44,9 @@ from a fit on the other devices, so the band says how far an unseen device may f
 device only, errors of rows held out in ten interleaved folds stand in (and the label says
 so); with the rows' models given (the production engines), each model's rows predicted from a
 fit on the other models join them, so the band also covers a model the profile has not seen
-(its statistics give both splits).  The prior of a user's calibration (:mod:`~roofline_decode.measure.expected`) is the
+(its statistics give both splits).  A query on a device or model the profile has not seen
+widens that band (``transfer``, :mod:`.engine_band`), and the statistics' coverage is that of
+the band each held-out row would get.  The prior of a user's calibration (:mod:`~roofline_decode.measure.expected`) is the
 spread of per-device scale factors.  Profiles are JSON files in
 ``roofline_decode/engine_profiles/``, refitted by ``tools/fit_engine_profiles.py`` from
 ``shared/reference/measured/`` only.
@@ -65,12 +67,14 @@ from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from . import calibration_models as cm
 from ._nnls import weighted_nnls
+from .engine_band import (DEVICE_PRIOR_ENGINE, NO_OFFSET, held_out_seen, transfer_coverage, transfer_from_dict,
+                          transfer_of, transfer_to_dict)
 from .engine_fit import BAND_LEVELS, Prior, band_of, error_statistics, held_out, irls, prior_rows, prior_strength
 from .engine_ttft import TTFT_PARAMETERS, fit_ttft, predict_ttft, ttft_from_dict
 
 __all__ = ["PROFILE_FORMAT", "PARAMETERS", "TTFT_PARAMETERS", "BAND_LEVELS", "StepTerms", "EngineProfile", "step_terms",
            "fit_step_model", "predict_step", "MAP_ONLY", "fit_profile", "fit_ttft", "predict_ttft",
-           "list_engine_profiles", "load_engine_profile", "profile_dir"]
+           "list_engine_profiles", "load_engine_profile", "profile_dir", "device_prior"]
 
 PROFILE_FORMAT = "roofline-decode engine profile 1"
 #: Parameters of the step model, in the order of the fit.
@@ -261,10 +265,15 @@ class EngineProfile:
         file, url, commit (and notes) of the measured rows.
     ttft : dict or None
         The time-to-first-token model where the engine has TTFT rows (:func:`fit_ttft`):
-        ``parameters`` (t_first [s], u_prefill, u_queue, w_clients [1]), ``band``, ``rows``, ``statistics``.
+        ``parameters`` (t_first [s], u_prefill, u_queue, w_clients [1]), ``band``, ``rows``, ``statistics``
+        (and its ``transfer``).
     parameter_prior : dict or None
         name -> (value, scale) the step model's MAP fit pulled toward (:data:`~.engine_fit.STEP_PRIOR`);
         None for a plain bounded least-squares fit.
+    transfer : dict or None
+        The band at a queried point (:mod:`.engine_band`): within-group quantiles of the held-out
+        errors, the spread and count of their group offsets, the fitted models and, fitted on one
+        device, the device-transfer sigma; None in profiles written before it (``band`` serves).
     """
 
     engine: str
@@ -281,6 +290,7 @@ class EngineProfile:
     notes: str = ""
     ttft: dict[str, Any] | None = None
     parameter_prior: dict[str, tuple[float, float]] | None = None
+    transfer: dict[str, Any] | None = None
 
     @property
     def vector(self) -> np.ndarray:
@@ -309,9 +319,11 @@ class EngineProfile:
                 "band_method": self.band_method, "rows": self.rows, "devices": self.devices,
                 "statistics": self.statistics, "prior": self.prior, "sources": self.sources, "notes": self.notes,
                 "ttft": None if self.ttft is None else {
-                    **self.ttft, "band": {f"{k:g}": list(v) for k, v in self.ttft["band"].items()}},
+                    **self.ttft, "band": {f"{k:g}": list(v) for k, v in self.ttft["band"].items()},
+                    "transfer": None if self.ttft.get("transfer") is None else transfer_to_dict(self.ttft["transfer"])},
                 "parameter_prior": None if self.parameter_prior is None else {
-                    k: list(v) for k, v in self.parameter_prior.items()}}
+                    k: list(v) for k, v in self.parameter_prior.items()},
+                "transfer": None if self.transfer is None else transfer_to_dict(self.transfer)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "profile") -> EngineProfile:
@@ -339,7 +351,7 @@ class EngineProfile:
                        rows=int(data["rows"]), statistics={k: float(v) for k, v in data["statistics"].items()},
                        prior={k: float(v) for k, v in data["prior"].items()}, sources=list(data.get("sources", [])),
                        notes=str(data.get("notes", "")), ttft=ttft_from_dict(data.get("ttft")),
-                       parameter_prior=parameter_prior)
+                       parameter_prior=parameter_prior, transfer=transfer_from_dict(data.get("transfer")))
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise InvalidValueError(where, f"{type(exc).__name__}: {exc}", "an engine profile as written by "
                                     "tools/fit_engine_profiles.py") from None
@@ -351,14 +363,18 @@ class EngineProfile:
 def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, device_ids: list[str],
                 bandwidths: dict[str, float], sources: list[dict[str, str]], notes: str = "",
                 fixed: dict[str, float] | None = None, loss: str = "relative",
-                models: list[str] | None = None, prior: Prior | None = None) -> EngineProfile:
+                models: list[str] | None = None, prior: Prior | None = None,
+                offset_prior: float | None | str = "shipped") -> EngineProfile:
     """Fit the step model to rows of several devices and measure how it transfers between them.
 
     ``y`` are measured step times [s]; rows faster than their strict floor must be removed first.
     With ``models`` (each row's model), rows are also held out one model at a time, and the band
     is the spread of the leave-one-device-out and leave-one-model-out errors together, so it
     covers an unseen device or an unseen model; the statistics give both splits.  With ``prior``
-    every fit is a MAP fit (:func:`fit_step_model`), its rows grouped by device and model."""
+    every fit is a MAP fit (:func:`fit_step_model`), its rows grouped by device and model.
+    ``offset_prior`` [log] is σ₀ of the band's device and model offsets (:mod:`.engine_band`):
+    ``"shipped"`` reads it from the shipped llama.cpp-cuda profile (:func:`device_prior`), None fits
+    without one."""
     y = np.asarray(y, dtype=float)
     ids = np.asarray(device_ids)
     if len(y) < 3:
@@ -375,17 +391,26 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
     if len(unique) >= 2:
         method = "leave-one-device-out"
         held = held_out(ids, fit_predict, y)
+        offset_groups = np.char.add("device:", ids.astype(str))
     else:  # one device: rows held out in ten interleaved folds (each row once; every row alone below 10)
         folds = min(10, len(y))
         method = "leave-one-row-out (one device)" if folds == len(y) else "ten-fold (one device)"
         held = held_out(np.arange(len(y)) % folds, fit_predict, y)
+        offset_groups = np.full(len(y), NO_OFFSET)
     pooled = held
     by_model = None
     if models is not None and len(set(models)) >= 2:
         by_model = held_out(np.asarray(models), fit_predict, y)
         pooled = np.concatenate([held, by_model])
+        offset_groups = np.concatenate([offset_groups, np.char.add("model:", np.asarray(models).astype(str))])
         method += " and leave-one-model-out, pooled"
     band = band_of(pooled)
+    if isinstance(offset_prior, str):
+        if offset_prior != "shipped":
+            raise InvalidValueError("offset_prior", offset_prior, "a number >= 0 [log], None, or 'shipped'")
+        offset_prior = device_prior(engine)
+    transfer = transfer_of(pooled, offset_groups, models, offset_prior)
+    seen = held_out_seen(ids, models, by_model is not None)
     # prior of a user calibration: how much one device's overall scale varies (log), and how far
     # a device's rows scatter once its own scale is known
     scales, residuals = [], []
@@ -399,13 +424,35 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
     noise = float(np.sqrt(np.mean(np.concatenate(residuals) ** 2)))
     statistics = {**error_statistics(in_sample, "in_sample_"), **error_statistics(held, "held_out_", band),
                   "devices": float(len(unique))}
+    n = len(y)
+    statistics["held_out_coverage_90"] = transfer_coverage(band, transfer, held, seen[0][:n], seen[1][:n])
     if by_model is not None:
         statistics.update(error_statistics(by_model, "held_out_model_", band), models=float(len(set(models or []))))
+        statistics["held_out_model_coverage_90"] = transfer_coverage(band, transfer, by_model, seen[0][n:], seen[1][n:])
     devices = {d: {"rows": float(np.sum(ids == d)), "memory_bandwidth": bandwidths[d]} for d in unique}
     return EngineProfile(engine=engine, description=description, parameters=dict(zip(PARAMETERS, map(float, p))),
                          fitted=fitted, band=band, band_method=method, devices=devices, rows=len(y),
                          statistics=statistics, prior={"sigma_scale": max(sigma, 0.02), "noise": max(noise, 0.01)},
-                         sources=sources, notes=notes, parameter_prior=None if prior is None else dict(prior))
+                         sources=sources, notes=notes, parameter_prior=None if prior is None else dict(prior),
+                         transfer=transfer)
+
+
+def device_prior(engine: str) -> float | None:
+    """σ₀ [log], the prior of a profile's device and model offsets (:mod:`.engine_band`): the
+    spread of per-device scale factors (``prior.sigma_scale``) of the shipped
+    :data:`~.engine_band.DEVICE_PRIOR_ENGINE` profile, read from its file alone (so a refit of every
+    profile can read it); None for that profile itself, or where it is not shipped.
+
+    >>> 0.1 < device_prior("vllm") < 0.3, device_prior("llama.cpp-cuda")
+    (True, None)
+    """
+    path = profile_dir() / f"{DEVICE_PRIOR_ENGINE}.json"
+    if engine == DEVICE_PRIOR_ENGINE or not path.is_file():
+        return None
+    sigma = float(json.loads(path.read_text(encoding="utf-8"))["prior"]["sigma_scale"])
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise InvalidValueError(f"{path}: prior.sigma_scale", sigma, "a finite number > 0")
+    return sigma
 
 
 def profile_dir() -> Path:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ._nnls import weighted_nnls
+from .engine_band import NO_OFFSET, held_out_seen, transfer_coverage, transfer_from_dict, transfer_of
 from .engine_fit import band_of, error_statistics, held_out, irls
 
 __all__ = ["TTFT_PARAMETERS", "predict_ttft", "fit_ttft", "ttft_from_dict"]
@@ -41,7 +42,8 @@ def ttft_from_dict(data: Any) -> dict[str, Any] | None:
     if not all(math.isfinite(v) and v >= 0 for v in params.values()):
         raise ValueError("TTFT parameters must be finite numbers >= 0")
     return {**data, "parameters": params,
-            "band": {float(k): (float(v[0]), float(v[1])) for k, v in data["band"].items()}}
+            "band": {float(k): (float(v[0]), float(v[1])) for k, v in data["band"].items()},
+            "transfer": transfer_from_dict(data.get("transfer"))}
 
 
 def predict_ttft(parameters: dict[str, float], prefill_s: Any, queue_s: Any, clients: Any) -> np.ndarray:
@@ -66,10 +68,13 @@ def predict_ttft(parameters: dict[str, float], prefill_s: Any, queue_s: Any, cli
 
 
 def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray, clients: np.ndarray,
-             device_ids: list[str], models: list[str] | None = None, loss: str = "relative") -> dict[str, Any]:
+             device_ids: list[str], models: list[str] | None = None, loss: str = "relative",
+             device_sigma: float | None = None) -> dict[str, Any]:
     """Fit the TTFT model (every parameter >= 0) by bounded least squares (``loss`` as for the
     step: :mod:`.engine_fit`); band and statistics from leave-one-device-out errors, pooled with
-    leave-one-model-out errors when ``models`` are given (in-sample on one device)."""
+    leave-one-model-out errors when ``models`` are given (in-sample on one device); ``transfer``
+    the band at a queried point (:mod:`.engine_band`; ``device_sigma`` [log]: the device-transfer
+    term of a one-device fit)."""
     y = np.asarray(measured_s, dtype=float)
     t_pf = np.asarray(prefill_s, dtype=float)
     t_q = np.asarray(queue_s, dtype=float)
@@ -90,16 +95,24 @@ def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray,
     params = fit(everything)
     in_sample = np.log(y / predict_ttft(params, t_pf, t_q, c))
     several = len(set(device_ids)) > 1
-    held = held_out(np.asarray(device_ids), fit_predict, y) if several else in_sample
+    ids = np.asarray(device_ids).astype(str)
+    held = held_out(ids, fit_predict, y) if several else in_sample
     method = "leave-one-device-out" if several else "in-sample (one device)"
+    groups = np.char.add("device:", ids) if several else np.full(len(y), NO_OFFSET)
     pooled, by_model = held, None
     if models is not None and len(set(models)) >= 2:
         by_model = held_out(np.asarray(models), fit_predict, y)
         pooled = np.concatenate([held, by_model])
+        groups = np.concatenate([groups, np.char.add("model:", np.asarray(models).astype(str))])
         method += " and leave-one-model-out, pooled"
     band = band_of(pooled)
+    transfer = transfer_of(pooled, groups, models, device_sigma)
+    seen_d, seen_m = held_out_seen(ids, models, by_model is not None)
+    n = len(y)
     statistics = {**error_statistics(in_sample, "in_sample_"), **error_statistics(held, "held_out_", band)}
+    statistics["held_out_coverage_90"] = transfer_coverage(band, transfer, held, seen_d[:n], seen_m[:n])
     if by_model is not None:
         statistics.update(error_statistics(by_model, "held_out_model_", band))
+        statistics["held_out_model_coverage_90"] = transfer_coverage(band, transfer, by_model, seen_d[n:], seen_m[n:])
     return {"parameters": params, "band": band, "rows": int(len(y)), "band_method": method, "loss": loss,
-            "statistics": statistics}
+            "statistics": statistics, "transfer": transfer}
