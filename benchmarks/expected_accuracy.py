@@ -10,8 +10,8 @@ Fits engine profiles (roofline_decode.measure.engine_profile) on part of the mea
 * HF eager: fit batch <= 8, predict the larger batches.
 
 Prints per split: rows fitted / predicted, median, p90 and max of |predicted / measured - 1| and
-the share of predicted rows inside the fit's 90 % band; then the shipped profiles' own
-leave-one-device-out (and, for the production engines, leave-one-model-out) figures.  Targets (issue 29): on unseen devices TPOT within 15 % median
+the share of predicted rows inside the fit's 90 % band and its median width (upper / lower
+end); then the shipped profiles' own leave-one-device-out (and, for the production engines, leave-one-model-out) figures.  Targets (issue 29): on unseen devices TPOT within 15 % median
 (goal 7 %), TTFT within 25 %, band coverage >= 80 %.  No randomness: the figures are those of
 docs/how_close_is_the_floor.md.
 
@@ -29,10 +29,10 @@ from roofline_decode.measure.expected_accuracy import accuracy_protocol
 
 def main(argv: list[str]) -> int:
     folder = Path(argv[0]) if argv else Path(__file__).resolve().parents[1] / "tests" / "data" / "measured"
-    print(f"{'engine':14s} {'quantity':8s} {'fit':>5s} {'pred':>5s} {'median':>8s} {'p90':>8s} {'max':>8s} {'band':>6s}  split")
+    print(f"{'engine':14s} {'quantity':8s} {'fit':>5s} {'pred':>5s} {'median':>8s} {'p90':>8s} {'max':>8s} {'band':>6s} {'width':>7s}  split")
     for r in accuracy_protocol(folder):
         print(f"{r.engine:14s} {r.quantity:8s} {r.fitted:5d} {r.predicted:5d} {r.median:8.1%} {r.p90:8.1%} "
-              f"{r.max:8.1%} {r.coverage:6.0%}  {r.split}")
+              f"{r.max:8.1%} {r.coverage:6.0%} {r.width:6.2f}x  {r.split}")
     print("\nshipped profiles, leave-one-device-out (each device predicted from the others):")
     for name in list_engine_profiles():
         p = load_engine_profile(name)

@@ -16,10 +16,12 @@ from pathlib import Path
 
 from dataclasses import replace
 
+from roofline_decode.measure.engine_band import DEVICE_PRIOR_ENGINE
 from roofline_decode.measure.engine_profile import EngineProfile, fit_profile, fit_ttft, profile_dir
 from roofline_decode.measure.engine_rows import ENGINE_DESCRIPTIONS, ENGINE_FILES, EngineRows, engine_rows
 from roofline_decode.measure.engine_rows_production import (DATA_ERROR, DUPLICATE, PRODUCTION_FILE, PRODUCTION_LOSS,
-                                                             TTFT_LOSS, TTFT_TERMS, dropped_counts, production_rows)
+                                                             PRODUCTION_PRIOR, TTFT_LOSS, TTFT_TERMS, dropped_counts,
+                                                             production_rows)
 
 NOTES = {
     "llama.cpp-cuda": "single-GPU rows and the May-2024 4-GPU layer-split rows (t_hop); the Dec-2023 multi-GPU rows "
@@ -37,10 +39,12 @@ PRODUCTION = {
     "sglang": "SGLang serving (aggregated and disaggregated; AIConfigurator silicon runs, H100/H200 SXM)",
 }
 PRODUCTION_NOTE = ("TPOT fitted on serving_floor's terms: the decode step of its decode batch at its mean context on "
-                   "the (decode) layout's devices plus the prompts riding along (k_pf) and the layout's collective "
-                   "floor (k_comm); TTFT on its prefill (+ KV transfer) and queue floors; TPOT fitted with the Huber "
-                   "loss of log(measured / predicted), TTFT with the relative error; bands from leave-one-device-out "
-                   "and leave-one-model-out errors pooled; see measure/engine_rows_production.py")
+                   "the (decode) layout's devices plus the prompts riding along (k_pf), the layout's collective "
+                   "floor (k_comm), the experts each device runs (t_exp) and the peers of each all-reduce (c_peer); "
+                   "TTFT on its prefill (+ KV transfer) and queue floors; TPOT fitted with the Huber loss of "
+                   "log(measured / predicted) as a MAP fit toward the physical values of engine_fit.STEP_PRIOR, "
+                   "TTFT with the relative error; bands from leave-one-device-out and leave-one-model-out errors "
+                   "pooled; see measure/engine_rows_production.py")
 
 
 
@@ -65,12 +69,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"measured folder {folder} not found", file=sys.stderr)
         return 2
     fitted: list[tuple[EngineProfile, EngineRows]] = []
-    for engine, rows in engine_rows(folder).items():
+    prior: float | None = None  # sigma_0 of the bands' offsets: the prior engine's device spread, fitted first
+    single = engine_rows(folder)
+    for engine in sorted(single, key=lambda name: name != DEVICE_PRIOR_ENGINE):
+        rows = single[engine]
         assert rows.terms is not None
         fitted.append((fit_profile(engine, ENGINE_DESCRIPTIONS[engine], rows.terms, rows.measured_s, rows.device_ids,
                                    rows.bandwidths, sources(folder, ENGINE_FILES[engine]),
                                    notes=NOTES[engine] + f"; {len(rows.dropped)} rows dropped (below the strict floor "
-                                                         "or not fitting the device)"), rows))
+                                                         "or not fitting the device)", offset_prior=prior), rows))
+        if engine == DEVICE_PRIOR_ENGINE:
+            prior = fitted[-1][0].prior["sigma_scale"]
     tpot, ttft = production_rows(folder)
     prod_sources = [{"file": f"shared/reference/measured/{PRODUCTION_FILE}",
                      "url": "https://github.com/ai-dynamo/aiconfigurator/blob/095f58a/aic-core/src/aiconfigurator_core/"
@@ -83,13 +92,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"disagree with the run id or a twin row: data_problems of measure/production_runs.py), {n['other']} "
                 "below the decode-step floor or without room for the KV cache")
         profile = fit_profile(engine, PRODUCTION[engine], rows.terms, rows.measured_s, rows.device_ids, rows.bandwidths,
-                              prod_sources, notes=PRODUCTION_NOTE + note, loss=PRODUCTION_LOSS, models=rows.models)
+                              prod_sources, notes=PRODUCTION_NOTE + note, loss=PRODUCTION_LOSS, models=rows.models,
+                              prior=PRODUCTION_PRIOR, offset_prior=prior)
         t = ttft[engine]
         if len(t.measured_s) >= 3:
             profile = replace(profile, ttft=fit_ttft(t.measured_s, t.prefill_floor_s, t.queue_floor_s, t.clients,
                                                      t.device_ids, t.models, TTFT_LOSS[engine], step_s=t.step_floor_s,
                                                      prompt_tokens=t.prompt_tokens, output_tokens=t.output_tokens,
-                                                     terms=TTFT_TERMS[engine]))
+                                                     terms=TTFT_TERMS[engine], device_sigma=prior))
         fitted.append((profile, rows))
     for profile, rows in fitted:
         profile.save(out / f"{profile.engine}.json")

@@ -65,7 +65,8 @@ def test_refit_reproduces_the_shipped_profile(engine):
 def test_refit_reproduces_a_shipped_production_profile():
     """vLLM from the production rows: duplicates and data errors dropped, log loss, band from
     device and model hold-outs (tools/fit_engine_profiles.py)."""
-    from roofline_decode.measure.engine_rows_production import (PRODUCTION_LOSS, TTFT_LOSS, TTFT_TERMS,
+    from roofline_decode.measure.engine_rows_production import (PRODUCTION_LOSS, PRODUCTION_PRIOR, TTFT_LOSS,
+                                                                 TTFT_TERMS,
                                                                  dropped_counts, production_rows)
     from roofline_decode.measure.engine_ttft import fit_ttft
 
@@ -76,8 +77,10 @@ def test_refit_reproduces_a_shipped_production_profile():
     assert counts["duplicate"] > 0 and counts["data error"] > 0
     assert f"{counts['duplicate']} duplicates" in shipped.notes and f"{counts['data error']} data errors" in shipped.notes
     refit = fit_profile("vllm", shipped.description, rows.terms, rows.measured_s, rows.device_ids, rows.bandwidths,
-                        shipped.sources, shipped.notes, loss=PRODUCTION_LOSS, models=rows.models)
+                        shipped.sources, shipped.notes, loss=PRODUCTION_LOSS, models=rows.models,
+                        prior=PRODUCTION_PRIOR)
     assert refit.rows == shipped.rows and "leave-one-model-out" in refit.band_method
+    assert refit.parameter_prior == shipped.parameter_prior == PRODUCTION_PRIOR
     for name in PARAMETERS:
         assert refit.parameters[name] == pytest.approx(shipped.parameters[name], rel=1e-9, abs=1e-15)
     assert refit.band[0.9] == pytest.approx(shipped.band[0.9], rel=1e-9)
@@ -105,7 +108,7 @@ def test_duplicates_and_data_errors_are_not_fitted():
 
 def test_fit_recovers_a_known_step_model():
     """Noise-free rows made from known coefficients on three devices give them back."""
-    truth = np.array([50e-6, 1e-3, 20e-6, 0.25, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    truth = np.array([50e-6, 1e-3, 20e-6, 0.25, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     parts, ids = [], []
     for device in ("rtx-4090", "a100-80gb-sxm", "h100-sxm"):
         for model in ("llama-3.1-8b", "llama-2-13b"):
@@ -130,6 +133,7 @@ def test_fit_recovers_a_known_step_model():
     with pytest.raises(InvalidValueError, match="loss"):
         fit_step_model(terms, y, loss="l1")
     assert "c_ar" not in names and "t_hop" not in names  # no TP or layer-split rows: not fitted
+    assert "t_exp" not in names and "u_moe" not in names  # dense models only
 
 
 def test_expected_is_never_below_the_floor_and_labels_its_basis():
@@ -302,12 +306,15 @@ def test_serve_engine_cli(capsys):
         assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
-def test_a_profile_written_before_k_comm_still_loads(tmp_path):
+def test_a_profile_written_before_k_comm_or_t_exp_still_loads(tmp_path):
     data = load_engine_profile("exllama").to_dict()
-    del data["parameters"]["k_comm"]
+    del data["parameters"]["k_comm"], data["parameters"]["t_exp"], data["parameters"]["c_peer"]
+    del data["parameter_prior"]
     path = tmp_path / "old.json"
     path.write_text(json.dumps(data))
-    assert load_engine_profile(str(path)).parameters["k_comm"] == 0.0
+    old = load_engine_profile(str(path))
+    assert old.parameters["k_comm"] == old.parameters["t_exp"] == old.parameters["c_peer"] == 0.0
+    assert old.parameter_prior is None
 
 
 def test_production_bands_pool_device_and_model_hold_outs():
@@ -345,3 +352,84 @@ def test_a_layout_is_the_tensor_and_pipeline_degrees():
         rd.expected("deepseek-v3", "h200-sxm", engine="vllm", parallel="dp8 ep8")
     with pytest.raises(InvalidValueError, match="either parallel= or tensor_parallel="):
         rd.expected("llama-3.1-70b", "h100-sxm", engine="vllm", parallel="tp4", tensor_parallel=4)
+
+
+def test_experts_run_counts_the_experts_a_device_runs():
+    """N_exp = MoE layers x distinct experts read / EP: uniform routing at batch 8 reads
+    E (1 - (1 - k/E)^8) experts per layer; identical routing k; a dense model none.  The
+    all-reduces of TP 4 span 3 peers each (c_peer's count), one device none."""
+    from roofline_decode.formulas.weights import expected_experts_touched
+
+    model, device = load_model("qwen3-30b-a3b"), rd.load_accelerator("h100-sxm")
+    uniform = step_terms(model, device, 8.0, 1024.0, tensor_parallel=4, expert_parallel=4)
+    touched = float(expected_experts_touched(model.num_experts, model.num_experts_per_token, 8))
+    assert float(uniform.experts_run) == pytest.approx(model.num_moe_layers * touched / 4, rel=1e-12)
+    same = step_terms(model, device, 8.0, 1024.0, routing="identical")
+    assert float(same.experts_run) == model.num_moe_layers * model.num_experts_per_token
+    assert float(step_terms(load_model("llama-3.1-8b"), device, 8.0, 1024.0).experts_run) == 0.0
+    assert float(uniform.allreduce_peers) == 2 * model.num_layers * 3 == 3 * float(uniform.allreduces)
+    assert float(same.allreduce_peers) == 0.0
+
+
+def test_terms_without_a_prior_stay_out_of_a_plain_fit():
+    """gpt-fast's rows (TP and MoE, no prior): t_exp and c_peer are not fitted and stay 0."""
+    rows = engine_rows(MEASURED, ("gpt-fast",))["gpt-fast"]
+    assert rows.terms is not None and np.any(rows.terms.experts_run > 0) and np.any(rows.terms.allreduce_peers > 0)
+    p, names = fit_step_model(rows.terms, rows.measured_s)
+    assert not {"t_exp", "c_peer"} & set(names)
+    assert p[PARAMETERS.index("t_exp")] == p[PARAMETERS.index("c_peer")] == 0.0
+
+
+def test_a_map_fit_keeps_its_parameters_near_the_prior():
+    """A tight prior holds the parameters at its values, a prior of huge scale is no prior (the
+    truth of noise-free rows comes back), and a parameter no row determines takes its prior value."""
+    from roofline_decode.measure.engine_fit import prior_rows, prior_strength
+    from roofline_decode.measure.engine_profile import StepTerms
+
+    parts, groups = [], []
+    for device in ("a100-80gb-sxm", "h100-sxm"):
+        for model in ("llama-3.1-8b", "llama-2-13b"):
+            parts.append(step_terms(load_model(model), rd.load_accelerator(device), np.array([1.0, 4.0, 16.0, 64.0]),
+                                    np.array([512.0, 2048.0, 4096.0, 8192.0])))
+            groups += [f"{device}|{model}"] * 4
+    terms = StepTerms.stack(parts)
+    truth = np.zeros(len(PARAMETERS))
+    for name, value in (("t_layer", 20e-6), ("t_step", 2e-3), ("u_w", 0.3), ("u_kv", 0.6)):
+        truth[PARAMETERS.index(name)] = value
+    y = predict_step(terms, truth)[0]
+    prior = {"t_layer": (5e-6, 5e-6), "t_step": (1e-3, 1e-3), "u_w": (0.43, 0.5), "u_kv": (0.43, 0.5),
+             "t_exp": (1e-6, 1e-6)}
+    tight = {k: (m, s * 1e-4) for k, (m, s) in prior.items()}
+    held, names = fit_step_model(terms, y, loss="log", prior=tight, groups=groups)
+    for name, (value, _) in prior.items():
+        assert held[PARAMETERS.index(name)] == pytest.approx(value, rel=1e-3)
+    assert "t_exp" not in names and "t_layer" in names  # dense models: t_exp at its prior value, not fitted
+    loose = {k: (m, s * 1e6) for k, (m, s) in prior.items()}
+    free = fit_step_model(terms, y, loss="log", prior=loose, groups=groups)[0]
+    for name in ("t_layer", "t_step", "u_w", "u_kv"):
+        assert free[PARAMETERS.index(name)] == pytest.approx(truth[PARAMETERS.index(name)], rel=1e-4)
+    assert prior_strength(["a"] * 6 + ["b"] * 2, 0.25) == pytest.approx(0.25, rel=1e-12)
+    with pytest.raises(InvalidValueError, match="prior"):
+        prior_rows(("t_step",), {"t_step": (1e-3, 0.0)}, 1.0)
+    with pytest.raises(InvalidValueError, match="groups"):
+        prior_strength([])
+
+
+def test_production_parameters_are_physical():
+    """The MAP fits keep every production parameter where the hardware puts it (engine_fit.STEP_PRIOR):
+    a per-layer cost of microseconds, a per-step cost of about a millisecond, an NVLink all-reduce
+    of 5-50 µs, efficiencies 0.4-1, the collective and prefill floors taken 0.5-3 times."""
+    for engine in PRODUCTION:
+        p = load_engine_profile(engine).parameters
+        assert p["t_layer"] <= 20e-6 and p["t_step"] <= 3e-3 and p["q"] <= 30e-6, engine
+        assert 5e-6 <= p["c_ar"] <= 50e-6 and 0.0 < p["t_exp"] <= 5e-6 and 0.0 < p["c_peer"] <= 10e-6, engine
+        assert all(0.4 <= 1 / (1 + p[f"u_{s}"]) <= 1 for s in ("w", "kv", "moe")), engine
+        assert 0.5 <= p["k_comm"] <= 3 and 0.5 <= p["k_pf"] <= 3, engine
+
+
+def test_a_term_no_row_fitted_says_it_rests_on_the_prior():
+    """vLLM has no layer-split rows: its hand-off cost is the prior's, and the label says so."""
+    vllm = load_engine_profile("vllm")
+    assert "t_hop" not in vllm.fitted and vllm.parameters["t_hop"] == vllm.parameter_prior["t_hop"][0] > 0
+    e = rd.expected("llama-3.1-70b", "h100-sxm", batch=8, engine=vllm, pipeline_parallel=2)
+    assert "hand-offs at the profile's prior value (10 µs each" in e.label

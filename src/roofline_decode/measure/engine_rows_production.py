@@ -13,9 +13,10 @@ notes repeat it):
   prompt tokens riding along each step (aggregated mode);
 * TPOT is fitted on the decode step of ``decode_batch`` sequences at that context on the
   (decode) layout's devices (:func:`~roofline_decode.measure.engine_profile.step_terms`: their
-  aggregate bandwidth, 2 L all-reduces when they are more than one) plus the interleaved
-  prefill, T_pf = (prompt tokens per step / ISL) x the prefill floor of one prompt (the
-  profile's ``k_pf`` scales it);
+  aggregate bandwidth, 2 L all-reduces when they are more than one, the experts a device runs:
+  MoE layers x distinct experts read / EP) plus the interleaved prefill, T_pf = (prompt tokens
+  per step / ISL) x the prefill floor of one prompt (the profile's ``k_pf`` scales it; 0 for a
+  disaggregated run, whose decode workers carry no prompt);
 * TTFT is fitted on serving_floor's prefill floor of the request (plus the KV transfer of a
   disaggregated run), its queue floor, its TPOT floor (the step a new request waits on) and the
   prompt tokens (:mod:`.engine_ttft`);
@@ -39,13 +40,14 @@ from ..errors import RooflineError
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from ..specs.parallel import Parallel
+from .engine_fit import STEP_PRIOR, Prior
 from .engine_profile import StepTerms, step_terms
 from .engine_rows import EngineRows
 from .rows import read_csv_records
 
 __all__ = ["PRODUCTION_FILE", "PRODUCTION_ENGINES", "ProductionRun", "TtftRows", "production_runs", "production_rows",
-           "serving_terms", "models_by_device", "dropped_counts", "DUPLICATE", "DATA_ERROR", "PRODUCTION_LOSS", "TTFT_LOSS",
-           "TTFT_TERMS"]
+           "serving_terms", "models_by_device", "dropped_counts", "DUPLICATE", "DATA_ERROR", "PRODUCTION_LOSS", "PRODUCTION_PRIOR",
+           "TTFT_LOSS", "TTFT_TERMS"]
 
 PRODUCTION_FILE = "production/aic_silicon_hopper.csv"
 #: backend column -> engine profile name
@@ -197,7 +199,7 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
         except RooflineError as exc:
             out.dropped.append((run.source, f"serving_floor refuses the row: {str(exc).splitlines()[0]}"))
             continue
-        serving = serving_terms(run.model, run.device, sf, run.isl, run.devices)
+        serving = serving_terms(run.model, run.device, sf, run.isl, run.devices, run.parallel.ep)
         if serving is None:
             out.dropped.append((run.source, "the KV cache holds no sequence beside the weights"))
             continue
@@ -237,6 +239,11 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
 #: models from 8B dense to 671B MoE; the log loss predicted unseen devices better than the
 #: relative one (benchmarks/expected_accuracy.py).
 PRODUCTION_LOSS = "log"
+#: The production TPOT models are MAP fits toward these physical values (:data:`~.engine_fit.STEP_PRIOR`,
+#: which states each one's reason): one efficiency or overhead per engine for models from 8B dense to
+#: 671B MoE, where a bare fit let one parameter absorb one model's structure (e.g. SGLang fitted on
+#: H200: 64 µs per all-reduce, 1.3 ms per step).
+PRODUCTION_PRIOR: Prior = STEP_PRIOR
 #: The loss of each engine's TTFT fit (:data:`~roofline_decode.measure.engine_ttft.TTFT_LOSSES`)
 #: and the optional TTFT terms (:data:`~roofline_decode.measure.engine_ttft.TTFT_OPTIONAL`) it
 #: fits: those that predicted its unseen devices (both ways) and unseen models better
@@ -291,17 +298,19 @@ def dropped_counts(rows: EngineRows) -> dict[str, int]:
     return counts
 
 
-def serving_terms(model: Model, device: Accelerator, sf: Any, input_length: float, devices: int
-                  ) -> tuple[StepTerms, float, float] | None:
+def serving_terms(model: Model, device: Accelerator, sf: Any, input_length: float, devices: int,
+                  expert_parallel: int = 1) -> tuple[StepTerms, float, float] | None:
     """(step terms of the steady step, TTFT's prefill floor [s], its queue floor [s]) of one
-    serving floor (scalars); None when no sequence fits."""
+    serving floor (scalars) on ``devices`` devices, the experts spread over ``expert_parallel``;
+    None when no sequence fits."""
     decode_batch = float(np.ravel(sf.decode_batch)[0])
     if not decode_batch >= 1:
         return None
     prompt = float(np.ravel(sf.prefill_s)[0])
     per_step = float(np.ravel(sf.prefill_tokens_per_step)[0]) / input_length * prompt
     terms = step_terms(model, device, decode_batch, float(np.ravel(sf.mean_context)[0]), tensor_parallel=devices,
-                       prefill_s=per_step, comm_s=float(np.ravel(sf.communication_time_s)[0]))
+                       prefill_s=per_step, comm_s=float(np.ravel(sf.communication_time_s)[0]),
+                       expert_parallel=expert_parallel)
     transfer = float(np.ravel(sf.kv_transfer_s)[0])
     return terms, prompt + transfer, float(np.ravel(sf.queue_time_s)[0])
 

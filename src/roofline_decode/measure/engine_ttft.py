@@ -62,6 +62,7 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ._nnls import weighted_nnls
+from .engine_band import NO_OFFSET, held_out_seen, transfer_coverage, transfer_from_dict, transfer_of
 from .engine_fit import HUBER_LOG, LOSSES, band_of, error_statistics, held_out, irls
 
 __all__ = ["TTFT_PARAMETERS", "TTFT_OPTIONAL", "TTFT_LOSSES", "predict_ttft", "fit_ttft", "ttft_from_dict"]
@@ -89,7 +90,8 @@ def ttft_from_dict(data: Any) -> dict[str, Any] | None:
     if not all(math.isfinite(v) and v >= 0 for v in params.values()):
         raise ValueError("TTFT parameters must be finite numbers >= 0")
     return {**data, "parameters": params,
-            "band": {float(k): (float(v[0]), float(v[1])) for k, v in data["band"].items()}}
+            "band": {float(k): (float(v[0]), float(v[1])) for k, v in data["band"].items()},
+            "transfer": transfer_from_dict(data.get("transfer"))}
 
 
 def _columns(prefill_s: Any, queue_s: Any, clients: Any, step_s: Any, prompt_tokens: Any,
@@ -161,11 +163,14 @@ def _log_exact_irls(fit: Callable[[np.ndarray], np.ndarray], predict: Callable[[
 def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray, clients: np.ndarray,
              device_ids: list[str], models: list[str] | None = None, loss: str = "relative", *,
              step_s: np.ndarray | None = None, prompt_tokens: np.ndarray | None = None,
-             output_tokens: np.ndarray | None = None, terms: tuple[str, ...] = ("w_clients",)) -> dict[str, Any]:
+             output_tokens: np.ndarray | None = None, terms: tuple[str, ...] = ("w_clients",),
+             device_sigma: float | None = None) -> dict[str, Any]:
     """Fit the TTFT model (every parameter >= 0) by bounded least squares (``loss``: one of
     :data:`TTFT_LOSSES`, those of :mod:`.engine_fit` or ``"log-exact"``); band and statistics
     from leave-one-device-out errors, pooled with leave-one-model-out errors when ``models``
-    are given (in-sample on one device).  ``terms``: the optional parameters
+    are given (in-sample on one device); ``transfer`` the band at a queried point
+    (:mod:`.engine_band`; ``device_sigma`` [log]: the device-transfer term of a one-device fit).
+    ``terms``: the optional parameters
     (:data:`TTFT_OPTIONAL`) to fit beside t_first, u_prefill and u_queue, with the columns they
     need, ``step_s`` (T_step [s]), ``prompt_tokens`` (N_in) and ``output_tokens`` (O); the
     others stay 0."""
@@ -209,16 +214,25 @@ def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray,
     params = fit(everything)
     in_sample = np.log(y / predict(params, everything))
     several = len(set(device_ids)) > 1
-    held = held_out(np.asarray(device_ids), lambda train, out: predict(fit(train), out), y) if several else in_sample
+    ids = np.asarray(device_ids).astype(str)
+    held = held_out(ids, lambda train, out: predict(fit(train), out), y) if several else in_sample
     method = "leave-one-device-out" if several else "in-sample (one device)"
+    groups = np.char.add("device:", ids) if several else np.full(len(y), NO_OFFSET)
     pooled, by_model = held, None
     if models is not None and len(set(models)) >= 2:
         by_model = held_out(np.asarray(models), lambda train, out: predict(fit(train), out), y)
         pooled = np.concatenate([held, by_model])
+        groups = np.concatenate([groups, np.char.add("model:", np.asarray(models).astype(str))])
         method += " and leave-one-model-out, pooled"
     band = band_of(pooled)
+    transfer = transfer_of(pooled, groups, models, device_sigma)
+    seen_d, seen_m = held_out_seen(ids, models, by_model is not None)
+    n = len(y)
     statistics = {**error_statistics(in_sample, "in_sample_"), **error_statistics(held, "held_out_", band)}
+    statistics["held_out_coverage_90"] = transfer_coverage(band, transfer, held, seen_d[:n], seen_m[:n])
     if by_model is not None:
         statistics.update(error_statistics(by_model, "held_out_model_", band))
+        statistics["held_out_model_coverage_90"] = transfer_coverage(band, transfer, by_model, seen_d[n:], seen_m[n:])
     return {"parameters": params, "band": band, "rows": int(len(y)), "band_method": method, "loss": loss,
-            "fitted": [p for p, a in zip(TTFT_PARAMETERS, active) if a], "statistics": statistics}
+            "fitted": [p for p, a in zip(TTFT_PARAMETERS, active) if a], "statistics": statistics,
+            "transfer": transfer}

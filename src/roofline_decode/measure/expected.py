@@ -7,8 +7,12 @@ which and how far it reaches):
 1. **floor only** (no engine given): expected = floor, no upper band (nothing says how far above
    the floor a run lands);
 2. **engine profile** (:mod:`~roofline_decode.measure.engine_profile`): the engine's fitted step
-   model; the band is the spread of leave-one-device-out errors of its fit, so it describes a
-   device the profile has not seen;
+   model; the band is the spread of leave-one-device-out (and leave-one-model-out) errors of its
+   fit, widened where the query reaches a device or a model the profile was not fitted on
+   (:mod:`~roofline_decode.measure.engine_band`: a new device's or model's offset from the
+   spread of the held-out devices' or models' offsets, t-inflated for their few groups, with
+   llama.cpp-cuda's spread of per-device scales as a prior), so it describes a device or model
+   the profile has not seen;
 3. **your calibration**: the profile as a prior, updated by one or more of your runs.  The
    profile's prediction is scaled by a factor s with log s ~ N(0, σ²) a priori (σ: how much one
    device's scale varies across the fitted devices); each run i gives log(y_i / ŷ_i) = log s + ε_i
@@ -33,6 +37,7 @@ from ..floors.grid import DEFAULT_CONTEXT
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from ..specs.parallel import Parallel
+from .engine_band import band_basis, model_seen, query_band
 from .engine_profile import (BAND_LEVELS, EngineProfile, StepTerms, load_engine_profile, predict_step, predict_ttft,
                              step_terms)
 
@@ -291,7 +296,10 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
             label += f"; collectives not included (no TP layout: {str(exc).splitlines()[0]}): expect slower"
     predicted, _, _ = predict_step(terms, profile.vector)
     if pipeline_parallel > 1 and "t_hop" not in profile.fitted:
-        label += "; layer-split hand-offs are not in this profile (no rows to fit them): expect slower"
+        label += ("; layer-split hand-offs are not in this profile (no rows to fit them): expect slower"
+                  if profile.parameters["t_hop"] == 0 else
+                  f"; layer-split hand-offs at the profile's prior value ({profile.parameters['t_hop'] * 1e6:.3g} µs "
+                  "each: no rows fitted them)")
     if tensor_parallel > 1 and "c_ar" not in profile.fitted:
         label += "; all-reduce cost not in this profile (no TP rows): expect slower"
     if runs:
@@ -313,11 +321,14 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
         label = (f"your calibration: {len(logs)} run(s) update the scale of the {head} (prior sd {sigma:.2g}, "
                  f"within-device scatter {noise:.2g} in log; scale now x{math.exp(m):.3g}); {where}" + label)
     else:
-        lo, hi = profile.band[level]
+        device_seen = (device.id or device.name) in profile.devices
+        seen_model = bool(model_seen(profile.transfer, [model.name])[0])
+        lo, hi = query_band(profile.band, profile.transfer, level, device_seen, seen_model)
         centre = predicted
-        lower, upper = predicted * math.exp(lo), predicted * math.exp(hi)
+        lower, upper = predicted * np.exp(lo), predicted * np.exp(hi)
         basis = "engine profile"
-        label = f"{head}; band from {profile.band_method} errors; {where}" + label
+        rests = "" if profile.transfer is None else f", {band_basis(profile.transfer, device_seen, seen_model)}"
+        label = f"{head}; band from {profile.band_method} errors{rests}; {where}" + label
     centre = np.maximum(centre, floor)
     lower = np.maximum(np.minimum(lower, centre), floor)
     upper = np.maximum(upper, centre)
@@ -332,8 +343,10 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
             ttft = np.maximum(predict_ttft(profile.ttft["parameters"], ttft_floor, queue, batch_arr, step_floor,
                                            np.full_like(floor, float(prompt)),
                                            np.full_like(floor, math.inf if output is None else float(output))), least)
-            lo_t, hi_t = profile.ttft["band"][level]
-            ttft_lo, ttft_hi = np.maximum(ttft * math.exp(lo_t), least), ttft * math.exp(hi_t)
+            lo_t, hi_t = query_band(profile.ttft["band"], profile.ttft.get("transfer"), level,
+                                    (device.id or device.name) in profile.devices,
+                                    bool(model_seen(profile.ttft.get("transfer"), [model.name])[0]))
+            ttft_lo, ttft_hi = np.maximum(ttft * np.exp(lo_t), least), ttft * np.exp(hi_t)
         else:
             ttft, ttft_lo, ttft_hi = ttft_floor + queue, ttft_floor + queue, np.full_like(floor, np.nan)
             label += "; TTFT: floor only (no TTFT rows for this engine)"
