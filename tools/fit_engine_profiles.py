@@ -41,10 +41,11 @@ PRODUCTION = {
 PRODUCTION_NOTE = ("TPOT fitted on serving_floor's terms: the decode step of its decode batch at its mean context on "
                    "the (decode) layout's devices plus the prompts riding along (k_pf), the layout's collective "
                    "floor (k_comm), the experts each device runs (t_exp) and the peers of each all-reduce (c_peer); "
-                   "TTFT on its prefill (+ KV transfer) and queue floors; TPOT fitted with the Huber loss of "
+                   "TTFT on its prefill (+ KV transfer) and queue floors and the terms of measure/engine_ttft.py the "
+                   "engine's held-out splits chose (TTFT_TERMS); TPOT fitted with the Huber loss of "
                    "log(measured / predicted) as a MAP fit toward the physical values of engine_fit.STEP_PRIOR, "
-                   "TTFT with the relative error; bands from leave-one-device-out and leave-one-model-out errors "
-                   "pooled; see measure/engine_rows_production.py")
+                   "TTFT with the engine's TTFT_LOSS (the ttft entry's loss); bands from leave-one-device-out and "
+                   "leave-one-model-out errors pooled; see measure/engine_rows_production.py")
 
 
 
