@@ -20,7 +20,7 @@ from roofline_decode.measure.engine_band import DEVICE_PRIOR_ENGINE
 from roofline_decode.measure.engine_profile import EngineProfile, fit_profile, fit_ttft, profile_dir
 from roofline_decode.measure.engine_rows import ENGINE_DESCRIPTIONS, ENGINE_FILES, EngineRows, engine_rows
 from roofline_decode.measure.engine_rows_production import (DATA_ERROR, DUPLICATE, PRODUCTION_FILE, PRODUCTION_LOSS,
-                                                             PRODUCTION_PRIOR, TTFT_LOSS, dropped_counts,
+                                                             PRODUCTION_PRIOR, TTFT_LOSS, TTFT_TERMS, dropped_counts,
                                                              production_rows)
 
 NOTES = {
@@ -41,10 +41,11 @@ PRODUCTION = {
 PRODUCTION_NOTE = ("TPOT fitted on serving_floor's terms: the decode step of its decode batch at its mean context on "
                    "the (decode) layout's devices plus the prompts riding along (k_pf), the layout's collective "
                    "floor (k_comm), the experts each device runs (t_exp) and the peers of each all-reduce (c_peer); "
-                   "TTFT on its prefill (+ KV transfer) and queue floors; TPOT fitted with the Huber loss of "
+                   "TTFT on its prefill (+ KV transfer) and queue floors and the terms of measure/engine_ttft.py the "
+                   "engine's held-out splits chose (TTFT_TERMS); TPOT fitted with the Huber loss of "
                    "log(measured / predicted) as a MAP fit toward the physical values of engine_fit.STEP_PRIOR, "
-                   "TTFT with the relative error; bands from leave-one-device-out and leave-one-model-out errors "
-                   "pooled; see measure/engine_rows_production.py")
+                   "TTFT with the engine's TTFT_LOSS (the ttft entry's loss); bands from leave-one-device-out and "
+                   "leave-one-model-out errors pooled; see measure/engine_rows_production.py")
 
 
 
@@ -97,8 +98,9 @@ def main(argv: list[str] | None = None) -> int:
         t = ttft[engine]
         if len(t.measured_s) >= 3:
             profile = replace(profile, ttft=fit_ttft(t.measured_s, t.prefill_floor_s, t.queue_floor_s, t.clients,
-                                                     t.device_ids, t.models, TTFT_LOSS,
-                                                     device_sigma=prior))
+                                                     t.device_ids, t.models, TTFT_LOSS[engine], step_s=t.step_floor_s,
+                                                     prompt_tokens=t.prompt_tokens, output_tokens=t.output_tokens,
+                                                     terms=TTFT_TERMS[engine], device_sigma=prior))
         fitted.append((profile, rows))
     for profile, rows in fitted:
         profile.save(out / f"{profile.engine}.json")

@@ -66,6 +66,7 @@ def test_refit_reproduces_a_shipped_production_profile():
     """vLLM from the production rows: duplicates and data errors dropped, log loss, band from
     device and model hold-outs (tools/fit_engine_profiles.py)."""
     from roofline_decode.measure.engine_rows_production import (PRODUCTION_LOSS, PRODUCTION_PRIOR, TTFT_LOSS,
+                                                                 TTFT_TERMS,
                                                                  dropped_counts, production_rows)
     from roofline_decode.measure.engine_ttft import fit_ttft
 
@@ -84,8 +85,12 @@ def test_refit_reproduces_a_shipped_production_profile():
         assert refit.parameters[name] == pytest.approx(shipped.parameters[name], rel=1e-9, abs=1e-15)
     assert refit.band[0.9] == pytest.approx(shipped.band[0.9], rel=1e-9)
     assert refit.statistics == pytest.approx(shipped.statistics, rel=1e-9)
-    fit = fit_ttft(t.measured_s, t.prefill_floor_s, t.queue_floor_s, t.clients, t.device_ids, t.models, TTFT_LOSS)
+    fit = fit_ttft(t.measured_s, t.prefill_floor_s, t.queue_floor_s, t.clients, t.device_ids, t.models, TTFT_LOSS["vllm"],
+                   step_s=t.step_floor_s, prompt_tokens=t.prompt_tokens, output_tokens=t.output_tokens,
+                   terms=TTFT_TERMS["vllm"])
     assert shipped.ttft is not None and fit["parameters"] == pytest.approx(shipped.ttft["parameters"], rel=1e-9)
+    assert shipped.ttft["fitted"] == fit["fitted"] and {"t_token", "t_others"} <= set(fit["fitted"])
+    assert shipped.ttft["loss"] == "log-exact"
 
 
 def test_duplicates_and_data_errors_are_not_fitted():

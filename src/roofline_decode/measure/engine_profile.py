@@ -265,8 +265,9 @@ class EngineProfile:
         file, url, commit (and notes) of the measured rows.
     ttft : dict or None
         The time-to-first-token model where the engine has TTFT rows (:func:`fit_ttft`):
-        ``parameters`` (t_first [s], u_prefill, u_queue, w_clients [1]), ``band``, ``rows``, ``statistics``
-        (and its ``transfer``).
+        ``parameters`` (t_first [s], u_prefill, u_queue, w_clients, k_step [1], t_token, t_others
+        [s per token], k_arrive [1]; :mod:`.engine_ttft`), ``band``, ``rows``, ``loss``, ``fitted``,
+        ``statistics`` (and its ``transfer``).
     parameter_prior : dict or None
         name -> (value, scale) the step model's MAP fit pulled toward (:data:`~.engine_fit.STEP_PRIOR`);
         None for a plain bounded least-squares fit.

@@ -18,7 +18,8 @@ notes repeat it):
   per step / ISL) x the prefill floor of one prompt (the profile's ``k_pf`` scales it; 0 for a
   disaggregated run, whose decode workers carry no prompt);
 * TTFT is fitted on serving_floor's prefill floor of the request (plus the KV transfer of a
-  disaggregated run) and its queue floor;
+  disaggregated run), its queue floor, its TPOT floor (the step a new request waits on) and the
+  prompt tokens (:mod:`.engine_ttft`);
 * rows whose parallelism fields disagree (more GPUs than an 8-GPU node for one replica, a layout
   the floors refuse) are skipped with the reason, as the README's quirks say;
 * formats: ``gemm_quant_mode`` fp8 and fp8_block -> ``fp8`` (block scales: 0.01 % of the bytes),
@@ -46,7 +47,7 @@ from .rows import read_csv_records
 
 __all__ = ["PRODUCTION_FILE", "PRODUCTION_ENGINES", "ProductionRun", "TtftRows", "production_runs", "production_rows",
            "serving_terms", "models_by_device", "dropped_counts", "DUPLICATE", "DATA_ERROR", "PRODUCTION_LOSS", "PRODUCTION_PRIOR",
-           "TTFT_LOSS"]
+           "TTFT_LOSS", "TTFT_TERMS"]
 
 PRODUCTION_FILE = "production/aic_silicon_hopper.csv"
 #: backend column -> engine profile name
@@ -83,14 +84,19 @@ class ProductionRun:
 
 @dataclass
 class TtftRows:
-    """TTFT rows of one engine: measured TTFT [s], serving_floor's prefill (+ KV transfer) and
-    queue floors [s], devices and models."""
+    """TTFT rows of one engine: measured TTFT [s], serving_floor's prefill (+ KV transfer),
+    queue and TPOT floors [s], client concurrency, prompt and output tokens, serving_floor's
+    TTFT floor [s] (what no prediction goes below), devices and models."""
 
     engine: str
     measured_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     prefill_floor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     queue_floor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     clients: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    step_floor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    prompt_tokens: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    output_tokens: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    floor_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     device_ids: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
 
@@ -180,7 +186,7 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
     ttft = {e: TtftRows(engine=e) for e in PRODUCTION_ENGINES.values()}
     parts: dict[str, list[StepTerms]] = {e: [] for e in tpot}
     times: dict[str, list[float]] = {e: [] for e in tpot}
-    ttft_lists: dict[str, tuple[list[float], ...]] = {e: ([], [], [], []) for e in tpot}
+    ttft_lists: dict[str, tuple[list[float], ...]] = {e: ([], [], [], [], [], [], [], []) for e in tpot}
     for run in runs:
         out = tpot[run.engine]
         if run.source in flagged:
@@ -204,6 +210,10 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
             ttft_lists[run.engine][1].append(prefill)
             ttft_lists[run.engine][2].append(queue)
             ttft_lists[run.engine][3].append(run.batch)
+            ttft_lists[run.engine][4].append(float(np.ravel(sf.tpot_s)[0]))
+            ttft_lists[run.engine][5].append(float(run.isl))
+            ttft_lists[run.engine][6].append(max(float(np.ravel(sf.ttft_s)[0]), prefill + queue))
+            ttft_lists[run.engine][7].append(float(max(run.osl, 2)))
             ttft[run.engine].device_ids.append(device_id)
             ttft[run.engine].models.append(run.model.name)
         if run.tpot_s < float(terms.floor_s):
@@ -220,22 +230,35 @@ def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str
         if parts[e]:
             tpot[e].terms = StepTerms.stack(parts[e])
         tpot[e].measured_s = np.array(times[e])
-        ttft[e].measured_s, ttft[e].prefill_floor_s, ttft[e].queue_floor_s, ttft[e].clients = (
-            np.array(v) for v in ttft_lists[e])
+        (ttft[e].measured_s, ttft[e].prefill_floor_s, ttft[e].queue_floor_s, ttft[e].clients, ttft[e].step_floor_s,
+         ttft[e].prompt_tokens, ttft[e].floor_s, ttft[e].output_tokens) = (np.array(v) for v in ttft_lists[e])
     return tpot, ttft
 
 
 #: The loss the production TPOT models are fitted with (:mod:`.engine_fit`): their rows span
 #: models from 8B dense to 671B MoE; the log loss predicted unseen devices better than the
-#: relative one (benchmarks/expected_accuracy.py), which the TTFT models keep (TTFT_LOSS): there
-#: the relative loss predicted unseen devices and models better.
+#: relative one (benchmarks/expected_accuracy.py).
 PRODUCTION_LOSS = "log"
 #: The production TPOT models are MAP fits toward these physical values (:data:`~.engine_fit.STEP_PRIOR`,
 #: which states each one's reason): one efficiency or overhead per engine for models from 8B dense to
 #: 671B MoE, where a bare fit let one parameter absorb one model's structure (e.g. SGLang fitted on
 #: H200: 64 µs per all-reduce, 1.3 ms per step).
 PRODUCTION_PRIOR: Prior = STEP_PRIOR
-TTFT_LOSS = "relative"
+#: The loss of each engine's TTFT fit (:data:`~roofline_decode.measure.engine_ttft.TTFT_LOSSES`)
+#: and the optional TTFT terms (:data:`~roofline_decode.measure.engine_ttft.TTFT_OPTIONAL`) it
+#: fits: those that predicted its unseen devices (both ways) and unseen models better
+#: (benchmarks/expected_accuracy.py; median error fit H100 / fit H200 / by model; before: the
+#: relative loss and w_clients).  vLLM: the exact Huber loss of the log error, w_clients and the
+#: host time per token of its own prompt and of the others' (40.2 / 38.6 / 43.5 % -> 22.6 /
+#: 17.0 / 25.5 %; relative loss with the step wait and t_token: 29.6 / 34.6 / 37.7 %);
+#: TensorRT-LLM: the relative loss, w_clients, the step wait and the others' prompt tokens (46.7 /
+#: 30.7 / 32.9 % -> 42.8 / 27.7 / 32.0 %; with the exact log loss no set of terms kept the first
+#: split below 45 %); SGLang: the exact log loss and the others' arrivals in place of w_clients
+#: (49.8 / 62.1 / 40.8 % -> 39.8 / 30.1 / 32.0 %; with w_clients as well: 47.0 / 45.5 / 43.7 %;
+#: the arrivals spread over a disaggregated run's prefill workers: 46.7 / 33.0 / 34.1 %).
+TTFT_LOSS: dict[str, str] = {"vllm": "log-exact", "tensorrt-llm": "relative", "sglang": "log-exact"}
+TTFT_TERMS: dict[str, tuple[str, ...]] = {"vllm": ("w_clients", "t_token", "t_others"),
+                                          "tensorrt-llm": ("w_clients", "k_step", "t_others"), "sglang": ("k_arrive",)}
 #: Reason prefixes of the rows :func:`production_rows` leaves out as data errors or repeats.
 DUPLICATE, DATA_ERROR = "duplicate", "data error"
 

@@ -122,13 +122,15 @@ def _device_note(profile: EngineProfile, device: Accelerator) -> tuple[str, str]
 
 
 def _serving_terms(model: Model, device: Accelerator, batch: np.ndarray, prompt: float, output: float,
-                   tensor_parallel: int, routing: str | float) -> tuple[StepTerms, np.ndarray, np.ndarray, np.ndarray]:
+                   tensor_parallel: int, routing: str | float
+                   ) -> tuple[StepTerms, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Step terms of serving_floor's steady step at each client concurrency in ``batch``, with the
-    TTFT's prefill (+ KV transfer) and queue floors and the TPOT floor [s] (arrays like ``batch``)."""
+    TTFT's prefill (+ KV transfer) and queue floors, the step floor, serving_floor's TPOT floor
+    and its TTFT floor [s] (arrays like ``batch``)."""
     from ..floors.serving import serving_floor
     from .engine_rows_production import serving_terms
 
-    parts, prefill, queue, tpot = [], [], [], []
+    parts, prefill, queue, tpot, ttft = [], [], [], [], []
     for clients in np.ravel(batch):
         if not float(clients).is_integer():
             raise InvalidValueError("batch", float(clients), "a whole number of clients with prompt= and output=")
@@ -142,10 +144,12 @@ def _serving_terms(model: Model, device: Accelerator, batch: np.ndarray, prompt:
         prefill.append(found[1])
         queue.append(found[2])
         tpot.append(float(np.ravel(sf.tpot_s)[0]))
+        ttft.append(max(float(np.ravel(sf.ttft_s)[0]), found[1] + found[2]))
     shape = np.shape(batch)
     terms = StepTerms(*(np.concatenate([np.ravel(getattr(t, f)) for t in parts]).reshape(shape) for f in StepTerms.FIELDS))
     terms = replace(terms, floor_s=np.maximum(terms.floor_s, np.reshape(tpot, shape)))
-    return terms, np.reshape(prefill, shape), np.reshape(queue, shape), terms.floor_s
+    return (terms, np.reshape(prefill, shape), np.reshape(queue, shape), terms.floor_s, np.reshape(tpot, shape),
+            np.reshape(ttft, shape))
 
 
 def _collective_floor(model: Model, device: Accelerator, batch: Broadcastable, context: Broadcastable,
@@ -256,10 +260,11 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
         raise InvalidValueError("output", output, "a whole number >= 2, with prompt= (a serving run)")
     ttft_floor = queue = None
     serving = prompt is not None and output is not None
+    step_floor = serving_ttft = floor
     if serving:
         assert prompt is not None and output is not None
-        terms, ttft_floor, queue, floor = _serving_terms(model, device, batch_arr, prompt, output, tensor_parallel,
-                                                         routing)
+        terms, ttft_floor, queue, floor, step_floor, serving_ttft = _serving_terms(
+            model, device, batch_arr, prompt, output, tensor_parallel, routing)
         fits = np.ones(floor.shape, dtype=bool)  # serving_floor queues the clients the KV cache cannot hold
     elif prompt is not None:
         from ..floors.prefill import prefill_floor
@@ -267,6 +272,7 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
         pf = prefill_floor(model, device, prompt=prompt, routing=routing if isinstance(routing, str) else "uniform")
         ttft_floor = np.full_like(floor, max(float(pf.memory_time_s), float(pf.compute_time_s)) / tensor_parallel)
         queue = np.zeros_like(floor)
+        serving_ttft = ttft_floor
     if engine is None:
         if runs:
             raise InvalidValueError("runs", f"{len(runs)} runs", "an engine profile to update (engine=...)")
@@ -329,13 +335,18 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
     if not np.all(fits):
         label += "; some points do not fit the devices' usable memory (see .fits): no such run exists"
     ttft = ttft_lo = ttft_hi = None
-    if ttft_floor is not None and queue is not None:
+    if ttft_floor is not None and queue is not None and prompt is not None:
         if profile.ttft is not None:
-            ttft = np.maximum(predict_ttft(profile.ttft["parameters"], ttft_floor, queue, batch_arr), ttft_floor + queue)
+            # never below serving_floor's TTFT (with output=; the prefill floor with prompt= alone)
+            least = np.maximum(serving_ttft, ttft_floor + queue)
+            # without output= no other client's prompt arrives (O infinite)
+            ttft = np.maximum(predict_ttft(profile.ttft["parameters"], ttft_floor, queue, batch_arr, step_floor,
+                                           np.full_like(floor, float(prompt)),
+                                           np.full_like(floor, math.inf if output is None else float(output))), least)
             lo_t, hi_t = query_band(profile.ttft["band"], profile.ttft.get("transfer"), level,
                                     (device.id or device.name) in profile.devices,
                                     bool(model_seen(profile.ttft.get("transfer"), [model.name])[0]))
-            ttft_lo, ttft_hi = np.maximum(ttft * np.exp(lo_t), ttft_floor + queue), ttft * np.exp(hi_t)
+            ttft_lo, ttft_hi = np.maximum(ttft * np.exp(lo_t), least), ttft * np.exp(hi_t)
         else:
             ttft, ttft_lo, ttft_hi = ttft_floor + queue, ttft_floor + queue, np.full_like(floor, np.nan)
             label += "; TTFT: floor only (no TTFT rows for this engine)"

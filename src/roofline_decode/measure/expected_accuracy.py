@@ -33,7 +33,7 @@ import numpy as np
 from .engine_band import model_seen, query_band
 from .engine_profile import device_prior, fit_profile, fit_ttft, predict_step, predict_ttft
 from .engine_rows import EngineRows, engine_rows
-from .engine_rows_production import PRODUCTION_LOSS, PRODUCTION_PRIOR, TTFT_LOSS, TtftRows, production_rows
+from .engine_rows_production import PRODUCTION_LOSS, PRODUCTION_PRIOR, TTFT_LOSS, TTFT_TERMS, TtftRows, production_rows
 
 __all__ = ["AccuracyResult", "accuracy_protocol", "render_section", "PEERS"]
 
@@ -98,14 +98,17 @@ def _step_fit(rows: EngineRows, train: np.ndarray, held: np.ndarray) -> Predicti
 def _ttft_fit(rows: TtftRows, train: np.ndarray, held: np.ndarray) -> Prediction:
     fit = fit_ttft(rows.measured_s[train], rows.prefill_floor_s[train], rows.queue_floor_s[train],
                    rows.clients[train], [d for d, t in zip(rows.device_ids, train) if t],
-                   [m for m, t in zip(rows.models, train) if t], TTFT_LOSS, device_sigma=device_prior(rows.engine))
+                   [m for m, t in zip(rows.models, train) if t], TTFT_LOSS[rows.engine], step_s=rows.step_floor_s[train],
+                   prompt_tokens=rows.prompt_tokens[train], output_tokens=rows.output_tokens[train],
+                   terms=TTFT_TERMS[rows.engine], device_sigma=device_prior(rows.engine))
     predicted = predict_ttft(fit["parameters"], rows.prefill_floor_s[held], rows.queue_floor_s[held],
-                             rows.clients[held])
+                             rows.clients[held], rows.step_floor_s[held], rows.prompt_tokens[held],
+                             rows.output_tokens[held])
+    predicted = np.maximum(predicted, rows.floor_s[held])  # never below serving_floor's TTFT
     fitted_ids = [d for d, t in zip(rows.device_ids, train) if t]
     lo, hi = query_band(fit["band"], fit["transfer"], 0.9, np.isin(np.asarray(rows.device_ids)[held], fitted_ids),
                         model_seen(fit["transfer"], np.asarray(rows.models)[held]))
-    lower = np.maximum(predicted * np.exp(lo), rows.prefill_floor_s[held] + rows.queue_floor_s[held])
-    return predicted, lower, predicted * np.exp(hi)
+    return predicted, np.maximum(predicted * np.exp(lo), rows.floor_s[held]), predicted * np.exp(hi)
 
 
 def _step_split(rows: EngineRows, train: np.ndarray, split: str, held: np.ndarray | None = None) -> AccuracyResult | None:
@@ -229,7 +232,8 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "η = 0.7, ...; the rows of one model on one device count as one observation against it), so "
               "no parameter absorbs one model's structure; a parameter no row determines keeps its prior "
               "value.  TTFT with the "
-              "relative error, which predicted unseen devices and models better there.  Their bands pool the "
+              "loss the splits chose (`TTFT_LOSS`: the relative error for TensorRT-LLM, the Huber loss of the log "
+              "error solved exactly for vLLM and SGLang).  Their bands pool the "
               "leave-one-device-out and leave-one-model-out errors; a query on a device or a model the fit has not "
               "seen widens them (`measure/engine_band.py`): for each kind it has not seen, a new offset from the "
               "spread of the held-out devices' or models' offsets (Student-t for their few groups, with llama.cpp-cuda's "
@@ -238,7 +242,12 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
     lines += ["", "Splits (`benchmarks/expected_accuracy.py`): each fits on one part and predicts the rest with "
               "the band of that fit.  The production engines' TPOT rests on serving_floor's terms (the decode step "
               "of its decode batch at its mean context, plus the prompts riding along each step); TTFT on its "
-              "prefill (+ KV transfer) and queue floors.", "",
+              "prefill (+ KV transfer) and queue floors and, where the splits chose them (`TTFT_TERMS`), the others' "
+              "prefills (`w_clients`: a share of all C - 1 of them, vLLM and TensorRT-LLM; `k_arrive`: those "
+              "arriving while a request waits, (C - 1) / O per step, SGLang), the step in flight (`k_step` x the "
+              "TPOT floor, TensorRT-LLM) and host time per prompt token (`t_token`: its own prompt, vLLM; "
+              "`t_others`: the other clients' prompts, vLLM and TensorRT-LLM), never below serving_floor's TTFT.",
+              "",
               "Errors below are |predicted / measured - 1|.", "",
               "| engine | split | quantity | fitted | predicted | median | p90 | max | 90 % band covers | band width |",
               "|---|---|---|---|---|---|---|---|---|---|"]
@@ -257,9 +266,16 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "own decode floor (attention DP, EP), each device's own weight and KV share under attention DP and "
               "EP (within a point of the TP-group terms on these rows), one fit pooling the three engines with "
               "shared collective and MoE terms (no better than separate MAP fits; TensorRT-LLM worse), and for "
-              "TTFT a wait for the steps in flight (k x the TPOT floor) or the others' prefills weighted by the "
-              "share of a request's time spent prefilling.  Which "
-              "models each device's production rows hold:", "",
+              "TTFT the others' prefills weighted by the share of a "
+              "request's time spent prefilling or spread over a disaggregated run's prefill workers, a queueing "
+              "wait on the prefill load, a queue with less KV room than the floor's, a separate "
+              "efficiency of MoE prefills, a fixed host time per other client, the engine's expected step in place "
+              "of the floor's, and for SGLang the step and per-token terms and w_clients beside k_arrive (each made a "
+              "split worse: its H100 rows hold one model; measure/engine_ttft.py has the figures).  "
+              "The TTFT device splits of TensorRT-LLM and SGLang are also splits of the benchmark runs: their H100 "
+              "rows all come from the gap-analysis exports (`silicon_data_source` .../aic-auto-gap-analysis/...), "
+              "their H200 rows mostly (TensorRT-LLM: all) from the later sweeps (dated CSVs, database dumps).  "
+              "Which models each device's production rows hold:", "",
               ] + [f"- {engine}: H100 rows {', '.join(sorted(models.get('h100-sxm', set()))) or 'none'}; H200 rows "
                    f"{', '.join(sorted(models.get('h200-sxm', set()))) or 'none'}; shared "
                    f"{', '.join(sorted(models.get('h100-sxm', set()) & models.get('h200-sxm', set()))) or 'none'} "
