@@ -255,7 +255,12 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "(5 ± 50 µs) 34.8 / 64.8 / 46.4 %.  SGLang's models come from different engine versions (0.5.1 to "
               "0.5.9 and a GLM-5 build, one to three per model), so its device and model splits are also "
               "version splits: fitted on one model alone the step model reaches 4-17 % in-sample, with a fixed "
-              "cost per step of 1.1 ms (Qwen3-32B) to 15 ms (GLM-5) that no engine-wide parameter carries; "
+              "cost per step of 1.1 ms (Qwen3-32B) to 15 ms (GLM-5) that no engine-wide parameter carries.  And "
+              "SGLang's requests wait longer for their first token: the share of a request's cycle spent decoding "
+              "((N_out - 1) TPOT / ((N_out - 1) TPOT + TTFT)) has p10 0.60 on its rows (TensorRT-LLM 0.84, vLLM "
+              "0.92), so fewer clients decode at a time than serving_floor's decode batch; scaling each run's "
+              "clients by its measured share (an oracle: it uses the TTFT it would have to predict) gives "
+              "36.1 / 67.3 / 45.1 -> 34.2 / 39.7 / 36.5 % (TensorRT-LLM and vLLM within a point either way).  "
               "`benchmarks/sglang_rows.py` prints this evidence.  Which "
               "models each device's production rows hold:", "",
               ] + [f"- {engine}: H100 rows {', '.join(sorted(models.get('h100-sxm', set()))) or 'none'}; H200 rows "
