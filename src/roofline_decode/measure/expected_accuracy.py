@@ -260,7 +260,9 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "((N_out - 1) TPOT / ((N_out - 1) TPOT + TTFT)) has p10 0.60 on its rows (TensorRT-LLM 0.84, vLLM "
               "0.92), so fewer clients decode at a time than serving_floor's decode batch; scaling each run's "
               "clients by its measured share (an oracle: it uses the TTFT it would have to predict) gives "
-              "36.1 / 67.3 / 45.1 -> 34.2 / 39.7 / 36.5 % (TensorRT-LLM and vLLM within a point either way).  "
+              "36.1 / 67.3 / 45.1 -> 34.2 / 39.7 / 36.5 % (TensorRT-LLM and vLLM within a point either way), "
+              "while reading the wait as synchronized waves (each request's decode stalled by its measured TTFT / "
+              "(N_out - 1) in place of the prompts riding along) gives 36.3 / 91.2 / 49.2 %.  "
               "`benchmarks/sglang_rows.py` prints this evidence.  Which "
               "models each device's production rows hold:", "",
               ] + [f"- {engine}: H100 rows {', '.join(sorted(models.get('h100-sxm', set()))) or 'none'}; H200 rows "
