@@ -433,3 +433,21 @@ def test_a_term_no_row_fitted_says_it_rests_on_the_prior():
     assert "t_hop" not in vllm.fitted and vllm.parameters["t_hop"] == vllm.parameter_prior["t_hop"][0] > 0
     e = rd.expected("llama-3.1-70b", "h100-sxm", batch=8, engine=vllm, pipeline_parallel=2)
     assert "hand-offs at the profile's prior value (10 µs each" in e.label
+
+
+def test_decoding_clients_scale_each_run_by_its_measured_decoding_share():
+    """The diagnostic rows of benchmarks/sglang_rows.py: Qwen3-32B on one H100 (SGLang, ISL 2048,
+    OSL 512, 16 clients) measured TTFT 88.8 s and TPOT 26.3 ms, so 511 x 26.3 ms / (511 x 26.3 ms +
+    88.8 s) = 13 % of each request's cycle is decoding: 2 of the 16 clients decode at a time."""
+    from roofline_decode.measure.engine_rows_production import production_rows
+
+    plain = production_rows(MEASURED)[0]["sglang"]
+    scaled = production_rows(MEASURED, decoding_clients=True)[0]["sglang"]
+    assert plain.terms is not None and scaled.terms is not None
+    row = "aic_silicon_hopper.csv:203"
+    before, after = (float(r.terms.batch[r.sources.index(row)]) for r in (plain, scaled))
+    assert 15 < before <= 16 and 1 < after <= 2
+    same = [s for s in scaled.sources if s in plain.sources]
+    assert len(same) > 0.9 * len(plain.sources)
+    for s in same:
+        assert scaled.terms.batch[scaled.sources.index(s)] <= plain.terms.batch[plain.sources.index(s)] + 1e-9

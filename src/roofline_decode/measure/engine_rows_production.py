@@ -153,6 +153,12 @@ def production_runs(folder: str | Path) -> tuple[list[ProductionRun], list[tuple
     return runs, skipped
 
 
+def _decoding_share(run: ProductionRun) -> float:
+    """(N_out - 1) TPOT / ((N_out - 1) TPOT + TTFT) of a run's measurements [1]."""
+    decoding = (max(run.osl, 2) - 1) * run.tpot_s
+    return decoding / (decoding + run.ttft_s)
+
+
 def _layout(degrees: tuple[int, int, int, int, int, int], model: Model) -> Parallel:
     """The Parallel of (tp, pp, attention DP, EP, MoE TP) as the row states it.  A dense model
     has no experts to split (its EP and MoE TP are dropped); a MoE row whose MoE TP x EP is not
@@ -178,9 +184,18 @@ def _serving(run: ProductionRun) -> Any:
                          decode_workers=run.workers[1])
 
 
-def production_rows(folder: str | Path) -> tuple[dict[str, EngineRows], dict[str, TtftRows]]:
-    """TPOT rows as step terms and TTFT rows, by engine (``tensorrt-llm``, ``vllm``, ``sglang``)."""
+def production_rows(folder: str | Path, decoding_clients: bool = False
+                    ) -> tuple[dict[str, EngineRows], dict[str, TtftRows]]:
+    """TPOT rows as step terms and TTFT rows, by engine (``tensorrt-llm``, ``vllm``, ``sglang``).
+
+    ``decoding_clients`` (a diagnostic, ``benchmarks/sglang_rows.py``): each run's clients are
+    first scaled by the share of its closed-loop cycle spent decoding, (N_out - 1) TPOT /
+    ((N_out - 1) TPOT + TTFT) from its *measured* TTFT and TPOT (Little's law: the clients that are
+    decoding at a time), so the rows say how much of a TPOT error a queue before the first token
+    explains; no profile is fitted with it (it needs the measurement it would predict)."""
     runs, _ = production_runs(folder)
+    if decoding_clients:
+        runs = [replace(run, batch=float(max(1, round(run.batch * _decoding_share(run))))) for run in runs]
     flagged, served = _flagged(folder)
     tpot = {e: EngineRows(engine=e) for e in PRODUCTION_ENGINES.values()}
     ttft = {e: TtftRows(engine=e) for e in PRODUCTION_ENGINES.values()}
