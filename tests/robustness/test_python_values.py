@@ -92,6 +92,18 @@ def test_a_latency_of_a_second_or_more_is_a_unit_slip(field):
         rd.LatencyProfile(name="slip", **values)
 
 
+@pytest.mark.parametrize("call", [
+    lambda lat: rd.planning.plan("llama-3.1-70b", "h100-sxm", 8, 4096, tp=8, collective_latency=lat),
+    lambda lat: rd.planning.tensor_parallel_floor("llama-3.1-70b", "h100-sxm", 8, 4096, 8, collective_latency=lat),
+])
+def test_a_collective_latency_of_more_than_a_second_is_refused(call):
+    # the fuzz suite drew 2.8e306 s, which overflowed the step time to inf: a unit slip, as LatencyProfile says
+    call(1.0)
+    for value in (1.5, 2.8e306, float("inf")):
+        with pytest.raises(InvalidValueError, match="collective_latency.*from 0 to 1 s"):
+            call(value)
+
+
 def test_xarray_keeps_two_formats_of_one_model_apart():
     spec = rd.load_model("llama-3.1-8b")
     sweep = rd.sweep([spec, spec.with_precision(weights="int4")], ["h100-sxm"], batch=[1, 2], context=[0])

@@ -149,6 +149,11 @@ def non_negative(name: str) -> Callable[[str], float]:
     return _number_type(name, "a finite number >= 0", lambda value: math.isfinite(value) and value >= 0)
 
 
+def up_to(name: str, high: float) -> Callable[[str], float]:
+    """An argparse type for a finite number from 0 to ``high`` named ``name``."""
+    return _number_type(name, f"a finite number from 0 to {high:g}", lambda value: 0 <= value <= high)
+
+
 def fraction(name: str) -> Callable[[str], float]:
     """An argparse type for a number in [0, 1] named ``name``."""
     return _number_type(name, "a number in [0, 1]", lambda value: 0 <= value <= 1)

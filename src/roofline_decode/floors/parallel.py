@@ -56,7 +56,8 @@ from ..specs.latency import load_latency_profile
 from .. import formulas as f
 from .._typing import Broadcastable
 from ..errors import InvalidValueError
-from ..checks import flag, non_negative, whole_number
+from ..checks import collective_latency as checked_collective_latency
+from ..checks import flag, whole_number
 from .grid import DEFAULT_CONTEXT
 from .layout import Options, chain_of, decode_layout_floor
 from .layout_links import link_bandwidth_of
@@ -87,7 +88,7 @@ DEFAULT_COLLECTIVE_LATENCY = 5e-6
 
 
 def _latency(collective_latency: float) -> float:
-    return non_negative("collective_latency", collective_latency, "a finite time >= 0 in seconds")
+    return checked_collective_latency(collective_latency)
 
 
 def _grid(batch: Broadcastable, context: Broadcastable) -> tuple[np.ndarray, np.ndarray]:

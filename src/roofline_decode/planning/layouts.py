@@ -71,13 +71,14 @@ def layout_decode_floor(model: Model, accelerator: Accelerator, batch: Any, cont
     >>> r.num_devices, round(float(r.step_time_s) * 1e3, 2)
     (4, 23.2)
     """
-    from ..checks import flag, non_negative
+    from ..checks import collective_latency as checked_collective_latency
+    from ..checks import flag
     from ..floors.grid import broadcast_grid, checked_array
     from ..floors.layout import Options, check_layout, decode_layout_floor
     from ..floors.routing import resolve_routing
 
     check_layout(model, layout)
-    latency = non_negative("collective_latency", collective_latency, "a finite time >= 0 in seconds")
+    latency = checked_collective_latency(collective_latency)
     overlap = flag("overlap_communication", overlap_communication)
     batch_array = checked_array("batch", batch, 1.0, inclusive=True)
     context_array = checked_array("context", context, 0.0, inclusive=True)
