@@ -451,3 +451,42 @@ def test_decoding_clients_scale_each_run_by_its_measured_decoding_share():
     assert len(same) > 0.9 * len(plain.sources)
     for s in same:
         assert scaled.terms.batch[scaled.sources.index(s)] <= plain.terms.batch[plain.sources.index(s)] + 1e-9
+
+
+def test_a_serving_run_takes_its_layout_and_never_undercuts_its_floors():
+    """A serving run's expectation rests on serving_floor of the layout asked for (its TPOT and TTFT
+    floors), not on a tensor-parallel group of as many devices: pp4 serializes the layers, so its
+    TPOT floor is about four times tp4's, and the expectation may not fall below it."""
+    from roofline_decode.floors.serving import serving_floor
+
+    for layout in ("pp4", "dp8 ep8"):
+        model = "llama-3.1-70b" if layout == "pp4" else "deepseek-v3"
+        device = "h100-sxm" if layout == "pp4" else "h200-sxm"
+        sf = serving_floor(model, device, concurrency=8, input_length=1024, output_length=256, parallel=layout)
+        e = rd.expected(model, device, batch=8, engine="tensorrt-llm", prompt=1024, output=256, parallel=layout)
+        assert float(e.floor_step_time_s) == float(np.ravel(sf.tpot_s)[0])
+        assert float(e.ttft_floor_s) >= float(np.ravel(sf.ttft_s)[0]) * (1 - 1e-12)
+        assert float(e.lower_s) >= float(e.floor_step_time_s) and float(e.ttft_s) >= float(e.ttft_floor_s)
+    pp = rd.expected("llama-3.1-70b", "h100-sxm", batch=8, engine="tensorrt-llm", prompt=1024, output=256,
+                     parallel="pp4")
+    tp = rd.expected("llama-3.1-70b", "h100-sxm", batch=8, engine="tensorrt-llm", prompt=1024, output=256,
+                     parallel="tp4")
+    assert float(pp.floor_step_time_s) > 3 * float(tp.floor_step_time_s)
+    assert "sits on that floor" in pp.label and "sits on that floor" not in tp.label
+
+
+def test_floor_engine_cli_under_a_layout(capsys):
+    """`floor --engine` under --pp shows the layout's floor and an expectation above it (it used to
+    take pp4 for a tp4 group: 19.5 ms expected under a 44.7 ms floor); --ep/--dp are refused by flag."""
+    from roofline_decode.cli import main
+
+    assert main(["floor", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--pp", "4", "--batch", "8",
+                 "--engine", "tensorrt-llm", "--format", "json"]) == 0
+    (record,) = json.loads(capsys.readouterr().out)
+    pp = rd.decode_floor("llama-3.1-70b", "h100-sxm", batch=8, parallel="pp4")
+    assert record["floor_step_time_s"] == pytest.approx(float(pp.step_time_s), rel=1e-9)
+    assert record["floor_step_time_s"] <= record["lower_s"] <= record["expected_step_time_s"]
+    assert main(["floor", "--model", "deepseek-v3", "--gpu", "h200-sxm", "--dp", "8", "--ep", "8",
+                 "--engine", "sglang"]) == 2
+    err = capsys.readouterr().err
+    assert "--engine" in err and "--ep or --dp" in err and "Traceback" not in err

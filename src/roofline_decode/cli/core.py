@@ -84,10 +84,13 @@ def run_floor(args: argparse.Namespace) -> int:
     if args.engine is not None:
         from .measure import expected_records, expected_table
 
-        # the engine profiles split a step over the layout's devices as one tensor-parallel group
-        devices = 1 if layout is None else layout.num_devices
-        records = expected_records(model, args.gpu, args.batch, args.context, args.engine, args.routing, devices)
-        shown = "\n\n".join(parallel_table(floor) for floor in result) if devices > 1 else str(result)  # type: ignore[arg-type]
+        if layout is not None and (layout.ep > 1 or layout.attention_dp > 1):
+            raise InvalidValueError("--engine", f"{args.engine} with {layout}", "a tensor x pipeline layout (--tp, "
+                                    "--pp) for a decode step: the engine profiles have no term for --ep or --dp "
+                                    "there; `roofline-decode serve --engine` takes any layout")
+        records = expected_records(model, args.gpu, args.batch, args.context, args.engine, args.routing, layout)
+        spread = layout is not None and layout.num_devices > 1
+        shown = "\n\n".join(parallel_table(floor) for floor in result) if spread else str(result)  # type: ignore[arg-type]
         print(shown + "\n\n" + expected_table(records) if args.format == "table"
               else emit_records(records, args.format))
         return 0

@@ -402,8 +402,9 @@ def _table(records: list[dict[str, Any]]) -> str:
 
 
 def expected_records(model: Model, gpus: Sequence[str], batch: Sequence[float], context: Sequence[float],
-                     engine: str, routing: str | float = "uniform", tensor_parallel: int = 1) -> list[dict[str, Any]]:
-    """One record per device, batch and context: the floor, the expected step time and its band."""
+                     engine: str, routing: str | float = "uniform", parallel: Any = None) -> list[dict[str, Any]]:
+    """One record per device, batch and context: the floor, the expected step time and its band
+    (``parallel``: a tensor x pipeline layout, or None for one device)."""
     import numpy as np
 
     from ..measure.expected import expected
@@ -412,7 +413,7 @@ def expected_records(model: Model, gpus: Sequence[str], batch: Sequence[float], 
     for gpu in gpus:
         e = expected(model, gpu, batch=np.asarray(batch, dtype=float)[:, None],
                      context=np.asarray(context, dtype=float)[None, :], engine=engine, routing=routing,
-                     tensor_parallel=tensor_parallel)
+                     parallel=parallel)
         for i, j in np.ndindex(e.step_time_s.shape):
             records.append({
                 "model": model.name, "accelerator": gpu, "engine": engine, "batch": float(batch[i]),

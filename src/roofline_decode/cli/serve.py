@@ -133,7 +133,7 @@ def run_serve(args: argparse.Namespace) -> int:
             block += "\n\n" + str(b)
         blocks.append(block)
     if args.engine is not None:
-        records = _expected_records(model, args, 1 if parallel is None else parallel.num_devices)
+        records = _expected_records(model, args, parallel)
         blocks.append(_expected_table(records))
     print("\n\n".join(blocks) if args.format == "table" else emit_records(records, args.format))
     return 0
@@ -147,9 +147,9 @@ def _engine_check(args: argparse.Namespace) -> None:
                                                              "expect the steady step of serving_floor's default)")
 
 
-def _expected_records(model: Any, args: argparse.Namespace, devices: int) -> list[dict[str, Any]]:
-    """One record per accelerator, concurrency, ISL and OSL: the floors and the expected TTFT and
-    TPOT with their 90 % bands."""
+def _expected_records(model: Any, args: argparse.Namespace, parallel: Any) -> list[dict[str, Any]]:
+    """One record per accelerator, concurrency, ISL and OSL: the floors of ``parallel`` (None: one
+    device) and the expected TTFT and TPOT with their 90 % bands."""
     from ..measure.expected import expected
 
     records = []
@@ -157,7 +157,7 @@ def _expected_records(model: Any, args: argparse.Namespace, devices: int) -> lis
         for isl in args.isl:
             for osl in args.osl:
                 e = expected(model, gpu, batch=np.asarray(args.concurrency, dtype=float), engine=args.engine,
-                             tensor_parallel=devices, routing=args.routing, prompt=isl, output=osl)
+                             parallel=parallel, routing=args.routing, prompt=isl, output=osl)
                 assert e.ttft_s is not None and e.ttft_lower_s is not None and e.ttft_upper_s is not None
                 assert e.ttft_floor_s is not None
                 for i, clients in enumerate(args.concurrency):

@@ -122,7 +122,7 @@ def _device_note(profile: EngineProfile, device: Accelerator) -> tuple[str, str]
 
 
 def _serving_terms(model: Model, device: Accelerator, batch: np.ndarray, prompt: float, output: float,
-                   tensor_parallel: int, routing: str | float
+                   layout: Parallel, routing: str | float
                    ) -> tuple[StepTerms, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Step terms of serving_floor's steady step at each client concurrency in ``batch``, with the
     TTFT's prefill (+ KV transfer) and queue floors, the step floor, serving_floor's TPOT floor
@@ -135,10 +135,10 @@ def _serving_terms(model: Model, device: Accelerator, batch: np.ndarray, prompt:
         if not float(clients).is_integer():
             raise InvalidValueError("batch", float(clients), "a whole number of clients with prompt= and output=")
         sf = serving_floor(model, device, concurrency=int(clients), input_length=int(prompt), output_length=int(output),
-                           parallel=tensor_parallel, routing=routing if isinstance(routing, str) else "uniform")
-        found = serving_terms(model, device, sf, prompt, tensor_parallel)
+                           parallel=layout, routing=routing if isinstance(routing, str) else "uniform")
+        found = serving_terms(model, device, sf, prompt, layout.num_devices, layout.ep)
         if found is None:
-            raise InvalidValueError("model", model.name, f"a model whose KV cache holds a sequence on {tensor_parallel} "
+            raise InvalidValueError("model", model.name, f"a model whose KV cache holds a sequence on {layout} "
                                                          f"x {device.id or device.name}")
         parts.append(found[0])
         prefill.append(found[1])
@@ -152,32 +152,34 @@ def _serving_terms(model: Model, device: Accelerator, batch: np.ndarray, prompt:
             np.reshape(ttft, shape))
 
 
-def _collective_floor(model: Model, device: Accelerator, batch: Broadcastable, context: Broadcastable,
-                      tensor_parallel: int, routing: str | float, shape: tuple[int, ...]) -> np.ndarray:
-    """The collective floor [s] of a decode step on ``tensor_parallel`` devices (the all-reduces of
-    a TP layout over its links: what the profile's k_comm scales, as serving_floor gives it for
-    the production rows)."""
+def _layout_floor(model: Model, device: Accelerator, batch: Broadcastable, context: Broadcastable,
+                  layout: Parallel, routing: str | float, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(strict step floor [s], collective floor [s]) of a decode step under a tensor x pipeline
+    ``layout`` (decode_floor with ``parallel=``: the busiest device, its links, the stages one
+    after another): the floor the expectation may not undercut, and the all-reduces over the
+    links that the profile's k_comm scales, as serving_floor gives them for the production rows."""
     from ..floors.decode import decode_floor
-    from ..specs.parallel import Parallel
 
-    floor = decode_floor(model, device, batch=batch, context=context, routing=routing,
-                         parallel=Parallel(tp=tensor_parallel))
-    comm = getattr(floor, "communication_time_s", 0.0)  # a ParallelFloor (tp > 1) has it
-    return np.broadcast_to(np.asarray(comm, dtype=float), shape)
+    floor = decode_floor(model, device, batch=batch, context=context, routing=routing, parallel=layout)
+    comm = getattr(floor, "communication_time_s", 0.0)  # a ParallelFloor (more than one device) has it
+    return (np.broadcast_to(np.asarray(floor.step_time_s, dtype=float), shape),
+            np.broadcast_to(np.asarray(comm, dtype=float), shape))
 
 
-def _tp_pp(parallel: Parallel | str, tensor_parallel: int, pipeline_parallel: int) -> tuple[int, int]:
-    """The TP and PP degrees of ``parallel``; refused with EP or attention DP (no profile term) or
-    beside ``tensor_parallel``/``pipeline_parallel``."""
+def _layout(parallel: Parallel | str, tensor_parallel: int, pipeline_parallel: int, serving: bool) -> Parallel:
+    """``parallel`` as a layout; refused beside ``tensor_parallel``/``pipeline_parallel`` and, for a
+    decode step alone, with EP or attention DP (no profile term: the production profiles were
+    fitted on serving runs, whose layouts they take as serving_floor does)."""
     layout = Parallel.parse(parallel) if isinstance(parallel, str) else parallel
     if not isinstance(layout, Parallel):
         raise InvalidValueError("parallel", parallel, "a Parallel layout or its text, e.g. 'tp4' or 'tp4 pp2'")
     if (tensor_parallel, pipeline_parallel) != (1, 1):
         raise InvalidValueError("parallel", str(layout), "either parallel= or tensor_parallel=/pipeline_parallel=")
-    if layout.ep > 1 or layout.attention_dp > 1:
-        raise InvalidValueError("parallel", str(layout), "a tensor x pipeline layout (tp, pp): the engine profiles "
-                                "have no term for expert or attention data parallelism")
-    return layout.tp, layout.pp
+    if not serving and (layout.ep > 1 or layout.attention_dp > 1):
+        raise InvalidValueError("parallel", str(layout), "a tensor x pipeline layout (tp, pp) for a decode step: the "
+                                "engine profiles have no term for expert or attention data parallelism there (a "
+                                "serving run, prompt= and output=, takes any layout)")
+    return layout
 
 
 def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broadcastable = 1,
@@ -199,9 +201,12 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
     tensor_parallel, pipeline_parallel : int
         TP devices splitting every layer; PP stages of a layer split run one after another.
     parallel : Parallel or str, optional
-        The same as a layout (``"tp4"``, ``"tp4 pp2"``), as the floors take it; the profiles model a
-        step split by tensor and pipeline parallelism only, so a layout with expert or attention
-        data parallelism is refused (its floor: ``decode_floor``/``serving_floor`` with ``parallel=``).
+        The same as a layout (``"tp4"``, ``"tp4 pp2"``), as the floors take it.  For a decode step
+        the profiles model a split by tensor and pipeline parallelism only, so a layout with expert
+        or attention data parallelism is refused (its floor: ``decode_floor`` with ``parallel=``);
+        a serving run (``prompt=`` and ``output=``) takes any layout, as the production profiles
+        were fitted: serving_floor of that layout, its step terms over all its devices as one group
+        (the experts a device runs follow EP), never below that layout's TPOT and TTFT floors.
     routing : {"uniform", "identical"} or float
         MoE routing, as for the floor.
     runs : list of UserRun, optional
@@ -213,8 +218,8 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
         Tokens per request in and out (ISL, OSL) of a serving run.  With both, ``batch`` is the
         client concurrency C and the step is :func:`~roofline_decode.floors.serving.serving_floor`'s
         steady step (its decode batch at its mean context, ``context`` unused, with the prompts
-        riding along, which ``k_pf`` scales), on ``tensor_parallel`` devices; the floor is then
-        the serving TPOT floor.  With ``prompt``, the result carries the expected TTFT (engines
+        riding along, which ``k_pf`` scales), on the layout's devices; the floor is then
+        the serving TPOT floor of that layout.  With ``prompt``, the result carries the expected TTFT (engines
         with TTFT rows; else its floor: the prefill (+ queue) floor of serving_floor, or the
         prefill floor of one prompt without ``output``).
 
@@ -240,11 +245,18 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
     from ..floors.capacity import resident_bytes, usable_memory
 
     _check(level)
-    if parallel is not None:
-        tensor_parallel, pipeline_parallel = _tp_pp(parallel, tensor_parallel, pipeline_parallel)
     for name, value in (("tensor_parallel", tensor_parallel), ("pipeline_parallel", pipeline_parallel)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise InvalidValueError(name, value, "a whole number >= 1")
+    serving = prompt is not None and output is not None
+    layout = None
+    if parallel is not None:
+        layout = _layout(parallel, tensor_parallel, pipeline_parallel, serving)
+        # a serving run's step is fitted on its layout's devices as one group (engine_rows_production)
+        tensor_parallel, pipeline_parallel = (layout.num_devices, 1) if serving else (layout.tp, layout.pp)
+    elif serving:
+        layout = Parallel(tp=tensor_parallel, pp=pipeline_parallel)
+        tensor_parallel, pipeline_parallel = layout.num_devices, 1
     model = load_model(model)
     device = load_accelerator(accelerator)
     terms = step_terms(model, device, batch, context, tensor_parallel, pipeline_parallel, routing)
@@ -258,13 +270,24 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
             raise InvalidValueError(name, tokens, "a whole number of tokens >= 1")
     if output is not None and (prompt is None or output < 2):
         raise InvalidValueError("output", output, "a whole number >= 2, with prompt= (a serving run)")
+    comm: np.ndarray | None = None
+    layout_refusal = ""
+    if not serving and tensor_parallel * pipeline_parallel > 1:  # the layout's own floor (its links, its stages)
+        try:
+            step_floor_of_layout, comm = _layout_floor(model, device, batch, context,
+                                                       Parallel(tp=tensor_parallel, pp=pipeline_parallel), routing,
+                                                       floor.shape)
+            floor = np.maximum(floor, step_floor_of_layout)
+            terms = replace(terms, floor_s=floor)
+        except RooflineError as exc:  # e.g. no interconnect figure: the devices' aggregate floor stands
+            layout_refusal = str(exc).splitlines()[0]
     ttft_floor = queue = None
-    serving = prompt is not None and output is not None
     step_floor = serving_ttft = floor
     if serving:
         assert prompt is not None and output is not None
+        assert layout is not None
         terms, ttft_floor, queue, floor, step_floor, serving_ttft = _serving_terms(
-            model, device, batch_arr, prompt, output, tensor_parallel, routing)
+            model, device, batch_arr, prompt, output, layout, routing)
         fits = np.ones(floor.shape, dtype=bool)  # serving_floor queues the clients the KV cache cannot hold
     elif prompt is not None:
         from ..floors.prefill import prefill_floor
@@ -288,13 +311,14 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
                   f"decode batch at its mean context, with the prompts of {prompt:g} tokens riding along)")
     elif "k_pf" in profile.fitted:
         label += "; decode only: give prompt= and output= for the prefill a continuous-batching step carries"
-    if not serving and tensor_parallel > 1 and pipeline_parallel == 1 and "k_comm" in profile.fitted:
-        try:
-            terms = replace(terms, comm_s=_collective_floor(model, device, batch, context, tensor_parallel, routing,
-                                                            np.shape(terms.floor_s)))
-        except RooflineError as exc:
-            label += f"; collectives not included (no TP layout: {str(exc).splitlines()[0]}): expect slower"
+    if comm is not None and pipeline_parallel == 1 and "k_comm" in profile.fitted:
+        terms = replace(terms, comm_s=comm)
+    elif comm is None and tensor_parallel > 1 and "k_comm" in profile.fitted:
+        label += f"; collectives not included (no layout floor: {layout_refusal}): expect slower"
     predicted, _, _ = predict_step(terms, profile.vector)
+    if serving and layout is not None and layout.num_devices > 1 and np.any(predicted <= floor):
+        label += (f"; at {layout} the profile's step (its devices as one group) is faster than the layout's TPOT "
+                  "floor, so the expectation sits on that floor: expect slower")
     if pipeline_parallel > 1 and "t_hop" not in profile.fitted:
         label += ("; layer-split hand-offs are not in this profile (no rows to fit them): expect slower"
                   if profile.parameters["t_hop"] == 0 else
