@@ -91,7 +91,9 @@ def report(model: Model | str | Path, accelerators: Accelerator | str | Sequence
         section gives each accelerator's :func:`~roofline_decode.measure.expected.expected`
         step time and tokens/s with the 90 % band and what it rests on, beside the floor, and
         with the lengths the expected TTFT and TPOT of the serving run.  Expected numbers are
-        not floors.  Under a layout the profiles see its devices as one tensor-parallel group.
+        not floors.  Under a tensor x pipeline layout the decode expectation rests on that
+        layout's floor (with EP or attention DP on its devices as one tensor-parallel group); the
+        serving expectation takes any layout, never below its floors.
     output : str or Path, optional
         Write the page there (UTF-8) as well as returning it.
 

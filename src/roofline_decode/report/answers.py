@@ -44,9 +44,12 @@ def _table(data: ReportData, expectations: tuple[Expected | str, ...], columns: 
 
 def _devices_text(data: ReportData) -> str:
     n = data.layout[0].num_devices if data.layout else 1
-    return ("one device" if n == 1 else
-            f"{n} devices of {html.escape(str(data.parallel))}, which the engine profiles see as one tensor-parallel "
-            "group")
+    if n == 1 or data.parallel is None:
+        return "one device"
+    if data.parallel.ep == 1 and data.parallel.attention_dp == 1:
+        return f"{n} devices of {html.escape(str(data.parallel))}, on that layout's floor"
+    return (f"{n} devices of {html.escape(str(data.parallel))}, which the engine profiles see as one tensor-parallel "
+            "group for a decode step (no term for expert or attention data parallelism there)")
 
 
 def expectation(data: ReportData) -> str:

@@ -305,26 +305,32 @@ def report_data(model: Model, accelerators: Sequence[Accelerator], batch: float,
     if engine is not None:
         from ..measure.expected import expected
 
-        devices = layout[0].num_devices if layout else 1  # the profiles see the layout as one TP group
-        expectations = tuple(expected(model, device, batch=batch, context=context, engine=engine,
-                                      tensor_parallel=devices, routing=routing) for device in accelerators)
+        chosen = layout[0].parallel if layout else None
+        # a decode step: a tp x pp layout as itself; with EP or attention DP (no profile term for a
+        # decode step) its devices as one tensor-parallel group, as the page says
+        step_layout: dict[str, Any] = ({} if chosen is None else {"parallel": chosen}
+                                       if chosen.ep == 1 and chosen.attention_dp == 1
+                                       else {"tensor_parallel": chosen.num_devices})
+        expectations = tuple(expected(model, device, batch=batch, context=context, engine=engine, routing=routing,
+                                      **step_layout) for device in accelerators)
         if serving:
-            expectations_serving = tuple(_expected_serving(model, device, batch, engine, devices, routing,
+            expectations_serving = tuple(_expected_serving(model, device, batch, engine, chosen, routing,
                                                            input_length, output_length) for device in accelerators)
     return ReportData(model, tuple(accelerators), float(batch), float(context), batch_axis, context_axis,
                       point, grid, routing, sparse, layout[0].parallel if layout else None, layout, links, serving,
                       layout_grid, searches, engine, expectations, expectations_serving)
 
 
-def _expected_serving(model: Model, device: Accelerator, clients: float, engine: str, devices: int, routing: str,
-                      input_length: Any, output_length: Any) -> Expected | str:
-    """The engine's expected serving run, or why there is none (the profiles' serving step needs a
-    sequence whose KV cache fits the devices of one replica)."""
+def _expected_serving(model: Model, device: Accelerator, clients: float, engine: str, parallel: Parallel | None,
+                      routing: str, input_length: Any, output_length: Any) -> Expected | str:
+    """The engine's expected serving run under ``parallel`` (any layout, as the production profiles
+    were fitted), or why there is none (the profiles' serving step needs a sequence whose KV cache
+    fits the devices of one replica)."""
     from ..errors import RooflineError
     from ..measure.expected import expected
 
     try:
-        return expected(model, device, batch=clients, engine=engine, tensor_parallel=devices, routing=routing,
+        return expected(model, device, batch=clients, engine=engine, parallel=parallel, routing=routing,
                         prompt=input_length, output=output_length)
     except RooflineError as exc:
         return f"no expectation: {str(exc).splitlines()[0]}"
