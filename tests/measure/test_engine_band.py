@@ -120,8 +120,10 @@ def test_expected_widens_for_an_unseen_device_and_labels_it():
     assert float(off.upper_s / off.step_time_s) > float(on.upper_s / on.step_time_s)
     assert "as pooled" in on.label and "widened for a device not fitted: a new device's offset (2 held-out" in off.label
     p = load_engine_profile("vllm")
-    lo, hi = p.band[0.9]
+    assert p.transfer is not None
+    lo, hi = p.transfer["regimes"]["decode"]["band"][0.9]  # a decode step alone: that regime's own band
     assert float(on.upper_s / on.step_time_s) == pytest.approx(math.exp(hi))
+    assert "regime 'decode'" in on.label
 
 
 def test_a_profile_written_before_the_transfer_band_uses_its_pooled_band(tmp_path):

@@ -28,6 +28,37 @@ median c: lo = c − sqrt((c − w_lo)² + h_dev² + h_model²), hi likewise.  T
 :func:`~.engine_fit.band_of`) where it has seen the device and the model, else the wider of
 that and the band above on each side.
 
+Two terms condition the band on what the query is (each tested on benchmarks/expected_accuracy.py's
+splits; coverage / median width of the 90 % band before -> after):
+
+* **regime** (:func:`step_regime`): a decode step whose riding prompts take longer than its own floor
+  (``"prefill-heavy"``) scatters differently from a pure ``"decode"`` step, so each regime of at
+  least :data:`MIN_REGIME_ROWS` held-out rows spanning :data:`MIN_REGIME_GROUPS` models has its
+  own within-group quantiles and pooled band (``transfer["regimes"]``; offsets stay pooled).  TPOT,
+  TensorRT-LLM / vLLM / SGLang: fit H100 -> H200 91 % x4.12 -> 92 % x4.01, 94 % x3.40 -> 94 % x3.17,
+  87 % x4.32 (unchanged); H200 -> H100 100 % x6.59 -> 100 % x6.50, 96 % x3.61 -> 98 % x3.34,
+  97 % x6.81 -> 97 % x5.79; by model 95 % x3.31 -> 95 % x3.55, 93 % x4.17 -> 97 % x4.06,
+  91 % x6.72 -> 92 % x5.74.
+* **batch extrapolation** (:func:`batch_slopes`): a query beyond the largest fitted batch B_fit
+  widens by k · log2(B / B_fit) in quadrature, k from the fit's own rows: those up to the batch
+  nearest below the geometric middle of its batches predict the larger ones, and k is the level
+  quantile of the excess over the within band per doubling (``transfer["batch"]``).  Fit B <= 8,
+  predict B > 8: 76 % x1.88 -> 92 % x2.93, 69 % x2.10 -> 90 % x3.05, 76 % x2.65 -> 89 % x3.43;
+  HF eager 100 % x9.69 -> 100 % x10.18.
+
+Regimes tried and left out (widths of the TTFT splits fit H100 -> H200 / H200 -> H100 / by model,
+TensorRT-LLM; vLLM; SGLang, before: x8.6 / x37 / x12.8; x30 / x6.2 / x15.1; x9.3 / x50 / x31):
+a TTFT regime by the other clients' prefill share (C − 1) T_pf / (O T_step) > 0.1 ("loaded"),
+within-group quantiles per regime: x8.3 / x33 / x13.5; x58 / x8.9 / x14.3; x8.5 / x128 / x32; with
+the offsets per regime too: x6.9 / x18 / x10.6; x59 / x8.7 / x5.7; x8.5 / x179 / x51 (thresholds
+0.03-1 up to x1265: one model's offset of 2.0 in a regime of few models); by clients C > 16, offsets
+per regime: x13 / x23 / x14; x5.2 / x8.3 / x7.6; x6.4 (78 % covered) / x125 / x26; with the rule of
+three models: x7.0 / x29 / x13.6; x59 / x8.7 / x13.5; x9.3 / x124 / x22.  Queued rows
+(serving_floor's queue floor > 0) are 3 / 4 / 0 of the TTFT rows: no band of their own.  TPOT by
+MoE vs dense (within per regime): H100 -> H200 / H200 -> H100 / by model x4.35 / x4.83 / x2.65;
+x8.32 / x3.93 / x4.07; x4.32 / x5.83 / x5.83 (vLLM's H100 fit holds two MoE models: x3.40 -> x8.32),
+with offsets per regime vLLM x8.32 and SGLang x12.5; with the rule of three models no change.
+
 Tried on benchmarks/expected_accuracy.py's device splits and left out (90 % band coverage of
 the other device's TPOT rows and median band width; TensorRT-LLM / vLLM / SGLang fitted on H100,
 then fitted on H200; before any widening 48 % x1.75 / 59 % x1.95 / 27 % x1.79, then 100 % x4.7 /
@@ -64,11 +95,12 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ._stats import student_t_quantile
-from .engine_fit import BAND_LEVELS
+from .engine_fit import BAND_LEVELS, band_of
 
 __all__ = ["PRIOR_GROUPS", "KINDS", "NO_OFFSET", "DEVICE_PRIOR_ENGINE", "transfer_of", "transfer_to_dict", "transfer_from_dict",
            "offset_term", "transfer_band", "query_band", "band_basis", "held_out_seen", "model_seen",
-           "transfer_coverage"]
+           "transfer_coverage", "MIN_REGIME_ROWS", "MIN_REGIME_GROUPS", "regimes_of", "batch_slopes", "batch_half_width", "band_regime", "batch_basis",
+           "step_regime"]
 
 #: ν₀: the weight, in groups, of the prior offset spread σ₀ (:data:`DEVICE_PRIOR_ENGINE`'s) beside a
 #: profile's own G offsets.
@@ -77,15 +109,23 @@ PRIOR_GROUPS = 2
 KINDS = ("device", "model")
 #: Group label of held-out rows without a group offset (interleaved folds of one device).
 NO_OFFSET = ""
+#: Fewest held-out rows a regime needs for its own band (fewer: the pooled band serves it).
+MIN_REGIME_ROWS = 40
+#: Fewest models (groups of the model kind; of any kind where rows carry no model) a regime's rows
+#: must span for its own band: one or two models' scatter says little of the next model's.
+MIN_REGIME_GROUPS = 3
 #: The profile whose spread of per-device scales is the prior σ₀ of every other profile's offsets.
 DEVICE_PRIOR_ENGINE = "llama.cpp-cuda"
 
 
 def transfer_of(errors: np.ndarray, groups: np.ndarray, models: list[str] | None,
-                sigma_prior: float | None) -> dict[str, Any]:
+                sigma_prior: float | None, regimes: np.ndarray | None = None) -> dict[str, Any]:
     """The band pieces of held-out ``errors`` [log] with their ``groups`` labels (``"device:ID"``,
     ``"model:NAME"``, :data:`NO_OFFSET` for fold rows): within-group quantiles per level, per kind
-    the offsets' count and RMS [log], the fitted model names and the prior σ₀ [log].
+    the offsets' count and RMS [log], the fitted model names and the prior σ₀ [log]; with
+    ``regimes`` (each row's regime label, known at query time), per regime of at least
+    :data:`MIN_REGIME_ROWS` rows its own within-group quantiles, centre and pooled band
+    (``"regimes"``; a regime with fewer rows keeps the pooled ones).
 
     >>> t = transfer_of(np.array([0.1, 0.3, -0.2, 0.0]), np.array(["model:a"] * 2 + ["model:b"] * 2), None, None)
     >>> models = t.get("model")
@@ -94,6 +134,25 @@ def transfer_of(errors: np.ndarray, groups: np.ndarray, models: list[str] | None
     """
     errors = np.asarray(errors, dtype=float)
     groups = np.asarray(groups).astype(str)
+    within, offsets = _split(errors, groups)
+    out: dict[str, Any] = {"within": band_of(within), "centre": float(np.median(within)),
+                           "models": sorted(set(models)) if models else [],
+                           "sigma_prior": None if sigma_prior is None else float(sigma_prior), **offsets}
+    out["regimes"] = {}
+    labels = np.asarray(regimes if regimes is not None else []).astype(str)
+    if len(set(labels.tolist())) >= 2:  # one regime alone is the pooled band
+        for name in sorted(set(labels.tolist())):
+            rows = labels == name
+            kinds = [g for g in set(groups[rows].tolist()) if g.startswith("model:")] or set(groups[rows].tolist())
+            if rows.sum() >= MIN_REGIME_ROWS and len(kinds) >= MIN_REGIME_GROUPS:
+                w, _ = _split(errors[rows], groups[rows])
+                out["regimes"][name] = {"rows": int(rows.sum()), "centre": float(np.median(w)), "within": band_of(w),
+                                        "band": band_of(errors[rows])}
+    return out
+
+
+def _split(errors: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, dict[str, dict[str, float]]]:
+    """The within-group errors [log] and, per kind, the count and RMS of the group offsets."""
     within = errors.copy()
     offsets: dict[str, list[float]] = {kind: [] for kind in KINDS}
     for g in sorted(set(groups.tolist()) - {NO_OFFSET}):
@@ -103,29 +162,38 @@ def transfer_of(errors: np.ndarray, groups: np.ndarray, models: list[str] | None
         rows = groups == g
         offsets[kind].append(float(np.median(errors[rows])))
         within[rows] = errors[rows] - offsets[kind][-1]
-    out: dict[str, Any] = {
-        "within": {level: (float(np.quantile(within, (1 - level) / 2)), float(np.quantile(within, (1 + level) / 2)))
-                   for level in BAND_LEVELS},
-        "centre": float(np.median(within)), "models": sorted(set(models)) if models else [],
-        "sigma_prior": None if sigma_prior is None else float(sigma_prior)}
-    for kind, values in offsets.items():
-        out[kind] = {"groups": len(values), "sigma_offset": float(np.sqrt(np.mean(np.square(values)))) if values else 0.0}
-    return out
+    return within, {kind: {"groups": len(v), "sigma_offset": float(np.sqrt(np.mean(np.square(v)))) if v else 0.0}
+                    for kind, v in offsets.items()}
 
 
 def transfer_to_dict(transfer: dict[str, Any]) -> dict[str, Any]:
     """JSON form of :func:`transfer_of`'s result (levels as text keys)."""
-    return {**transfer, "within": {f"{k:g}": list(v) for k, v in transfer["within"].items()}}
+    out = {**transfer, "within": {f"{k:g}": list(v) for k, v in transfer["within"].items()}}
+    if transfer.get("regimes"):
+        out["regimes"] = {name: {"rows": r["rows"], "centre": r["centre"],
+                                 "within": {f"{k:g}": list(v) for k, v in r["within"].items()},
+                                 "band": {f"{k:g}": list(v) for k, v in r["band"].items()}}
+                          for name, r in transfer["regimes"].items()}
+    if transfer.get("batch"):
+        out["batch"] = {"fitted_max": transfer["batch"]["fitted_max"],
+                        "slope": {f"{k:g}": v for k, v in transfer["batch"]["slope"].items()}}
+    return out
+
+
+def _levels(data: Any, what: str) -> dict[float, tuple[float, float]]:
+    """Level -> (low, high) of a JSON band, checked."""
+    out = {float(k): (float(v[0]), float(v[1])) for k, v in data.items()}
+    if set(out) != set(BAND_LEVELS) or not all(lo <= hi and math.isfinite(lo) and math.isfinite(hi)
+                                               for lo, hi in out.values()):
+        raise ValueError(f"{what} needs levels {BAND_LEVELS} with finite low <= high")
+    return out
 
 
 def transfer_from_dict(data: Any) -> dict[str, Any] | None:
     """The ``transfer`` entry of a profile file, checked (None: a profile written before it existed)."""
     if data is None:
         return None
-    within = {float(k): (float(v[0]), float(v[1])) for k, v in data["within"].items()}
-    if set(within) != set(BAND_LEVELS) or not all(lo <= hi and math.isfinite(lo) and math.isfinite(hi)
-                                                  for lo, hi in within.values()):
-        raise ValueError(f"transfer.within needs levels {BAND_LEVELS} with finite low <= high")
+    within = _levels(data["within"], "transfer.within")
     prior = data.get("sigma_prior")
     if prior is not None and not 0 <= float(prior) < math.inf:
         raise ValueError("transfer.sigma_prior must be a finite number >= 0")
@@ -137,6 +205,17 @@ def transfer_from_dict(data: Any) -> dict[str, Any] | None:
         if groups < 0 or not 0 <= sigma < math.inf:
             raise ValueError(f"transfer.{kind} needs groups >= 0 and a finite sigma_offset >= 0")
         out[kind] = {"groups": groups, "sigma_offset": sigma}
+    out["regimes"] = {str(name): {"rows": int(r["rows"]), "centre": float(r["centre"]),
+                                  "within": _levels(r["within"], f"transfer.regimes.{name}.within"),
+                                  "band": _levels(r["band"], f"transfer.regimes.{name}.band")}
+                      for name, r in (data.get("regimes") or {}).items()}
+    batch = data.get("batch")
+    if batch:
+        slope = {float(k): float(v) for k, v in batch["slope"].items()}
+        fitted_max = float(batch["fitted_max"])
+        if set(slope) != set(BAND_LEVELS) or not all(0 <= v < math.inf for v in slope.values()) or not fitted_max >= 1:
+            raise ValueError(f"transfer.batch needs fitted_max >= 1 and a finite slope >= 0 at levels {BAND_LEVELS}")
+        out["batch"] = {"fitted_max": fitted_max, "slope": slope}
     return out
 
 
@@ -167,8 +246,8 @@ def _t_quantile(probability: float, dof: int) -> float:
     return student_t_quantile(probability, dof)
 
 
-def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, model_seen: Any
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, model_seen: Any,
+                  regime: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) of log(measured / predicted) at ``level`` for queries whose device and model
     the profile has or has not seen (booleans, broadcast; module docstring).
 
@@ -185,15 +264,113 @@ def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, mode
     """
     if level not in transfer["within"]:
         raise InvalidValueError("level", level, "one of " + ", ".join(f"{v:g}" for v in BAND_LEVELS))
-    device = offset_term(transfer["device"], transfer["sigma_prior"], level)
-    model = offset_term(transfer["model"], transfer["sigma_prior"], level)
+    device = np.asarray(offset_term(transfer["device"], transfer["sigma_prior"], level))
+    model = np.asarray(offset_term(transfer["model"], transfer["sigma_prior"], level))
     extra = (np.where(np.asarray(device_seen, dtype=bool), 0.0, device**2)
              + np.where(np.asarray(model_seen, dtype=bool), 0.0, model**2))
-    c = transfer["centre"]
-    lo, hi = transfer["within"][level]
+    c, (lo, hi) = _regime_pick(transfer, regime, level, "within")
     low: np.ndarray = c - np.sqrt((c - lo) ** 2 + extra)
     high: np.ndarray = c + np.sqrt((hi - c) ** 2 + extra)
     return low, high
+
+
+def _regime_pick(transfer: dict[str, Any], regime: Any, level: float, key: str
+                 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """(centre, (low, high)) of ``transfer``'s ``key`` band (``"within"`` or ``"band"``, the
+    latter only of regimes) per queried regime label (the pooled within band where the profile
+    holds no such regime)."""
+    regimes = transfer.get("regimes") or {}
+    c = np.asarray(transfer["centre"], dtype=float)
+    lo, hi = (np.asarray(x, dtype=float) for x in transfer["within"][level])
+    if regime is None or not regimes:
+        return c, (lo, hi)
+    labels = np.asarray(regime).astype(str)
+    for name, r in regimes.items():
+        here = labels == name
+        c = np.where(here, r["centre"] if key == "within" else c, c)
+        lo = np.where(here, r[key][level][0], lo)
+        hi = np.where(here, r[key][level][1], hi)
+    return c, (lo, hi)
+
+
+def band_regime(transfer: dict[str, Any] | None, regime: Any) -> str:
+    """The words of the label for the regime a query's band used.
+
+    >>> band_regime({"regimes": {"light": {"rows": 120}}}, "light")
+    "regime 'light' (its 120 held-out rows' own quantiles)"
+    >>> band_regime({"regimes": {}}, "loaded")
+    "regime 'loaded' (pooled quantiles: the profile holds no band of its own for it)"
+    """
+    regimes = (transfer or {}).get("regimes") or {}
+    name = str(np.asarray(regime).ravel()[0]) if np.size(regime) else ""
+    if name in regimes:
+        return f"regime '{name}' (its {regimes[name]['rows']} held-out rows' own quantiles)"
+    return f"regime '{name}' (pooled quantiles: the profile holds no band of its own for it)"
+
+
+def batch_slopes(errors: np.ndarray, distance: np.ndarray, transfer: dict[str, Any]) -> dict[float, float]:
+    """Level -> slope k [log per doubling] of the batch-extrapolation term from the ``errors``
+    [log] of rows predicted by a fit on smaller batches, ``distance`` [doublings] log2 of each
+    row's batch over the largest fitted one: the ``level`` quantile of
+    k_i = sqrt(max(0, (e_i − c)² − w_i²)) / d_i, w_i the within band's side e_i lies on, so that
+    widening the within band by k·d in quadrature covers that share of those rows (each level's
+    k at least the narrower levels', so the bands stay nested).
+
+    >>> t = {"centre": 0.0, "within": {lv: (-0.1, 0.1) for lv in BAND_LEVELS}}
+    >>> k = batch_slopes(np.array([0.5, -0.3, 0.05, 0.2]), np.array([1.0, 2.0, 1.0, 3.0]), t)
+    >>> round(k[0.5], 3), round(k[0.9], 3)
+    (0.1, 0.385)
+    """
+    e = np.asarray(errors, dtype=float)
+    d = np.asarray(distance, dtype=float)
+    out = {}
+    c = transfer["centre"]
+    for level in BAND_LEVELS:
+        lo, hi = transfer["within"][level]
+        side = np.where(e >= c, hi - c, c - lo)
+        ratio = np.sqrt(np.maximum((e - c) ** 2 - side**2, 0.0)) / np.maximum(d, 1e-12)
+        out[level] = float(np.quantile(ratio[d > 0], level)) if np.any(d > 0) else 0.0
+    for lower, level in zip(BAND_LEVELS, BAND_LEVELS[1:]):  # a wider level never widens less (nested bands)
+        out[level] = max(out[level], out[lower])
+    return out
+
+
+def step_regime(prefill_s: Any, floor_s: Any) -> np.ndarray:
+    """The regime of each decode step from its floor terms (known at query time):
+    ``"prefill-heavy"`` where the prompts riding along the step take longer than the step's own
+    floor (T_pf > T_floor [s]), else ``"decode"``.
+
+    >>> step_regime([0.0, 0.004, 0.02], 0.01).tolist()
+    ['decode', 'decode', 'prefill-heavy']
+    """
+    out: np.ndarray = np.where(np.asarray(prefill_s, dtype=float) > np.asarray(floor_s, dtype=float),
+                               "prefill-heavy", "decode")
+    return out
+
+
+def batch_basis(transfer: dict[str, Any] | None, batch: Any) -> str:
+    """The label's words for the batch-extrapolation term ('' where no queried batch lies beyond
+    the fitted ones).
+
+    >>> batch_basis({"batch": {"fitted_max": 64.0, "slope": {0.9: 0.2}}}, [32, 256])
+    ', widened for a batch beyond the fitted ones (up to 64; 0.2 in log per doubling at the 90 % level)'
+    """
+    info = (transfer or {}).get("batch")
+    if not info or batch is None or not np.any(np.asarray(batch, dtype=float) > info["fitted_max"]):
+        return ""
+    return (f", widened for a batch beyond the fitted ones (up to {info['fitted_max']:g}; "
+            f"{info['slope'][0.9]:.2g} in log per doubling at the 90 % level)")
+
+
+def batch_half_width(transfer: dict[str, Any] | None, level: float, batch: Any) -> np.ndarray:
+    """The batch-extrapolation half-width [log] k · max(0, log2(B / B_fit)) of queries at ``batch``
+    B beyond the largest fitted batch B_fit (0 in profiles without the term)."""
+    info = (transfer or {}).get("batch")
+    if not info or batch is None:
+        return np.zeros(np.shape(batch))
+    d = np.maximum(np.log2(np.asarray(batch, dtype=float) / info["fitted_max"]), 0.0)
+    out: np.ndarray = info["slope"][level] * d
+    return out
 
 
 def band_basis(transfer: dict[str, Any], device_seen: bool, model_seen: bool) -> str:
@@ -241,14 +418,16 @@ def held_out_seen(device_ids: Any, models: list[str] | None, by_model: bool) -> 
 
 
 def transfer_coverage(band: dict[float, tuple[float, float]], transfer: dict[str, Any], errors: np.ndarray,
-                      device_seen: np.ndarray, model_seen: np.ndarray, level: float = 0.9) -> float:
+                      device_seen: np.ndarray, model_seen: np.ndarray, level: float = 0.9,
+                      regime: Any = None) -> float:
     """The share of held-out ``errors`` [log] inside their :func:`query_band` at ``level``."""
-    low, high = query_band(band, transfer, level, device_seen, model_seen)
+    low, high = query_band(band, transfer, level, device_seen, model_seen, regime)
     return float(np.mean((errors >= low) & (errors <= high)))
 
 
 def query_band(band: dict[float, tuple[float, float]], transfer: dict[str, Any] | None, level: float,
-               device_seen: Any, model_seen: Any) -> tuple[np.ndarray, np.ndarray]:
+               device_seen: Any, model_seen: Any, regime: Any = None, batch: Any = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) [log] of a profile's band at ``level`` for the queried points: its pooled
     ``band`` where the profile has seen the device and the model, else that band widened to
     :func:`transfer_band` where it reaches further; the pooled band alone in profiles written
@@ -262,13 +441,24 @@ def query_band(band: dict[float, tuple[float, float]], transfer: dict[str, Any] 
     >>> " ".join(f"{x:.2f}" for x in (*low, *high))
     '-0.30 -0.55 0.25 0.55'
     """
-    shape = np.broadcast(np.asarray(device_seen), np.asarray(model_seen)).shape
-    lo, hi = band[level]
+    shape = np.broadcast(np.asarray(device_seen), np.asarray(model_seen), np.asarray(regime),
+                         np.asarray(0.0 if batch is None else batch)).shape
     if transfer is None:
+        lo, hi = band[level]
         return np.full(shape, lo), np.full(shape, hi)
-    low, high = transfer_band(transfer, level, device_seen, model_seen)
+    if transfer.get("regimes") and regime is not None:
+        _, (lo, hi) = _regime_pick({**transfer, "within": band}, regime, level, "band")
+    else:
+        lo, hi = band[level]
+    low, high = transfer_band(transfer, level, device_seen, model_seen, regime)
     both = np.asarray(device_seen, dtype=bool) & np.asarray(model_seen, dtype=bool)
-    return np.where(both, lo, np.minimum(low, lo)), np.where(both, hi, np.maximum(high, hi))
+    low, high = np.where(both, lo, np.minimum(low, lo)), np.where(both, hi, np.maximum(high, hi))
+    extra = batch_half_width(transfer, level, batch)
+    if np.any(extra > 0):
+        c, _ = _regime_pick(transfer, regime, level, "within")
+        low = c - np.sqrt(np.maximum(c - low, 0.0) ** 2 + extra**2)
+        high = c + np.sqrt(np.maximum(high - c, 0.0) ** 2 + extra**2)
+    return np.broadcast_to(low, shape).copy(), np.broadcast_to(high, shape).copy()
 
 
 def model_seen(transfer: dict[str, Any] | None, names: Any) -> np.ndarray:

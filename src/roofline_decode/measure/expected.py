@@ -37,7 +37,7 @@ from ..floors.grid import DEFAULT_CONTEXT
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from ..specs.parallel import Parallel
-from .engine_band import band_basis, model_seen, query_band
+from .engine_band import band_basis, band_regime, batch_basis, model_seen, query_band, step_regime
 from .engine_profile import (BAND_LEVELS, EngineProfile, StepTerms, load_engine_profile, predict_step, predict_ttft,
                              step_terms)
 
@@ -347,11 +347,15 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
     else:
         device_seen = (device.id or device.name) in profile.devices
         seen_model = bool(model_seen(profile.transfer, [model.name])[0])
-        lo, hi = query_band(profile.band, profile.transfer, level, device_seen, seen_model)
+        regime = step_regime(terms.prefill_s, floor)
+        lo, hi = query_band(profile.band, profile.transfer, level, device_seen, seen_model, regime, terms.batch)
         centre = predicted
         lower, upper = predicted * np.exp(lo), predicted * np.exp(hi)
         basis = "engine profile"
         rests = "" if profile.transfer is None else f", {band_basis(profile.transfer, device_seen, seen_model)}"
+        if profile.transfer is not None and profile.transfer.get("regimes"):
+            rests += ", " + band_regime(profile.transfer, regime)
+        rests += batch_basis(profile.transfer, terms.batch)
         label = f"{head}; band from {profile.band_method} errors{rests}; {where}" + label
     centre = np.maximum(centre, floor)
     lower = np.maximum(np.minimum(lower, centre), floor)
