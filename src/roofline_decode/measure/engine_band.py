@@ -444,12 +444,8 @@ def query_band(band: dict[float, tuple[float, float]], transfer: dict[str, Any] 
     shape = np.broadcast(np.asarray(device_seen), np.asarray(model_seen), np.asarray(regime),
                          np.asarray(0.0 if batch is None else batch)).shape
     if transfer is None:
-        lo, hi = band[level]
-        return np.full(shape, lo), np.full(shape, hi)
-    if transfer.get("regimes") and regime is not None:
-        _, (lo, hi) = _regime_pick({**transfer, "within": band}, regime, level, "band")
-    else:
-        lo, hi = band[level]
+        return np.full(shape, band[level][0]), np.full(shape, band[level][1])
+    _, (lo, hi) = _regime_pick({**transfer, "within": band}, regime, level, "band")  # the pooled band, or the regime's
     low, high = transfer_band(transfer, level, device_seen, model_seen, regime)
     both = np.asarray(device_seen, dtype=bool) & np.asarray(model_seen, dtype=bool)
     low, high = np.where(both, lo, np.minimum(low, lo)), np.where(both, hi, np.maximum(high, hi))
