@@ -17,7 +17,7 @@ from roofline_decode.errors import InvalidValueError
 from roofline_decode.measure.engine_band import (MIN_REGIME_ROWS, NO_OFFSET, band_basis, batch_half_width,
                                                  batch_slopes, held_out_seen, model_seen, offset_term, query_band,
                                                  step_regime, transfer_band, transfer_from_dict, transfer_of,
-                                                 transfer_to_dict)
+                                                 transfer_to_dict, ttft_regime)
 from roofline_decode.measure.engine_fit import BAND_LEVELS, band_of
 from roofline_decode.measure.engine_profile import (StepTerms, device_prior, fit_profile, load_engine_profile,
                                                     predict_step, step_terms)
@@ -235,3 +235,19 @@ def test_a_profile_written_before_regimes_and_the_batch_term_keeps_its_band(tmp_
     e = expected("llama-3.1-70b", "h200-sxm", batch=np.array([8, 8192]), engine=old, tensor_parallel=4)
     assert float(e.upper_s[1] / e.step_time_s[1]) == pytest.approx(math.exp(old.band[0.9][1]))
     assert "regime" not in e.label and "beyond the fitted" not in e.label
+
+
+def test_the_ttft_band_of_many_clients_is_its_own_and_the_label_says_so():
+    assert ttft_regime([8, 64, 65]).tolist() == ["few-clients", "few-clients", "many-clients"]
+    p = load_engine_profile("vllm")
+    assert p.ttft is not None
+    t = p.ttft["transfer"]
+    assert set(t["regimes"]) == {"few-clients", "many-clients"}
+    few, many = (t["regimes"][r]["within"][0.9] for r in ("few-clients", "many-clients"))
+    assert many[1] - many[0] > few[1] - few[0]  # the heavy tail of many clients
+    e = expected("llama-3.1-70b", "h200-sxm", batch=np.array([8, 256]), engine="vllm", tensor_parallel=4,
+                 prompt=1024, output=1024)
+    assert e.ttft_s is not None and e.ttft_upper_s is not None
+    lo, hi = query_band(p.ttft["band"], t, 0.9, True, True, ["few-clients", "many-clients"])
+    assert np.allclose(e.ttft_upper_s / e.ttft_s, np.exp(hi))
+    assert "TTFT band of regime 'few-clients'" in e.label

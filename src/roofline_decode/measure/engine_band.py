@@ -45,19 +45,25 @@ splits; coverage / median width of the 90 % band before -> after):
   quantile of the excess over the within band per doubling (``transfer["batch"]``).  Fit B <= 8,
   predict B > 8: 76 % x1.88 -> 92 % x2.93, 69 % x2.10 -> 90 % x3.05, 76 % x2.65 -> 89 % x3.43;
   HF eager 100 % x9.69 -> 100 % x10.18.
+* **TTFT regime** (:func:`ttft_regime`): many clients (C > :data:`MANY_CLIENTS`) put a heavy right
+  tail on TTFT (requests waiting behind others' prefills and the scheduler, which no floor holds),
+  so the TTFT band has a regime of its own there, by the rules above.  90 % band of the TTFT
+  splits fit H100 -> H200 / H200 -> H100 / by model, TensorRT-LLM: 86 % x8.64 -> 86 % x7.13,
+  100 % x37.0 -> 99 % x35.2, 93 % x12.8 -> 94 % x11.7; vLLM: 91 % x30.1 -> 88 % x3.90, 92 % x6.15
+  -> 92 % x5.00, 92 % x15.1 -> 92 % x13.3; SGLang: 83 % x9.31 (unchanged), 98 % x50.4 -> 94 %
+  x12.1, 92 % x31.0 -> 90 % x12.1.  The threshold was chosen on these splits from C > 8, 16, 32,
+  48, 64, 96, 128: 64-128 narrow all nine (96: x7.1 / x34 / x11.7; x3.9 / x5.5 / x13.6; x9.3 /
+  x23 / x23; 128 about as before on TensorRT-LLM), 8-48 widen some (C > 48: SGLang H200 -> H100
+  x112).
 
-Regimes tried and left out (widths of the TTFT splits fit H100 -> H200 / H200 -> H100 / by model,
-TensorRT-LLM; vLLM; SGLang, before: x8.6 / x37 / x12.8; x30 / x6.2 / x15.1; x9.3 / x50 / x31):
-a TTFT regime by the other clients' prefill share (C − 1) T_pf / (O T_step) > 0.1 ("loaded"),
-within-group quantiles per regime: x8.3 / x33 / x13.5; x58 / x8.9 / x14.3; x8.5 / x128 / x32; with
-the offsets per regime too: x6.9 / x18 / x10.6; x59 / x8.7 / x5.7; x8.5 / x179 / x51 (thresholds
-0.03-1 up to x1265: one model's offset of 2.0 in a regime of few models); by clients C > 16, offsets
-per regime: x13 / x23 / x14; x5.2 / x8.3 / x7.6; x6.4 (78 % covered) / x125 / x26; with the rule of
-three models: x7.0 / x29 / x13.6; x59 / x8.7 / x13.5; x9.3 / x124 / x22.  Queued rows
-(serving_floor's queue floor > 0) are 3 / 4 / 0 of the TTFT rows: no band of their own.  TPOT by
-MoE vs dense (within per regime): H100 -> H200 / H200 -> H100 / by model x4.35 / x4.83 / x2.65;
-x8.32 / x3.93 / x4.07; x4.32 / x5.83 / x5.83 (vLLM's H100 fit holds two MoE models: x3.40 -> x8.32),
-with offsets per regime vLLM x8.32 and SGLang x12.5; with the rule of three models no change.
+Regimes tried and left out (TTFT widths as above, before: x8.6 / x37 / x12.8; x30 / x6.2 /
+x15.1; x9.3 / x50 / x31): the other clients' prefill share (C − 1) T_pf / (O T_step) > 0.1, own
+within quantiles: x8.3 / x33 / x13.5; x58 / x8.9 / x14.3; x8.5 / x128 / x32; with offsets per regime
+too: x6.9 / x18 / x10.6; x59 / x8.7 / x5.7; x8.5 / x179 / x51 (thresholds 0.03-1: up to x1265, one
+model's offset of 2.0 in a regime of few models); C > 16 with offsets per regime: x13 / x23 / x14;
+x5.2 / x8.3 / x7.6; x6.4 (78 %) / x125 / x26.  Queued rows (queue floor > 0): 3 / 4 / 0, too few.
+TPOT by MoE vs dense (own within quantiles; H100 -> H200 / H200 -> H100 / by model): x4.35 / x4.83 /
+x2.65; x8.32 / x3.93 / x4.07; x4.32 / x5.83 / x5.83; with three models required, no change.
 
 Tried on benchmarks/expected_accuracy.py's device splits and left out (90 % band coverage of
 the other device's TPOT rows and median band width; TensorRT-LLM / vLLM / SGLang fitted on H100,
@@ -88,6 +94,7 @@ conformal).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -99,8 +106,8 @@ from .engine_fit import BAND_LEVELS, band_of
 
 __all__ = ["PRIOR_GROUPS", "KINDS", "NO_OFFSET", "DEVICE_PRIOR_ENGINE", "transfer_of", "transfer_to_dict", "transfer_from_dict",
            "offset_term", "transfer_band", "query_band", "band_basis", "held_out_seen", "model_seen",
-           "transfer_coverage", "MIN_REGIME_ROWS", "MIN_REGIME_GROUPS", "regimes_of", "batch_slopes", "batch_half_width", "band_regime", "batch_basis",
-           "step_regime"]
+           "transfer_coverage", "MIN_REGIME_ROWS", "MIN_REGIME_GROUPS", "regimes_of", "batch_slopes", "batch_term", "batch_half_width", "band_regime", "batch_basis",
+           "step_regime", "ttft_regime", "MANY_CLIENTS"]
 
 #: ν₀: the weight, in groups, of the prior offset spread σ₀ (:data:`DEVICE_PRIOR_ENGINE`'s) beside a
 #: profile's own G offsets.
@@ -114,6 +121,8 @@ MIN_REGIME_ROWS = 40
 #: Fewest models (groups of the model kind; of any kind where rows carry no model) a regime's rows
 #: must span for its own band: one or two models' scatter says little of the next model's.
 MIN_REGIME_GROUPS = 3
+#: Client concurrency above which a TTFT query is in the ``"many-clients"`` regime (:func:`ttft_regime`).
+MANY_CLIENTS = 64
 #: The profile whose spread of per-device scales is the prior σ₀ of every other profile's offsets.
 DEVICE_PRIOR_ENGINE = "llama.cpp-cuda"
 
@@ -302,10 +311,10 @@ def band_regime(transfer: dict[str, Any] | None, regime: Any) -> str:
     "regime 'loaded' (pooled quantiles: the profile holds no band of its own for it)"
     """
     regimes = (transfer or {}).get("regimes") or {}
-    name = str(np.asarray(regime).ravel()[0]) if np.size(regime) else ""
-    if name in regimes:
-        return f"regime '{name}' (its {regimes[name]['rows']} held-out rows' own quantiles)"
-    return f"regime '{name}' (pooled quantiles: the profile holds no band of its own for it)"
+    names = list(dict.fromkeys(str(x) for x in np.asarray(regime).ravel()))
+    return " and ".join(f"regime '{name}' (its {regimes[name]['rows']} held-out rows' own quantiles)" if name in regimes
+                        else f"regime '{name}' (pooled quantiles: the profile holds no band of its own for it)"
+                        for name in names)
 
 
 def batch_slopes(errors: np.ndarray, distance: np.ndarray, transfer: dict[str, Any]) -> dict[float, float]:
@@ -348,6 +357,17 @@ def step_regime(prefill_s: Any, floor_s: Any) -> np.ndarray:
     return out
 
 
+def ttft_regime(clients: Any) -> np.ndarray:
+    """The TTFT regime of each query from its client concurrency C (known at query time):
+    ``"many-clients"`` where C > :data:`MANY_CLIENTS`, else ``"few-clients"``.
+
+    >>> ttft_regime([1, 64, 65]).tolist()
+    ['few-clients', 'few-clients', 'many-clients']
+    """
+    out: np.ndarray = np.where(np.asarray(clients, dtype=float) > MANY_CLIENTS, "many-clients", "few-clients")
+    return out
+
+
 def batch_basis(transfer: dict[str, Any] | None, batch: Any) -> str:
     """The label's words for the batch-extrapolation term ('' where no queried batch lies beyond
     the fitted ones).
@@ -360,6 +380,24 @@ def batch_basis(transfer: dict[str, Any] | None, batch: Any) -> str:
         return ""
     return (f", widened for a batch beyond the fitted ones (up to {info['fitted_max']:g}; "
             f"{info['slope'][0.9]:.2g} in log per doubling at the 90 % level)")
+
+
+def batch_term(batch: np.ndarray, y: np.ndarray, fit_predict: Callable[[np.ndarray, np.ndarray], np.ndarray],
+               transfer: dict[str, Any]) -> dict[str, Any] | None:
+    """The band's batch-extrapolation term of a fit on rows at ``batch`` measuring ``y``
+    (``fit_predict(train, out)``: the prediction of the ``out`` rows by a fit on the ``train``
+    rows): the rows up to the batch B_cut nearest below the geometric middle of the fitted batches
+    predict the larger ones, and their errors per doubling beyond B_cut give the slope
+    (:func:`batch_slopes`); None with fewer than three distinct batches (nothing to extrapolate from)."""
+    unique = np.unique(batch)
+    if len(unique) < 3:
+        return None
+    cut = float(unique[unique <= math.sqrt(unique[0] * unique[-1])][-1])
+    train = batch <= cut
+    if train.sum() < 3:
+        return None
+    errors = np.log(y[~train] / fit_predict(train, ~train))
+    return {"fitted_max": float(unique[-1]), "slope": batch_slopes(errors, np.log2(batch[~train] / cut), transfer)}
 
 
 def batch_half_width(transfer: dict[str, Any] | None, level: float, batch: Any) -> np.ndarray:

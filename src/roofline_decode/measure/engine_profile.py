@@ -58,7 +58,6 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -68,7 +67,7 @@ from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from . import calibration_models as cm
 from ._nnls import weighted_nnls
-from .engine_band import (DEVICE_PRIOR_ENGINE, NO_OFFSET, batch_slopes, held_out_seen, step_regime,
+from .engine_band import (DEVICE_PRIOR_ENGINE, NO_OFFSET, batch_term, held_out_seen, step_regime,
                           transfer_coverage, transfer_from_dict, transfer_of, transfer_to_dict)
 from .engine_fit import BAND_LEVELS, Prior, band_of, error_statistics, held_out, irls, prior_rows, prior_strength
 from .engine_ttft import TTFT_PARAMETERS, fit_ttft, predict_ttft, ttft_from_dict
@@ -414,7 +413,7 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
     regime = step_regime(terms.prefill_s, terms.floor_s)
     transfer = transfer_of(pooled, offset_groups, models, offset_prior,
                            np.concatenate([regime, regime]) if by_model is not None else regime)
-    transfer["batch"] = _batch_term(terms, y, fit_predict, transfer)
+    transfer["batch"] = batch_term(np.asarray(terms.batch, dtype=float), y, fit_predict, transfer)
     seen = held_out_seen(ids, models, by_model is not None)
     # prior of a user calibration: how much one device's overall scale varies (log), and how far
     # a device's rows scatter once its own scale is known
@@ -442,24 +441,6 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
                          statistics=statistics, prior={"sigma_scale": max(sigma, 0.02), "noise": max(noise, 0.01)},
                          sources=sources, notes=notes, parameter_prior=None if prior is None else dict(prior),
                          transfer=transfer)
-
-
-def _batch_term(terms: StepTerms, y: np.ndarray, fit_predict: Callable[[np.ndarray, np.ndarray], np.ndarray],
-                transfer: dict[str, Any]) -> dict[str, Any] | None:
-    """The band's batch-extrapolation term (:func:`~.engine_band.batch_slopes`): the rows up to
-    the batch B_cut nearest below the geometric middle of the fitted batches predict the larger
-    ones, and their errors per doubling beyond B_cut give the slope; None with fewer than three
-    distinct batches (nothing to extrapolate from)."""
-    batch = np.asarray(terms.batch, dtype=float)
-    unique = np.unique(batch)
-    if len(unique) < 3:
-        return None
-    cut = float(unique[unique <= math.sqrt(unique[0] * unique[-1])][-1])
-    train = batch <= cut
-    if train.sum() < 3:
-        return None
-    errors = np.log(y[~train] / fit_predict(train, ~train))
-    return {"fitted_max": float(unique[-1]), "slope": batch_slopes(errors, np.log2(batch[~train] / cut), transfer)}
 
 
 def device_prior(engine: str) -> float | None:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .engine_band import model_seen, query_band, step_regime
+from .engine_band import model_seen, query_band, step_regime, ttft_regime
 from .engine_profile import device_prior, fit_profile, fit_ttft, predict_step, predict_ttft
 from .engine_rows import EngineRows, engine_rows
 from .engine_rows_production import PRODUCTION_LOSS, PRODUCTION_PRIOR, TTFT_LOSS, TTFT_TERMS, TtftRows, production_rows
@@ -108,7 +108,7 @@ def _ttft_fit(rows: TtftRows, train: np.ndarray, held: np.ndarray) -> Prediction
     predicted = np.maximum(predicted, rows.floor_s[held])  # never below serving_floor's TTFT
     fitted_ids = [d for d, t in zip(rows.device_ids, train) if t]
     lo, hi = query_band(fit["band"], fit["transfer"], 0.9, np.isin(np.asarray(rows.device_ids)[held], fitted_ids),
-                        model_seen(fit["transfer"], np.asarray(rows.models)[held]))
+                        model_seen(fit["transfer"], np.asarray(rows.models)[held]), ttft_regime(rows.clients[held]))
     return predicted, np.maximum(predicted * np.exp(lo), rows.floor_s[held]), predicted * np.exp(hi)
 
 
@@ -243,8 +243,10 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "longer than its own floor (`prefill-heavy`) has its own quantiles apart from a `decode` step's "
               "where its held-out rows span three models or more, and a batch beyond the largest fitted one "
               "widens the band by k per doubling, k measured on the fit's own rows (its smaller batches "
-              "predicting its larger ones).  A TTFT regime (the other clients' prefill share, their count, a "
-              "queue) and MoE vs dense were tried and left out: they narrowed some splits and widened others "
+              "predicting its larger ones).  The TTFT band has a regime of its own above 64 clients (a heavy "
+              "right tail: requests waiting behind others' prefills; the threshold chosen on these splits, "
+              "64-128 narrowing all nine).  A TTFT regime by the other clients' prefill share or by a queue, "
+              "and MoE vs dense for TPOT, were tried and left out: they narrowed some splits and widened others "
               "(up to 2-4x; `measure/engine_band.py` gives the figures).  Band width below is the median of the "
               "band's upper / lower end over the predicted rows."]
     lines += ["", "Splits (`benchmarks/expected_accuracy.py`): each fits on one part and predicts the rest with "
