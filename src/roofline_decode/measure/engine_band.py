@@ -54,7 +54,9 @@ splits; coverage / median width of the 90 % band before -> after):
   x12.1, 92 % x31.0 -> 90 % x12.1.  The threshold was chosen on these splits from C > 8, 16, 32,
   48, 64, 96, 128: 64-128 narrow all nine (96: x7.1 / x34 / x11.7; x3.9 / x5.5 / x13.6; x9.3 /
   x23 / x23; 128 about as before on TensorRT-LLM), 8-48 widen some (C > 48: SGLang H200 -> H100
-  x112).
+  x112).  Those are medians over the rows, most of few clients; the many-clients rows' own band is
+  wider (vLLM by model x15.9 -> x4490: gpt-oss-120b at C = 512 waits 100-460 s for a slot) and
+  covers them no better (vLLM 35 / 66 / 54 %, SGLang H100 -> H200 66 %, before and after).
 
 Regimes tried and left out (TTFT widths as above, before: x8.6 / x37 / x12.8; x30 / x6.2 /
 x15.1; x9.3 / x50 / x31): the other clients' prefill share (C − 1) T_pf / (O T_step) > 0.1, own
@@ -106,8 +108,8 @@ from .engine_fit import BAND_LEVELS, band_of
 
 __all__ = ["PRIOR_GROUPS", "KINDS", "NO_OFFSET", "DEVICE_PRIOR_ENGINE", "transfer_of", "transfer_to_dict", "transfer_from_dict",
            "offset_term", "transfer_band", "query_band", "band_basis", "held_out_seen", "model_seen",
-           "transfer_coverage", "MIN_REGIME_ROWS", "MIN_REGIME_GROUPS", "regimes_of", "batch_slopes", "batch_term", "batch_half_width", "band_regime", "batch_basis",
-           "step_regime", "ttft_regime", "MANY_CLIENTS"]
+           "transfer_coverage", "MIN_REGIME_ROWS", "MIN_REGIME_GROUPS", "MANY_CLIENTS", "batch_slopes", "batch_term",
+           "batch_half_width", "band_regime", "batch_basis", "step_regime", "ttft_regime"]
 
 #: ν₀: the weight, in groups, of the prior offset spread σ₀ (:data:`DEVICE_PRIOR_ENGINE`'s) beside a
 #: profile's own G offsets.

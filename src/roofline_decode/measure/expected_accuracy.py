@@ -245,7 +245,9 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "widens the band by k per doubling, k measured on the fit's own rows (its smaller batches "
               "predicting its larger ones).  The TTFT band has a regime of its own above 64 clients (a heavy "
               "right tail: requests waiting behind others' prefills; the threshold chosen on these splits, "
-              "64-128 narrowing all nine).  A TTFT regime by the other clients' prefill share or by a queue, "
+              "64-128 narrowing all nine): the widths below are medians, mostly of few-clients rows; a "
+              "many-clients query's band is wider (vLLM by model: x4490, gpt-oss-120b at 512 clients waiting "
+              "100-460 s for a slot) and vLLM's many-clients rows stay 35-66 % covered.  A TTFT regime by the other clients' prefill share or by a queue, "
               "and MoE vs dense for TPOT, were tried and left out: they narrowed some splits and widened others "
               "(up to 2-4x; `measure/engine_band.py` gives the figures).  Band width below is the median of the "
               "band's upper / lower end over the predicted rows."]
