@@ -251,3 +251,18 @@ def test_the_ttft_band_of_many_clients_is_its_own_and_the_label_says_so():
     lo, hi = query_band(p.ttft["band"], t, 0.9, True, True, ["few-clients", "many-clients"])
     assert np.allclose(e.ttft_upper_s / e.ttft_s, np.exp(hi))
     assert "TTFT band of regime 'few-clients'" in e.label
+
+
+def test_a_device_offset_counts_only_its_rows_of_models_the_fit_had_seen():
+    errors = np.array([0.2, 0.3, 2.0, 2.2, -0.1, -0.2, 1.5, 1.7])
+    groups = np.array(["device:a"] * 4 + ["device:b"] * 4)
+    pure = np.array([True, True, False, False] * 2)  # the last two rows of each device: a model new to its fit
+    t = transfer_of(errors, groups, None, None, pure=pure)
+    assert t["device"]["groups"] == 2
+    assert t["device"]["sigma_offset"] == pytest.approx(math.sqrt((0.25**2 + 0.15**2) / 2))
+    assert t["within"][0.9][1] <= 0.1 + 1e-12  # each part centred on its own median
+    confounded = transfer_of(errors, groups, None, None, pure=np.zeros(8, dtype=bool))
+    assert confounded["device"]["groups"] == 0  # a device of new models only: no device offset
+    assert transfer_of(errors, groups, None, None)["device"]["sigma_offset"] > 0.9  # as before: the model part too
+    sglang = load_engine_profile("sglang")  # its devices share no model
+    assert sglang.transfer is not None and sglang.transfer["device"]["groups"] == 0

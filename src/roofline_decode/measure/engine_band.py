@@ -45,6 +45,10 @@ splits; coverage / median width of the 90 % band before -> after):
   quantile of the excess over the within band per doubling (``transfer["batch"]``).  Fit B <= 8,
   predict B > 8: 76 % x1.88 -> 92 % x2.93, 69 % x2.10 -> 90 % x3.05, 76 % x2.65 -> 89 % x3.43;
   HF eager 100 % x9.69 -> 100 % x10.18.
+* **device offsets of seen models only** (:func:`transfer_of`'s ``pure``): a device's held-out rows
+  of a model its fit never saw carry that model's offset too; counted apart, vLLM by model TPOT
+  x4.06 -> x3.98, TTFT x13.3 -> x12.6, batch x3.05 -> x3.01, the rest unchanged; TensorRT-LLM's and
+  SGLang's devices share no model, so a new device of theirs rests on the prior alone.
 * **TTFT regime** (:func:`ttft_regime`): many clients (C > :data:`MANY_CLIENTS`) put a heavy right
   tail on TTFT (requests waiting behind others' prefills and the scheduler, which no floor holds),
   so the TTFT band has a regime of its own there, by the rules above.  90 % band of the TTFT
@@ -130,13 +134,18 @@ DEVICE_PRIOR_ENGINE = "llama.cpp-cuda"
 
 
 def transfer_of(errors: np.ndarray, groups: np.ndarray, models: list[str] | None,
-                sigma_prior: float | None, regimes: np.ndarray | None = None) -> dict[str, Any]:
+                sigma_prior: float | None, regimes: np.ndarray | None = None,
+                pure: np.ndarray | None = None) -> dict[str, Any]:
     """The band pieces of held-out ``errors`` [log] with their ``groups`` labels (``"device:ID"``,
     ``"model:NAME"``, :data:`NO_OFFSET` for fold rows): within-group quantiles per level, per kind
     the offsets' count and RMS [log], the fitted model names and the prior σ₀ [log]; with
     ``regimes`` (each row's regime label, known at query time), per regime of at least
     :data:`MIN_REGIME_ROWS` rows its own within-group quantiles, centre and pooled band
-    (``"regimes"``; a regime with fewer rows keeps the pooled ones).
+    (``"regimes"``; a regime with fewer rows keeps the pooled ones).  With ``pure`` (each row's
+    model seen by its fit, :func:`held_out_seen`), a device's offset is the median of its rows of
+    seen models only: its rows of a model new to the fit too (a new model on a new device) are
+    centred on their own median and leave the device offsets, whose model part the model
+    hold-outs measure (TensorRT-LLM's and SGLang's devices share no model: no device offsets).
 
     >>> t = transfer_of(np.array([0.1, 0.3, -0.2, 0.0]), np.array(["model:a"] * 2 + ["model:b"] * 2), None, None)
     >>> models = t.get("model")
@@ -145,7 +154,7 @@ def transfer_of(errors: np.ndarray, groups: np.ndarray, models: list[str] | None
     """
     errors = np.asarray(errors, dtype=float)
     groups = np.asarray(groups).astype(str)
-    within, offsets = _split(errors, groups)
+    within, offsets = _split(errors, groups, pure)
     out: dict[str, Any] = {"within": band_of(within), "centre": float(np.median(within)),
                            "models": sorted(set(models)) if models else [],
                            "sigma_prior": None if sigma_prior is None else float(sigma_prior), **offsets}
@@ -156,13 +165,14 @@ def transfer_of(errors: np.ndarray, groups: np.ndarray, models: list[str] | None
             rows = labels == name
             kinds = [g for g in set(groups[rows].tolist()) if g.startswith("model:")] or set(groups[rows].tolist())
             if rows.sum() >= MIN_REGIME_ROWS and len(kinds) >= MIN_REGIME_GROUPS:
-                w, _ = _split(errors[rows], groups[rows])
+                w, _ = _split(errors[rows], groups[rows], None if pure is None else pure[rows])
                 out["regimes"][name] = {"rows": int(rows.sum()), "centre": float(np.median(w)), "within": band_of(w),
                                         "band": band_of(errors[rows])}
     return out
 
 
-def _split(errors: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, dict[str, dict[str, float]]]:
+def _split(errors: np.ndarray, groups: np.ndarray, pure: np.ndarray | None = None
+           ) -> tuple[np.ndarray, dict[str, dict[str, float]]]:
     """The within-group errors [log] and, per kind, the count and RMS of the group offsets."""
     within = errors.copy()
     offsets: dict[str, list[float]] = {kind: [] for kind in KINDS}
@@ -171,6 +181,14 @@ def _split(errors: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, dict[str
         if kind not in KINDS:
             raise InvalidValueError("groups", g, "device:ID, model:NAME or '' (a fold)")
         rows = groups == g
+        if pure is not None and kind == "device":
+            for part, counted in ((rows & pure, True), (rows & ~pure, False)):
+                if part.any():
+                    centre = float(np.median(errors[part]))
+                    within[part] = errors[part] - centre
+                    if counted:
+                        offsets[kind].append(centre)
+            continue
         offsets[kind].append(float(np.median(errors[rows])))
         within[rows] = errors[rows] - offsets[kind][-1]
     return within, {kind: {"groups": len(v), "sigma_offset": float(np.sqrt(np.mean(np.square(v)))) if v else 0.0}

@@ -411,8 +411,9 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
             raise InvalidValueError("offset_prior", offset_prior, "a number >= 0 [log], None, or 'shipped'")
         offset_prior = device_prior(engine)
     regime = step_regime(terms.prefill_s, terms.floor_s)
+    seen = held_out_seen(ids, models, by_model is not None)
     transfer = transfer_of(pooled, offset_groups, models, offset_prior,
-                           np.concatenate([regime, regime]) if by_model is not None else regime)
+                           np.concatenate([regime, regime]) if by_model is not None else regime, seen[1])
     transfer["batch"] = batch_term(np.asarray(terms.batch, dtype=float), y, fit_predict, transfer)
     seen = held_out_seen(ids, models, by_model is not None)
     # prior of a user calibration: how much one device's overall scale varies (log), and how far

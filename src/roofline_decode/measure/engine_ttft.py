@@ -227,9 +227,9 @@ def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray,
         method += " and leave-one-model-out, pooled"
     band = band_of(pooled)
     regime = ttft_regime(clients if np.ndim(clients) else np.full(len(y), clients))
-    transfer = transfer_of(pooled, groups, models, device_sigma,
-                           np.concatenate([regime, regime]) if by_model is not None else regime)
     seen_d, seen_m = held_out_seen(ids, models, by_model is not None)
+    transfer = transfer_of(pooled, groups, models, device_sigma,
+                           np.concatenate([regime, regime]) if by_model is not None else regime, seen_m)
     n = len(y)
     statistics = {**error_statistics(in_sample, "in_sample_"), **error_statistics(held, "held_out_", band)}
     statistics["held_out_coverage_90"] = transfer_coverage(band, transfer, held, seen_d[:n], seen_m[:n],

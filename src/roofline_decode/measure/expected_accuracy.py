@@ -237,7 +237,7 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "error solved exactly for vLLM and SGLang).  Their bands pool the "
               "leave-one-device-out and leave-one-model-out errors; a query on a device or a model the fit has not "
               "seen widens them (`measure/engine_band.py`): for each kind it has not seen, a new offset from the "
-              "spread of the held-out devices' or models' offsets (Student-t for their few groups, with llama.cpp-cuda's "
+              "spread of the held-out devices' (from their rows of models the fit had seen) or models' offsets (Student-t for their few groups, with llama.cpp-cuda's "
               "spread of per-device scales as a prior worth two groups; a fit on one device has only the prior for a "
               "new device).  The TPOT band is also conditioned on the query: a step whose riding prompts take "
               "longer than its own floor (`prefill-heavy`) has its own quantiles apart from a `decode` step's "
