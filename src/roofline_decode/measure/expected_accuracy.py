@@ -249,7 +249,7 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "many-clients query's band is wider (vLLM by model: x4490, gpt-oss-120b at 512 clients waiting "
               "100-460 s for a slot) and vLLM's many-clients rows stay 35-66 % covered.  A TTFT regime by the other clients' prefill share or by a queue, "
               "and MoE vs dense for TPOT, were tried and left out: they narrowed some splits and widened others "
-              "(up to 2-4x; `measure/engine_band.py` gives the figures).  Band width below is the median of the "
+              "(up to 2-4x; `measure/band_terms.py` gives the figures).  Band width below is the median of the "
               "band's upper / lower end over the predicted rows."]
     lines += ["", "Splits (`benchmarks/expected_accuracy.py`): each fits on one part and predicts the rest with "
               "the band of that fit.  The production engines' TPOT rests on serving_floor's terms (the decode step "
