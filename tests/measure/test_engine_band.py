@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 import roofline_decode as rd
 from roofline_decode.catalog import load_model
 from roofline_decode.errors import InvalidValueError
-from roofline_decode.measure.engine_band import (NO_OFFSET, band_basis, held_out_seen, model_seen, offset_term,
-                                                 query_band, transfer_band, transfer_of)
-from roofline_decode.measure.engine_fit import BAND_LEVELS
+from roofline_decode.measure.engine_band import (MIN_REGIME_ROWS, NO_OFFSET, band_basis, batch_half_width,
+                                                 batch_slopes, held_out_seen, model_seen, offset_term, query_band,
+                                                 step_regime, transfer_band, transfer_from_dict, transfer_of,
+                                                 transfer_to_dict, ttft_regime)
+from roofline_decode.measure.engine_fit import BAND_LEVELS, band_of
 from roofline_decode.measure.engine_profile import (StepTerms, device_prior, fit_profile, load_engine_profile,
                                                     predict_step, step_terms)
 from roofline_decode.measure.expected import expected
@@ -120,8 +122,10 @@ def test_expected_widens_for_an_unseen_device_and_labels_it():
     assert float(off.upper_s / off.step_time_s) > float(on.upper_s / on.step_time_s)
     assert "as pooled" in on.label and "widened for a device not fitted: a new device's offset (2 held-out" in off.label
     p = load_engine_profile("vllm")
-    lo, hi = p.band[0.9]
+    assert p.transfer is not None
+    lo, hi = p.transfer["regimes"]["decode"]["band"][0.9]  # a decode step alone: that regime's own band
     assert float(on.upper_s / on.step_time_s) == pytest.approx(math.exp(hi))
+    assert "regime 'decode'" in on.label
 
 
 def test_a_profile_written_before_the_transfer_band_uses_its_pooled_band(tmp_path):
@@ -142,6 +146,9 @@ def test_a_profile_written_before_the_transfer_band_uses_its_pooled_band(tmp_pat
     lambda t: t["model"].update(sigma_offset=-0.1), lambda t: t.update(sigma_prior=float("inf")),
     lambda t: t["within"].update({"0.9": [0.3, 0.1]}), lambda t: t["within"].pop("0.5"), lambda t: t.pop("device"),
     lambda t: t["device"].update(groups=-1), lambda t: t["model"].update(sigma_offset=float("nan")),
+    lambda t: t["batch"]["slope"].update({"0.9": -0.1}), lambda t: t["batch"].update(fitted_max=0.0),
+    lambda t: t["regimes"]["decode"]["within"].update({"0.9": [0.3, 0.1]}),
+    lambda t: t["regimes"]["decode"]["band"].pop("0.5"),
 ])
 def test_a_lying_transfer_band_is_refused(tmp_path, edit):
     data = load_engine_profile("tensorrt-llm").to_dict()
@@ -150,3 +157,112 @@ def test_a_lying_transfer_band_is_refused(tmp_path, edit):
     path.write_text(json.dumps(data))
     with pytest.raises(InvalidValueError):
         load_engine_profile(str(path))
+
+
+def _regime_rows(models_per_regime: dict[str, int], rows: int = MIN_REGIME_ROWS) -> tuple[np.ndarray, ...]:
+    """Held-out errors of ``rows`` rows per regime, spread over that many models: the decode rows
+    tight (+-0.05), the prefill-heavy rows wide (+-0.5)."""
+    errors, groups, regimes = [], [], []
+    for name, count in models_per_regime.items():
+        scale = 0.05 if name == "decode" else 0.5
+        errors.append(scale * np.linspace(-1, 1, rows))
+        groups += [f"model:{name}{i % count}" for i in range(rows)]
+        regimes += [name] * rows
+    return np.concatenate(errors), np.array(groups), np.array(regimes)
+
+
+def test_each_regime_with_enough_rows_and_models_gets_its_own_quantiles():
+    errors, groups, regimes = _regime_rows({"decode": 3, "prefill-heavy": 3})
+    t = transfer_of(errors, groups, None, 0.17, regimes)
+    assert set(t["regimes"]) == {"decode", "prefill-heavy"}
+    tight = query_band(band_of(errors), t, 0.9, True, True,
+                       np.array(["decode", "prefill-heavy", "unknown"]))
+    width = tight[1] - tight[0]
+    assert width[0] < 0.11 < 0.8 < width[1]  # each regime its own spread
+    assert width[2] == pytest.approx(np.quantile(errors, 0.95) - np.quantile(errors, 0.05))  # the pooled band
+    assert "decode" in transfer_from_dict(transfer_to_dict(t))["regimes"]  # type: ignore[index]
+    # two models, or a regime short of rows, or one regime alone: no band of its own
+    assert set(transfer_of(errors, groups, None, 0.17, regimes)["regimes"]) == {"decode", "prefill-heavy"}
+    few = _regime_rows({"decode": 2, "prefill-heavy": 3})
+    assert set(transfer_of(*few[:2], None, 0.17, few[2])["regimes"]) == {"prefill-heavy"}
+    short = _regime_rows({"decode": 3, "prefill-heavy": 3}, rows=MIN_REGIME_ROWS - 1)
+    assert transfer_of(*short[:2], None, 0.17, short[2])["regimes"] == {}
+    assert transfer_of(errors, groups, None, 0.17, np.full(len(errors), "decode"))["regimes"] == {}
+
+
+def test_step_regime_is_prefill_heavy_where_the_riding_prompts_outlast_the_step():
+    assert step_regime([0.0, 0.01, 0.011], 0.01).tolist() == ["decode", "decode", "prefill-heavy"]
+
+
+@given(st.lists(st.floats(-2, 2), min_size=5, max_size=60), st.integers(0, 10_000))
+@settings(max_examples=40, deadline=None)
+def test_batch_slopes_cover_their_share_of_the_rows_they_come_from(errors, seed):
+    e = np.array(errors)
+    d = 1.0 + (np.arange(len(e)) * 7 + seed) % 5  # 1..5 doublings
+    t = {"centre": 0.0, "within": {lv: (-0.1 * lv, 0.1 * lv) for lv in BAND_LEVELS}}
+    k = batch_slopes(e, d, t)
+    assert all(k[a] <= k[b] for a, b in zip(BAND_LEVELS, BAND_LEVELS[1:]))  # nested
+    for level in BAND_LEVELS:
+        lo, hi = t["within"][level]
+        half = k[level] * d
+        inside = (e >= -np.sqrt(lo**2 + half**2) - 1e-12) & (e <= np.sqrt(hi**2 + half**2) + 1e-12)
+        assert inside.mean() >= level - 1.0 / len(e) - 1e-9
+
+
+def test_a_batch_beyond_the_fitted_ones_widens_the_band_and_says_so():
+    p = load_engine_profile("vllm")
+    assert p.transfer is not None and p.transfer["batch"]["slope"][0.9] > 0
+    top = p.transfer["batch"]["fitted_max"]
+    assert batch_half_width(p.transfer, 0.9, [top / 2, top])[0] == 0 == batch_half_width(p.transfer, 0.9, [top])[0]
+    assert batch_half_width(p.transfer, 0.9, 4 * top) == pytest.approx(2 * p.transfer["batch"]["slope"][0.9])
+    assert batch_half_width(None, 0.9, 4 * top) == 0  # a profile written before the term
+    inside = query_band(p.band, p.transfer, 0.9, True, True, "decode", top)
+    beyond = query_band(p.band, p.transfer, 0.9, True, True, "decode", 4 * top)
+    assert beyond[0] < inside[0] and beyond[1] > inside[1]
+    e = expected("llama-3.1-8b", "h200-sxm", batch=np.array([64, 4096]), engine="vllm")
+    ratio = e.upper_s / e.step_time_s
+    assert ratio[1] > ratio[0] and "widened for a batch beyond the fitted ones" in e.label
+    assert "beyond the fitted" not in expected("llama-3.1-8b", "h200-sxm", batch=64, engine="vllm").label
+
+
+def test_a_profile_written_before_regimes_and_the_batch_term_keeps_its_band(tmp_path):
+    data = load_engine_profile("vllm").to_dict()
+    del data["transfer"]["regimes"], data["transfer"]["batch"]
+    path = tmp_path / "older.json"
+    path.write_text(json.dumps(data))
+    old = load_engine_profile(str(path))
+    assert old.transfer is not None and old.transfer["regimes"] == {} and "batch" not in old.transfer
+    e = expected("llama-3.1-70b", "h200-sxm", batch=np.array([8, 8192]), engine=old, tensor_parallel=4)
+    assert float(e.upper_s[1] / e.step_time_s[1]) == pytest.approx(math.exp(old.band[0.9][1]))
+    assert "regime" not in e.label and "beyond the fitted" not in e.label
+
+
+def test_the_ttft_band_of_many_clients_is_its_own_and_the_label_says_so():
+    assert ttft_regime([8, 64, 65]).tolist() == ["few-clients", "few-clients", "many-clients"]
+    p = load_engine_profile("vllm")
+    assert p.ttft is not None
+    t = p.ttft["transfer"]
+    assert set(t["regimes"]) == {"few-clients", "many-clients"}
+    few, many = (t["regimes"][r]["within"][0.9] for r in ("few-clients", "many-clients"))
+    assert many[1] - many[0] > few[1] - few[0]  # the heavy tail of many clients
+    e = expected("llama-3.1-70b", "h200-sxm", batch=np.array([8, 256]), engine="vllm", tensor_parallel=4,
+                 prompt=1024, output=1024)
+    assert e.ttft_s is not None and e.ttft_upper_s is not None
+    lo, hi = query_band(p.ttft["band"], t, 0.9, True, True, ["few-clients", "many-clients"])
+    assert np.allclose(e.ttft_upper_s / e.ttft_s, np.exp(hi))
+    assert "TTFT band of regime 'few-clients'" in e.label
+
+
+def test_a_device_offset_counts_only_its_rows_of_models_the_fit_had_seen():
+    errors = np.array([0.2, 0.3, 2.0, 2.2, -0.1, -0.2, 1.5, 1.7])
+    groups = np.array(["device:a"] * 4 + ["device:b"] * 4)
+    pure = np.array([True, True, False, False] * 2)  # the last two rows of each device: a model new to its fit
+    t = transfer_of(errors, groups, None, None, pure=pure)
+    assert t["device"]["groups"] == 2
+    assert t["device"]["sigma_offset"] == pytest.approx(math.sqrt((0.25**2 + 0.15**2) / 2))
+    assert t["within"][0.9][1] <= 0.1 + 1e-12  # each part centred on its own median
+    confounded = transfer_of(errors, groups, None, None, pure=np.zeros(8, dtype=bool))
+    assert confounded["device"]["groups"] == 0  # a device of new models only: no device offset
+    assert transfer_of(errors, groups, None, None)["device"]["sigma_offset"] > 0.9  # as before: the model part too
+    sglang = load_engine_profile("sglang")  # its devices share no model
+    assert sglang.transfer is not None and sglang.transfer["device"]["groups"] == 0

@@ -28,6 +28,9 @@ median c: lo = c − sqrt((c − w_lo)² + h_dev² + h_model²), hi likewise.  T
 :func:`~.engine_fit.band_of`) where it has seen the device and the model, else the wider of
 that and the band above on each side.
 
+The band is also conditioned on what the query is (regimes, batch extrapolation, device offsets of
+seen models only): :mod:`.band_terms`.
+
 Tried on benchmarks/expected_accuracy.py's device splits and left out (90 % band coverage of
 the other device's TPOT rows and median band width; TensorRT-LLM / vLLM / SGLang fitted on H100,
 then fitted on H200; before any widening 48 % x1.75 / 59 % x1.95 / 27 % x1.79, then 100 % x4.7 /
@@ -57,6 +60,7 @@ conformal).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -64,11 +68,14 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ._stats import student_t_quantile
-from .engine_fit import BAND_LEVELS
+from .band_terms import (MANY_CLIENTS, band_regime, batch_basis, batch_half_width, batch_slopes, batch_term,
+                         step_regime, ttft_regime)
+from .engine_fit import BAND_LEVELS, band_of
 
 __all__ = ["PRIOR_GROUPS", "KINDS", "NO_OFFSET", "DEVICE_PRIOR_ENGINE", "transfer_of", "transfer_to_dict", "transfer_from_dict",
            "offset_term", "transfer_band", "query_band", "band_basis", "held_out_seen", "model_seen",
-           "transfer_coverage"]
+           "transfer_coverage", "MIN_REGIME_ROWS", "MIN_REGIME_GROUPS", "MANY_CLIENTS", "batch_slopes", "batch_term",
+           "batch_half_width", "band_regime", "batch_basis", "step_regime", "ttft_regime"]
 
 #: ν₀: the weight, in groups, of the prior offset spread σ₀ (:data:`DEVICE_PRIOR_ENGINE`'s) beside a
 #: profile's own G offsets.
@@ -77,15 +84,28 @@ PRIOR_GROUPS = 2
 KINDS = ("device", "model")
 #: Group label of held-out rows without a group offset (interleaved folds of one device).
 NO_OFFSET = ""
+#: Fewest held-out rows a regime needs for its own band (fewer: the pooled band serves it).
+MIN_REGIME_ROWS = 40
+#: Fewest models (groups of the model kind; of any kind where rows carry no model) a regime's rows
+#: must span for its own band: one or two models' scatter says little of the next model's.
+MIN_REGIME_GROUPS = 3
 #: The profile whose spread of per-device scales is the prior σ₀ of every other profile's offsets.
 DEVICE_PRIOR_ENGINE = "llama.cpp-cuda"
 
 
 def transfer_of(errors: np.ndarray, groups: np.ndarray, models: list[str] | None,
-                sigma_prior: float | None) -> dict[str, Any]:
+                sigma_prior: float | None, regimes: np.ndarray | None = None,
+                pure: np.ndarray | None = None) -> dict[str, Any]:
     """The band pieces of held-out ``errors`` [log] with their ``groups`` labels (``"device:ID"``,
     ``"model:NAME"``, :data:`NO_OFFSET` for fold rows): within-group quantiles per level, per kind
-    the offsets' count and RMS [log], the fitted model names and the prior σ₀ [log].
+    the offsets' count and RMS [log], the fitted model names and the prior σ₀ [log]; with
+    ``regimes`` (each row's regime label, known at query time), per regime of at least
+    :data:`MIN_REGIME_ROWS` rows its own within-group quantiles, centre and pooled band
+    (``"regimes"``; a regime with fewer rows keeps the pooled ones).  With ``pure`` (each row's
+    model seen by its fit, :func:`held_out_seen`), a device's offset is the median of its rows of
+    seen models only: its rows of a model new to the fit too (a new model on a new device) are
+    centred on their own median and leave the device offsets, whose model part the model
+    hold-outs measure (TensorRT-LLM's and SGLang's devices share no model: no device offsets).
 
     >>> t = transfer_of(np.array([0.1, 0.3, -0.2, 0.0]), np.array(["model:a"] * 2 + ["model:b"] * 2), None, None)
     >>> models = t.get("model")
@@ -94,6 +114,26 @@ def transfer_of(errors: np.ndarray, groups: np.ndarray, models: list[str] | None
     """
     errors = np.asarray(errors, dtype=float)
     groups = np.asarray(groups).astype(str)
+    within, offsets = _split(errors, groups, pure)
+    out: dict[str, Any] = {"within": band_of(within), "centre": float(np.median(within)),
+                           "models": sorted(set(models)) if models else [],
+                           "sigma_prior": None if sigma_prior is None else float(sigma_prior), **offsets}
+    out["regimes"] = {}
+    labels = np.asarray(regimes if regimes is not None else []).astype(str)
+    if len(set(labels.tolist())) >= 2:  # one regime alone is the pooled band
+        for name in sorted(set(labels.tolist())):
+            rows = labels == name
+            kinds = [g for g in set(groups[rows].tolist()) if g.startswith("model:")] or set(groups[rows].tolist())
+            if rows.sum() >= MIN_REGIME_ROWS and len(kinds) >= MIN_REGIME_GROUPS:
+                w, _ = _split(errors[rows], groups[rows], None if pure is None else pure[rows])
+                out["regimes"][name] = {"rows": int(rows.sum()), "centre": float(np.median(w)), "within": band_of(w),
+                                        "band": band_of(errors[rows])}
+    return out
+
+
+def _split(errors: np.ndarray, groups: np.ndarray, pure: np.ndarray | None = None
+           ) -> tuple[np.ndarray, dict[str, dict[str, float]]]:
+    """The within-group errors [log] and, per kind, the count and RMS of the group offsets."""
     within = errors.copy()
     offsets: dict[str, list[float]] = {kind: [] for kind in KINDS}
     for g in sorted(set(groups.tolist()) - {NO_OFFSET}):
@@ -101,31 +141,48 @@ def transfer_of(errors: np.ndarray, groups: np.ndarray, models: list[str] | None
         if kind not in KINDS:
             raise InvalidValueError("groups", g, "device:ID, model:NAME or '' (a fold)")
         rows = groups == g
+        if pure is not None and kind == "device":
+            for part, counted in ((rows & pure, True), (rows & ~pure, False)):
+                if part.any():
+                    centre = float(np.median(errors[part]))
+                    within[part] = errors[part] - centre
+                    if counted:
+                        offsets[kind].append(centre)
+            continue
         offsets[kind].append(float(np.median(errors[rows])))
         within[rows] = errors[rows] - offsets[kind][-1]
-    out: dict[str, Any] = {
-        "within": {level: (float(np.quantile(within, (1 - level) / 2)), float(np.quantile(within, (1 + level) / 2)))
-                   for level in BAND_LEVELS},
-        "centre": float(np.median(within)), "models": sorted(set(models)) if models else [],
-        "sigma_prior": None if sigma_prior is None else float(sigma_prior)}
-    for kind, values in offsets.items():
-        out[kind] = {"groups": len(values), "sigma_offset": float(np.sqrt(np.mean(np.square(values)))) if values else 0.0}
-    return out
+    return within, {kind: {"groups": len(v), "sigma_offset": float(np.sqrt(np.mean(np.square(v)))) if v else 0.0}
+                    for kind, v in offsets.items()}
 
 
 def transfer_to_dict(transfer: dict[str, Any]) -> dict[str, Any]:
     """JSON form of :func:`transfer_of`'s result (levels as text keys)."""
-    return {**transfer, "within": {f"{k:g}": list(v) for k, v in transfer["within"].items()}}
+    out = {**transfer, "within": {f"{k:g}": list(v) for k, v in transfer["within"].items()}}
+    if transfer.get("regimes"):
+        out["regimes"] = {name: {"rows": r["rows"], "centre": r["centre"],
+                                 "within": {f"{k:g}": list(v) for k, v in r["within"].items()},
+                                 "band": {f"{k:g}": list(v) for k, v in r["band"].items()}}
+                          for name, r in transfer["regimes"].items()}
+    if transfer.get("batch"):
+        out["batch"] = {"fitted_max": transfer["batch"]["fitted_max"],
+                        "slope": {f"{k:g}": v for k, v in transfer["batch"]["slope"].items()}}
+    return out
+
+
+def _levels(data: Any, what: str) -> dict[float, tuple[float, float]]:
+    """Level -> (low, high) of a JSON band, checked."""
+    out = {float(k): (float(v[0]), float(v[1])) for k, v in data.items()}
+    if set(out) != set(BAND_LEVELS) or not all(lo <= hi and math.isfinite(lo) and math.isfinite(hi)
+                                               for lo, hi in out.values()):
+        raise ValueError(f"{what} needs levels {BAND_LEVELS} with finite low <= high")
+    return out
 
 
 def transfer_from_dict(data: Any) -> dict[str, Any] | None:
     """The ``transfer`` entry of a profile file, checked (None: a profile written before it existed)."""
     if data is None:
         return None
-    within = {float(k): (float(v[0]), float(v[1])) for k, v in data["within"].items()}
-    if set(within) != set(BAND_LEVELS) or not all(lo <= hi and math.isfinite(lo) and math.isfinite(hi)
-                                                  for lo, hi in within.values()):
-        raise ValueError(f"transfer.within needs levels {BAND_LEVELS} with finite low <= high")
+    within = _levels(data["within"], "transfer.within")
     prior = data.get("sigma_prior")
     if prior is not None and not 0 <= float(prior) < math.inf:
         raise ValueError("transfer.sigma_prior must be a finite number >= 0")
@@ -137,6 +194,17 @@ def transfer_from_dict(data: Any) -> dict[str, Any] | None:
         if groups < 0 or not 0 <= sigma < math.inf:
             raise ValueError(f"transfer.{kind} needs groups >= 0 and a finite sigma_offset >= 0")
         out[kind] = {"groups": groups, "sigma_offset": sigma}
+    out["regimes"] = {str(name): {"rows": int(r["rows"]), "centre": float(r["centre"]),
+                                  "within": _levels(r["within"], f"transfer.regimes.{name}.within"),
+                                  "band": _levels(r["band"], f"transfer.regimes.{name}.band")}
+                      for name, r in (data.get("regimes") or {}).items()}
+    batch = data.get("batch")
+    if batch:
+        slope = {float(k): float(v) for k, v in batch["slope"].items()}
+        fitted_max = float(batch["fitted_max"])
+        if set(slope) != set(BAND_LEVELS) or not all(0 <= v < math.inf for v in slope.values()) or not fitted_max >= 1:
+            raise ValueError(f"transfer.batch needs fitted_max >= 1 and a finite slope >= 0 at levels {BAND_LEVELS}")
+        out["batch"] = {"fitted_max": fitted_max, "slope": slope}
     return out
 
 
@@ -167,8 +235,8 @@ def _t_quantile(probability: float, dof: int) -> float:
     return student_t_quantile(probability, dof)
 
 
-def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, model_seen: Any
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, model_seen: Any,
+                  regime: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) of log(measured / predicted) at ``level`` for queries whose device and model
     the profile has or has not seen (booleans, broadcast; module docstring).
 
@@ -185,15 +253,33 @@ def transfer_band(transfer: dict[str, Any], level: float, device_seen: Any, mode
     """
     if level not in transfer["within"]:
         raise InvalidValueError("level", level, "one of " + ", ".join(f"{v:g}" for v in BAND_LEVELS))
-    device = offset_term(transfer["device"], transfer["sigma_prior"], level)
-    model = offset_term(transfer["model"], transfer["sigma_prior"], level)
+    device = np.asarray(offset_term(transfer["device"], transfer["sigma_prior"], level))
+    model = np.asarray(offset_term(transfer["model"], transfer["sigma_prior"], level))
     extra = (np.where(np.asarray(device_seen, dtype=bool), 0.0, device**2)
              + np.where(np.asarray(model_seen, dtype=bool), 0.0, model**2))
-    c = transfer["centre"]
-    lo, hi = transfer["within"][level]
+    c, (lo, hi) = _regime_pick(transfer, regime, level, "within")
     low: np.ndarray = c - np.sqrt((c - lo) ** 2 + extra)
     high: np.ndarray = c + np.sqrt((hi - c) ** 2 + extra)
     return low, high
+
+
+def _regime_pick(transfer: dict[str, Any], regime: Any, level: float, key: str
+                 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """(centre, (low, high)) of ``transfer``'s ``key`` band (``"within"`` or ``"band"``, the
+    latter only of regimes) per queried regime label (the pooled within band where the profile
+    holds no such regime)."""
+    regimes = transfer.get("regimes") or {}
+    c = np.asarray(transfer["centre"], dtype=float)
+    lo, hi = (np.asarray(x, dtype=float) for x in transfer["within"][level])
+    if regime is None or not regimes:
+        return c, (lo, hi)
+    labels = np.asarray(regime).astype(str)
+    for name, r in regimes.items():
+        here = labels == name
+        c = np.where(here, r["centre"] if key == "within" else c, c)
+        lo = np.where(here, r[key][level][0], lo)
+        hi = np.where(here, r[key][level][1], hi)
+    return c, (lo, hi)
 
 
 def band_basis(transfer: dict[str, Any], device_seen: bool, model_seen: bool) -> str:
@@ -241,14 +327,16 @@ def held_out_seen(device_ids: Any, models: list[str] | None, by_model: bool) -> 
 
 
 def transfer_coverage(band: dict[float, tuple[float, float]], transfer: dict[str, Any], errors: np.ndarray,
-                      device_seen: np.ndarray, model_seen: np.ndarray, level: float = 0.9) -> float:
+                      device_seen: np.ndarray, model_seen: np.ndarray, level: float = 0.9,
+                      regime: Any = None) -> float:
     """The share of held-out ``errors`` [log] inside their :func:`query_band` at ``level``."""
-    low, high = query_band(band, transfer, level, device_seen, model_seen)
+    low, high = query_band(band, transfer, level, device_seen, model_seen, regime)
     return float(np.mean((errors >= low) & (errors <= high)))
 
 
 def query_band(band: dict[float, tuple[float, float]], transfer: dict[str, Any] | None, level: float,
-               device_seen: Any, model_seen: Any) -> tuple[np.ndarray, np.ndarray]:
+               device_seen: Any, model_seen: Any, regime: Any = None, batch: Any = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) [log] of a profile's band at ``level`` for the queried points: its pooled
     ``band`` where the profile has seen the device and the model, else that band widened to
     :func:`transfer_band` where it reaches further; the pooled band alone in profiles written
@@ -262,13 +350,20 @@ def query_band(band: dict[float, tuple[float, float]], transfer: dict[str, Any] 
     >>> " ".join(f"{x:.2f}" for x in (*low, *high))
     '-0.30 -0.55 0.25 0.55'
     """
-    shape = np.broadcast(np.asarray(device_seen), np.asarray(model_seen)).shape
-    lo, hi = band[level]
+    shape = np.broadcast(np.asarray(device_seen), np.asarray(model_seen), np.asarray(regime),
+                         np.asarray(0.0 if batch is None else batch)).shape
     if transfer is None:
-        return np.full(shape, lo), np.full(shape, hi)
-    low, high = transfer_band(transfer, level, device_seen, model_seen)
+        return np.full(shape, band[level][0]), np.full(shape, band[level][1])
+    _, (lo, hi) = _regime_pick({**transfer, "within": band}, regime, level, "band")  # the pooled band, or the regime's
+    low, high = transfer_band(transfer, level, device_seen, model_seen, regime)
     both = np.asarray(device_seen, dtype=bool) & np.asarray(model_seen, dtype=bool)
-    return np.where(both, lo, np.minimum(low, lo)), np.where(both, hi, np.maximum(high, hi))
+    low, high = np.where(both, lo, np.minimum(low, lo)), np.where(both, hi, np.maximum(high, hi))
+    extra = batch_half_width(transfer, level, batch)
+    if np.any(extra > 0):
+        c, _ = _regime_pick(transfer, regime, level, "within")
+        low = c - np.sqrt(np.maximum(c - low, 0.0) ** 2 + extra**2)
+        high = c + np.sqrt(np.maximum(high - c, 0.0) ** 2 + extra**2)
+    return np.broadcast_to(low, shape).copy(), np.broadcast_to(high, shape).copy()
 
 
 def model_seen(transfer: dict[str, Any] | None, names: Any) -> np.ndarray:

@@ -67,8 +67,8 @@ from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from . import calibration_models as cm
 from ._nnls import weighted_nnls
-from .engine_band import (DEVICE_PRIOR_ENGINE, NO_OFFSET, held_out_seen, transfer_coverage, transfer_from_dict,
-                          transfer_of, transfer_to_dict)
+from .engine_band import (DEVICE_PRIOR_ENGINE, NO_OFFSET, batch_term, held_out_seen, step_regime,
+                          transfer_coverage, transfer_from_dict, transfer_of, transfer_to_dict)
 from .engine_fit import BAND_LEVELS, Prior, band_of, error_statistics, held_out, irls, prior_rows, prior_strength
 from .engine_ttft import TTFT_PARAMETERS, fit_ttft, predict_ttft, ttft_from_dict
 
@@ -410,7 +410,11 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
         if offset_prior != "shipped":
             raise InvalidValueError("offset_prior", offset_prior, "a number >= 0 [log], None, or 'shipped'")
         offset_prior = device_prior(engine)
-    transfer = transfer_of(pooled, offset_groups, models, offset_prior)
+    regime = step_regime(terms.prefill_s, terms.floor_s)
+    seen = held_out_seen(ids, models, by_model is not None)
+    transfer = transfer_of(pooled, offset_groups, models, offset_prior,
+                           np.concatenate([regime, regime]) if by_model is not None else regime, seen[1])
+    transfer["batch"] = batch_term(np.asarray(terms.batch, dtype=float), y, fit_predict, transfer)
     seen = held_out_seen(ids, models, by_model is not None)
     # prior of a user calibration: how much one device's overall scale varies (log), and how far
     # a device's rows scatter once its own scale is known
@@ -426,10 +430,12 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
     statistics = {**error_statistics(in_sample, "in_sample_"), **error_statistics(held, "held_out_", band),
                   "devices": float(len(unique))}
     n = len(y)
-    statistics["held_out_coverage_90"] = transfer_coverage(band, transfer, held, seen[0][:n], seen[1][:n])
+    statistics["held_out_coverage_90"] = transfer_coverage(band, transfer, held, seen[0][:n], seen[1][:n],
+                                                           regime=regime)
     if by_model is not None:
         statistics.update(error_statistics(by_model, "held_out_model_", band), models=float(len(set(models or []))))
-        statistics["held_out_model_coverage_90"] = transfer_coverage(band, transfer, by_model, seen[0][n:], seen[1][n:])
+        statistics["held_out_model_coverage_90"] = transfer_coverage(band, transfer, by_model, seen[0][n:], seen[1][n:],
+                                                                     regime=regime)
     devices = {d: {"rows": float(np.sum(ids == d)), "memory_bandwidth": bandwidths[d]} for d in unique}
     return EngineProfile(engine=engine, description=description, parameters=dict(zip(PARAMETERS, map(float, p))),
                          fitted=fitted, band=band, band_method=method, devices=devices, rows=len(y),

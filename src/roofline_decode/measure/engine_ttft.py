@@ -62,7 +62,8 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ._nnls import weighted_nnls
-from .engine_band import NO_OFFSET, held_out_seen, transfer_coverage, transfer_from_dict, transfer_of
+from .engine_band import (NO_OFFSET, held_out_seen, transfer_coverage, transfer_from_dict, transfer_of,
+                          ttft_regime)
 from .engine_fit import HUBER_LOG, LOSSES, band_of, error_statistics, held_out, irls
 
 __all__ = ["TTFT_PARAMETERS", "TTFT_OPTIONAL", "TTFT_LOSSES", "predict_ttft", "fit_ttft", "ttft_from_dict"]
@@ -225,14 +226,18 @@ def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray,
         groups = np.concatenate([groups, np.char.add("model:", np.asarray(models).astype(str))])
         method += " and leave-one-model-out, pooled"
     band = band_of(pooled)
-    transfer = transfer_of(pooled, groups, models, device_sigma)
+    regime = ttft_regime(clients if np.ndim(clients) else np.full(len(y), clients))
     seen_d, seen_m = held_out_seen(ids, models, by_model is not None)
+    transfer = transfer_of(pooled, groups, models, device_sigma,
+                           np.concatenate([regime, regime]) if by_model is not None else regime, seen_m)
     n = len(y)
     statistics = {**error_statistics(in_sample, "in_sample_"), **error_statistics(held, "held_out_", band)}
-    statistics["held_out_coverage_90"] = transfer_coverage(band, transfer, held, seen_d[:n], seen_m[:n])
+    statistics["held_out_coverage_90"] = transfer_coverage(band, transfer, held, seen_d[:n], seen_m[:n],
+                                                           regime=regime)
     if by_model is not None:
         statistics.update(error_statistics(by_model, "held_out_model_", band))
-        statistics["held_out_model_coverage_90"] = transfer_coverage(band, transfer, by_model, seen_d[n:], seen_m[n:])
+        statistics["held_out_model_coverage_90"] = transfer_coverage(band, transfer, by_model, seen_d[n:], seen_m[n:],
+                                                                     regime=regime)
     return {"parameters": params, "band": band, "rows": int(len(y)), "band_method": method, "loss": loss,
             "fitted": [p for p, a in zip(TTFT_PARAMETERS, active) if a], "statistics": statistics,
             "transfer": transfer}

@@ -37,7 +37,8 @@ from ..floors.grid import DEFAULT_CONTEXT
 from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from ..specs.parallel import Parallel
-from .engine_band import band_basis, model_seen, query_band
+from .engine_band import (band_basis, band_regime, batch_basis, model_seen, query_band, step_regime,
+                          ttft_regime)
 from .engine_profile import (BAND_LEVELS, EngineProfile, StepTerms, load_engine_profile, predict_step, predict_ttft,
                              step_terms)
 
@@ -347,11 +348,15 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
     else:
         device_seen = (device.id or device.name) in profile.devices
         seen_model = bool(model_seen(profile.transfer, [model.name])[0])
-        lo, hi = query_band(profile.band, profile.transfer, level, device_seen, seen_model)
+        regime = step_regime(terms.prefill_s, floor)
+        lo, hi = query_band(profile.band, profile.transfer, level, device_seen, seen_model, regime, terms.batch)
         centre = predicted
         lower, upper = predicted * np.exp(lo), predicted * np.exp(hi)
         basis = "engine profile"
         rests = "" if profile.transfer is None else f", {band_basis(profile.transfer, device_seen, seen_model)}"
+        if profile.transfer is not None and profile.transfer.get("regimes"):
+            rests += ", " + band_regime(profile.transfer, regime)
+        rests += batch_basis(profile.transfer, terms.batch)
         label = f"{head}; band from {profile.band_method} errors{rests}; {where}" + label
     centre = np.maximum(centre, floor)
     lower = np.maximum(np.minimum(lower, centre), floor)
@@ -367,9 +372,12 @@ def expected(model: Model | str, accelerator: Accelerator | str, *, batch: Broad
             ttft = np.maximum(predict_ttft(profile.ttft["parameters"], ttft_floor, queue, batch_arr, step_floor,
                                            np.full_like(floor, float(prompt)),
                                            np.full_like(floor, math.inf if output is None else float(output))), least)
-            lo_t, hi_t = query_band(profile.ttft["band"], profile.ttft.get("transfer"), level,
+            ttft_transfer = profile.ttft.get("transfer")
+            lo_t, hi_t = query_band(profile.ttft["band"], ttft_transfer, level,
                                     (device.id or device.name) in profile.devices,
-                                    bool(model_seen(profile.ttft.get("transfer"), [model.name])[0]))
+                                    bool(model_seen(ttft_transfer, [model.name])[0]), ttft_regime(batch_arr))
+            if ttft_transfer is not None and ttft_transfer.get("regimes"):
+                label += "; TTFT band of " + band_regime(ttft_transfer, ttft_regime(batch_arr))
             ttft_lo, ttft_hi = np.maximum(ttft * np.exp(lo_t), least), ttft * np.exp(hi_t)
         else:
             ttft, ttft_lo, ttft_hi = ttft_floor + queue, ttft_floor + queue, np.full_like(floor, np.nan)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .engine_band import model_seen, query_band
+from .engine_band import model_seen, query_band, step_regime, ttft_regime
 from .engine_profile import device_prior, fit_profile, fit_ttft, predict_step, predict_ttft
 from .engine_rows import EngineRows, engine_rows
 from .engine_rows_production import PRODUCTION_LOSS, PRODUCTION_PRIOR, TTFT_LOSS, TTFT_TERMS, TtftRows, production_rows
@@ -91,7 +91,8 @@ def _step_fit(rows: EngineRows, train: np.ndarray, held: np.ndarray) -> Predicti
     predicted = predict_step(terms, profile.vector)[0]
     names = np.asarray(rows.models)[held] if rows.models else np.full(int(held.sum()), "")
     lo, hi = query_band(profile.band, profile.transfer, 0.9, np.isin(np.asarray(rows.device_ids)[held], ids),
-                        model_seen(profile.transfer, names))
+                        model_seen(profile.transfer, names), step_regime(terms.prefill_s, terms.floor_s),
+                        terms.batch)
     return predicted, np.maximum(predicted * np.exp(lo), terms.floor_s), predicted * np.exp(hi)
 
 
@@ -107,7 +108,7 @@ def _ttft_fit(rows: TtftRows, train: np.ndarray, held: np.ndarray) -> Prediction
     predicted = np.maximum(predicted, rows.floor_s[held])  # never below serving_floor's TTFT
     fitted_ids = [d for d, t in zip(rows.device_ids, train) if t]
     lo, hi = query_band(fit["band"], fit["transfer"], 0.9, np.isin(np.asarray(rows.device_ids)[held], fitted_ids),
-                        model_seen(fit["transfer"], np.asarray(rows.models)[held]))
+                        model_seen(fit["transfer"], np.asarray(rows.models)[held]), ttft_regime(rows.clients[held]))
     return predicted, np.maximum(predicted * np.exp(lo), rows.floor_s[held]), predicted * np.exp(hi)
 
 
@@ -236,9 +237,20 @@ def render_section(results: list[AccuracyResult], overlap: dict[str, dict[str, s
               "error solved exactly for vLLM and SGLang).  Their bands pool the "
               "leave-one-device-out and leave-one-model-out errors; a query on a device or a model the fit has not "
               "seen widens them (`measure/engine_band.py`): for each kind it has not seen, a new offset from the "
-              "spread of the held-out devices' or models' offsets (Student-t for their few groups, with llama.cpp-cuda's "
+              "spread of the held-out devices' (from their rows of models the fit had seen) or models' offsets (Student-t for their few groups, with llama.cpp-cuda's "
               "spread of per-device scales as a prior worth two groups; a fit on one device has only the prior for a "
-              "new device).  Band width below is the median of the band's upper / lower end over the predicted rows."]
+              "new device).  The TPOT band is also conditioned on the query: a step whose riding prompts take "
+              "longer than its own floor (`prefill-heavy`) has its own quantiles apart from a `decode` step's "
+              "where its held-out rows span three models or more, and a batch beyond the largest fitted one "
+              "widens the band by k per doubling, k measured on the fit's own rows (its smaller batches "
+              "predicting its larger ones).  The TTFT band has a regime of its own above 64 clients (a heavy "
+              "right tail: requests waiting behind others' prefills; the threshold chosen on these splits, "
+              "64-128 narrowing all nine): the widths below are medians, mostly of few-clients rows; a "
+              "many-clients query's band is wider (vLLM by model: x4490, gpt-oss-120b at 512 clients waiting "
+              "100-460 s for a slot) and vLLM's many-clients rows stay 35-66 % covered.  A TTFT regime by the other clients' prefill share or by a queue, "
+              "and MoE vs dense for TPOT, were tried and left out: they narrowed some splits and widened others "
+              "(up to 2-4x; `measure/band_terms.py` gives the figures).  Band width below is the median of the "
+              "band's upper / lower end over the predicted rows."]
     lines += ["", "Splits (`benchmarks/expected_accuracy.py`): each fits on one part and predicts the rest with "
               "the band of that fit.  The production engines' TPOT rests on serving_floor's terms (the decode step "
               "of its decode batch at its mean context, plus the prompts riding along each step); TTFT on its "
