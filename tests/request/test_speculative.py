@@ -208,3 +208,14 @@ def test_a_draft_of_another_vocabulary_gets_a_note():
     assert vocabulary("mistral-7b-v0.1", draft=bare) == []
     (note,) = vocabulary("llama-3.1-70b", draft=bare)
     assert "32,000" in note and "publisher" not in note.split(";")[0]
+
+
+@pytest.mark.parametrize("acceptance, k", [(0.99999, 64), (0.9999999999, 16), (0.8, 4), (0.5, 1), (1e-300, 3)])
+def test_tokens_per_round_keeps_full_precision_near_acceptance_one(acceptance, k):
+    """1 - a^(k+1) cancels as a -> 1 (at a = 0.99999, k = 64 the plain quotient was 1.45e-12 off,
+    which the fuzz suite's 1e-12 check caught); the exact sum in rationals is the reference."""
+    from fractions import Fraction
+
+    exact = sum(Fraction(acceptance) ** i for i in range(k + 1))
+    got = float(expected_tokens_per_round(acceptance, k))
+    assert abs(Fraction(got) - exact) / exact < 4e-16

@@ -51,8 +51,10 @@ def expected_tokens_per_round(acceptance: Operand, draft_tokens: Operand) -> Arr
     if is_symbolic(acceptance, draft_tokens):
         return (1 - acceptance ** (draft_tokens + 1)) / (1 - acceptance)
     acceptance = np.asarray(acceptance, dtype=float)
+    # 1 - a^(k+1) as -expm1((k+1) log1p(a - 1)): the plain difference cancels as a -> 1 (at
+    # a = 0.99999 it loses five digits); a - 1 is exact there, so this keeps full precision
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = (1 - acceptance ** (draft_tokens + 1)) / (1 - acceptance)
+        ratio = -np.expm1((np.asarray(draft_tokens, dtype=float) + 1) * np.log1p(acceptance - 1)) / (1 - acceptance)
     return np.where(acceptance == 1, draft_tokens + 1.0, ratio)
 
 
