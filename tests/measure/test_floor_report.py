@@ -48,3 +48,18 @@ def test_check_command(capsys, tmp_path):
     assert main(["--check", str(DOCS)]) == 0 and "current" in capsys.readouterr().out
     (tmp_path / PAGE).write_text("old\n")
     assert main(["--check", str(tmp_path)]) == 1 and "stale" in capsys.readouterr().out
+
+
+def test_the_at_a_glance_table_takes_the_worst_device_split():
+    from roofline_decode.measure.expected_accuracy import AccuracyResult, render_section
+
+    def split(engine, quantity, median, coverage, name="device: fit h100-sxm, predict h200-sxm"):
+        return AccuracyResult(engine, name, quantity, 10, 10, median, 0.5, 1.0, coverage)
+
+    results = [split("vllm", "TPOT", 0.10, 0.9), split("vllm", "TPOT", 0.14, 0.85, "device: fit h200-sxm, predict h100-sxm"),
+               split("vllm", "TTFT", 0.20, 0.9), split("vllm", "TPOT", 0.9, 0.1, "model: each of 6 models"),
+               split("sglang", "TPOT", 0.10, 0.79), split("sglang", "TTFT", 0.10, 0.9)]
+    page = render_section(results, {})
+    assert "| vllm | 14.0% | 85% | 20.0% | 90% | met |" in page  # the model split is not a device split
+    assert "| sglang | 10.0% | 79% | 10.0% | 90% | not met |" in page  # coverage under 80 %
+    assert "| tensorrt-llm | - | - | - | - | no device split |" in page
