@@ -59,17 +59,18 @@ def positive(name: str, value: Any, allowed: str) -> float:
     return float(value)
 
 
-#: The largest fixed cost of one collective or stage hand-off accepted [s]: NVLink and InfiniBand
-#: collectives take microseconds; a second or more is a unit slip (microseconds given as seconds),
-#: and 1e300 s would overflow the step time to inf.
-MAX_COLLECTIVE_LATENCY = 1.0
+#: Largest latency accepted [s] (a LatencyProfile's figures, a collective's fixed cost): kernel
+#: launches, collectives and host round trips take microseconds to milliseconds; a second or more
+#: is a unit slip (ms or us typed as s) and would turn every floor into "0 tokens/s" (1e300 s
+#: overflows the step time to inf).
+MAX_LATENCY = 1.0
 
 
 def collective_latency(value: Any) -> float:
-    """``value`` as a fixed cost per collective [s]: finite, from 0 to :data:`MAX_COLLECTIVE_LATENCY`."""
-    allowed = f"a finite time from 0 to {MAX_COLLECTIVE_LATENCY:g} s per collective"
+    """``value`` as a fixed cost per collective [s]: finite, from 0 to :data:`MAX_LATENCY`."""
+    allowed = f"a finite time from 0 to {MAX_LATENCY:g} s per collective"
     number = non_negative("collective_latency", value, allowed)
-    if number > MAX_COLLECTIVE_LATENCY:
+    if number > MAX_LATENCY:
         raise InvalidValueError("collective_latency", value, allowed)
     return number
 

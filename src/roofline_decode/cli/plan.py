@@ -8,7 +8,7 @@ from .common import (
     Subparsers, add_model_arguments, add_parallel_arguments, add_routing_argument, emit_records, fraction, link_options,
     load_model_from_args, non_negative, parallel_from_args, positive, up_to, whole_number,
 )
-from ..checks import MAX_COLLECTIVE_LATENCY
+from ..checks import MAX_LATENCY
 
 EXAMPLE = (
     "example: roofline-decode plan --model llama-3.1-70b --gpu h100-sxm --gpu h200-sxm "
@@ -34,7 +34,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--offload-weights", type=fraction("--offload-weights"), default=0.0,
                         help="fraction of the weights kept in --tier")
     parser.add_argument("--tier", metavar="ID", help="memory tier for offload (roofline-decode list tiers)")
-    parser.add_argument("--collective-us", type=up_to("--collective-us", MAX_COLLECTIVE_LATENCY * 1e6), default=5.0,
+    parser.add_argument("--collective-us", type=up_to("--collective-us", MAX_LATENCY * 1e6), default=5.0,
                         help="fixed cost of one all-reduce in microseconds (default 5)")
     add_routing_argument(parser)
     add_parallel_arguments(parser)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import Field
 
+from ..checks import MAX_LATENCY  # largest latency accepted [s] (a unit slip beyond it)
 from ._base import Spec
 from .accelerator import Figure, Source
 from .data_files import bundled_file, bundled_folder, given_or_file, list_ids, read_figures
@@ -48,10 +49,6 @@ else:
     CountUnit = Literal[tuple(_COUNT_UNITS)]
 
 
-#: Largest latency accepted [s]: kernel launches, collectives and host round trips take
-#: microseconds to milliseconds; a second or more is a unit slip (ms or us typed as s) and
-#: would turn every floor into "0 tokens/s".
-MAX_LATENCY = 1.0
 #: Largest number of dependent operations per layer accepted [1] (real decoders: about 5-40).
 MAX_OPERATIONS_PER_LAYER = 10_000.0
 
