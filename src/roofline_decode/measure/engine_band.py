@@ -70,11 +70,11 @@ from ..errors import InvalidValueError
 from ._stats import student_t_quantile
 from .band_terms import (MANY_CLIENTS, band_regime, batch_basis, batch_half_width, batch_slopes, batch_term,
                          step_regime, ttft_regime)
-from .engine_fit import BAND_LEVELS, band_of
+from .engine_fit import BAND_LEVELS, band_of, held_out
 
 __all__ = ["PRIOR_GROUPS", "KINDS", "NO_OFFSET", "DEVICE_PRIOR_ENGINE", "transfer_of", "transfer_to_dict", "transfer_from_dict",
            "offset_term", "transfer_band", "query_band", "band_basis", "held_out_seen", "model_seen",
-           "transfer_coverage", "MIN_REGIME_ROWS", "MIN_REGIME_GROUPS", "MANY_CLIENTS", "batch_slopes", "batch_term",
+           "transfer_coverage", "with_model_hold_outs", "hold_out_coverage", "MIN_REGIME_ROWS", "MIN_REGIME_GROUPS", "MANY_CLIENTS", "batch_slopes", "batch_term",
            "batch_half_width", "band_regime", "batch_basis", "step_regime", "ttft_regime"]
 
 #: ν₀: the weight, in groups, of the prior offset spread σ₀ (:data:`DEVICE_PRIOR_ENGINE`'s) beside a
@@ -324,6 +324,34 @@ def held_out_seen(device_ids: Any, models: list[str] | None, by_model: bool) -> 
         seen_d = np.concatenate([seen_d, np.ones(len(ids), dtype=bool)])
         seen_m = np.concatenate([seen_m, np.zeros(len(ids), dtype=bool)])
     return seen_d, seen_m
+
+
+def with_model_hold_outs(held: np.ndarray, groups: np.ndarray, method: str, models: list[str] | None,
+                         fit_predict: Callable[[np.ndarray, np.ndarray], np.ndarray], y: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, str]:
+    """(pooled errors, model hold-out errors or None, their group labels, the band method) of a
+    profile fit: with two or more ``models``, each model's rows predicted from a fit on the
+    others join the device (or fold) hold-outs ``held`` [log], labelled ``"model:NAME"``."""
+    if models is None or len(set(models)) < 2:
+        return held, None, groups, method
+    by_model = held_out(np.asarray(models), fit_predict, y)
+    return (np.concatenate([held, by_model]), by_model,
+            np.concatenate([groups, np.char.add("model:", np.asarray(models).astype(str))]),
+            method + " and leave-one-model-out, pooled")
+
+
+def hold_out_coverage(band: dict[float, tuple[float, float]], transfer: dict[str, Any], held: np.ndarray,
+                      by_model: np.ndarray | None, seen: tuple[np.ndarray, np.ndarray], regime: Any
+                      ) -> dict[str, float]:
+    """The 90 % coverage of the device (``held_out_coverage_90``) and, where there are any, the
+    model hold-outs (``held_out_model_coverage_90``) by their :func:`query_band`; ``seen`` is
+    :func:`held_out_seen` of the pooled rows (device rows first)."""
+    n = len(held)
+    out = {"held_out_coverage_90": transfer_coverage(band, transfer, held, seen[0][:n], seen[1][:n], regime=regime)}
+    if by_model is not None:
+        out["held_out_model_coverage_90"] = transfer_coverage(band, transfer, by_model, seen[0][n:], seen[1][n:],
+                                                              regime=regime)
+    return out
 
 
 def transfer_coverage(band: dict[float, tuple[float, float]], transfer: dict[str, Any], errors: np.ndarray,

@@ -67,8 +67,8 @@ from ..specs.accelerator import Accelerator
 from ..specs.model import Model
 from . import calibration_models as cm
 from ._nnls import weighted_nnls
-from .engine_band import (DEVICE_PRIOR_ENGINE, NO_OFFSET, batch_term, held_out_seen, step_regime,
-                          transfer_coverage, transfer_from_dict, transfer_of, transfer_to_dict)
+from .engine_band import (DEVICE_PRIOR_ENGINE, NO_OFFSET, batch_term, held_out_seen, hold_out_coverage, step_regime,
+                          transfer_from_dict, transfer_of, transfer_to_dict, with_model_hold_outs)
 from .engine_fit import BAND_LEVELS, Prior, band_of, error_statistics, held_out, irls, prior_rows, prior_strength
 from .engine_ttft import TTFT_PARAMETERS, fit_ttft, predict_ttft, ttft_from_dict
 
@@ -398,13 +398,7 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
         method = "leave-one-row-out (one device)" if folds == len(y) else "ten-fold (one device)"
         held = held_out(np.arange(len(y)) % folds, fit_predict, y)
         offset_groups = np.full(len(y), NO_OFFSET)
-    pooled = held
-    by_model = None
-    if models is not None and len(set(models)) >= 2:
-        by_model = held_out(np.asarray(models), fit_predict, y)
-        pooled = np.concatenate([held, by_model])
-        offset_groups = np.concatenate([offset_groups, np.char.add("model:", np.asarray(models).astype(str))])
-        method += " and leave-one-model-out, pooled"
+    pooled, by_model, offset_groups, method = with_model_hold_outs(held, offset_groups, method, models, fit_predict, y)
     band = band_of(pooled)
     if isinstance(offset_prior, str):
         if offset_prior != "shipped":
@@ -415,7 +409,6 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
     transfer = transfer_of(pooled, offset_groups, models, offset_prior,
                            np.concatenate([regime, regime]) if by_model is not None else regime, seen[1])
     transfer["batch"] = batch_term(np.asarray(terms.batch, dtype=float), y, fit_predict, transfer)
-    seen = held_out_seen(ids, models, by_model is not None)
     # prior of a user calibration: how much one device's overall scale varies (log), and how far
     # a device's rows scatter once its own scale is known
     scales, residuals = [], []
@@ -429,13 +422,9 @@ def fit_profile(engine: str, description: str, terms: StepTerms, y: np.ndarray, 
     noise = float(np.sqrt(np.mean(np.concatenate(residuals) ** 2)))
     statistics = {**error_statistics(in_sample, "in_sample_"), **error_statistics(held, "held_out_", band),
                   "devices": float(len(unique))}
-    n = len(y)
-    statistics["held_out_coverage_90"] = transfer_coverage(band, transfer, held, seen[0][:n], seen[1][:n],
-                                                           regime=regime)
     if by_model is not None:
         statistics.update(error_statistics(by_model, "held_out_model_", band), models=float(len(set(models or []))))
-        statistics["held_out_model_coverage_90"] = transfer_coverage(band, transfer, by_model, seen[0][n:], seen[1][n:],
-                                                                     regime=regime)
+    statistics.update(hold_out_coverage(band, transfer, held, by_model, seen, regime))
     devices = {d: {"rows": float(np.sum(ids == d)), "memory_bandwidth": bandwidths[d]} for d in unique}
     return EngineProfile(engine=engine, description=description, parameters=dict(zip(PARAMETERS, map(float, p))),
                          fitted=fitted, band=band, band_method=method, devices=devices, rows=len(y),

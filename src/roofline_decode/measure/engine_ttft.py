@@ -62,8 +62,8 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ._nnls import weighted_nnls
-from .engine_band import (NO_OFFSET, held_out_seen, transfer_coverage, transfer_from_dict, transfer_of,
-                          ttft_regime)
+from .engine_band import (NO_OFFSET, held_out_seen, hold_out_coverage, transfer_from_dict, transfer_of,
+                          ttft_regime, with_model_hold_outs)
 from .engine_fit import HUBER_LOG, LOSSES, band_of, error_statistics, held_out, irls
 
 __all__ = ["TTFT_PARAMETERS", "TTFT_OPTIONAL", "TTFT_LOSSES", "predict_ttft", "fit_ttft", "ttft_from_dict"]
@@ -199,17 +199,18 @@ def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray,
             return beta
 
         def predict_rows(b: np.ndarray) -> np.ndarray:
-            out: np.ndarray = t_pf[rows] + t_q[rows] + design[rows] @ b
-            return out
+            return linear(b, rows)
 
         beta = (_log_exact_irls(solve, predict_rows, y[rows]) if loss == "log-exact"
                 else irls(solve, predict_rows, y[rows], loss))
         return dict(zip(TTFT_PARAMETERS, map(float, beta)))
 
-    def predict(params: dict[str, float], rows: np.ndarray) -> np.ndarray:
-        beta = np.array([params[k] for k in TTFT_PARAMETERS])
+    def linear(beta: np.ndarray, rows: np.ndarray) -> np.ndarray:
         out: np.ndarray = t_pf[rows] + t_q[rows] + design[rows] @ beta
         return out
+
+    def predict(params: dict[str, float], rows: np.ndarray) -> np.ndarray:
+        return linear(np.array([params[k] for k in TTFT_PARAMETERS]), rows)
 
     everything = np.ones(len(y), dtype=bool)
     params = fit(everything)
@@ -219,25 +220,17 @@ def fit_ttft(measured_s: np.ndarray, prefill_s: np.ndarray, queue_s: np.ndarray,
     held = held_out(ids, lambda train, out: predict(fit(train), out), y) if several else in_sample
     method = "leave-one-device-out" if several else "in-sample (one device)"
     groups = np.char.add("device:", ids) if several else np.full(len(y), NO_OFFSET)
-    pooled, by_model = held, None
-    if models is not None and len(set(models)) >= 2:
-        by_model = held_out(np.asarray(models), lambda train, out: predict(fit(train), out), y)
-        pooled = np.concatenate([held, by_model])
-        groups = np.concatenate([groups, np.char.add("model:", np.asarray(models).astype(str))])
-        method += " and leave-one-model-out, pooled"
+    pooled, by_model, groups, method = with_model_hold_outs(held, groups, method, models,
+                                                            lambda train, out: predict(fit(train), out), y)
     band = band_of(pooled)
     regime = ttft_regime(clients if np.ndim(clients) else np.full(len(y), clients))
-    seen_d, seen_m = held_out_seen(ids, models, by_model is not None)
+    seen = held_out_seen(ids, models, by_model is not None)
     transfer = transfer_of(pooled, groups, models, device_sigma,
-                           np.concatenate([regime, regime]) if by_model is not None else regime, seen_m)
-    n = len(y)
+                           np.concatenate([regime, regime]) if by_model is not None else regime, seen[1])
     statistics = {**error_statistics(in_sample, "in_sample_"), **error_statistics(held, "held_out_", band)}
-    statistics["held_out_coverage_90"] = transfer_coverage(band, transfer, held, seen_d[:n], seen_m[:n],
-                                                           regime=regime)
     if by_model is not None:
         statistics.update(error_statistics(by_model, "held_out_model_", band))
-        statistics["held_out_model_coverage_90"] = transfer_coverage(band, transfer, by_model, seen_d[n:], seen_m[n:],
-                                                                     regime=regime)
+    statistics.update(hold_out_coverage(band, transfer, held, by_model, seen, regime))
     return {"parameters": params, "band": band, "rows": int(len(y)), "band_method": method, "loss": loss,
             "fitted": [p for p, a in zip(TTFT_PARAMETERS, active) if a], "statistics": statistics,
             "transfer": transfer}
